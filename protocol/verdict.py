@@ -1,0 +1,35 @@
+"""The outcome of every failed check: which seat deviated, where, how, and the proof.
+
+Every check in ``protocol`` that can fail because of what another seat sent ends in a
+:class:`Verdict`.  A verdict that cannot be pinned on one seat yet (say a dealt card
+decrypts to a non-card point although every key checked out) has ``seat=None`` and is
+settled later by the audit, which replays the deal from the revealed seeds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Verdict:
+    seat: int | None  #: the culprit, or None while the fault cannot be attributed yet
+    step: str  #: the protocol step where it was found: "shuffle", "lock", "deal", "play", …
+    reason: str  #: the rule broken, in words a player can read
+    evidence: tuple[str, ...] = field(default=())  #: references to the offending message(s)
+
+    @property
+    def attributed(self) -> bool:
+        return self.seat is not None
+
+    def __str__(self) -> str:
+        who = f"seat {self.seat}" if self.seat is not None else "not yet attributed"
+        return f"{self.step}: {self.reason} ({who})"
+
+
+class VerdictError(Exception):
+    """Raised by a check that failed; carries the :class:`Verdict`."""
+
+    def __init__(self, verdict: Verdict) -> None:
+        super().__init__(str(verdict))
+        self.verdict = verdict
