@@ -1,0 +1,101 @@
+"""The ``tarot`` command: the terminal client and the tools (DESIGN §7).
+
+Each tool is a subcommand living in its own module, ``client/<name>_cmd.py``, that exposes
+``register(subparsers)``: it adds its parser with ``subparsers.add_parser(...)`` and sets the
+function to run with ``parser.set_defaults(run=...)``, a ``run(args) -> int`` returning the
+exit status.  A ``run`` may raise :class:`UsageError` for a mistake in the command line that
+argparse itself cannot see (an option valid only with another); it is reported like argparse's
+own errors.  Listing the modules here keeps the order of ``tarot --help`` stable; a module
+that is not written yet is left out of the help instead of breaking the command.
+
+Errors in the command line are **one line** on stderr, ``tarot <cmd>: error: ...``, naming the
+allowed values, with exit status 2: a player who mistypes a contract should not have to read a
+usage dump to find the line that matters.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import sys
+from typing import NoReturn, TypeAlias
+
+PROG = "tarot"
+
+#: (subcommand, module): the tools of DESIGN §7, in the order of the help.
+SUBCOMMANDS: tuple[tuple[str, str], ...] = (
+    ("sim", "client.sim_cmd"),
+    ("audit", "client.audit_cmd"),
+    ("score", "client.score_cmd"),
+    ("scores", "client.scores_cmd"),
+    ("status", "client.status_cmd"),
+    ("bench", "client.bench_cmd"),
+)
+
+#: The type of the object ``register`` receives (a string: argparse's class is not
+#: subscriptable at run time).
+SubParsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+
+
+class UsageError(Exception):
+    """A command line that parsed but makes no sense; reported as a one-line usage error."""
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse, with its errors on a single line.
+
+    argparse prints the whole usage before the error; with many options that pushes the reason
+    off the screen.  Subparsers are created with the parser's own class, so every subcommand
+    gets this behaviour.
+    """
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {_one_line(message)}\n")
+
+
+def _one_line(message: str) -> str:
+    return " ".join(message.split())
+
+
+def build_parser() -> ArgumentParser:
+    parser = ArgumentParser(
+        prog=PROG,
+        description="French Tarot on the LAN, with no trusted dealer: the client and its tools.",
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for _name, module_name in SUBCOMMANDS:
+        if importlib.util.find_spec(module_name) is None:
+            continue  # not written yet
+        module = importlib.import_module(module_name)
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run ``tarot`` with ``argv`` (default: the process's arguments); return the exit status."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(list(argv) if argv is not None else None)
+    except SystemExit as exc:  # --help, or an error already printed by ArgumentParser.error
+        return exc.code if isinstance(exc.code, int) else 2
+    run = getattr(args, "run", None)
+    if run is None:
+        commands = ", ".join(name for name, module in SUBCOMMANDS if importlib.util.find_spec(module))
+        print(f"{PROG}: error: choose a command: {commands} (tarot --help for more)", file=sys.stderr)
+        return 2
+    try:
+        status = run(args)
+    except UsageError as exc:
+        print(f"{PROG} {args.command}: error: {_one_line(str(exc))}", file=sys.stderr)
+        return 2
+    return int(status)
+
+
+if __name__ == "__main__":
+    # Run the main of the module ``client.cli``, not of ``__main__``: the subcommands import
+    # ``client.cli`` (for UsageError), and under ``python -m client.cli`` that would otherwise
+    # be a second copy whose exceptions this copy's ``main`` does not catch.
+    from client.cli import main as _main
+
+    sys.exit(_main())

@@ -1,0 +1,230 @@
+"""``tarot score``: the FFT examples through the command line, its plain and JSON output, and
+one-line usage errors with exit status 2."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from client.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# The five worked examples of the FFT rulebook (4 players): arguments, then the JSON expected.
+FFT_EXAMPLES: list[tuple[list[str], dict[str, object]]] = [
+    # Garde, 49 with 2 bouts, poignée and Petit au bout by the taker: (25+8)·2 + 20 + 20 = 106
+    (
+        "--players 4 --contract garde --bouts 2 --points 49 --poignee attack:simple --petit-au-bout attack".split(),
+        {"won": True, "difference": 8, "taker": 318, "partner": None, "defender": -106},
+    ),
+    # Garde Sans won by 4, Petit au bout by the defence: (25+4)·4 − 40 = 76
+    (
+        "--players 4 --contract garde-sans --bouts 2 --points 45 --petit-au-bout defence".split(),
+        {"won": True, "difference": 4, "taker": 228, "partner": None, "defender": -76},
+    ),
+    # Prise lost by 7, poignée and Petit au bout by the taker: −(25+7) − 20 + 10 = −42
+    (
+        "--players 4 --contract petite --bouts 1 --points 44 --poignee attack:simple --petit-au-bout attack".split(),
+        {"won": False, "difference": 7, "taker": -126, "partner": None, "defender": 42},
+    ),
+    # Garde won by 11, poignée by the defence: (25+11)·2 + 20 = 92
+    (
+        "--players 4 --contract garde --bouts 2 --points 52 --poignee defence:simple".split(),
+        {"won": True, "difference": 11, "taker": 276, "partner": None, "defender": -92},
+    ),
+    # Garde, chelem announced and made, 87 with 2 bouts: (25+46)·2 + 20 + 20 + 400 = 582
+    (
+        "--players 4 --contract garde --bouts 2 --points 87 --poignee attack:simple "
+        "--petit-au-bout attack --chelem announced".split(),
+        {"won": True, "difference": 46, "taker": 1746, "partner": None, "defender": -582},
+    ),
+]
+
+# 3- and 5-player deals through the command line (derivations in tests/test_scoring.py).
+OTHER_TABLES: list[tuple[list[str], dict[str, object]]] = [
+    # 3p garde contre, 3 bouts, 35.5 → lost by 1: u = −26·6 = −156, taker 2u
+    (
+        "--players 3 --contract garde-contre --bouts 3 --points 35.5".split(),
+        {"won": False, "difference": 1, "taker": -312, "partner": None, "defender": 156},
+    ),
+    # 3p garde sans, 3 bouts, 91, chelem unannounced, Petit au bout: 80·4 + 40 + 200 = 560
+    (
+        "--players 3 --contract garde-sans --bouts 3 --points 91 --chelem unannounced --petit-au-bout attack".split(),
+        {"won": True, "difference": 55, "taker": 1120, "partner": None, "defender": -560},
+    ),
+    # 5p garde, 2 bouts, 45: u = 29·2 = 58; taker 2u, partner u
+    (
+        "--players 5 --contract garde --bouts 2 --points 45".split(),
+        {"won": True, "difference": 4, "taker": 116, "partner": 58, "defender": -58},
+    ),
+    # 5p garde alone, 2 bouts, 40.5 → lost by 1: u = −52; taker 4u, no partner
+    (
+        "--players 5 --contract garde --bouts 2 --points 40.5 --alone".split(),
+        {"won": False, "difference": 1, "taker": -208, "partner": None, "defender": 52},
+    ),
+    # 5p garde, 2 bouts, 41.5 → won by 1, Petit au bout by the defence: 26·2 − 20 = 32
+    (
+        "--players 5 --contract garde --bouts 2 --points 41.5 --petit-au-bout defence".split(),
+        {"won": True, "difference": 1, "taker": 64, "partner": 32, "defender": -32},
+    ),
+    # 5p garde, 2 bouts, 55, chelem announced and failed: 39·2 − 200 = −122
+    (
+        "--players 5 --contract garde --bouts 2 --points 55 --chelem announced-failed".split(),
+        {"won": True, "difference": 14, "taker": -244, "partner": -122, "defender": 122},
+    ),
+    # 5p garde alone, 1 bout, 6, the defence took every trick: −70·2 − 200 = −340
+    (
+        "--players 5 --contract garde --bouts 1 --points 6 --alone --chelem defence".split(),
+        {"won": False, "difference": 45, "taker": -1360, "partner": None, "defender": 340},
+    ),
+    # 5p garde, 1 bout, 55, poignées of both camps (both to the winner): 29·2 + 20 + 20 = 98
+    (
+        "--players 5 --contract garde --bouts 1 --points 55 --poignee defence:simple --poignee attack:simple".split(),
+        {"won": True, "difference": 4, "taker": 196, "partner": 98, "defender": -98},
+    ),
+]
+
+
+def _json_of(argv: list[str], capsys: pytest.CaptureFixture[str]) -> dict[str, object]:
+    assert main(["score", *argv, "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert err == ""
+    assert out.count("\n") == 1  # exactly one object, on one line
+    data = json.loads(out)
+    assert isinstance(data, dict)
+    return data
+
+
+@pytest.mark.parametrize("argv, expected", FFT_EXAMPLES + OTHER_TABLES)
+def test_json(argv: list[str], expected: dict[str, object], capsys: pytest.CaptureFixture[str]) -> None:
+    data = _json_of(argv, capsys)
+    assert data == expected
+    assert list(data) == ["won", "difference", "taker", "partner", "defender"]
+
+
+def test_plain_output_of_the_first_fft_example(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["score", *FFT_EXAMPLES[0][0]]) == 0
+    out, err = capsys.readouterr()
+    lines = out.splitlines()
+    assert err == ""
+    assert "won by 8 points" in lines[0] and "gagné de 8 points" in lines[0]
+    assert lines[1:] == ["Preneur (taker): +318", "Défenseur (each defender): -106"]
+
+
+def test_plain_output_lost_with_partner(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main("score --players 5 --contract garde-sans --bouts 2 --points 40.5".split()) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "lost by 1 point" in lines[0] and "40.5 / 41" in lines[0]
+    assert lines[1:] == [
+        "Preneur (taker): -208",
+        "Partenaire (partner): -104",
+        "Défenseur (each defender): +104",
+    ]
+
+
+def test_plain_output_juste_fait_and_alone(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main("score --players 5 --contract petite --bouts 1 --points 51 --alone".split()) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "juste fait" in lines[0]
+    assert lines[1:] == ["Preneur seul (taker alone): +100", "Défenseur (each defender): -25"]
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    return env
+
+
+def test_subprocess_python_m(tmp_path: Path) -> None:
+    """The real process: exit status, stdout and stderr as a shell sees them."""
+    argv, expected = FFT_EXAMPLES[4]
+    done = subprocess.run(
+        [sys.executable, "-m", "client.cli", "score", *argv, "--json"],
+        cwd=tmp_path,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    assert json.loads(done.stdout) == expected
+    bad = subprocess.run(
+        [sys.executable, "-m", "client.cli", "score", *argv, "--contract", "grande"],
+        cwd=tmp_path,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert bad.returncode == 2 and bad.stdout == ""
+    assert bad.stderr.count("\n") == 1
+    assert bad.stderr.startswith("tarot score: error: ")
+    assert "petite, garde, garde-sans, garde-contre" in bad.stderr
+
+
+def test_console_script() -> None:
+    script = shutil.which("tarot", path=str(Path(sys.executable).parent))
+    if script is None:
+        pytest.skip("the `tarot` console script is not installed (pip install -e .); "
+                    "test_subprocess_python_m covers the same process")
+    argv, expected = FFT_EXAMPLES[0]
+    done = subprocess.run([script, "score", *argv, "--json"], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert json.loads(done.stdout) == expected
+
+
+# ------------------------------------------------------------------ errors
+
+BASE = "score --players 4 --contract garde --bouts 2 --points 49".split()
+
+
+@pytest.mark.parametrize(
+    "argv, allowed",
+    [
+        (["score", "--players", "4", "--contract", "prise", "--bouts", "2", "--points", "49"],
+         ["petite", "garde", "garde-sans", "garde-contre"]),
+        ([*BASE, "--petit-au-bout", "taker"], ["attack", "defence"]),
+        ([*BASE, "--poignee", "taker:simple"], ["attack", "defence"]),
+        ([*BASE, "--poignee", "attack:quadruple"], ["simple", "double", "triple"]),
+        ([*BASE, "--poignee", "attack"], ["CAMP:SIZE", "attack", "defence", "simple", "double", "triple"]),
+        (["score", "--players", "4", "--contract", "garde", "--bouts", "2", "--points", "40.3"],
+         ["0 to 91", ".5"]),
+        (["score", "--players", "4", "--contract", "garde", "--bouts", "2", "--points", "40,5"],
+         ["dot", "0 to 91", ".5"]),
+        (["score", "--players", "4", "--contract", "garde", "--bouts", "2", "--points", "92"], ["0 to 91"]),
+        (["score", "--players", "4", "--contract", "garde", "--bouts", "2", "--points", "-1"], ["0 to 91"]),
+        ([*BASE, "--alone"], ["5 players"]),
+        (["score", "--players", "4", "--contract", "garde", "--bouts", "4", "--points", "49"], ["0, 1, 2 or 3"]),
+        (["score", "--players", "6", "--contract", "garde", "--bouts", "2", "--points", "49"], ["3, 4 or 5"]),
+        ([*BASE, "--chelem", "yes"], ["announced", "unannounced", "announced-failed", "defence"]),
+        (["score", "--players", "4"], ["--contract", "--bouts", "--points"]),
+        ([*BASE, "--chelem", "defence"], ["chelem"]),  # 49 with 2 bouts is won: no defence chelem
+    ],
+)
+def test_errors_are_one_line_with_status_2(
+    argv: list[str], allowed: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.count("\n") == 1 and err.endswith("\n"), err
+    assert err.startswith("tarot score: error: "), err
+    for word in allowed:
+        assert word in err, (word, err)
+
+
+def test_no_command_is_a_one_line_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "score" in err
+
+
+def test_help_exits_zero(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["score", "--help"]) == 0
+    assert "--petit-au-bout" in capsys.readouterr().out
