@@ -1,0 +1,439 @@
+"""One deal of French Tarot as a state machine you push actions into.
+
+Like a python-chess ``Board``: :meth:`Deal.legal_actions` lists what the seat to act may do,
+:meth:`Deal.push` applies an action or raises :class:`~protocol.rules.RuleError` and changes
+nothing.  A deal goes through the phases bidding → call (five players) → écart (Petite and
+Garde) → chelem announcement → play → done, or ends void (everybody passed, petit sec).
+
+This object sees every hand: it is the referee.  The audit replays a finished deal through
+it, the simulator and tests drive it directly, and :meth:`Deal.view` cuts out what one seat
+may know for a player or a bot.
+"""
+
+from __future__ import annotations
+
+import enum
+import random
+from dataclasses import dataclass, field
+from typing import Union
+
+from protocol import rules
+from protocol.cards import DECK, EXCUSE, PETIT, Card, Suit
+from protocol.layout import CHIEN, deal_layout
+from protocol.rules import RuleError
+from protocol.scoring import Camp, DealOutcome
+from protocol.variants import Contract, PoigneeSize, Variant
+
+
+class Phase(enum.Enum):
+    BIDDING = "bidding"
+    CALL = "call"
+    ECART = "ecart"
+    CHELEM = "chelem"
+    PLAYING = "playing"
+    DONE = "done"
+    VOID = "void"
+
+
+# --- Actions --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Bid:
+    seat: int
+    contract: Contract | None  #: None is a pass
+
+
+@dataclass(frozen=True)
+class Call:
+    seat: int
+    card: Card
+
+
+@dataclass(frozen=True)
+class Ecart:
+    seat: int
+    cards: tuple[Card, ...]
+
+
+@dataclass(frozen=True)
+class AnnounceChelem:
+    seat: int
+    announce: bool
+
+
+@dataclass(frozen=True)
+class ShowPoignee:
+    seat: int
+    cards: tuple[Card, ...]
+
+
+@dataclass(frozen=True)
+class Play:
+    seat: int
+    card: Card
+
+
+Action = Union[Bid, Call, Ecart, AnnounceChelem, ShowPoignee, Play]
+
+
+@dataclass(frozen=True)
+class Trick:
+    leader: int
+    cards: tuple[Card, ...]  #: in the order played, the leader's first
+    winner: int
+
+    def seats(self, players: int) -> list[int]:
+        return [(self.leader + i) % players for i in range(len(self.cards))]
+
+    def played_by(self, seat: int, players: int) -> Card:
+        return self.cards[(seat - self.leader) % players]
+
+
+@dataclass(frozen=True)
+class Poignee:
+    seat: int
+    cards: tuple[Card, ...]
+    size: PoigneeSize
+
+
+@dataclass
+class Deal:
+    """A deal from the moment the cards are dealt.  Build one with :meth:`from_seed` or
+    :meth:`from_hands`."""
+
+    variant: Variant
+    dealer: int
+    dealt: tuple[tuple[Card, ...], ...]  #: each seat's hand as dealt
+    chien: tuple[Card, ...]
+    hands: list[list[Card]] = field(init=False)
+    phase: Phase = field(init=False, default=Phase.BIDDING)
+    bids: list[Bid] = field(init=False, default_factory=list)
+    taker: int | None = field(init=False, default=None)
+    contract: Contract | None = field(init=False, default=None)
+    called: Card | None = field(init=False, default=None)
+    ecart: tuple[Card, ...] = field(init=False, default=())
+    chelem_announced: bool = field(init=False, default=False)
+    poignees: list[Poignee] = field(init=False, default_factory=list)
+    tricks: list[Trick] = field(init=False, default_factory=list)
+    current: list[Card] = field(init=False, default_factory=list)
+    leader: int = field(init=False, default=0)
+    void_reason: str | None = field(init=False, default=None)
+    history: list[Action] = field(init=False, default_factory=list)  #: every action accepted
+
+    def __post_init__(self) -> None:
+        n = self.variant.players
+        if len(self.dealt) != n or any(len(h) != self.variant.hand_size for h in self.dealt):
+            raise ValueError(f"a {n}-player deal has {n} hands of {self.variant.hand_size} cards")
+        if len(self.chien) != self.variant.chien_size:
+            raise ValueError(f"the chien has {self.variant.chien_size} cards at {n} players")
+        everything = [c for h in self.dealt for c in h] + list(self.chien)
+        if len(set(everything)) != len(DECK):
+            raise ValueError("a deal uses each of the 78 cards exactly once")
+        self.hands = [list(h) for h in self.dealt]
+        sec = [s for s in range(n) if rules.has_petit_sec(self.dealt[s])]
+        if sec:
+            self._void(f"petit sec (seat {sec[0]})")
+
+    # --- Construction ---
+
+    @classmethod
+    def from_pack(cls, variant: Variant, dealer: int, pack: list[Card]) -> Deal:
+        """Deal a pack (top card first) the way a dealer does, by :func:`deal_layout`."""
+        layout = deal_layout(variant, dealer)
+        hands: list[list[Card]] = [[] for _ in range(variant.players)]
+        chien: list[Card] = []
+        for card, owner in zip(pack, layout.owner):
+            (chien if owner == CHIEN else hands[owner]).append(card)
+        return cls(variant, dealer, tuple(tuple(h) for h in hands), tuple(chien))
+
+    @classmethod
+    def from_seed(cls, variant: Variant, dealer: int, seed: int | str | bytes) -> Deal:
+        """A reproducible deal: the pack shuffled by a PRNG seeded with ``seed``.
+
+        For tests and the full-information simulator only; real deals come from the
+        mental-poker deck.
+        """
+        pack = list(DECK)
+        random.Random(seed).shuffle(pack)
+        return cls.from_pack(variant, dealer, pack)
+
+    # --- Who acts ---
+
+    @property
+    def finished(self) -> bool:
+        return self.phase in (Phase.DONE, Phase.VOID)
+
+    @property
+    def to_act(self) -> int | None:
+        """The seat whose decision the deal waits for, or None when it is over."""
+        n = self.variant.players
+        if self.phase is Phase.BIDDING:
+            return (self.dealer + 1 + len(self.bids)) % n
+        if self.phase in (Phase.CALL, Phase.ECART, Phase.CHELEM):
+            return self.taker
+        if self.phase is Phase.PLAYING:
+            return (self.leader + len(self.current)) % n
+        return None
+
+    @property
+    def partner(self) -> int | None:
+        """The holder of the called card, unless it is the taker or the card is in the chien."""
+        if self.called is None:
+            return None
+        for seat, hand in enumerate(self.dealt):
+            if self.called in hand and seat != self.taker:
+                return seat
+        return None
+
+    def camp(self, seat: int) -> Camp:
+        return Camp.ATTACK if seat in (self.taker, self.partner) else Camp.DEFENCE
+
+    def legal_actions(self) -> list[Action]:
+        """Every action the seat to act may take now, except showing a poignée (see
+        :meth:`poignee_allowed`: the choice of trumps makes too many to list)."""
+        seat = self.to_act
+        if seat is None:
+            return []
+        if self.phase is Phase.BIDDING:
+            options: list[Contract | None] = [None, *rules.higher_contracts(self._highest_bid())]
+            return [Bid(seat, c) for c in options]
+        if self.phase is Phase.CALL:
+            return [Call(seat, c) for c in rules.callable_cards(self.hands[seat])]
+        if self.phase is Phase.ECART:
+            raise RuleError("the écart is chosen among many combinations: see ecart_candidates()")
+        if self.phase is Phase.CHELEM:
+            return [AnnounceChelem(seat, False), AnnounceChelem(seat, True)]
+        return [Play(seat, c) for c in self.legal_cards(seat)]
+
+    def legal_cards(self, seat: int) -> list[Card]:
+        if self.phase is not Phase.PLAYING or seat != self.to_act:
+            return []
+        forbidden, called = self._lead_restriction()
+        return rules.legal_plays(self.hands[seat], self.current, forbidden_lead_suit=forbidden, called=called)
+
+    def ecart_candidates(self) -> tuple[list[Card], int]:
+        """The cards the taker may put in the écart, and how many of them must be trumps."""
+        if self.phase is not Phase.ECART or self.taker is None:
+            return [], 0
+        hand = self.hands[self.taker]
+        size = self.variant.chien_size
+        needed = rules.trumps_needed_in_ecart(hand, size)
+        allowed = [c for c in hand if rules.may_discard(c) and (needed or not c.is_trump)]
+        return allowed, needed
+
+    def poignee_allowed(self, seat: int) -> bool:
+        """A poignée is shown just before the player's first card, once."""
+        return (
+            self.phase is Phase.PLAYING
+            and seat == self.to_act
+            and not self.tricks
+            and all(p.seat != seat for p in self.poignees)
+            and bool(rules.poignee_sizes_available(self.hands[seat], self.variant))
+        )
+
+    # --- Applying actions ---
+
+    def push(self, action: Action) -> None:
+        """Apply ``action``; :class:`RuleError` (and no change) if the rules forbid it."""
+        if self.finished:
+            raise RuleError("the deal is over")
+        if action.seat != self.to_act:
+            raise RuleError(f"it is not seat {action.seat}'s turn but seat {self.to_act}'s")
+        if isinstance(action, Bid):
+            self._bid(action)
+        elif isinstance(action, Call):
+            self._call(action)
+        elif isinstance(action, Ecart):
+            self._ecart(action)
+        elif isinstance(action, AnnounceChelem):
+            self._announce(action)
+        elif isinstance(action, ShowPoignee):
+            self._poignee(action)
+        elif isinstance(action, Play):
+            self._play(action)
+        else:  # pragma: no cover - the Action union is closed
+            raise RuleError(f"unknown action {action!r}")
+        self.history.append(action)
+
+    def _expect(self, phase: Phase, what: str) -> None:
+        if self.phase is not phase:
+            raise RuleError(f"{what} is not possible now: the deal is at the {self.phase.value} phase")
+
+    def _highest_bid(self) -> Contract | None:
+        return max((b.contract for b in self.bids if b.contract is not None), default=None)
+
+    def _bid(self, bid: Bid) -> None:
+        self._expect(Phase.BIDDING, "bidding")
+        highest = self._highest_bid()
+        if bid.contract is not None and bid.contract not in rules.higher_contracts(highest):
+            raise RuleError(f"a bid must be higher than {highest.french if highest else 'nothing'}")
+        self.bids.append(bid)
+        if len(self.bids) < self.variant.players:
+            return
+        best = self._highest_bid()
+        if best is None:
+            self._void("everybody passed")
+            return
+        self.contract = best
+        self.taker = next(b.seat for b in self.bids if b.contract is best)
+        if self.variant.calls_a_card:
+            self.phase = Phase.CALL
+        else:
+            self._after_call()
+
+    def _call(self, call: Call) -> None:
+        self._expect(Phase.CALL, "calling a card")
+        assert self.taker is not None
+        rules.check_call(self.hands[self.taker], call.card)
+        self.called = call.card
+        self._after_call()
+
+    def _after_call(self) -> None:
+        assert self.contract is not None and self.taker is not None
+        if self.contract.chien_seen:
+            self.hands[self.taker].extend(self.chien)
+            self.phase = Phase.ECART
+        else:
+            self.phase = Phase.CHELEM
+
+    def _ecart(self, ecart: Ecart) -> None:
+        self._expect(Phase.ECART, "the écart")
+        assert self.taker is not None
+        hand = self.hands[self.taker]
+        rules.check_ecart(hand, ecart.cards, self.variant.chien_size)
+        self.ecart = tuple(ecart.cards)
+        self.hands[self.taker] = [c for c in hand if c not in ecart.cards]
+        self.phase = Phase.CHELEM
+
+    def _announce(self, announcement: AnnounceChelem) -> None:
+        self._expect(Phase.CHELEM, "announcing a chelem")
+        assert self.taker is not None
+        self.chelem_announced = announcement.announce
+        # An announced chelem gives the taker the first lead, whoever deals.
+        self.leader = self.taker if announcement.announce else self.variant.next_seat(self.dealer)
+        self.phase = Phase.PLAYING
+
+    def _poignee(self, poignee: ShowPoignee) -> None:
+        self._expect(Phase.PLAYING, "showing a poignée")
+        if self.tricks or any(p.seat == poignee.seat for p in self.poignees):
+            raise RuleError("a poignée is shown once, just before your first card")
+        size = rules.check_poignee(self.hands[poignee.seat], poignee.cards, self.variant)
+        self.poignees.append(Poignee(poignee.seat, tuple(poignee.cards), size))
+
+    def _lead_restriction(self) -> tuple[Suit | None, Card | None]:
+        """At five, the first lead of the deal may not be in the called suit (but the called card)."""
+        if self.variant.calls_a_card and not self.tricks and not self.current and self.called:
+            return self.called.suit, self.called
+        return None, None
+
+    def _play(self, play: Play) -> None:
+        self._expect(Phase.PLAYING, "playing a card")
+        forbidden, called = self._lead_restriction()
+        rules.check_play(
+            self.hands[play.seat], self.current, play.card, forbidden_lead_suit=forbidden, called=called
+        )
+        self.hands[play.seat].remove(play.card)
+        self.current.append(play.card)
+        if len(self.current) == self.variant.players:
+            self._close_trick()
+
+    def _close_trick(self) -> None:
+        cards = tuple(self.current)
+        n = self.variant.players
+        last = len(self.tricks) + 1 == self.variant.tricks
+        index = rules.trick_winner(cards, excuse_wins=last and self._excuse_completes_chelem(cards))
+        trick = Trick(self.leader, cards, (self.leader + index) % n)
+        self.tricks.append(trick)
+        self.current = []
+        self.leader = trick.winner
+        if len(self.tricks) == self.variant.tricks:
+            self.phase = Phase.DONE
+
+    def _excuse_completes_chelem(self, last_trick: tuple[Card, ...]) -> bool:
+        """The Excuse played to the last trick takes it when its camp took every other trick."""
+        if EXCUSE not in last_trick:
+            return False
+        seat = (self.leader + last_trick.index(EXCUSE)) % self.variant.players
+        camp = self.camp(seat)
+        return all(self.camp(t.winner) is camp for t in self.tricks)
+
+    def _void(self, reason: str) -> None:
+        self.phase = Phase.VOID
+        self.void_reason = reason
+
+    # --- The end of the deal ---
+
+    def piles(self) -> dict[Camp, list[Card]]:
+        """The cards each camp counts at the end.
+
+        The Excuse stays with its owner's camp (see :meth:`half_points` for the low card
+        given in exchange) — except on the last trick outside a chelem, where it goes to the
+        trick's winner.  The écart counts for the taker; the chien for the taker on a Garde
+        Sans and for the defence on a Garde Contre.
+        """
+        if self.phase is not Phase.DONE:
+            raise RuleError("the deal is not over")
+        piles: dict[Camp, list[Card]] = {Camp.ATTACK: [], Camp.DEFENCE: []}
+        for trick in self.tricks:
+            piles[self.camp(trick.winner)].extend(trick.cards)
+        piles[Camp.ATTACK].extend(self.ecart)
+        if self.contract is Contract.GARDE_SANS:
+            piles[Camp.ATTACK].extend(self.chien)
+        elif self.contract is Contract.GARDE_CONTRE:
+            piles[Camp.DEFENCE].extend(self.chien)
+        exchange = self._excuse_exchange()
+        if exchange is not None:
+            owner, winner = exchange
+            piles[winner].remove(EXCUSE)
+            piles[owner].append(EXCUSE)
+        return piles
+
+    def half_points(self) -> dict[Camp, int]:
+        """Each camp's card points, in half points, after the Excuse exchange: the camp that
+        keeps the Excuse gives the trick's winner a low card, worth half a point."""
+        points = {camp: sum(c.half_points for c in pile) for camp, pile in self.piles().items()}
+        exchange = self._excuse_exchange()
+        if exchange is not None:
+            owner, winner = exchange
+            points[owner] -= 1
+            points[winner] += 1
+        return points
+
+    def _excuse_exchange(self) -> tuple[Camp, Camp] | None:
+        """(owner's camp, winner's camp) when the Excuse went back to its owner's camp."""
+        n = self.variant.players
+        for number, trick in enumerate(self.tricks):
+            if EXCUSE in trick.cards:
+                owner = self.camp(trick.seats(n)[trick.cards.index(EXCUSE)])
+                winner = self.camp(trick.winner)
+                last = number == len(self.tricks) - 1
+                return (owner, winner) if owner is not winner and not last else None
+        return None
+
+    def outcome(self) -> DealOutcome | None:
+        """What the score of the deal depends on; None for a void deal."""
+        if self.phase is Phase.VOID:
+            return None
+        assert self.contract is not None
+        winners = {self.camp(t.winner) for t in self.tricks}
+        return DealOutcome(
+            players=self.variant.players,
+            contract=self.contract,
+            attack_half_points=self.half_points()[Camp.ATTACK],
+            bouts=sum(1 for c in self.piles()[Camp.ATTACK] if c.is_bout),
+            poignees=tuple((self.camp(p.seat), p.size) for p in self.poignees),
+            petit_au_bout=self._petit_au_bout(),
+            chelem_announced=self.chelem_announced,
+            chelem=winners.pop() if len(winners) == 1 else None,
+            alone=self.variant.calls_a_card and self.partner is None,
+        )
+
+    def _petit_au_bout(self) -> Camp | None:
+        """The camp that takes the Petit in the last trick (the one before, when a chelem ends
+        on the Excuse)."""
+        last = self.tricks[-1]
+        if last.played_by(last.winner, self.variant.players) is EXCUSE:
+            last = self.tricks[-2]
+        return self.camp(last.winner) if PETIT in last.cards else None
+
