@@ -79,4 +79,4 @@ def describe_trick(trick: Trick, number: int, lang: str = "fr", names: list[str]
 
 
 def describe_chien(deal: Deal, lang: str = "fr") -> str:
-    return _TEXT[lang]["chien"].format(cards=_cards(deal.chien, lang))
+    return _TEXT[lang]["chien"].format(cards=_cards(deal.chien or (), lang))

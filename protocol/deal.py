@@ -5,9 +5,12 @@ Like a python-chess ``Board``: :meth:`Deal.legal_actions` lists what the seat to
 nothing.  A deal goes through the phases bidding → call (five players) → écart (Petite and
 Garde) → chelem announcement → play → done, or ends void (everybody passed, petit sec).
 
-This object sees every hand: it is the referee.  The audit replays a finished deal through
-it, the simulator and tests drive it directly, and :meth:`Deal.view` cuts out what one seat
-may know for a player or a bot.
+With every hand known this object is the referee: the audit replays a finished deal
+through it, the simulator and tests drive it directly, and :func:`protocol.view.seat_view`
+cuts out what one seat may know.  A seat's replica of a live deal knows only its own hand
+(:meth:`Deal.observed`): the same object then keeps the public course of the deal — turns,
+bids, tricks, winners — and checks against a hand only where it has it; what it cannot check
+yet, the audit checks once the seeds are revealed.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Union
 
 from protocol import rules
-from protocol.cards import DECK, EXCUSE, PETIT, Card, Suit
+from protocol.cards import DECK, EXCUSE, PETIT, VALET, Card, Suit
 from protocol.layout import CHIEN, deal_layout
 from protocol.rules import RuleError
 from protocol.scoring import Camp, DealOutcome
@@ -104,9 +107,9 @@ class Deal:
 
     variant: Variant
     dealer: int
-    dealt: tuple[tuple[Card, ...], ...]  #: each seat's hand as dealt
-    chien: tuple[Card, ...]
-    hands: list[list[Card]] = field(init=False)
+    dealt: tuple[tuple[Card, ...] | None, ...]  #: each seat's hand as dealt; None if unseen
+    chien: tuple[Card, ...] | None  #: None while face down for this observer
+    hands: list[list[Card] | None] = field(init=False)
     phase: Phase = field(init=False, default=Phase.BIDDING)
     bids: list[Bid] = field(init=False, default_factory=list)
     taker: int | None = field(init=False, default=None)
@@ -123,17 +126,17 @@ class Deal:
 
     def __post_init__(self) -> None:
         n = self.variant.players
-        if len(self.dealt) != n or any(len(h) != self.variant.hand_size for h in self.dealt):
+        if len(self.dealt) != n or any(h is not None and len(h) != self.variant.hand_size for h in self.dealt):
             raise ValueError(f"a {n}-player deal has {n} hands of {self.variant.hand_size} cards")
-        if len(self.chien) != self.variant.chien_size:
+        if self.chien is not None and len(self.chien) != self.variant.chien_size:
             raise ValueError(f"the chien has {self.variant.chien_size} cards at {n} players")
-        everything = [c for h in self.dealt for c in h] + list(self.chien)
-        if len(set(everything)) != len(DECK):
+        known = [c for h in self.dealt if h is not None for c in h] + list(self.chien or ())
+        if len(set(known)) != len(known) or (self.fully_known and len(known) != len(DECK)):
             raise ValueError("a deal uses each of the 78 cards exactly once")
-        self.hands = [list(h) for h in self.dealt]
-        sec = [s for s in range(n) if rules.has_petit_sec(self.dealt[s])]
+        self.hands = [list(h) if h is not None else None for h in self.dealt]
+        sec = [s for s, h in enumerate(self.dealt) if h is not None and rules.has_petit_sec(h)]
         if sec:
-            self._void(f"petit sec (seat {sec[0]})")
+            self.declare_void(f"petit sec (seat {sec[0]})")
 
     # --- Construction ---
 
@@ -158,6 +161,41 @@ class Deal:
         random.Random(seed).shuffle(pack)
         return cls.from_pack(variant, dealer, pack)
 
+    @classmethod
+    def observed(cls, variant: Variant, dealer: int, seat: int, hand: tuple[Card, ...]) -> Deal:
+        """A seat's replica of a live deal: its own hand known, every other card face down."""
+        dealt = tuple(hand if s == seat else None for s in range(variant.players))
+        return cls(variant, dealer, dealt, None)
+
+    @property
+    def fully_known(self) -> bool:
+        return self.chien is not None and all(h is not None for h in self.dealt)
+
+    def hand(self, seat: int) -> list[Card]:
+        """The current hand of a seat this deal can see (RuleError otherwise)."""
+        hand = self.hands[seat]
+        if hand is None:
+            raise RuleError(f"seat {seat}'s hand is not visible here")
+        return hand
+
+    def turn_chien(self, chien: tuple[Card, ...]) -> None:
+        """The chien, once every seat has opened it (a replica learns it only then)."""
+        if self.chien is not None and tuple(self.chien) != tuple(chien):
+            raise RuleError("the chien is already known, with other cards")
+        if len(chien) != self.variant.chien_size:
+            raise RuleError(f"the chien has {self.variant.chien_size} cards")
+        self.chien = tuple(chien)
+        taker_hand = self.hands[self.taker] if self.taker is not None else None
+        if self.phase is Phase.ECART and taker_hand is not None and not set(chien) <= set(taker_hand):
+            taker_hand.extend(chien)
+
+    def declare_void(self, reason: str) -> None:
+        """End the deal with no score: everybody passed, or a petit sec was shown."""
+        if self.finished:
+            raise RuleError("the deal is over")
+        self.phase = Phase.VOID
+        self.void_reason = reason
+
     # --- Who acts ---
 
     @property
@@ -178,12 +216,24 @@ class Deal:
 
     @property
     def partner(self) -> int | None:
-        """The holder of the called card, unless it is the taker or the card is in the chien."""
+        """The holder of the called card, unless it is the taker or the card is in the chien.
+
+        A replica knows it once the card is played (or if it holds the card itself).
+        """
         if self.called is None:
             return None
-        for seat, hand in enumerate(self.dealt):
-            if self.called in hand and seat != self.taker:
-                return seat
+        holder = next((s for s, h in enumerate(self.dealt) if h is not None and self.called in h), None)
+        if holder is None:
+            holder = self._played_by(self.called)
+        return holder if holder != self.taker else None
+
+    def _played_by(self, card: Card) -> int | None:
+        n = self.variant.players
+        for trick in self.tricks:
+            if card in trick.cards:
+                return trick.seats(n)[trick.cards.index(card)]
+        if card in self.current:
+            return (self.leader + self.current.index(card)) % n
         return None
 
     def camp(self, seat: int) -> Camp:
@@ -199,7 +249,7 @@ class Deal:
             options: list[Contract | None] = [None, *rules.higher_contracts(self._highest_bid())]
             return [Bid(seat, c) for c in options]
         if self.phase is Phase.CALL:
-            return [Call(seat, c) for c in rules.callable_cards(self.hands[seat])]
+            return [Call(seat, c) for c in rules.callable_cards(self.hand(seat))]
         if self.phase is Phase.ECART:
             raise RuleError("the écart is chosen among many combinations: see ecart_candidates()")
         if self.phase is Phase.CHELEM:
@@ -207,16 +257,17 @@ class Deal:
         return [Play(seat, c) for c in self.legal_cards(seat)]
 
     def legal_cards(self, seat: int) -> list[Card]:
-        if self.phase is not Phase.PLAYING or seat != self.to_act:
+        hand = self.hands[seat]
+        if self.phase is not Phase.PLAYING or seat != self.to_act or hand is None:
             return []
         forbidden, called = self._lead_restriction()
-        return rules.legal_plays(self.hands[seat], self.current, forbidden_lead_suit=forbidden, called=called)
+        return rules.legal_plays(hand, self.current, forbidden_lead_suit=forbidden, called=called)
 
     def ecart_candidates(self) -> tuple[list[Card], int]:
         """The cards the taker may put in the écart, and how many of them must be trumps."""
         if self.phase is not Phase.ECART or self.taker is None:
             return [], 0
-        hand = self.hands[self.taker]
+        hand = self.hand(self.taker)
         size = self.variant.chien_size
         needed = rules.trumps_needed_in_ecart(hand, size)
         allowed = [c for c in hand if rules.may_discard(c) and (needed or not c.is_trump)]
@@ -224,12 +275,13 @@ class Deal:
 
     def poignee_allowed(self, seat: int) -> bool:
         """A poignée is shown just before the player's first card, once."""
+        hand = self.hands[seat]
         return (
             self.phase is Phase.PLAYING
             and seat == self.to_act
             and not self.tricks
             and all(p.seat != seat for p in self.poignees)
-            and bool(rules.poignee_sizes_available(self.hands[seat], self.variant))
+            and (hand is None or bool(rules.poignee_sizes_available(hand, self.variant)))
         )
 
     # --- Applying actions ---
@@ -273,7 +325,7 @@ class Deal:
             return
         best = self._highest_bid()
         if best is None:
-            self._void("everybody passed")
+            self.declare_void("everybody passed")
             return
         self.contract = best
         self.taker = next(b.seat for b in self.bids if b.contract is best)
@@ -285,14 +337,21 @@ class Deal:
     def _call(self, call: Call) -> None:
         self._expect(Phase.CALL, "calling a card")
         assert self.taker is not None
-        rules.check_call(self.hands[self.taker], call.card)
+        hand = self.hands[self.taker]
+        if hand is not None:
+            rules.check_call(hand, call.card)
+        elif not (call.card.suit.is_colour and call.card.rank >= VALET):
+            # A replica cannot see the four kings behind a lower call: the deck proves them.
+            raise RuleError(f"{call.card.code} cannot be called: call a king, queen, cavalier or valet")
         self.called = call.card
         self._after_call()
 
     def _after_call(self) -> None:
         assert self.contract is not None and self.taker is not None
         if self.contract.chien_seen:
-            self.hands[self.taker].extend(self.chien)
+            hand = self.hands[self.taker]
+            if hand is not None and self.chien is not None:
+                hand.extend(self.chien)
             self.phase = Phase.ECART
         else:
             self.phase = Phase.CHELEM
@@ -300,10 +359,22 @@ class Deal:
     def _ecart(self, ecart: Ecart) -> None:
         self._expect(Phase.ECART, "the écart")
         assert self.taker is not None
-        hand = self.hands[self.taker]
+        hand = self.hand(self.taker)
+        if self.chien is None:
+            raise RuleError("the écart is made once the chien is turned")
         rules.check_ecart(hand, ecart.cards, self.variant.chien_size)
         self.ecart = tuple(ecart.cards)
         self.hands[self.taker] = [c for c in hand if c not in ecart.cards]
+        self.phase = Phase.CHELEM
+
+    def hidden_ecart(self, shown_trumps: tuple[Card, ...]) -> None:
+        """A replica's record of another seat's écart: it sees only the trumps shown in it."""
+        self._expect(Phase.ECART, "the écart")
+        if self.taker is None or self.hands[self.taker] is not None:
+            raise RuleError("the taker's own écart is pushed as an Ecart action")
+        if any(not c.is_trump or c.is_bout for c in shown_trumps):
+            raise RuleError("only trumps other than bouts are shown from the écart")
+        self.ecart = tuple(shown_trumps)
         self.phase = Phase.CHELEM
 
     def _announce(self, announcement: AnnounceChelem) -> None:
@@ -318,7 +389,14 @@ class Deal:
         self._expect(Phase.PLAYING, "showing a poignée")
         if self.tricks or any(p.seat == poignee.seat for p in self.poignees):
             raise RuleError("a poignée is shown once, just before your first card")
-        size = rules.check_poignee(self.hands[poignee.seat], poignee.cards, self.variant)
+        hand = self.hands[poignee.seat]
+        if hand is not None:
+            size = rules.check_poignee(hand, poignee.cards, self.variant)
+        else:  # the deck proves the cards are the player's; the audit checks the rest
+            shown_size = self.variant.poignee_size(len(poignee.cards))
+            if shown_size is None or any(not (c.is_trump or c.is_excuse) for c in poignee.cards):
+                raise RuleError("a poignée shows exactly a threshold count of trumps")
+            size = shown_size
         self.poignees.append(Poignee(poignee.seat, tuple(poignee.cards), size))
 
     def _lead_restriction(self) -> tuple[Suit | None, Card | None]:
@@ -329,11 +407,13 @@ class Deal:
 
     def _play(self, play: Play) -> None:
         self._expect(Phase.PLAYING, "playing a card")
-        forbidden, called = self._lead_restriction()
-        rules.check_play(
-            self.hands[play.seat], self.current, play.card, forbidden_lead_suit=forbidden, called=called
-        )
-        self.hands[play.seat].remove(play.card)
+        hand = self.hands[play.seat]
+        if hand is not None:
+            forbidden, called = self._lead_restriction()
+            rules.check_play(hand, self.current, play.card, forbidden_lead_suit=forbidden, called=called)
+            hand.remove(play.card)
+        elif self._played_by(play.card) is not None or self._seen_elsewhere(play.card, play.seat):
+            raise RuleError(f"{play.card.code} cannot be in seat {play.seat}'s hand")
         self.current.append(play.card)
         if len(self.current) == self.variant.players:
             self._close_trick()
@@ -358,9 +438,12 @@ class Deal:
         camp = self.camp(seat)
         return all(self.camp(t.winner) is camp for t in self.tricks)
 
-    def _void(self, reason: str) -> None:
-        self.phase = Phase.VOID
-        self.void_reason = reason
+    def _seen_elsewhere(self, card: Card, seat: int) -> bool:
+        """A card this replica knows to be in another hand, the écart or the chien."""
+        if any(h is not None and card in h for s, h in enumerate(self.hands) if s != seat):
+            return True
+        taken = seat == self.taker and self.contract is not None and self.contract.chien_seen
+        return card in self.ecart or (card in (self.chien or ()) and not taken)
 
     # --- The end of the deal ---
 
@@ -378,6 +461,8 @@ class Deal:
         for trick in self.tricks:
             piles[self.camp(trick.winner)].extend(trick.cards)
         piles[Camp.ATTACK].extend(self.ecart)
+        if not self.fully_known or self.chien is None:
+            raise RuleError("the piles are counted from the whole deal, after the reveal")
         if self.contract is Contract.GARDE_SANS:
             piles[Camp.ATTACK].extend(self.chien)
         elif self.contract is Contract.GARDE_CONTRE:

@@ -77,7 +77,7 @@ def decide(deal: Deal, policy: Policy) -> list[Action]:
         highest = max((b.contract for b in deal.bids if b.contract is not None), default=None)
         return [Bid(seat, policy.bid(view, rules.higher_contracts(highest)))]
     if deal.phase is Phase.CALL:
-        return [Call(seat, policy.call(view, rules.callable_cards(deal.hands[seat])))]
+        return [Call(seat, policy.call(view, rules.callable_cards(deal.hand(seat))))]
     if deal.phase is Phase.ECART:
         candidates, needed = deal.ecart_candidates()
         return [Ecart(seat, tuple(policy.ecart(view, candidates, needed)))]
