@@ -1,0 +1,430 @@
+"""The transcript of one deal: its signed messages in the one order every honest daemon holds.
+
+**Hash chain.**  The head starts as ``SHA-256("tarot/v1/transcript" ‖ table_id ‖ deal (8 bytes,
+big-endian) ‖ the members' public keys in seat order)`` and becomes ``SHA-256(head ‖ digest)``
+after each message.  Every message names, in ``prev``, the head it builds on; so a signed
+message commits its author to everything before it, and two daemons with the same head hold
+the same deal.
+
+**Who may speak.**  The transcript does not know the rules; the deal state machine does, and
+tells it what comes next, every time the chain moves:
+
+* :meth:`Transcript.expect` opens *sequential* slots: the next message is any **one** of them
+  (say ``Slot(PLAY, 2)`` and ``Slot(POIGNEE, 2)``).  Open several slots at once only for one
+  seat: that seat alone decides which comes first, whereas two seats racing for one head
+  would leave daemons with different chains.
+* :meth:`Transcript.expect_round` opens a *concurrent* round (commit, deal keys, chien keys,
+  reveal, score signature): each listed seat sends one message, all built on the **same**
+  head, the one before the round, in any order of arrival.  The round is appended only when
+  complete, in seat order, so arrival order never shows in the chain.
+
+:meth:`Transcript.append` returns the messages it added to the chain — one, none (a round
+message held until the round is complete, or a network duplicate), or a whole round — and
+the state machine applies exactly those, in that order, then opens the next slots.  Each
+opening replaces the previous one; an unfinished round is dropped (after a timeout, say),
+although its messages are kept as evidence and still count for their slots, so the deal must
+go on with other slots (an abandon).
+
+**Rejections** raise :class:`~protocol.verdict.VerdictError` and change the chain in no way.
+The transcript names a seat only when a message signed by that seat proves the fault by
+itself: equivocation, two different signed messages for one slot (an honest daemon signs one
+message per slot, and must store it before sending it so that a restart re-sends the same).
+Everything else names nobody:
+
+* bad signature, another table, another deal: anybody can send those — a replayed message
+  from deal 6 was signed honestly in deal 6 and proves nothing against its author in deal 7;
+* built on another head, or a slot not open now: messages also arrive early, and what is
+  open depends on local timeouts (an abandon), so it is no proof either.  Such a message
+  built on the current head is kept as evidence anyway: the state machine, which knows the
+  rules, may cite it in its own verdict.  A daemon should keep unattributed rejects aside
+  and offer them again whenever the chain moves or new slots open.
+
+**Files.**  :meth:`Transcript.to_bytes` writes the deal so anyone can check it offline:
+the msgpack array ``[magic, table_id, deal, [[key, name], ...], [chain messages],
+[evidence]]`` where the evidence holds the validly signed messages kept outside the chain
+(the second message of an equivocation, one not expected when it came, an unfinished round).
+:meth:`Transcript.from_bytes` re-checks every signature and the whole chain.  The names are
+labels for humans and are not signed: the keys are the identities.
+:meth:`Transcript.proof_bundle` exports a verdict with just the messages that prove it,
+read back by :meth:`ProofBundle.from_bytes`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import msgpack  # type: ignore[import-untyped]  # ships no type hints
+
+from protocol.identity import fingerprint, is_valid_public_key
+from protocol.messages import (
+    MAX_DEAL,
+    TABLE_ID_SIZE,
+    Kind,
+    Message,
+    MessageError,
+    decode,
+    encode,
+    verify_signature,
+)
+from protocol.variants import VARIANTS
+from protocol.verdict import Verdict, VerdictError
+
+GENESIS_DOMAIN = b"tarot/v1/transcript"
+FILE_MAGIC = b"tarot/v1/transcript-file"
+PROOF_MAGIC = b"tarot/v1/proof-bundle"
+
+EQUIVOCATION = "equivocation: two different signed messages for one slot"
+
+
+class TranscriptError(ValueError):
+    """A transcript file or proof bundle that does not verify; the text says where and why."""
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One message the state machine allows next: ``kind`` from ``seat``."""
+
+    kind: Kind
+    seat: int
+
+
+def genesis(table_id: bytes, deal: int, members: Sequence[bytes]) -> bytes:
+    """The head of an empty transcript.  It binds the chain to one table, one deal and one
+    set of players, so no message can be carried over into another deal or table."""
+    material = GENESIS_DOMAIN + table_id + deal.to_bytes(8, "big") + b"".join(members)
+    return hashlib.sha256(material).digest()
+
+
+def next_head(head: bytes, message: Message) -> bytes:
+    return hashlib.sha256(head + message.digest).digest()
+
+
+class Transcript:
+    """The messages of deal ``deal`` at table ``table_id``, whose seats hold ``members``."""
+
+    def __init__(
+        self,
+        table_id: bytes,
+        deal: int,
+        members: Sequence[bytes],
+        names: Sequence[str] | None = None,
+    ) -> None:
+        """``names`` label the seats for humans; they default to the keys' fingerprints."""
+        if len(table_id) != TABLE_ID_SIZE:
+            raise ValueError(f"a table id is {TABLE_ID_SIZE} bytes, not {len(table_id)}")
+        if not 0 <= deal <= MAX_DEAL:
+            raise ValueError(f"deal number {deal} is out of range 0..{MAX_DEAL}")
+        if len(members) not in VARIANTS:
+            raise ValueError(f"a table has 3, 4 or 5 members, not {len(members)}")
+        for seat, key in enumerate(members):
+            if not is_valid_public_key(key):
+                raise ValueError(f"seat {seat}: not a valid Ed25519 public key")
+        if len(set(members)) != len(members):
+            raise ValueError("two seats share one key, so one player could sign for both")
+        if names is None:
+            names = [fingerprint(key) for key in members]
+        if len(names) != len(members):
+            raise ValueError(f"{len(names)} names for {len(members)} members")
+        self.table_id = table_id
+        self.deal = deal
+        self.members = tuple(members)
+        self.names = tuple(names)
+        self._head = genesis(table_id, deal, members)
+        self._heads = {self._head}  # every head so far: tells a stale message from an early one
+        self._chain: list[Message] = []
+        self._kept: dict[bytes, Message] = {}  # digest -> every authentic message held
+        self._spoken: dict[tuple[bytes, Kind, int], Message] = {}  # (prev, kind, seat) -> first
+        self._open: frozenset[Slot] = frozenset()
+        self._concurrent = False
+        self._round: dict[int, Message] = {}  # seat -> message of the round being collected
+
+    @property
+    def head(self) -> bytes:
+        """The hash the next message must name as ``prev``."""
+        return self._head
+
+    @property
+    def messages(self) -> tuple[Message, ...]:
+        """The chain, in order."""
+        return tuple(self._chain)
+
+    # --- What comes next -------------------------------------------------------------
+
+    def expect(self, *slots: Slot) -> None:
+        """Open sequential slots: the next message is any one of them.  ``expect()`` with
+        nothing closes the transcript (the deal is over)."""
+        self._reopen(frozenset(slots), concurrent=False)
+
+    def expect_round(self, kind: Kind, seats: Iterable[int]) -> None:
+        """Open a concurrent round: one ``kind`` message from each of ``seats``, all built
+        on the current head.  Opening the round that is already being collected keeps what
+        it has collected, so a state machine may re-state what is open after every event."""
+        slots = frozenset(Slot(kind, seat) for seat in seats)
+        if not slots:
+            raise ValueError("a concurrent round needs at least one seat")
+        if not (self._concurrent and slots == self._open):
+            self._reopen(slots, concurrent=True)
+
+    @property
+    def awaiting(self) -> tuple[Slot, ...]:
+        """The open slots still unfilled, by seat: whom the deal is waiting for."""
+        waiting = [slot for slot in self._open if slot.seat not in self._round]
+        return tuple(sorted(waiting, key=lambda slot: (slot.seat, slot.kind.value)))
+
+    def _reopen(self, slots: frozenset[Slot], *, concurrent: bool) -> None:
+        for slot in slots:
+            if not 0 <= slot.seat < len(self.members):
+                raise ValueError(f"no seat {slot.seat} at a table of {len(self.members)}")
+        if concurrent and len({slot.kind for slot in slots}) != 1:
+            raise ValueError("a concurrent round has one kind of message")
+        self._open, self._concurrent, self._round = slots, concurrent, {}
+
+    # --- Receiving -----------------------------------------------------------------------
+
+    def append(self, message: Message) -> list[Message]:
+        """Check ``message`` and add it; returns the messages added to the chain, in order.
+
+        Raises :class:`VerdictError` if it is rejected; the chain is then unchanged, but a
+        validly signed message on the current head is kept as evidence (module docstring).
+        """
+        self._authenticate(message)
+        slot_key = (message.prev, message.kind, message.seat)
+        earlier = self._spoken.get(slot_key)
+        if earlier is not None:
+            if earlier.signed_data == message.signed_data:
+                return []  # the network delivered it twice
+            self._kept.setdefault(message.digest, message)
+            raise VerdictError(
+                Verdict(
+                    message.seat,
+                    message.kind.value,
+                    EQUIVOCATION,
+                    (earlier.digest.hex(), message.digest.hex()),
+                )
+            )
+        if message.prev != self._head:
+            reason = (
+                "stale: built on an earlier head of this deal"
+                if message.prev in self._heads
+                else "out of order: built on a head this transcript has not reached"
+            )
+            raise _rejection(message, reason)
+        if Slot(message.kind, message.seat) not in self._open:
+            self._kept.setdefault(message.digest, message)
+            raise _rejection(message, f"not expected now: {message.kind.value} from seat {message.seat}")
+        self._spoken[slot_key] = message
+        self._kept[message.digest] = message
+        if not self._concurrent:
+            self._open = frozenset()
+            return self._extend([message])
+        self._round[message.seat] = message
+        if len(self._round) < len(self._open):
+            return []
+        complete = [self._round[seat] for seat in sorted(self._round)]
+        self._open, self._round = frozenset(), {}
+        return self._extend(complete)
+
+    def _authenticate(self, message: Message) -> None:
+        """Reject, naming nobody, what is not a message of one of this table's members for
+        this very deal: without that, nothing about the message can be held against anyone."""
+        if message.seat >= len(self.members):
+            raise _rejection(message, f"no seat {message.seat} at a table of {len(self.members)}")
+        if not verify_signature(message, self.members[message.seat]):
+            raise _rejection(message, "bad signature")
+        if message.table_id != self.table_id:
+            raise _rejection(message, "message for another table")
+        if message.deal < self.deal:
+            raise _rejection(message, f"replayed message from deal {message.deal}")
+        if message.deal > self.deal:
+            raise _rejection(message, f"message for deal {message.deal}, this is deal {self.deal}")
+
+    def _extend(self, messages: list[Message]) -> list[Message]:
+        for message in messages:
+            self._chain.append(message)
+            self._head = next_head(self._head, message)
+            self._heads.add(self._head)
+        return messages
+
+    # --- Files -----------------------------------------------------------------------------
+
+    def to_bytes(self) -> bytes:
+        """The whole deal as a file: see the module docstring for the format."""
+        in_chain = {message.digest for message in self._chain}
+        evidence = [encode(m) for digest, m in self._kept.items() if digest not in in_chain]
+        return _pack(
+            [
+                FILE_MAGIC,
+                self.table_id,
+                self.deal,
+                _pack_members(self.members, self.names),
+                [encode(message) for message in self._chain],
+                evidence,
+            ]
+        )
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> Transcript:
+        """Read and verify a file written by :meth:`to_bytes`: every message's encoding and
+        signature, its table and deal, and the hash chain from the genesis to the end.
+        Raises :class:`TranscriptError` on any corruption.  The result is for reading (the
+        audit replays its :attr:`messages`): nothing is open in it."""
+        transcript, chain, evidence = _read_file(data, FILE_MAGIC, "transcript file")
+        for index, message in enumerate(_decode_all(chain, "message")):
+            transcript._replay(index, message)
+        for index, message in enumerate(_decode_all(evidence, "evidence message")):
+            _check_file_message(transcript, message, f"evidence message {index}")
+            transcript._kept.setdefault(message.digest, message)
+        if transcript.to_bytes() != data:
+            raise TranscriptError("transcript file is not in canonical form (altered or duplicated data)")
+        return transcript
+
+    def _replay(self, index: int, message: Message) -> None:
+        """Add the ``index``-th message of a file to the chain, checking that it builds on the
+        messages before it.  A concurrent round shows as consecutive messages of one kind
+        sharing ``prev``, in increasing seat order; anything else must build on the head."""
+        _check_file_message(self, message, f"message {index}")
+        last = self._chain[-1] if self._chain else None
+        same_round = (
+            last is not None
+            and message.prev == last.prev
+            and message.kind == last.kind
+            and message.seat > last.seat
+        )
+        if message.prev != self._head and not same_round:
+            raise TranscriptError(
+                f"message {index} ({message.kind.value} from seat {message.seat}) "
+                "does not build on the messages before it: the chain is broken"
+            )
+        self._spoken[(message.prev, message.kind, message.seat)] = message
+        self._kept[message.digest] = message
+        self._extend([message])
+
+    def proof_bundle(self, verdict: Verdict) -> bytes:
+        """The verdict with the signed messages its evidence names (message digests in hex,
+        as in the verdicts this module raises), checkable offline by
+        :meth:`ProofBundle.from_bytes`.  Raises ``ValueError`` for evidence this
+        transcript does not hold."""
+        messages: list[Message] = []
+        for reference in verdict.evidence:
+            message = self._kept.get(bytes.fromhex(reference))
+            if message is None:
+                raise ValueError(f"the verdict cites message {reference}, not held by this transcript")
+            messages.append(message)
+        bundle = ProofBundle(self.table_id, self.deal, self.members, self.names, verdict, tuple(messages))
+        return bundle.to_bytes()
+
+
+@dataclass(frozen=True)
+class ProofBundle:
+    """A verdict and the signed messages it cites, with the table's keys to check them.
+
+    Reading one proves that each message was signed, for that table and deal, by the key the
+    bundle gives for its seat; the reader should compare that key with the one it knows for
+    the player (by fingerprint), since the keys of the other seats, the names and the
+    verdict's words are not covered by any signature.  What the messages show (two
+    different messages for one slot, an illegal card…) is for the reader to judge by the
+    rule the verdict names."""
+
+    table_id: bytes
+    deal: int
+    members: tuple[bytes, ...]
+    names: tuple[str, ...]
+    verdict: Verdict
+    messages: tuple[Message, ...]
+
+    def to_bytes(self) -> bytes:
+        """``[magic, table_id, deal, [[key, name], ...], [seat, step, reason], [messages]]``;
+        the verdict's evidence is the messages' digests, so it is not written twice."""
+        return _pack(
+            [
+                PROOF_MAGIC,
+                self.table_id,
+                self.deal,
+                _pack_members(self.members, self.names),
+                [self.verdict.seat, self.verdict.step, self.verdict.reason],
+                [encode(message) for message in self.messages],
+            ]
+        )
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> ProofBundle:
+        """Read and verify a bundle; raises :class:`TranscriptError` if it does not verify."""
+        header, raw_verdict, raw_messages = _read_file(data, PROOF_MAGIC, "proof bundle")
+        messages = _decode_all(raw_messages, "message")
+        for index, message in enumerate(messages):
+            _check_file_message(header, message, f"message {index}")
+        if type(raw_verdict) is not list or len(raw_verdict) != 3:
+            raise TranscriptError("proof bundle: the verdict is not [seat, step, reason]")
+        seat, step, reason = raw_verdict
+        if type(step) is not str or type(reason) is not str:
+            raise TranscriptError("proof bundle: the verdict is not [seat, step, reason]")
+        if seat is not None and not (type(seat) is int and 0 <= seat < len(header.members)):
+            raise TranscriptError("proof bundle: the verdict names no seat of the table")
+        verdict = Verdict(seat, step, reason, tuple(message.digest.hex() for message in messages))
+        bundle = cls(header.table_id, header.deal, header.members, header.names, verdict, tuple(messages))
+        if bundle.to_bytes() != data:
+            raise TranscriptError("proof bundle is not in canonical form (altered data)")
+        return bundle
+
+
+def _pack(value: object) -> bytes:
+    data: bytes = msgpack.packb(value, use_bin_type=True)
+    return data
+
+
+def _pack_members(members: Sequence[bytes], names: Sequence[str]) -> list[list[bytes | str]]:
+    return [[key, name] for key, name in zip(members, names)]
+
+
+def _read_file(data: bytes, magic: bytes, what: str) -> tuple[Transcript, object, object]:
+    """Parse the common header of a transcript file or a proof bundle.  Returns an empty
+    transcript carrying the header, which checks the keys, with the two remaining fields."""
+    try:
+        fields = msgpack.unpackb(data, raw=False, strict_map_key=True, use_list=True)
+    except Exception as exc:  # every parser failure means the same: not a msgpack value
+        raise TranscriptError(f"{what} is not valid msgpack ({type(exc).__name__}: {exc})") from None
+    if type(fields) is not list or len(fields) != 6 or fields[0] != magic:
+        raise TranscriptError(f"not a {what} (expected a {magic.decode()} header)")
+    _, table_id, deal, members, first, second = fields
+    if type(table_id) is not bytes or type(deal) is not int or type(members) is not list:
+        raise TranscriptError(f"{what}: malformed header")
+    for member in members:
+        if type(member) is not list or len(member) != 2:
+            raise TranscriptError(f"{what}: a member is not [key, name]")
+        if type(member[0]) is not bytes or type(member[1]) is not str:
+            raise TranscriptError(f"{what}: a member is not [key, name]")
+    try:
+        header = Transcript(table_id, deal, [key for key, _ in members], [name for _, name in members])
+    except ValueError as exc:
+        raise TranscriptError(f"{what}: {exc}") from None
+    return header, first, second
+
+
+def _decode_all(raw: object, what: str) -> list[Message]:
+    if type(raw) is not list:
+        raise TranscriptError(f"the {what}s are not a list")
+    messages: list[Message] = []
+    for index, wire in enumerate(raw):
+        if type(wire) is not bytes:
+            raise TranscriptError(f"{what} {index} is not bytes")
+        try:
+            messages.append(decode(wire))
+        except MessageError as exc:
+            raise TranscriptError(f"{what} {index}: {exc}") from None
+    return messages
+
+
+def _check_file_message(transcript: Transcript, message: Message, where: str) -> None:
+    try:
+        transcript._authenticate(message)
+    except VerdictError as exc:
+        raise TranscriptError(
+            f"{where} ({message.kind.value} from seat {message.seat}): {exc.verdict.reason}"
+        ) from None
+
+
+def _rejection(message: Message, reason: str) -> VerdictError:
+    """A rejection that names nobody (see the module docstring for why)."""
+    return VerdictError(Verdict(None, message.kind.value, reason, (message.digest.hex(),)))
