@@ -1,0 +1,182 @@
+"""The group the deck lives in: the prime-order subgroup of Ed25519, through libsodium.
+
+Everything the deck protocol computes on goes through this module, so that the choice of
+group can change in one place (ristretto255 would be faster but PyNaCl does not expose it).
+
+Points and scalars are plain 32-byte strings — exactly what goes on the wire — so nothing
+is converted back and forth between messages and arithmetic.  A point is *trusted* only
+after :func:`check_point` (libsodium's ``is_valid_point``: canonical encoding, not of small
+order, in the prime-order subgroup), a scalar only after :func:`check_scalar` (canonical,
+i.e. below the group order ``ORDER``, and non-zero).  Every value received from another
+seat goes through one of the two before any arithmetic touches it; they raise
+:class:`GroupError`, a ``ValueError`` with a message that says what was wrong.
+
+Card *c* is the point ``M_c = from_uniform(SHA-256("tarot/v1/card" ‖ c))``: a hash to the
+curve, so nobody knows the discrete log between two cards.  :func:`card_of` is the reverse
+lookup a recipient uses after decrypting a dealt position.
+
+:data:`MULTS` counts scalar multiplications, the unit of cost of the protocol, so that the
+benchmark can compare what was done with what the protocol needs at least.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from functools import reduce
+from typing import Iterable, Sequence
+
+from nacl import bindings as _sodium
+from nacl.exceptions import CryptoError
+
+POINT_BYTES = 32
+SCALAR_BYTES = 32
+#: ℓ, the order of the prime-order subgroup (and the modulus of scalars).
+ORDER = 2**252 + 27742317777372353535851937790883648493
+
+Point = bytes  #: 32 bytes, the canonical encoding of a point of the prime-order subgroup
+Scalar = bytes  #: 32 bytes little-endian, canonical (< ORDER) and non-zero
+
+
+class GroupError(ValueError):
+    """A byte string that is not a valid point or scalar, or arithmetic that left the group."""
+
+
+class MultCounter:
+    """How many scalar multiplications were done since the last :meth:`reset`.
+
+    ``value`` counts all of them; ``fixed_base`` the subset by the generator ``G``, which
+    libsodium does with precomputed tables at about a fifth of the cost.
+    """
+
+    __slots__ = ("value", "fixed_base")
+
+    def __init__(self) -> None:
+        self.value = 0
+        self.fixed_base = 0
+
+    def reset(self) -> None:
+        self.value = 0
+        self.fixed_base = 0
+
+
+MULTS = MultCounter()
+
+
+# --- validation of what comes from elsewhere --------------------------------------------
+
+
+def check_point(data: object, what: str = "point") -> Point:
+    """``data`` if it is a valid point; :class:`GroupError` naming ``what`` otherwise."""
+    if not isinstance(data, bytes) or len(data) != POINT_BYTES:
+        raise GroupError(f"{what} is not a {POINT_BYTES}-byte string")
+    if not _sodium.crypto_core_ed25519_is_valid_point(data):
+        raise GroupError(
+            f"{what} is not a point of the prime-order subgroup "
+            "(non-canonical encoding, small order or outside the subgroup)"
+        )
+    return data
+
+
+def check_scalar(data: object, what: str = "scalar") -> Scalar:
+    """``data`` if it is a canonical non-zero scalar; :class:`GroupError` otherwise."""
+    if not isinstance(data, bytes) or len(data) != SCALAR_BYTES:
+        raise GroupError(f"{what} is not a {SCALAR_BYTES}-byte string")
+    value = int.from_bytes(data, "little")
+    if value >= ORDER:
+        raise GroupError(f"{what} is not canonical (not below the group order)")
+    if value == 0:
+        raise GroupError(f"{what} is zero")
+    return data
+
+
+def scalar_from_digest(digest: bytes) -> Scalar:
+    """A uniform non-zero scalar from 64 bytes of hash or HKDF output.
+
+    Reducing 512 bits modulo ℓ−1 and adding one has a bias of 2⁻²⁵⁹ and can never give the
+    zero scalar, which libsodium refuses to multiply by; no retry loop is needed.
+    """
+    if len(digest) != 64:
+        raise ValueError("a scalar is derived from exactly 64 bytes")
+    return (int.from_bytes(digest, "little") % (ORDER - 1) + 1).to_bytes(SCALAR_BYTES, "little")
+
+
+# --- arithmetic ------------------------------------------------------------------------
+
+
+def mul(scalar: Scalar, point: Point) -> Point:
+    """``scalar · point``.  libsodium re-checks that ``point`` is in the subgroup."""
+    MULTS.value += 1
+    try:
+        return _sodium.crypto_scalarmult_ed25519_noclamp(scalar, point)
+    except CryptoError:
+        raise GroupError("scalar multiplication of an invalid point or to the identity") from None
+
+
+def base_mul(scalar: Scalar) -> Point:
+    """``scalar · G`` for the standard generator ``G``."""
+    MULTS.value += 1
+    MULTS.fixed_base += 1
+    try:
+        return _sodium.crypto_scalarmult_ed25519_base_noclamp(scalar)
+    except CryptoError:
+        raise GroupError("scalar multiplication of the generator by zero") from None
+
+
+def add(p: Point, q: Point) -> Point:
+    try:
+        return _sodium.crypto_core_ed25519_add(p, q)
+    except CryptoError:
+        raise GroupError("point addition of an invalid point") from None
+
+
+def point_sum(points: Sequence[Point]) -> Point:
+    """The sum of a non-empty sequence of points: additions only, no multiplication."""
+    if not points:
+        raise ValueError("the sum of no points is not defined here")
+    return reduce(add, points)
+
+
+def scalar_mul(s: Scalar, t: Scalar) -> Scalar:
+    return _sodium.crypto_core_ed25519_scalar_mul(s, t)
+
+
+def scalar_sub(s: Scalar, t: Scalar) -> Scalar:
+    return _sodium.crypto_core_ed25519_scalar_sub(s, t)
+
+
+def scalar_product(scalars: Iterable[Scalar]) -> Scalar:
+    """Product of non-zero scalars (non-zero too, the order being prime)."""
+    return reduce(scalar_mul, scalars)
+
+
+def invert(s: Scalar) -> Scalar:
+    return _sodium.crypto_core_ed25519_scalar_invert(s)
+
+
+GENERATOR: Point = base_mul((1).to_bytes(SCALAR_BYTES, "little"))
+
+
+# --- the 78 card points ----------------------------------------------------------------
+
+CARD_DOMAIN = b"tarot/v1/card"
+
+
+def _card_point(index: int) -> Point:
+    return _sodium.crypto_core_ed25519_from_uniform(hashlib.sha256(CARD_DOMAIN + bytes([index])).digest())
+
+
+#: ``CARD_POINTS[c]`` is ``M_c`` for the card of deck index ``c`` (0..77).
+CARD_POINTS: tuple[Point, ...] = tuple(_card_point(index) for index in range(78))
+_CARD_OF: dict[Point, int] = {point: index for index, point in enumerate(CARD_POINTS)}
+assert len(_CARD_OF) == 78
+
+#: ``Σ M_c``, the sum every honest shuffle step's input and output sums are proven against.
+CARD_POINTS_SUM: Point = point_sum(CARD_POINTS)
+
+
+def card_of(point: Point) -> int | None:
+    """The deck index of the card whose point this is, or None for any other point."""
+    return _CARD_OF.get(point)
+
+
+MULTS.reset()  # GENERATOR above is not part of any deal

@@ -1,0 +1,140 @@
+"""The group layer: card points, validation of every received point and scalar, the counter."""
+
+import hashlib
+
+import pytest
+from nacl import bindings as sodium
+
+from protocol.group import (
+    CARD_POINTS,
+    CARD_POINTS_SUM,
+    GENERATOR,
+    MULTS,
+    ORDER,
+    GroupError,
+    add,
+    base_mul,
+    card_of,
+    check_point,
+    check_scalar,
+    invert,
+    mul,
+    point_sum,
+    scalar_from_digest,
+    scalar_mul,
+    scalar_product,
+)
+
+P = 2**255 - 19  # the field prime
+
+# The points of small order (libsodium's blacklist): identity, order 2, 4 and 8.
+SMALL_ORDER = [
+    bytes.fromhex("0100000000000000000000000000000000000000000000000000000000000000"),
+    bytes.fromhex("ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f"),
+    bytes.fromhex("0000000000000000000000000000000000000000000000000000000000000000"),
+    bytes.fromhex("0000000000000000000000000000000000000000000000000000000000000080"),
+    bytes.fromhex("26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05"),
+    bytes.fromhex("c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a"),
+]
+ORDER_8 = SMALL_ORDER[4]
+
+
+def scalar(value: int) -> bytes:
+    return value.to_bytes(32, "little")
+
+
+def test_card_points_are_78_distinct_valid_points_from_the_documented_hash() -> None:
+    assert len(CARD_POINTS) == 78 == len(set(CARD_POINTS))
+    for index, point in enumerate(CARD_POINTS):
+        assert check_point(point) == point
+        assert point == sodium.crypto_core_ed25519_from_uniform(hashlib.sha256(b"tarot/v1/card" + bytes([index])).digest())
+        assert card_of(point) == index
+    assert CARD_POINTS_SUM == point_sum(CARD_POINTS)
+
+
+def test_card_of_is_none_for_any_other_point() -> None:
+    assert card_of(GENERATOR) is None
+    assert card_of(mul(scalar(2), CARD_POINTS[0])) is None
+
+
+def test_generator_and_arithmetic_agree() -> None:
+    assert GENERATOR == base_mul(scalar(1))
+    assert add(GENERATOR, GENERATOR) == base_mul(scalar(2))
+    a = scalar_from_digest(bytes(range(64)))
+    assert mul(invert(a), mul(a, CARD_POINTS[5])) == CARD_POINTS[5]
+    assert scalar_product([a, invert(a)]) == scalar(1)
+    assert scalar_mul(scalar(3), scalar(5)) == scalar(15)
+
+
+@pytest.mark.parametrize("point", SMALL_ORDER)
+def test_small_order_points_are_refused(point: bytes) -> None:
+    with pytest.raises(GroupError, match="small order"):
+        check_point(point, "D[3]")
+
+
+def test_a_point_outside_the_prime_order_subgroup_is_refused() -> None:
+    mixed = sodium.crypto_core_ed25519_add(CARD_POINTS[0], ORDER_8)  # on the curve, with torsion
+    assert sodium.crypto_core_ed25519_is_valid_point(CARD_POINTS[0])
+    with pytest.raises(GroupError, match="outside the subgroup"):
+        check_point(mixed)
+    with pytest.raises(GroupError):
+        mul(scalar(5), mixed)  # libsodium refuses to multiply it, too
+
+
+def test_non_canonical_and_off_curve_encodings_are_refused() -> None:
+    # y ≥ p: only y = 0..18 have a second, non-canonical encoding y + p.
+    for y in range(19):
+        with pytest.raises(GroupError, match="non-canonical"):
+            check_point((y + P).to_bytes(32, "little"))
+    off_curve = bytes([2]) + bytes(31)  # y = 2 has no x on the curve
+    with pytest.raises(GroupError):
+        check_point(off_curve)
+
+
+@pytest.mark.parametrize("bad", [b"", bytes(31), bytes(33), "x" * 32, 7, None, [0] * 32])
+def test_points_of_the_wrong_type_or_length_are_refused_with_a_clear_error(bad: object) -> None:
+    with pytest.raises(GroupError, match="32-byte string"):
+        check_point(bad, "the point")
+
+
+def test_scalars_must_be_canonical_and_non_zero() -> None:
+    assert check_scalar(scalar(ORDER - 1)) == scalar(ORDER - 1)
+    assert check_scalar(scalar(1)) == scalar(1)
+    with pytest.raises(GroupError, match="zero"):
+        check_scalar(scalar(0))
+    with pytest.raises(GroupError, match="not canonical"):
+        check_scalar(scalar(ORDER))
+    with pytest.raises(GroupError, match="not canonical"):
+        check_scalar(scalar(ORDER + 1))
+    with pytest.raises(GroupError, match="not canonical"):
+        check_scalar(b"\xff" * 32)
+    with pytest.raises(GroupError, match="32-byte string"):
+        check_scalar(bytes(16))
+
+
+def test_derived_scalars_are_canonical_non_zero_and_deterministic() -> None:
+    for k in range(200):
+        digest = hashlib.sha512(bytes([k])).digest()
+        s = scalar_from_digest(digest)
+        assert check_scalar(s) == s == scalar_from_digest(digest)
+    assert scalar_from_digest(bytes(64)) == scalar(1)
+    assert scalar_from_digest(scalar(ORDER - 1) + bytes(32)) == scalar(1)  # never zero
+    with pytest.raises(ValueError):
+        scalar_from_digest(bytes(32))
+
+
+def test_the_counter_counts_every_scalar_multiplication() -> None:
+    MULTS.reset()
+    mul(scalar(3), GENERATOR)
+    base_mul(scalar(3))
+    add(GENERATOR, GENERATOR)
+    assert (MULTS.value, MULTS.fixed_base) == (2, 1)
+    MULTS.reset()
+    assert (MULTS.value, MULTS.fixed_base) == (0, 0)
+
+
+def test_multiplying_to_the_identity_is_a_group_error() -> None:
+    with pytest.raises(GroupError):
+        mul(scalar(ORDER), GENERATOR)
+    with pytest.raises(GroupError):
+        base_mul(scalar(0))
