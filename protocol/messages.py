@@ -32,7 +32,7 @@ from functools import cached_property
 from types import MappingProxyType
 from typing import Final, TypeAlias
 
-import msgpack  # type: ignore[import-untyped]  # ships no type hints
+import msgpack
 
 from protocol.identity import SIGNATURE_SIZE, Identity, verify
 

@@ -55,7 +55,7 @@ import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-import msgpack  # type: ignore[import-untyped]  # ships no type hints
+import msgpack
 
 from protocol.identity import fingerprint, is_valid_public_key
 from protocol.messages import (

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
-import msgpack  # type: ignore[import-untyped]
+import msgpack
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-import msgpack  # type: ignore[import-untyped]
+import msgpack
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
