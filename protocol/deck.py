@@ -80,7 +80,10 @@ class DeckSetup:
 
     ``weighted_lock`` replaces the lock step's proof over sums (a few additions per verifier)
     by a batch proof with hash-derived weights (2×78 multiplications per verifier and step),
-    which pins a wrong ``F`` on its seat at once instead of at the audit.
+    which pins a wrong ``F`` on its seat at once instead of at the audit.  It matters because
+    a locker knows the layout: with sums only, it can hide a compensated tracer in positions
+    of its *own* hand, which no honest recipient decrypts, and read one card of a later seat;
+    it is then exposed only by the audit, or when it has to play its garbage.
     """
 
     table_id: bytes

@@ -407,3 +407,15 @@ def test_the_permutation_puts_every_card_everywhere_evenly() -> None:
     assert min(first) > 5 and max(first) < 55
     chi2 = sum((count - 2000 / 78) ** 2 / (2000 / 78) for count in first)
     assert chi2 < 130  # 77 degrees of freedom: p < 1e-4 above this
+
+
+def test_the_benchmark_reports_time_and_multiplications_against_the_floor() -> None:
+    from client.bench_deck import deck_benchmark
+
+    result = deck_benchmark(players=3, runs=2)
+    assert len(result["runs_ms"]) == 2 and result["median_ms"] > 0
+    assert result["minimum_breakdown"] == {"shuffle": 3 * 78, "lock": 3 * 2 * 78, "decrypt": 3 * 24}
+    # The floor plus, for each of the 6 proven steps, 3 by the prover (R₁ by G, R₂, and the
+    # image of the sum) and 4 by the verifier (2 of them by G), plus each seat's A = a·G.
+    assert result["mults"] == result["minimum_mults"] + 6 * (3 + 4) + 3 == 774 + 45
+    assert result["fixed_base_mults"] == 6 * 2 + 3

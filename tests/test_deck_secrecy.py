@@ -17,7 +17,6 @@ from deck_tables import dealt_table, fresh_table, plain, truth, turn_chien
 from protocol.cards import DECK
 from protocol.deck import Lock, PublicDeck, SeatDeck, Shuffle, deal_in_one_process
 from protocol.group import CARD_POINTS, GENERATOR, add, card_of, invert, mul, point_sum, scalar_product
-from protocol.layout import CHIEN
 from protocol.proofs import NONCE_DOMAIN, hash_to_scalar
 from protocol.seeds import EXTRACT_SALT
 from protocol.verdict import VerdictError
