@@ -134,6 +134,16 @@ class Card:
     def __lt__(self, other: Card) -> bool:
         return self.index < other.index
 
+    # A card is one of 78 singletons compared by identity: copying must not make a 79th.
+    def __copy__(self) -> Card:
+        return self
+
+    def __deepcopy__(self, memo: object) -> Card:
+        return self
+
+    def __reduce__(self) -> tuple[object, tuple[int]]:
+        return (from_index, (self.index,))
+
 
 def _check_lang(lang: str) -> None:
     if lang not in LANGUAGES:

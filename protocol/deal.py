@@ -286,27 +286,64 @@ class Deal:
 
     # --- Applying actions ---
 
-    def push(self, action: Action) -> None:
-        """Apply ``action``; :class:`RuleError` (and no change) if the rules forbid it."""
-        if self.finished:
-            raise RuleError("the deal is over")
-        if action.seat != self.to_act:
-            raise RuleError(f"it is not seat {action.seat}'s turn but seat {self.to_act}'s")
+    def push(self, action: Action, *, strict: bool = True) -> None:
+        """Apply ``action``; :class:`RuleError` (and no change) if the rules forbid it.
+
+        ``strict=False`` lets a card that breaks the rules of play (a renonce) through, as
+        long as the player holds it: the audit scores a deal with a renonce as it was played.
+        """
+        self.check(action, strict=strict)
         if isinstance(action, Bid):
             self._bid(action)
         elif isinstance(action, Call):
-            self._call(action)
+            self.called = action.card
+            self._after_call()
         elif isinstance(action, Ecart):
             self._ecart(action)
         elif isinstance(action, AnnounceChelem):
             self._announce(action)
         elif isinstance(action, ShowPoignee):
-            self._poignee(action)
-        elif isinstance(action, Play):
+            self.poignees.append(Poignee(action.seat, tuple(action.cards), self._poignee_size(action)))
+        else:
             self._play(action)
+        self.history.append(action)
+
+    def check(self, action: Action, *, strict: bool = True) -> None:
+        """:class:`RuleError` if ``action`` may not be pushed now; changes nothing."""
+        if self.finished:
+            raise RuleError("the deal is over")
+        if action.seat != self.to_act:
+            raise RuleError(f"it is not seat {action.seat}'s turn but seat {self.to_act}'s")
+        if isinstance(action, Bid):
+            self._expect(Phase.BIDDING, "bidding")
+            highest = self._highest_bid()
+            if action.contract is not None and action.contract not in rules.higher_contracts(highest):
+                raise RuleError(f"a bid must be higher than {highest.french if highest else 'nothing'}")
+        elif isinstance(action, Call):
+            self._check_call(action)
+        elif isinstance(action, Ecart):
+            self._expect(Phase.ECART, "the écart")
+            if self.chien is None:
+                raise RuleError("the écart is made once the chien is turned")
+            rules.check_ecart(self.hand(action.seat), action.cards, self.variant.chien_size)
+        elif isinstance(action, AnnounceChelem):
+            self._expect(Phase.CHELEM, "announcing a chelem")
+        elif isinstance(action, ShowPoignee):
+            self._expect(Phase.PLAYING, "showing a poignée")
+            if self.tricks or any(p.seat == action.seat for p in self.poignees):
+                raise RuleError("a poignée is shown once, just before your first card")
+            self._poignee_size(action)
+        elif isinstance(action, Play):
+            self._check_play(action, strict)
         else:  # pragma: no cover - the Action union is closed
             raise RuleError(f"unknown action {action!r}")
-        self.history.append(action)
+
+    def is_legal(self, action: Action) -> bool:
+        try:
+            self.check(action)
+        except RuleError:
+            return False
+        return True
 
     def _expect(self, phase: Phase, what: str) -> None:
         if self.phase is not phase:
@@ -316,10 +353,6 @@ class Deal:
         return max((b.contract for b in self.bids if b.contract is not None), default=None)
 
     def _bid(self, bid: Bid) -> None:
-        self._expect(Phase.BIDDING, "bidding")
-        highest = self._highest_bid()
-        if bid.contract is not None and bid.contract not in rules.higher_contracts(highest):
-            raise RuleError(f"a bid must be higher than {highest.french if highest else 'nothing'}")
         self.bids.append(bid)
         if len(self.bids) < self.variant.players:
             return
@@ -334,17 +367,14 @@ class Deal:
         else:
             self._after_call()
 
-    def _call(self, call: Call) -> None:
+    def _check_call(self, call: Call) -> None:
         self._expect(Phase.CALL, "calling a card")
-        assert self.taker is not None
-        hand = self.hands[self.taker]
+        hand = self.hands[call.seat]
         if hand is not None:
             rules.check_call(hand, call.card)
         elif not (call.card.suit.is_colour and call.card.rank >= VALET):
             # A replica cannot see the four kings behind a lower call: the deck proves them.
             raise RuleError(f"{call.card.code} cannot be called: call a king, queen, cavalier or valet")
-        self.called = call.card
-        self._after_call()
 
     def _after_call(self) -> None:
         assert self.contract is not None and self.taker is not None
@@ -357,14 +387,9 @@ class Deal:
             self.phase = Phase.CHELEM
 
     def _ecart(self, ecart: Ecart) -> None:
-        self._expect(Phase.ECART, "the écart")
-        assert self.taker is not None
-        hand = self.hand(self.taker)
-        if self.chien is None:
-            raise RuleError("the écart is made once the chien is turned")
-        rules.check_ecart(hand, ecart.cards, self.variant.chien_size)
+        hand = self.hand(ecart.seat)
         self.ecart = tuple(ecart.cards)
-        self.hands[self.taker] = [c for c in hand if c not in ecart.cards]
+        self.hands[ecart.seat] = [c for c in hand if c not in ecart.cards]
         self.phase = Phase.CHELEM
 
     def hidden_ecart(self, shown_trumps: tuple[Card, ...]) -> None:
@@ -378,26 +403,21 @@ class Deal:
         self.phase = Phase.CHELEM
 
     def _announce(self, announcement: AnnounceChelem) -> None:
-        self._expect(Phase.CHELEM, "announcing a chelem")
         assert self.taker is not None
         self.chelem_announced = announcement.announce
         # An announced chelem gives the taker the first lead, whoever deals.
         self.leader = self.taker if announcement.announce else self.variant.next_seat(self.dealer)
         self.phase = Phase.PLAYING
 
-    def _poignee(self, poignee: ShowPoignee) -> None:
-        self._expect(Phase.PLAYING, "showing a poignée")
-        if self.tricks or any(p.seat == poignee.seat for p in self.poignees):
-            raise RuleError("a poignée is shown once, just before your first card")
+    def _poignee_size(self, poignee: ShowPoignee) -> PoigneeSize:
         hand = self.hands[poignee.seat]
         if hand is not None:
-            size = rules.check_poignee(hand, poignee.cards, self.variant)
-        else:  # the deck proves the cards are the player's; the audit checks the rest
-            shown_size = self.variant.poignee_size(len(poignee.cards))
-            if shown_size is None or any(not (c.is_trump or c.is_excuse) for c in poignee.cards):
-                raise RuleError("a poignée shows exactly a threshold count of trumps")
-            size = shown_size
-        self.poignees.append(Poignee(poignee.seat, tuple(poignee.cards), size))
+            return rules.check_poignee(hand, poignee.cards, self.variant)
+        # A replica: the deck proves the cards are the player's, the audit checks the rest.
+        size = self.variant.poignee_size(len(poignee.cards))
+        if size is None or any(not (c.is_trump or c.is_excuse) for c in poignee.cards):
+            raise RuleError("a poignée shows exactly a threshold count of trumps")
+        return size
 
     def _lead_restriction(self) -> tuple[Suit | None, Card | None]:
         """At five, the first lead of the deal may not be in the called suit (but the called card)."""
@@ -405,15 +425,20 @@ class Deal:
             return self.called.suit, self.called
         return None, None
 
-    def _play(self, play: Play) -> None:
+    def _check_play(self, play: Play, strict: bool) -> None:
         self._expect(Phase.PLAYING, "playing a card")
         hand = self.hands[play.seat]
         if hand is not None:
-            forbidden, called = self._lead_restriction()
-            rules.check_play(hand, self.current, play.card, forbidden_lead_suit=forbidden, called=called)
-            hand.remove(play.card)
+            if strict or play.card not in hand:
+                forbidden, called = self._lead_restriction()
+                rules.check_play(hand, self.current, play.card, forbidden_lead_suit=forbidden, called=called)
         elif self._played_by(play.card) is not None or self._seen_elsewhere(play.card, play.seat):
             raise RuleError(f"{play.card.code} cannot be in seat {play.seat}'s hand")
+
+    def _play(self, play: Play) -> None:
+        hand = self.hands[play.seat]
+        if hand is not None:
+            hand.remove(play.card)
         self.current.append(play.card)
         if len(self.current) == self.variant.players:
             self._close_trick()

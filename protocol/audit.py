@@ -1,0 +1,172 @@
+"""The end-of-deal audit: replay a whole deal from its signed messages and revealed seeds.
+
+Every daemon runs it on its own transcript before signing the score, and ``tarot audit``
+runs it on a saved transcript: the same function, so the verdict is the same everywhere.
+
+1. The public course (:class:`~protocol.public.PublicDeal`) is replayed: every message's
+   checks again, and whatever stopped the deal.
+2. The deck is replayed from the seeds (:func:`~protocol.audit_deck.audit_deck`): it names a
+   seat that deviated in a way the live checks could only notice (a non-card point), and it
+   gives the true hands, chien and écart.
+3. The game is replayed on the referee with every hand visible: each bid, call, écart,
+   poignée and card is checked against the full hands — a renonce shows here.
+4. The score.  A deal stopped by a deviation scores nothing and is recorded as abandoned by
+   the culprit.  A renonce follows the FFT arbitration code for free play: if the offending
+   camp wins, the deal is annulled; if it loses, it counts as played; either way the
+   offender takes a 100-point penalty on a row of its own.  A rule broken before the play
+   (a false call, poignée or écart, a petit sec kept quiet) annuls the deal, with the same
+   penalty.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from protocol.audit_deck import audit_deck
+from protocol.cards import DECK, Card, card
+from protocol.deal import Action, AnnounceChelem, Bid, Call, Deal, Ecart, Phase, Play, ShowPoignee
+from protocol.messages import Kind, Message
+from protocol.public import PublicDeal, Stage, TableSetup
+from protocol.deck import Open, OpenRecommitted, payload_from_wire
+from protocol.rules import RuleError, has_petit_sec
+from protocol.scoring import Camp, DealOutcome, score_deal, score_row
+from protocol.variants import Contract
+from protocol.verdict import Verdict
+
+
+@dataclass(frozen=True)
+class DealAudit:
+    verdict: Verdict | None  #: the first deviation, attributed to a seat whenever possible
+    scores: tuple[int, ...]  #: the deal's row (zeros when void, abandoned or annulled)
+    penalty: int | None  #: the seat that takes the renonce penalty row, if any
+    referee: Deal | None  #: the deal replayed with every hand visible (None if the deck failed)
+    outcome: DealOutcome | None
+    abandoned: bool  #: stopped by a deviation: nothing was scored
+
+    @property
+    def ok(self) -> bool:
+        return self.verdict is None
+
+    @property
+    def void(self) -> bool:
+        return self.referee is not None and self.referee.phase is Phase.VOID
+
+
+def audit_deal(table: TableSetup, deal_number: int, dealer: int, messages: Sequence[Message]) -> DealAudit:
+    """Audit the chain of one deal (the messages in transcript order)."""
+    public = PublicDeal(table, deal_number, dealer)
+    for message in messages:
+        public.apply(message)
+    return audit_public(public)
+
+
+#: Audits by transcript head.  The audit is a pure function of the chain, and the head names
+#: the chain: seats that share a process (the simulator) need not replay the deck five times.
+_BY_HEAD: dict[bytes, DealAudit] = {}
+_BY_HEAD_SIZE = 16
+
+
+def audit_public(public: PublicDeal, head: bytes | None = None) -> DealAudit:
+    """Audit a deal whose chain ``public`` has already followed (a seat's own replica), and
+    whose transcript ends at ``head`` when given."""
+    if head is not None and head in _BY_HEAD:
+        return _BY_HEAD[head]
+    result = _audit(public)
+    if head is not None:
+        if len(_BY_HEAD) >= _BY_HEAD_SIZE:
+            del _BY_HEAD[next(iter(_BY_HEAD))]
+        _BY_HEAD[head] = result
+    return result
+
+
+def _audit(public: PublicDeal) -> DealAudit:
+    table, dealer = public.table, public.dealer
+    revealed = {seat: public.seeds.get(seat) for seat in range(table.players)}
+    deck = audit_deck(public.deck.record, revealed)
+    verdict = _first_verdict(public, deck.verdict)
+    zeros = tuple(0 for _ in range(table.players))
+    if deck.verdict is not None or len(deck.hands) != table.players:
+        return DealAudit(verdict, zeros, None, None, None, abandoned=True)
+    referee = Deal(table.variant, dealer, tuple(deck.hands[s] for s in range(table.players)), deck.chien)
+    false_reports = _bad_hand_reporters(public)
+    if verdict is None or not verdict.attributed:
+        if false_reports:
+            reason = "reported a hand that does not decrypt, but every step replays exactly"
+            verdict = Verdict(false_reports[0], "deal", reason, ())
+    if public.stopped or verdict is not None:
+        return DealAudit(verdict, zeros, None, referee, None, abandoned=True)
+    return _replay_game(table, public, referee, deck.ecart)
+
+
+def _first_verdict(public: PublicDeal, deck_verdict: Verdict | None) -> Verdict | None:
+    """The live verdict, unless it could not name a seat and the seeds now can."""
+    live = public.verdict
+    if live is None or not live.attributed:
+        return deck_verdict or live
+    return live
+
+
+def _bad_hand_reporters(public: PublicDeal) -> list[int]:
+    return [seat for seat in sorted(public.hand_reports) if public.hand_status(seat) == "bad-hand"]
+
+
+def _replay_game(table: TableSetup, public: PublicDeal, referee: Deal, ecart: tuple[Card, ...] | None) -> DealAudit:
+    zeros = tuple(0 for _ in range(table.players))
+    declared_void = public.game is not None and public.game.phase is Phase.VOID
+    if referee.phase is Phase.VOID:
+        if declared_void:
+            return DealAudit(None, zeros, None, referee, None, abandoned=False)
+        holder = next(s for s, h in enumerate(referee.dealt) if h is not None and has_petit_sec(h))
+        verdict = Verdict(holder, "petit_sec", "held the petit sec and did not show it", ())
+        return DealAudit(verdict, zeros, holder, referee, None, abandoned=False)
+    renonce: Verdict | None = None
+    for message in public.game_messages:
+        action = _action(message, ecart)
+        evidence = (message.digest.hex(),)
+        try:
+            referee.push(action)
+            continue
+        except RuleError as error:
+            offence = Verdict(message.seat, message.kind.value, str(error), evidence)
+        if isinstance(action, Play):
+            renonce = renonce or Verdict(message.seat, "play", f"renonce: {offence.reason}", evidence)
+            try:
+                referee.push(action, strict=False)
+                continue
+            except RuleError:
+                pass
+        # Broken before the play (a false call, poignée or écart), or a card the player never
+        # held: the deal cannot be scored as played.  Annulled, with the penalty.
+        return DealAudit(offence, zeros, message.seat, referee, None, abandoned=False)
+    outcome = referee.outcome()
+    if outcome is None or referee.taker is None:  # pragma: no cover - a finished replay is scored
+        return DealAudit(renonce, zeros, None, referee, None, abandoned=False)
+    score = score_deal(outcome)
+    row = tuple(score_row(score, table.players, referee.taker, referee.partner))
+    if renonce is None or renonce.seat is None:
+        return DealAudit(None, row, None, referee, outcome, abandoned=False)
+    offender_won = (referee.camp(renonce.seat) is Camp.ATTACK) == score.won
+    return DealAudit(renonce, zeros if offender_won else row, renonce.seat, referee, outcome, abandoned=False)
+
+
+def _action(message: Message, ecart: tuple[Card, ...] | None) -> Action:
+    """The game action a message of the chain carries (already checked by the public replay)."""
+    payload = message.payload
+    assert isinstance(payload, dict)
+    seat = message.seat
+    if message.kind is Kind.BID:
+        code = payload.get("contract")
+        return Bid(seat, None if code is None else Contract.from_code(str(code)))
+    if message.kind is Kind.CALL:
+        return Call(seat, card(str(payload.get("card"))))
+    if message.kind is Kind.ECART:
+        return Ecart(seat, ecart or ())
+    if message.kind is Kind.CHELEM:
+        return AnnounceChelem(seat, bool(payload.get("announce")))
+    opened = payload_from_wire(payload.get("open"))
+    assert isinstance(opened, (Open, OpenRecommitted))
+    cards = tuple(DECK[o.card] for o in opened.openings)
+    if message.kind is Kind.POIGNEE:
+        return ShowPoignee(seat, cards)
+    return Play(seat, cards[0])

@@ -1,0 +1,334 @@
+"""One seat's side of a replicated deal: feed it messages, it tells you what to send.
+
+A :class:`SeatMachine` joins three pieces: the seat's :class:`~protocol.transcript.Transcript`
+(signatures, the hash chain, who may speak), the deal's public course
+(:class:`~protocol.public.PublicDeal`, the same code every seat and the audit run) and the
+seat's secrets (:class:`~protocol.deck.SeatDeck`).  It is sans-IO, like h11: the caller moves
+the bytes, decides when a wait has become a timeout, and asks a player or a bot for the
+seat's decisions.
+
+* :meth:`start` returns the first message (the seed commitment);
+* :meth:`receive` takes a message from another seat and returns what this seat sends now
+  (the protocol's automatic steps: shuffle, lock, keys, reveal, signature);
+* :meth:`decision` says what the seat must decide (bid, call, écart, chelem, poignée, card),
+  :meth:`act` takes that decision and returns the message that carries it;
+* :meth:`take_events` drains what happened, for a screen — only what this seat may know.
+
+Only this seat's secrets ever go into what it sends; the seed only in the final reveal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from protocol.audit import DealAudit, audit_public
+from protocol.cards import codes
+from protocol.deal import Action, AnnounceChelem, Bid, Call, Deal, Ecart, Phase, Play, ShowPoignee
+from protocol.deck import DeckUsageError, SeatDeck
+from protocol.identity import Identity
+from protocol.messages import Kind, Message, sign_message
+from protocol.messages import Payload as WirePayload
+from protocol.public import HAND_BAD, HAND_OK, HAND_PETIT_SEC, PublicDeal, Stage, TableSetup
+from protocol.rules import RuleError, has_petit_sec
+from protocol.transcript import Transcript
+from protocol.verdict import Verdict, VerdictError
+from protocol.view import SeatView, seat_view
+
+#: Messages kept aside because they came early (a reordering network); retried as the chain moves.
+MAX_EARLY = 64
+
+
+@dataclass(frozen=True)
+class Event:
+    """Something this seat's player may learn: ``kind`` and JSON-friendly details."""
+
+    kind: str
+    data: dict[str, object] = field(default_factory=dict)
+
+
+class SeatMachine:
+    def __init__(
+        self,
+        table: TableSetup,
+        deal_number: int,
+        dealer: int,
+        seat: int,
+        identity: Identity,
+        seed: bytes | None = None,
+    ) -> None:
+        if identity.public_key != table.members[seat]:
+            raise ValueError(f"this identity is not the member at seat {seat}")
+        self.table = table
+        self.seat = seat
+        self.identity = identity
+        self.public = PublicDeal(table, deal_number, dealer, own_seat=seat)
+        self.secret = SeatDeck(self.public.deck.setup, seat, seed)
+        self.transcript = Transcript(table.table_id, deal_number, table.members, table.names)
+        self.audit: DealAudit | None = None
+        self._sent_rounds: set[Kind] = set()
+        self._outbox: list[Message] = []
+        self._early: list[Message] = []
+        self._events: list[Event] = []
+        self._rejected: list[Verdict] = []
+
+    # --- The caller's side ------------------------------------------------------------
+
+    @property
+    def seed(self) -> bytes:
+        """Store it durably before sending anything: the audit needs it back."""
+        return self.secret.seed
+
+    @property
+    def done(self) -> bool:
+        return self.public.stage is Stage.DONE
+
+    @property
+    def game(self) -> Deal | None:
+        return self.public.game
+
+    def start(self) -> list[Message]:
+        self._sync()
+        return self._flush()
+
+    def receive(self, message: Message) -> list[Message]:
+        """Take a message from the network; returns what this seat must send now.  Nothing
+        a peer sends can make this raise: a bad message is refused and recorded."""
+        self._offer(message)
+        return self._flush()
+
+    def stall(self) -> list[Message]:
+        """The caller's timeout: the seats the deal waits for are treated as gone."""
+        if not self.done:
+            self.public.stall()
+            self._sync()
+        return self._flush()
+
+    def waiting_for(self) -> set[int]:
+        return {slot.seat for slot in self.transcript.awaiting}
+
+    def decision(self) -> Phase | None:
+        """The phase of the decision this seat owes now, or None."""
+        game = self.public.game
+        if game is None or self.public.stopped or game.to_act != self.seat:
+            return None
+        if self.public.stage not in (Stage.BIDDING, Stage.CALL, Stage.ECART, Stage.CHELEM, Stage.PLAY):
+            return None
+        return game.phase
+
+    def view(self) -> SeatView | None:
+        game = self.public.game
+        return None if game is None else seat_view(game, self.seat)
+
+    def act(self, action: Action) -> list[Message]:
+        """This seat's decision.  RuleError (and nothing sent) if the rules forbid it."""
+        game = self.public.game
+        if self.decision() is None or game is None:
+            raise RuleError("it is not this seat's turn to decide")
+        if action.seat != self.seat:
+            raise RuleError(f"this machine plays seat {self.seat}, not seat {action.seat}")
+        game.check(action)  # refuse an illegal action before signing anything
+        kind, payload = self._payload(action)
+        self._send(kind, payload)
+        return self._flush()
+
+    def take_events(self) -> list[Event]:
+        events, self._events = self._events, []
+        return events
+
+    @property
+    def rejected(self) -> list[Verdict]:
+        """Messages refused without blame (bad signature, another deal…), for the logs."""
+        return list(self._rejected)
+
+    # --- Sending ------------------------------------------------------------------
+
+    def _payload(self, action: Action) -> tuple[Kind, WirePayload]:
+        if isinstance(action, Bid):
+            return Kind.BID, {"contract": None if action.contract is None else action.contract.code}
+        if isinstance(action, Call):
+            payload: dict[str, WirePayload] = {"card": action.card.code}
+            if action.card.rank < 14:
+                proof = [c for c in self.secret.hand(self.public.deck).values() if c.suit.is_colour and c.rank > action.card.rank]
+                payload["open"] = self.secret.open(proof).to_wire()  # type: ignore[assignment]
+            return Kind.CALL, payload
+        if isinstance(action, Ecart):
+            self.public.own_ecart = tuple(action.cards)
+            return Kind.ECART, self.secret.ecart(self.public.deck, action.cards).to_wire()  # type: ignore[return-value]
+        if isinstance(action, AnnounceChelem):
+            return Kind.CHELEM, {"announce": action.announce}
+        if isinstance(action, ShowPoignee):
+            return Kind.POIGNEE, {"open": self.secret.open(action.cards).to_wire()}  # type: ignore[dict-item]
+        assert isinstance(action, Play)
+        return Kind.PLAY, {"open": self.secret.open([action.card]).to_wire()}  # type: ignore[dict-item]
+
+    def _send(self, kind: Kind, payload: WirePayload) -> None:
+        message = sign_message(
+            self.identity,
+            self.table.table_id,
+            self.public.deal_number,
+            kind,
+            self.seat,
+            payload,
+            self.transcript.head,
+        )
+        self._outbox.append(message)
+        self._offer(message)
+
+    def _flush(self) -> list[Message]:
+        out, self._outbox = self._outbox, []
+        return out
+
+    def _send_round(self, kind: Kind, payload: WirePayload) -> None:
+        """A concurrent round's message, once."""
+        if kind not in self._sent_rounds:
+            self._sent_rounds.add(kind)
+            self._send(kind, payload)
+
+    def _automatic(self) -> None:
+        """The protocol's own steps, which ask the player nothing."""
+        stage, deck = self.public.stage, self.public.deck
+        if stage is Stage.COMMIT:
+            self._send_round(Kind.COMMIT, self.secret.commit().to_wire())  # type: ignore[arg-type]
+        elif stage is Stage.SHUFFLE and deck.waiting_for() == {self.seat}:
+            self._send(Kind.SHUFFLE, self.secret.shuffle(deck).to_wire())  # type: ignore[arg-type]
+        elif stage is Stage.LOCK and deck.waiting_for() == {self.seat}:
+            self._send(Kind.LOCK, self.secret.lock(deck).to_wire())  # type: ignore[arg-type]
+        elif stage is Stage.DEAL_KEYS:
+            self._send_round(Kind.DEAL_KEYS, self.secret.deal_keys().to_wire())  # type: ignore[arg-type]
+        elif stage is Stage.HAND_CHECK:
+            self._send_round(Kind.PETIT_SEC, self._hand_check())
+        elif stage is Stage.CHIEN:
+            self._send_round(Kind.CHIEN_OPEN, self.secret.chien_keys().to_wire())  # type: ignore[arg-type]
+        elif stage is Stage.REVEAL:
+            self._send_round(Kind.REVEAL, self.secret.reveal().to_wire())  # type: ignore[arg-type]
+        elif stage is Stage.SIGN:
+            self._send_round(Kind.SCORE_SIGN, self._score_signature())
+
+    def _hand_check(self) -> WirePayload:
+        """Decrypt this seat's hand at once: a bad card must stop the deal before any play."""
+        try:
+            by_position = self.secret.hand(self.public.deck)
+        except VerdictError as error:
+            position = _position_of(error.verdict)
+            return {"status": HAND_BAD, "position": position}
+        hand = tuple(by_position[j] for j in sorted(by_position))
+        self.public.own_hand = hand
+        self._events.append(Event("hand", {"cards": codes(hand)}))
+        if has_petit_sec(hand):
+            return {"status": HAND_PETIT_SEC, "open": self.secret.open(hand).to_wire()}  # type: ignore[dict-item]
+        return {"status": HAND_OK}
+
+    def _score_signature(self) -> WirePayload:
+        if self.audit is None:
+            self.audit = audit_public(self.public, self.transcript.head)
+        verdict = self.audit.verdict
+        return {
+            "scores": list(self.audit.scores),
+            "culprit": None if verdict is None else verdict.seat,
+            "rule": None if verdict is None else verdict.reason,
+        }
+
+    # --- Receiving ----------------------------------------------------------------
+
+    def _offer(self, message: Message) -> None:
+        try:
+            added = self.transcript.append(message)
+        except VerdictError as error:
+            if error.verdict.attributed:  # equivocation: proven by the two signed messages
+                self.public._stop(error.verdict)
+                self._event_verdict(error.verdict)
+                self._sync()
+            elif message.deal == self.public.deal_number and len(self._early) < MAX_EARLY:
+                if message not in self._early:
+                    self._early.append(message)
+            else:
+                self._rejected.append(error.verdict)
+            return
+        for accepted in added:
+            before = self.public.verdict
+            self.public.apply(accepted)
+            self._events_for(accepted)
+            if before is None and self.public.verdict is not None:
+                self._event_verdict(self.public.verdict)
+        if added:
+            self._sync()
+            self._retry_early()
+
+    def _retry_early(self) -> None:
+        early, self._early = self._early, []
+        for message in early:
+            self._offer(message)
+
+    def _sync(self) -> None:
+        """Open the transcript slots of what comes next, and send what this seat owes."""
+        rounds = self.public.next_rounds()
+        if rounds.concurrent:
+            self.transcript.expect_round(rounds.slots[0].kind, [slot.seat for slot in rounds.slots])
+        else:
+            self.transcript.expect(*rounds.slots)
+        if self.public.stage is Stage.SIGN and self.audit is None:
+            self._score_signature()
+        if self.public.stage is Stage.DONE and self.audit is not None:
+            self._check_signatures()
+        try:
+            self._automatic()
+        except DeckUsageError:
+            pass  # waiting for a step of another seat first
+
+    def _check_signatures(self) -> None:
+        """Every seat signs the score the audit gives; one that signs another is named."""
+        assert self.audit is not None
+        mine = self._score_signature()
+        for seat, signed in sorted(self.public.signatures.items()):
+            if signed != mine and self.public.verdict is None:
+                self.public.verdict = Verdict(seat, "score", "signed a score that the audit does not give", ())
+                self._event_verdict(self.public.verdict)
+
+    # --- Events ---------------------------------------------------------------------
+
+    def _event_verdict(self, verdict: Verdict) -> None:
+        self._events.append(
+            Event("verdict", {"culprit": verdict.seat, "step": verdict.step, "rule": verdict.reason})
+        )
+
+    def _events_for(self, message: Message) -> None:
+        game = self.public.game
+        if game is None:
+            return
+        kind = message.kind
+        data: dict[str, object] = {"seat": message.seat}
+        last = game.history[-1] if game.history else None
+        if kind is Kind.BID and isinstance(last, Bid):
+            data["contract"] = None if last.contract is None else last.contract.code
+        elif kind is Kind.CALL and isinstance(last, Call):
+            data["card"] = last.card.code
+        elif kind is Kind.CHELEM and isinstance(last, AnnounceChelem):
+            data["announce"] = last.announce
+        elif kind is Kind.POIGNEE and isinstance(last, ShowPoignee):
+            data["cards"] = codes(last.cards)
+        elif kind is Kind.ECART:
+            data["shown"] = codes(c for c in game.ecart if c.is_trump)
+        elif kind is Kind.PLAY and isinstance(last, Play):
+            data["card"] = last.card.code
+        elif kind is Kind.CHIEN_OPEN and game.chien is not None and self.public.stage is Stage.ECART:
+            self._events.append(Event("chien", {"cards": codes(game.chien)}))
+            return
+        elif kind is Kind.SCORE_SIGN and self.public.stage is Stage.DONE and self.audit is not None:
+            self._events.append(Event("score", {"scores": list(self.audit.scores)}))
+            return
+        else:
+            return
+        self._events.append(Event(kind.value, data))
+        if kind is Kind.PLAY and not game.current and game.tricks:
+            trick = game.tricks[-1]
+            self._events.append(Event("trick", {"winner": trick.winner, "cards": codes(trick.cards)}))
+
+
+def _position_of(verdict: Verdict) -> int:
+    """The pack position a deal verdict is about ("… position 17 …")."""
+    words = verdict.reason.replace(",", " ").split()
+    for word, following in zip(words, words[1:]):
+        if word == "position" and following.isdigit():
+            return int(following)
+    raise ValueError(f"no position in {verdict.reason!r}")
+

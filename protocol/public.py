@@ -1,0 +1,419 @@
+"""The public course of one deal, rebuilt from its signed messages alone.
+
+Every seat runs one :class:`PublicDeal` on the transcript's chain, message after message, and
+so does the audit of a saved transcript: the same code decides, everywhere, whether a message
+is acceptable, what the deal looks like after it, and which messages may come next.  It
+holds no secret.  A seat's own hand (and its own écart) may be given to it, which only lets it
+check more; nothing it decides depends on it.
+
+The order of rounds (DESIGN §4–5): commit (all) → shuffle (seat order) → lock (seat order)
+→ deal keys (all) → hand check (all: ``ok``, a petit sec shown, or a hand that does not
+decrypt) → bids → call (five players) → chien keys (all, on a Petite or a Garde) → écart →
+chelem → tricks, each card opened by its key (a poignée just before a player's first card)
+→ reveal (all) → score signatures (all).  A deviation stops the deal: the next round is
+the reveal, then the audit names the culprit.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import NoReturn
+
+from protocol.cards import DECK, Card, CardCodeError, card
+from protocol.deal import AnnounceChelem, Bid, Call, Deal, Ecart, Phase, Play, ShowPoignee
+from protocol.deck import ChienKeys, Commit, DealKeys, DeckSetup, Lock, Open, OpenRecommitted, PublicDeck
+from protocol.deck import Ecart as DeckEcart
+from protocol.deck import Payload as DeckPayload
+from protocol.deck import Phase as DeckPhase
+from protocol.deck import Reveal, Shuffle, WireError, payload_from_wire
+from protocol.messages import Kind, Message
+from protocol.messages import Payload as WirePayload
+from protocol.rules import RuleError, has_petit_sec
+from protocol.transcript import Slot
+from protocol.variants import Contract, Variant, variant
+from protocol.verdict import Verdict, VerdictError
+
+
+class Stage(enum.Enum):
+    COMMIT = "commit"
+    SHUFFLE = "shuffle"
+    LOCK = "lock"
+    DEAL_KEYS = "deal_keys"
+    HAND_CHECK = "hand_check"
+    BIDDING = "bidding"
+    CALL = "call"
+    CHIEN = "chien"
+    ECART = "ecart"
+    CHELEM = "chelem"
+    PLAY = "play"
+    REVEAL = "reveal"
+    SIGN = "sign"
+    DONE = "done"
+
+
+#: Hand check statuses.
+HAND_OK, HAND_PETIT_SEC, HAND_BAD = "ok", "petit-sec", "bad-hand"
+
+
+@dataclass(frozen=True)
+class TableSetup:
+    """What the members of a table signed before the first deal."""
+
+    table_id: bytes
+    members: tuple[bytes, ...]  #: Ed25519 public keys, by seat
+    names: tuple[str, ...]
+    weighted_lock: bool = False
+
+    @property
+    def variant(self) -> Variant:
+        return variant(len(self.members))
+
+    @property
+    def players(self) -> int:
+        return len(self.members)
+
+
+@dataclass
+class Rounds:
+    """What the deal waits for next: one of ``slots`` (sequential), or each of them (a round)."""
+
+    slots: tuple[Slot, ...]
+    concurrent: bool
+
+
+@dataclass
+class PublicDeal:
+    table: TableSetup
+    deal_number: int
+    dealer: int
+    own_seat: int | None = None  #: the seat whose replica this is (None for an auditor)
+    deck: PublicDeck = field(init=False)
+    game: Deal | None = field(init=False, default=None)
+    stage: Stage = field(init=False, default=Stage.COMMIT)
+    verdict: Verdict | None = field(init=False, default=None)  #: why the deal stopped
+    stalled: tuple[int, ...] = field(init=False, default=())  #: seats that stopped answering
+    hand_reports: dict[int, Message] = field(init=False, default_factory=dict)
+    seeds: dict[int, bytes] = field(init=False, default_factory=dict)
+    signatures: dict[int, Mapping[str, WirePayload]] = field(init=False, default_factory=dict)
+    game_messages: list[Message] = field(init=False, default_factory=list)  #: bids, plays…
+    own_hand: tuple[Card, ...] | None = field(init=False, default=None)
+    own_ecart: tuple[Card, ...] | None = field(init=False, default=None)
+    _deck_messages: list[Message] = field(init=False, default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.deck = PublicDeck(
+            DeckSetup(self.table.table_id, self.deal_number, self.table.variant, self.dealer, self.table.weighted_lock)
+        )
+
+    @property
+    def players(self) -> int:
+        return self.table.players
+
+    @property
+    def stopped(self) -> bool:
+        return self.verdict is not None or bool(self.stalled)
+
+    # --- What comes next ------------------------------------------------------------
+
+    def next_rounds(self) -> Rounds:
+        everyone = tuple(range(self.players))
+        answering = tuple(s for s in everyone if s not in self.stalled)
+        stage = self.stage
+        if stage in (Stage.SHUFFLE, Stage.LOCK):
+            kind = Kind.SHUFFLE if stage is Stage.SHUFFLE else Kind.LOCK
+            return Rounds(tuple(Slot(kind, s) for s in sorted(self.deck.waiting_for())), False)
+        round_kinds = {
+            Stage.COMMIT: Kind.COMMIT,
+            Stage.DEAL_KEYS: Kind.DEAL_KEYS,
+            Stage.HAND_CHECK: Kind.PETIT_SEC,
+            Stage.CHIEN: Kind.CHIEN_OPEN,
+            Stage.REVEAL: Kind.REVEAL,
+            Stage.SIGN: Kind.SCORE_SIGN,
+        }
+        if stage in round_kinds:
+            seats = answering if stage in (Stage.REVEAL, Stage.SIGN) else everyone
+            return Rounds(tuple(Slot(round_kinds[stage], s) for s in seats), True)
+        if stage is Stage.DONE:
+            return Rounds((), False)
+        game = self._game()
+        seat = game.to_act
+        assert seat is not None
+        turn_kinds = {Stage.BIDDING: Kind.BID, Stage.CALL: Kind.CALL, Stage.ECART: Kind.ECART, Stage.CHELEM: Kind.CHELEM}
+        if stage in turn_kinds:
+            return Rounds((Slot(turn_kinds[stage], seat),), False)
+        slots = [Slot(Kind.PLAY, seat)]
+        if game.poignee_allowed(seat):
+            slots.append(Slot(Kind.POIGNEE, seat))
+        return Rounds(tuple(slots), False)
+
+    # --- Applying a message from the chain -------------------------------------------
+
+    def apply(self, message: Message) -> None:
+        """Take ``message`` (already in the chain) into the deal.  A deviation in it stops the
+        deal with a verdict; nothing is raised."""
+        try:
+            self._apply(message)
+        except VerdictError as error:
+            self._stop(self._with_digests(error.verdict))
+
+    def stall(self) -> None:
+        """The seats the deal waits for stopped answering (the caller's timeout): the deal goes
+        on without them to the reveal, or, at the reveal, to the score."""
+        waiting = tuple(slot.seat for slot in self.next_rounds().slots if slot.seat not in self._arrived())
+        self.stalled = tuple(sorted(set(self.stalled) | set(waiting)))
+        if waiting and self.verdict is None and self.stage not in (Stage.REVEAL, Stage.SIGN):
+            stage = self.stage.value
+            self.verdict = Verdict(waiting[0], stage, f"stopped answering at the {stage} step", ())
+        if self.stage in (Stage.REVEAL, Stage.SIGN):
+            self.stage = Stage.SIGN if self.stage is Stage.REVEAL else Stage.DONE
+        else:
+            self.stage = Stage.REVEAL
+
+    def _arrived(self) -> set[int]:
+        if self.stage is Stage.REVEAL:
+            return set(self.seeds)
+        if self.stage is Stage.SIGN:
+            return set(self.signatures)
+        if self.stage is Stage.HAND_CHECK:
+            return set(self.hand_reports)
+        return set(range(self.players)) - self.deck.waiting_for()
+
+    def _stop(self, verdict: Verdict) -> None:
+        if self.verdict is None:
+            self.verdict = verdict
+        if self.stage.value not in (Stage.REVEAL.value, Stage.SIGN.value, Stage.DONE.value):
+            self.stage = Stage.REVEAL
+        elif self.stage is Stage.SIGN:
+            self.stage = Stage.DONE
+
+    def _apply(self, message: Message) -> None:
+        if message.kind is Kind.REVEAL and self.stage is not Stage.REVEAL and not self.stopped:
+            self.stall()  # a reveal now means the senders gave up waiting for the round
+        elif message.kind is Kind.SCORE_SIGN and self.stage is Stage.REVEAL:
+            self.stall()
+        handler = _HANDLERS.get(message.kind)
+        if handler is None:
+            raise VerdictError(Verdict(message.seat, message.kind.value, "a message of a kind the deal does not use", ()))
+        payload = message.payload
+        if not isinstance(payload, dict):
+            self._fail(message, "the payload is not a map")
+        handler(self, message, payload)
+
+    def _fail(self, message: Message, reason: str) -> NoReturn:
+        raise VerdictError(Verdict(message.seat, message.kind.value, reason, (message.digest.hex(),)))
+
+    def _deck_payload(self, message: Message, wire: object, *kinds: type[DeckPayload]) -> DeckPayload:
+        """Decode a deck payload carried by ``message`` and feed it to the public deck."""
+        try:
+            payload = payload_from_wire(wire)
+        except (WireError, ValueError) as error:
+            self._fail(message, f"malformed payload: {error}")
+        if not isinstance(payload, kinds):
+            self._fail(message, f"expected a {' or '.join(k.KIND for k in kinds)} payload")
+        if payload.seat != message.seat:
+            self._fail(message, f"the payload claims seat {payload.seat}, the message is signed by seat {message.seat}")
+        self._deck_messages.append(message)
+        self.deck.receive(payload)
+        return payload
+
+    def _with_digests(self, verdict: Verdict) -> Verdict:
+        """Deck verdicts cite payloads as ``kind/seat@n`` (the n-th fed to the deck): name the
+        signed messages instead, which anyone can check."""
+        evidence = []
+        for ref in verdict.evidence:
+            at = ref.rpartition("@")[2]
+            if "/" in ref and at.isdigit() and int(at) < len(self._deck_messages):
+                evidence.append(self._deck_messages[int(at)].digest.hex())
+            else:
+                evidence.append(ref)
+        return Verdict(verdict.seat, verdict.step, verdict.reason, tuple(dict.fromkeys(evidence)))
+
+    def _game(self) -> Deal:
+        if self.game is None:
+            raise VerdictError(Verdict(None, self.stage.value, "the deal has not started", ()))
+        return self.game
+
+    def _push(self, message: Message, action: object) -> None:
+        try:
+            self._game().push(action)  # type: ignore[arg-type]
+        except RuleError as error:
+            self._fail(message, str(error))
+        self.game_messages.append(message)
+        self._follow_game()
+
+    def _follow_game(self) -> None:
+        """Set the stage from the rules engine's phase."""
+        game = self._game()
+        if game.phase is Phase.VOID or game.phase is Phase.DONE:
+            self.stage = Stage.REVEAL
+        elif game.phase is Phase.BIDDING:
+            self.stage = Stage.BIDDING
+        elif game.phase is Phase.CALL:
+            self.stage = Stage.CALL
+        elif game.phase is Phase.ECART:
+            self.stage = Stage.ECART if game.chien is not None else Stage.CHIEN
+        elif game.phase is Phase.CHELEM:
+            self.stage = Stage.CHELEM
+        else:
+            self.stage = Stage.PLAY
+
+    # --- Handlers, one per kind ---------------------------------------------------
+
+    def _on_deck_step(self, message: Message, payload: dict[str, WirePayload]) -> None:
+        kinds: dict[Kind, type[DeckPayload]] = {
+            Kind.COMMIT: Commit,
+            Kind.SHUFFLE: Shuffle,
+            Kind.LOCK: Lock,
+            Kind.DEAL_KEYS: DealKeys,
+        }
+        self._deck_payload(message, payload, kinds[message.kind])
+        next_stage = {
+            DeckPhase.COMMIT: Stage.COMMIT,
+            DeckPhase.SHUFFLE: Stage.SHUFFLE,
+            DeckPhase.LOCK: Stage.LOCK,
+            DeckPhase.DEAL: Stage.DEAL_KEYS,
+            DeckPhase.PLAY: Stage.HAND_CHECK,
+        }
+        self.stage = next_stage[self.deck.phase]
+
+    def _on_hand_check(self, message: Message, payload: dict[str, WirePayload]) -> None:
+        status = payload.get("status")
+        if status == HAND_PETIT_SEC:
+            opened = self._deck_payload(message, payload.get("open"), Open)
+            assert isinstance(opened, Open)
+            hand = [DECK[o.card] for o in opened.openings]
+            if len(hand) != self.table.variant.hand_size or not has_petit_sec(hand):
+                self._fail(message, "showed a hand that is not a petit sec")
+        elif status == HAND_BAD:
+            position = payload.get("position")
+            layout = self.deck.setup.layout
+            if not isinstance(position, int) or position not in layout.positions_of(message.seat):
+                self._fail(message, "reported a bad card at a position that is not its own")
+        elif status != HAND_OK:
+            self._fail(message, f"unknown hand status {status!r}")
+        self.hand_reports[message.seat] = message
+        if len(self.hand_reports) == self.players:
+            self._after_hand_check()
+
+    def hand_status(self, seat: int) -> str | None:
+        report = self.hand_reports.get(seat)
+        return None if report is None else str(_field(report, "status"))
+
+    def _after_hand_check(self) -> None:
+        """Every hand is checked: a bad card stops the deal before any card is played — the
+        keys of that position name a culprit, or the audit will; a petit sec voids it."""
+        for seat, report in sorted(self.hand_reports.items()):
+            position = _field(report, "position")
+            if isinstance(position, int) and self.hand_status(seat) == HAND_BAD:
+                keys = self.deck.published_keys(position)
+                raise VerdictError(self._with_digests(self.deck.blame("deal", position, keys)))
+        own = self.own_hand if self.own_seat is not None else None
+        dealt = tuple(own if s == self.own_seat else None for s in range(self.players))
+        self.game = Deal(self.table.variant, self.dealer, dealt, None)
+        shown = any(self.hand_status(s) == HAND_PETIT_SEC for s in range(self.players))
+        if shown and not self.game.finished:
+            self.game.declare_void("petit sec")
+        self._follow_game()
+
+    def _on_bid(self, message: Message, payload: dict[str, WirePayload]) -> None:
+        code = payload.get("contract")
+        try:
+            contract = None if code is None else Contract.from_code(str(code))
+        except ValueError as error:
+            self._fail(message, str(error))
+        self._push(message, Bid(message.seat, contract))
+
+    def _on_call(self, message: Message, payload: dict[str, WirePayload]) -> None:
+        called = self._card(message, payload.get("card"))
+        if called.rank != 14 and called.suit.is_colour:
+            # A lower call needs the four cards of each higher rank: shown with their keys.
+            shown = set(self._opened_cards(message, payload.get("open")))
+            needed = {c for c in DECK if c.suit.is_colour and called.rank < c.rank <= 14}
+            if shown != needed:
+                self._fail(message, f"called {called.code} without showing the four cards of each higher rank")
+        self._push(message, Call(message.seat, called))
+
+    def _on_chien(self, message: Message, payload: dict[str, WirePayload]) -> None:
+        self._deck_payload(message, payload, ChienKeys)
+        chien = self.deck.chien()
+        if chien is not None:
+            self._game().turn_chien(chien)
+            self._follow_game()
+
+    def _on_ecart(self, message: Message, payload: dict[str, WirePayload]) -> None:
+        ecart = self._deck_payload(message, payload, DeckEcart)
+        assert isinstance(ecart, DeckEcart)
+        game = self._game()
+        if message.seat == self.own_seat and self.own_ecart is not None:
+            self._push(message, Ecart(message.seat, self.own_ecart))
+            return
+        shown = tuple(DECK[o.card] for o in ecart.openings)
+        try:
+            game.hidden_ecart(shown)
+        except RuleError as error:
+            self._fail(message, str(error))
+        self.game_messages.append(message)
+        self._follow_game()
+
+    def _on_chelem(self, message: Message, payload: dict[str, WirePayload]) -> None:
+        announce = payload.get("announce")
+        if not isinstance(announce, bool):
+            self._fail(message, "a chelem announcement is true or false")
+        self._push(message, AnnounceChelem(message.seat, bool(announce)))
+
+    def _opened_cards(self, message: Message, wire: object) -> tuple[Card, ...]:
+        opened = self._deck_payload(message, wire, Open, OpenRecommitted)
+        assert isinstance(opened, (Open, OpenRecommitted))
+        return tuple(DECK[o.card] for o in opened.openings)
+
+    def _on_poignee(self, message: Message, payload: dict[str, WirePayload]) -> None:
+        self._push(message, ShowPoignee(message.seat, self._opened_cards(message, payload.get("open"))))
+
+    def _on_play(self, message: Message, payload: dict[str, WirePayload]) -> None:
+        cards = self._opened_cards(message, payload.get("open"))
+        if len(cards) != 1:
+            self._fail(message, "a play opens exactly one card")
+        self._push(message, Play(message.seat, cards[0]))
+
+    def _on_reveal(self, message: Message, payload: dict[str, WirePayload]) -> None:
+        revealed = self._deck_payload(message, payload, Reveal)
+        assert isinstance(revealed, Reveal)
+        self.seeds[message.seat] = revealed.seed
+        if len(self.seeds) == self.players - len(self.stalled):
+            self.stage = Stage.SIGN
+
+    def _on_sign(self, message: Message, payload: dict[str, WirePayload]) -> None:
+        self.signatures[message.seat] = payload
+        if len(self.signatures) == self.players - len(self.stalled):
+            self.stage = Stage.DONE
+
+    def _card(self, message: Message, code: object) -> Card:
+        try:
+            return card(code if isinstance(code, str) else "")
+        except CardCodeError as error:
+            self._fail(message, str(error))
+
+
+def _field(message: Message, name: str) -> WirePayload:
+    payload = message.payload
+    return payload.get(name) if isinstance(payload, dict) else None
+
+
+_HANDLERS = {
+    Kind.COMMIT: PublicDeal._on_deck_step,
+    Kind.SHUFFLE: PublicDeal._on_deck_step,
+    Kind.LOCK: PublicDeal._on_deck_step,
+    Kind.DEAL_KEYS: PublicDeal._on_deck_step,
+    Kind.PETIT_SEC: PublicDeal._on_hand_check,
+    Kind.BID: PublicDeal._on_bid,
+    Kind.CALL: PublicDeal._on_call,
+    Kind.CHIEN_OPEN: PublicDeal._on_chien,
+    Kind.ECART: PublicDeal._on_ecart,
+    Kind.CHELEM: PublicDeal._on_chelem,
+    Kind.POIGNEE: PublicDeal._on_poignee,
+    Kind.PLAY: PublicDeal._on_play,
+    Kind.REVEAL: PublicDeal._on_reveal,
+    Kind.SCORE_SIGN: PublicDeal._on_sign,
+}
