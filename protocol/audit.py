@@ -21,12 +21,13 @@ runs it on a saved transcript: the same function, so the verdict is the same eve
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from protocol.audit_deck import audit_deck
 from protocol.cards import DECK, Card, card
 from protocol.deal import Action, AnnounceChelem, Bid, Call, Deal, Ecart, Phase, Play, ShowPoignee
 from protocol.messages import Kind, Message
+from protocol.messages import Payload as WirePayload
 from protocol.public import PublicDeal, Stage, TableSetup
 from protocol.deck import Open, OpenRecommitted, payload_from_wire
 from protocol.rules import RuleError, has_petit_sec
@@ -53,12 +54,46 @@ class DealAudit:
         return self.referee is not None and self.referee.phase is Phase.VOID
 
 
+def dealer_of(messages: Sequence[Message]) -> int:
+    """The dealer every seat committed to, from the first commitment of a chain."""
+    for message in messages:
+        payload = message.payload
+        if message.kind is Kind.COMMIT and isinstance(payload, dict):
+            dealer = payload.get("dealer")
+            if isinstance(dealer, int) and not isinstance(dealer, bool):
+                return dealer
+    raise ValueError("the transcript holds no commitment naming the dealer")
+
+
 def audit_deal(table: TableSetup, deal_number: int, dealer: int, messages: Sequence[Message]) -> DealAudit:
-    """Audit the chain of one deal (the messages in transcript order)."""
+    """Audit the chain of one deal (the messages in transcript order), signed scores included."""
     public = PublicDeal(table, deal_number, dealer)
     for message in messages:
         public.apply(message)
-    return audit_public(public)
+    audit = audit_public(public)
+    wrong = wrong_signature(public, audit)
+    if wrong is not None and audit.verdict is None:
+        return replace(audit, verdict=wrong)
+    return audit
+
+
+def signed_score(audit: DealAudit) -> dict[str, WirePayload]:
+    """What every seat signs at the end: the scores and the verdict of the audit."""
+    verdict = audit.verdict
+    return {
+        "scores": list(audit.scores),
+        "culprit": None if verdict is None else verdict.seat,
+        "rule": None if verdict is None else verdict.reason,
+    }
+
+
+def wrong_signature(public: PublicDeal, audit: DealAudit) -> Verdict | None:
+    """A seat that signed a score the audit does not give is named."""
+    expected = signed_score(audit)
+    for seat, signed in sorted(public.signatures.items()):
+        if signed != expected:
+            return Verdict(seat, "score", "signed a score that the audit does not give", ())
+    return None
 
 
 #: Audits by transcript head.  The audit is a pure function of the chain, and the head names

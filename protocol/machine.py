@@ -19,9 +19,9 @@ Only this seat's secrets ever go into what it sends; the seed only in the final 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from protocol.audit import DealAudit, audit_public
+from protocol.audit import DealAudit, audit_public, signed_score, wrong_signature
 from protocol.cards import codes
 from protocol.deal import Action, AnnounceChelem, Bid, Call, Deal, Ecart, Phase, Play, ShowPoignee
 from protocol.deck import DeckUsageError, SeatDeck
@@ -84,7 +84,8 @@ class SeatMachine:
 
     @property
     def game(self) -> Deal | None:
-        return self.public.game
+        """This seat's view of the deal: its own hand visible, nobody else's."""
+        return self.public.mine
 
     def start(self) -> list[Message]:
         self._sync()
@@ -108,7 +109,7 @@ class SeatMachine:
 
     def decision(self) -> Phase | None:
         """The phase of the decision this seat owes now, or None."""
-        game = self.public.game
+        game = self.public.mine
         if game is None or self.public.stopped or game.to_act != self.seat:
             return None
         if self.public.stage not in (Stage.BIDDING, Stage.CALL, Stage.ECART, Stage.CHELEM, Stage.PLAY):
@@ -116,17 +117,20 @@ class SeatMachine:
         return game.phase
 
     def view(self) -> SeatView | None:
-        game = self.public.game
+        game = self.public.mine
         return None if game is None else seat_view(game, self.seat)
 
     def act(self, action: Action) -> list[Message]:
         """This seat's decision.  RuleError (and nothing sent) if the rules forbid it."""
-        game = self.public.game
+        game = self.public.mine
         if self.decision() is None or game is None:
             raise RuleError("it is not this seat's turn to decide")
         if action.seat != self.seat:
             raise RuleError(f"this machine plays seat {self.seat}, not seat {action.seat}")
         game.check(action)  # refuse an illegal action before signing anything
+        return self._send_action(action)
+
+    def _send_action(self, action: Action) -> list[Message]:
         kind, payload = self._payload(action)
         self._send(kind, payload)
         return self._flush()
@@ -188,7 +192,8 @@ class SeatMachine:
         """The protocol's own steps, which ask the player nothing."""
         stage, deck = self.public.stage, self.public.deck
         if stage is Stage.COMMIT:
-            self._send_round(Kind.COMMIT, self.secret.commit().to_wire())  # type: ignore[arg-type]
+            commit = {"dealer": self.public.dealer, "deck": self.secret.commit().to_wire()}
+            self._send_round(Kind.COMMIT, commit)  # type: ignore[arg-type]
         elif stage is Stage.SHUFFLE and deck.waiting_for() == {self.seat}:
             self._send(Kind.SHUFFLE, self.secret.shuffle(deck).to_wire())  # type: ignore[arg-type]
         elif stage is Stage.LOCK and deck.waiting_for() == {self.seat}:
@@ -221,12 +226,7 @@ class SeatMachine:
     def _score_signature(self) -> WirePayload:
         if self.audit is None:
             self.audit = audit_public(self.public, self.transcript.head)
-        verdict = self.audit.verdict
-        return {
-            "scores": list(self.audit.scores),
-            "culprit": None if verdict is None else verdict.seat,
-            "rule": None if verdict is None else verdict.reason,
-        }
+        return signed_score(self.audit)
 
     # --- Receiving ----------------------------------------------------------------
 
@@ -278,11 +278,10 @@ class SeatMachine:
     def _check_signatures(self) -> None:
         """Every seat signs the score the audit gives; one that signs another is named."""
         assert self.audit is not None
-        mine = self._score_signature()
-        for seat, signed in sorted(self.public.signatures.items()):
-            if signed != mine and self.public.verdict is None:
-                self.public.verdict = Verdict(seat, "score", "signed a score that the audit does not give", ())
-                self._event_verdict(self.public.verdict)
+        wrong = wrong_signature(self.public, self.audit)
+        if wrong is not None and self.audit.verdict is None:
+            self.audit = replace(self.audit, verdict=wrong)
+            self._event_verdict(wrong)
 
     # --- Events ---------------------------------------------------------------------
 
@@ -292,7 +291,7 @@ class SeatMachine:
         )
 
     def _events_for(self, message: Message) -> None:
-        game = self.public.game
+        game = self.public.mine
         if game is None:
             return
         kind = message.kind

@@ -3,8 +3,9 @@
 Every seat runs one :class:`PublicDeal` on the transcript's chain, message after message, and
 so does the audit of a saved transcript: the same code decides, everywhere, whether a message
 is acceptable, what the deal looks like after it, and which messages may come next.  It
-holds no secret.  A seat's own hand (and its own écart) may be given to it, which only lets it
-check more; nothing it decides depends on it.
+holds no secret, and every decision rests on public information only (``game``), so that
+all seats stop a deal at the same message.  A seat's own hand, when given, feeds a second
+copy of the deal, ``mine``: the seat's view, for its player or bot, which decides nothing.
 
 The order of rounds (DESIGN §4–5): commit (all) → shuffle (seat order) → lock (seat order)
 → deal keys (all) → hand check (all: ``ok``, a petit sec shown, or a hand that does not
@@ -17,12 +18,13 @@ the reveal, then the audit names the culprit.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import NoReturn
 
 from protocol.cards import DECK, Card, CardCodeError, card
-from protocol.deal import AnnounceChelem, Bid, Call, Deal, Ecart, Phase, Play, ShowPoignee
+from protocol.deal import Action, AnnounceChelem, Bid, Call, Deal, Ecart, Phase, Play, ShowPoignee
 from protocol.deck import ChienKeys, Commit, DealKeys, DeckSetup, Lock, Open, OpenRecommitted, PublicDeck
 from protocol.deck import Ecart as DeckEcart
 from protocol.deck import Payload as DeckPayload
@@ -90,7 +92,8 @@ class PublicDeal:
     dealer: int
     own_seat: int | None = None  #: the seat whose replica this is (None for an auditor)
     deck: PublicDeck = field(init=False)
-    game: Deal | None = field(init=False, default=None)
+    game: Deal | None = field(init=False, default=None)  #: the public deal: no hand visible
+    mine: Deal | None = field(init=False, default=None)  #: the own seat's view of it
     stage: Stage = field(init=False, default=Stage.COMMIT)
     verdict: Verdict | None = field(init=False, default=None)  #: why the deal stopped
     stalled: tuple[int, ...] = field(init=False, default=())  #: seats that stopped answering
@@ -235,13 +238,21 @@ class PublicDeal:
             raise VerdictError(Verdict(None, self.stage.value, "the deal has not started", ()))
         return self.game
 
-    def _push(self, message: Message, action: object) -> None:
+    def _push(self, message: Message, action: Action) -> None:
         try:
-            self._game().push(action)  # type: ignore[arg-type]
+            self._game().push(action)
         except RuleError as error:
             self._fail(message, str(error))
+        self._mirror(lambda view: view.push(action, strict=False))
         self.game_messages.append(message)
         self._follow_game()
+
+    def _mirror(self, change: Callable[[Deal], object]) -> None:
+        """Apply a public change to the own seat's view too.  Only a seat that broke the rules
+        itself can see it refused there; the public deal, which decides, has gone on."""
+        if self.mine is not None:
+            with suppress(RuleError):
+                change(self.mine)
 
     def _follow_game(self) -> None:
         """Set the stage from the rules engine's phase."""
@@ -268,7 +279,13 @@ class PublicDeal:
             Kind.LOCK: Lock,
             Kind.DEAL_KEYS: DealKeys,
         }
-        self._deck_payload(message, payload, kinds[message.kind])
+        if message.kind is Kind.COMMIT:
+            # The commitment also binds the dealer, which fixes who receives which position.
+            if payload.get("dealer") != self.dealer:
+                self._fail(message, f"commits to a deal by seat {payload.get('dealer')!r}, not by seat {self.dealer}")
+            self._deck_payload(message, payload.get("deck"), Commit)
+        else:
+            self._deck_payload(message, payload, kinds[message.kind])
         next_stage = {
             DeckPhase.COMMIT: Stage.COMMIT,
             DeckPhase.SHUFFLE: Stage.SHUFFLE,
@@ -309,12 +326,13 @@ class PublicDeal:
             if isinstance(position, int) and self.hand_status(seat) == HAND_BAD:
                 keys = self.deck.published_keys(position)
                 raise VerdictError(self._with_digests(self.deck.blame("deal", position, keys)))
-        own = self.own_hand if self.own_seat is not None else None
-        dealt = tuple(own if s == self.own_seat else None for s in range(self.players))
-        self.game = Deal(self.table.variant, self.dealer, dealt, None)
-        shown = any(self.hand_status(s) == HAND_PETIT_SEC for s in range(self.players))
-        if shown and not self.game.finished:
+        v = self.table.variant
+        self.game = Deal(v, self.dealer, (None,) * self.players, None)
+        if self.own_seat is not None and self.own_hand is not None:
+            self.mine = Deal.observed(v, self.dealer, self.own_seat, self.own_hand)
+        if any(self.hand_status(s) == HAND_PETIT_SEC for s in range(self.players)):
             self.game.declare_void("petit sec")
+            self._mirror(_void_petit_sec)
         self._follow_game()
 
     def _on_bid(self, message: Message, payload: dict[str, WirePayload]) -> None:
@@ -340,20 +358,22 @@ class PublicDeal:
         chien = self.deck.chien()
         if chien is not None:
             self._game().turn_chien(chien)
+            self._mirror(lambda view: view.turn_chien(chien))
             self._follow_game()
 
     def _on_ecart(self, message: Message, payload: dict[str, WirePayload]) -> None:
         ecart = self._deck_payload(message, payload, DeckEcart)
         assert isinstance(ecart, DeckEcart)
-        game = self._game()
-        if message.seat == self.own_seat and self.own_ecart is not None:
-            self._push(message, Ecart(message.seat, self.own_ecart))
-            return
         shown = tuple(DECK[o.card] for o in ecart.openings)
         try:
-            game.hidden_ecart(shown)
+            self._game().hidden_ecart(shown)
         except RuleError as error:
             self._fail(message, str(error))
+        if message.seat == self.own_seat and self.own_ecart is not None:
+            own = Ecart(message.seat, self.own_ecart)
+            self._mirror(lambda view: view.push(own))
+        else:
+            self._mirror(lambda view: view.hidden_ecart(shown))
         self.game_messages.append(message)
         self._follow_game()
 
@@ -394,6 +414,11 @@ class PublicDeal:
             return card(code if isinstance(code, str) else "")
         except CardCodeError as error:
             self._fail(message, str(error))
+
+
+def _void_petit_sec(view: Deal) -> None:
+    if not view.finished:  # the seat's own petit sec already voided its view
+        view.declare_void("petit sec")
 
 
 def _field(message: Message, name: str) -> WirePayload:

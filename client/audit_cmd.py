@@ -1,0 +1,71 @@
+"""``tarot audit FILE``: check a saved deal transcript offline, on any machine.
+
+Exit status 0 when everything holds, 1 with the verdict otherwise, 2 for a file that cannot
+be read as a transcript.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from client.cli import SubParsers
+from protocol.audit import DealAudit, audit_deal, dealer_of
+from protocol.identity import fingerprint
+from protocol.public import TableSetup
+from protocol.transcript import Transcript, TranscriptError
+
+
+def register(subparsers: SubParsers) -> None:
+    parser = subparsers.add_parser(
+        "audit",
+        help="verify a saved deal transcript offline",
+        description="Re-check every signature, the hash chain, every step of the deck and every "
+        "play of a saved deal, and the score every seat signed.",
+    )
+    parser.add_argument("file", type=Path, metavar="FILE")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        data = args.file.read_bytes()
+        transcript = Transcript.from_bytes(data)
+        dealer = dealer_of(transcript.messages)
+    except (OSError, TranscriptError, ValueError) as error:
+        print(f"tarot audit: cannot read {args.file}: {error}", file=sys.stderr)
+        return 2
+    table = TableSetup(transcript.table_id, transcript.members, transcript.names)
+    audit = audit_deal(table, transcript.deal, dealer, transcript.messages)
+    for line in report(table, transcript, dealer, audit):
+        print(line)
+    return 0 if audit.ok else 1
+
+
+def report(table: TableSetup, transcript: Transcript, dealer: int, audit: DealAudit) -> list[str]:
+    lines = [
+        f"table {table.table_id.hex()}, deal {transcript.deal}, dealer seat {dealer}, "
+        f"{len(transcript.messages)} signed messages, chain and signatures ok",
+    ]
+    for seat, (name, key) in enumerate(zip(table.names, table.members)):
+        lines.append(f"  seat {seat}: {name} [{fingerprint(key)}]")
+    referee = audit.referee
+    if referee is not None and referee.contract is not None and referee.taker is not None:
+        partner = "" if referee.partner is None else f", partner seat {referee.partner}"
+        called = "" if referee.called is None else f", called {referee.called.code}"
+        lines.append(f"contract: {referee.contract.code} by seat {referee.taker}{called}{partner}")
+    elif audit.void and referee is not None:
+        lines.append(f"void deal: {referee.void_reason}")
+    lines.append("scores: " + " ".join(f"{s:+d}" for s in audit.scores))
+    verdict = audit.verdict
+    if verdict is None:
+        lines.append("audit: ok")
+    else:
+        who = "not attributed" if verdict.seat is None else f"seat {verdict.seat} ({table.names[verdict.seat]})"
+        lines.append(f"audit: CHEAT — {who}, step {verdict.step}: {verdict.reason}")
+        for evidence in verdict.evidence:
+            lines.append(f"  evidence: {evidence}")
+        if audit.penalty is not None:
+            lines.append(f"penalty: 100 points against seat {audit.penalty}")
+    return lines

@@ -1,0 +1,106 @@
+"""``tarot sim``: whole deals between bots through the real protocol, in one process."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from client.cli import SubParsers, UsageError
+from client.simulation import Cheat, simulate
+from protocol.bots import BOTS
+from protocol.cheats import CHEATS
+
+
+def register(subparsers: SubParsers) -> None:
+    parser = subparsers.add_parser(
+        "sim",
+        help="play whole deals between bots through the real protocol",
+        description="Play whole deals between bots: every seat its own state machine, every message "
+        "signed, encoded and checked, every deal audited.  Deterministic for a seed.",
+    )
+    parser.add_argument("--players", type=int, choices=(3, 4, 5), default=5)
+    parser.add_argument("--deals", type=_positive, default=1, metavar="N")
+    parser.add_argument("--seed", type=int, default=0, metavar="S")
+    parser.add_argument(
+        "--bots",
+        default="basic",
+        metavar="LIST",
+        help=f"bot level per seat, comma-separated, or one for all ({', '.join(BOTS)})",
+    )
+    parser.add_argument("--cheat", metavar="SEAT:KIND", help=f"one seat cheats ({', '.join(sorted(CHEATS))})")
+    parser.add_argument("--transcripts", type=Path, metavar="DIR", help="save each deal's transcript there")
+    parser.add_argument("--json", action="store_true", help="one JSON object per deal, then a summary")
+    parser.set_defaults(run=run)
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("at least 1")
+    return value
+
+
+def parse_bots(text: str, players: int) -> list[str]:
+    levels = [level.strip() for level in text.split(",") if level.strip()]
+    if len(levels) == 1:
+        levels *= players
+    if len(levels) != players:
+        raise UsageError(f"--bots: give one level or {players} levels, not {len(levels)}")
+    for level in levels:
+        if level not in BOTS:
+            raise UsageError(f"--bots: unknown level {level!r}: use {', '.join(BOTS)}")
+    return levels
+
+
+def parse_cheat(text: str | None, players: int) -> Cheat | None:
+    if text is None:
+        return None
+    seat, _, kind = text.partition(":")
+    if not seat.isdigit() or int(seat) >= players:
+        raise UsageError(f"--cheat: SEAT is a seat number 0..{players - 1}, as in 2:revoke")
+    if kind not in CHEATS:
+        raise UsageError(f"--cheat: unknown kind {kind!r}: use {', '.join(sorted(CHEATS))}")
+    return Cheat(int(seat), kind)
+
+
+def run(args: argparse.Namespace) -> int:
+    bots = parse_bots(args.bots, args.players)
+    cheat = parse_cheat(args.cheat, args.players)
+    reports = []
+    sheet = None
+    for report, sheet in simulate(args.players, args.deals, args.seed, bots, cheat, args.transcripts):
+        reports.append(report)
+        if args.json:
+            print(json.dumps(report, ensure_ascii=False), flush=True)
+        else:
+            print(_line(report))
+    assert sheet is not None
+    totals = sheet.totals()
+    summary = {
+        "summary": True,
+        "deals": len(reports),
+        "audits_ok": sum(1 for r in reports if r["audit"] == "ok"),
+        "void": sum(1 for r in reports if r["contract"] is None),
+        "totals": totals,
+        "median_ms": sorted(float(r["ms"]) for r in reports)[len(reports) // 2],  # type: ignore[arg-type]
+    }
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        print(f"{summary['deals']} donnes, {summary['audits_ok']} audits ok; totaux : {' '.join(f'{t:+d}' for t in totals)}")
+    return 0
+
+
+def _line(report: dict[str, object]) -> str:
+    scores = " ".join(f"{s:+d}" for s in report["scores"])  # type: ignore[attr-defined]
+    audit = report["audit"] if report["audit"] == "ok" else f"TRICHE : {report['audit']}"
+    if report["contract"] is None:
+        return f"donne {report['deal']}: nulle ({report['void'] or 'abandonnée'}) — audit {audit}"
+    return (
+        f"donne {report['deal']}: seat {report['taker']} {report['contract']}, "
+        f"{report['points']} points, {report['bouts']} bouts — {scores} — audit {audit}"
+    )
