@@ -26,7 +26,7 @@ def register(subparsers: SubParsers) -> None:
         "--bots",
         default="basic",
         metavar="LIST",
-        help=f"bot level per seat, comma-separated, or one for all ({', '.join(BOTS)})",
+        help=f"bot level per seat, comma-separated, repeated around the table ({', '.join(BOTS)})",
     )
     parser.add_argument("--cheat", metavar="SEAT:KIND", help=f"one seat cheats ({', '.join(sorted(CHEATS))})")
     parser.add_argument("--transcripts", type=Path, metavar="DIR", help="save each deal's transcript there")
@@ -45,11 +45,11 @@ def _positive(text: str) -> int:
 
 
 def parse_bots(text: str, players: int) -> list[str]:
+    """Levels by seat; a shorter list repeats around the table (``random,basic`` alternates)."""
     levels = [level.strip() for level in text.split(",") if level.strip()]
-    if len(levels) == 1:
-        levels *= players
-    if len(levels) != players:
-        raise UsageError(f"--bots: give one level or {players} levels, not {len(levels)}")
+    if not levels or len(levels) > players:
+        raise UsageError(f"--bots: give 1 to {players} levels, comma-separated")
+    levels = [levels[seat % len(levels)] for seat in range(players)]
     for level in levels:
         if level not in BOTS:
             raise UsageError(f"--bots: unknown level {level!r}: use {', '.join(BOTS)}")

@@ -67,7 +67,7 @@ def play_one_deal(
         factory = cheat_machine(cheat.kind) if cheat is not None and cheat.seat == seat else SeatMachine
         deck_seed = _derive(seed, "deck", deal_number, seat)
         machines.append(factory(table, deal_number, dealer, seat, identities[seat], deck_seed))
-    policies = [make_bot(bots[s], random.Random(_derive(seed, "bot", deal_number, s))) for s in range(table.players)]
+    policies = [make_bot(bots[s % len(bots)], random.Random(_derive(seed, "bot", deal_number, s))) for s in range(table.players)]
     queue = deque(message for machine in machines for message in machine.start())
     stalls = 0
     while not all(m.done for m in machines):

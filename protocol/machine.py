@@ -26,7 +26,7 @@ from protocol.cards import codes
 from protocol.deal import Action, AnnounceChelem, Bid, Call, Deal, Ecart, Phase, Play, ShowPoignee
 from protocol.deck import DeckUsageError, SeatDeck
 from protocol.identity import Identity
-from protocol.messages import Kind, Message, sign_message
+from protocol.messages import Kind, Message, sign_message, verify_signature
 from protocol.messages import Payload as WirePayload
 from protocol.public import HAND_BAD, HAND_OK, HAND_PETIT_SEC, PublicDeal, Stage, TableSetup
 from protocol.rules import RuleError, has_petit_sec
@@ -100,7 +100,7 @@ class SeatMachine:
     def stall(self) -> list[Message]:
         """The caller's timeout: the seats the deal waits for are treated as gone."""
         if not self.done:
-            self.public.stall()
+            self.public.stall(self.waiting_for() - {self.seat})
             self._sync()
         return self._flush()
 
@@ -205,7 +205,8 @@ class SeatMachine:
         elif stage is Stage.CHIEN:
             self._send_round(Kind.CHIEN_OPEN, self.secret.chien_keys().to_wire())  # type: ignore[arg-type]
         elif stage is Stage.REVEAL:
-            self._send_round(Kind.REVEAL, self.secret.reveal().to_wire())  # type: ignore[arg-type]
+            reveal = {"deck": self.secret.reveal().to_wire(), "gone": list(self.public.stalled)}
+            self._send_round(Kind.REVEAL, reveal)  # type: ignore[arg-type]
         elif stage is Stage.SIGN:
             self._send_round(Kind.SCORE_SIGN, self._score_signature())
 
@@ -238,7 +239,7 @@ class SeatMachine:
                 self.public._stop(error.verdict)
                 self._event_verdict(error.verdict)
                 self._sync()
-            elif message.deal == self.public.deal_number and len(self._early) < MAX_EARLY:
+            elif self._maybe_early(message):
                 if message not in self._early:
                     self._early.append(message)
             else:
@@ -253,6 +254,16 @@ class SeatMachine:
         if added:
             self._sync()
             self._retry_early()
+
+    def _maybe_early(self, message: Message) -> bool:
+        """Authentic and of this deal: it may be early, keep it for when the chain gets there."""
+        members = self.table.members
+        return (
+            message.deal == self.public.deal_number
+            and message.seat < len(members)
+            and verify_signature(message, members[message.seat])
+            and len(self._early) < MAX_EARLY
+        )
 
     def _retry_early(self) -> None:
         early, self._early = self._early, []

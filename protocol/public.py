@@ -18,7 +18,7 @@ the reveal, then the audit names the culprit.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import NoReturn
@@ -161,27 +161,22 @@ class PublicDeal:
         except VerdictError as error:
             self._stop(self._with_digests(error.verdict))
 
-    def stall(self) -> None:
-        """The seats the deal waits for stopped answering (the caller's timeout): the deal goes
-        on without them to the reveal, or, at the reveal, to the score."""
-        waiting = tuple(slot.seat for slot in self.next_rounds().slots if slot.seat not in self._arrived())
-        self.stalled = tuple(sorted(set(self.stalled) | set(waiting)))
-        if waiting and self.verdict is None and self.stage not in (Stage.REVEAL, Stage.SIGN):
+    def stall(self, seats: Iterable[int]) -> None:
+        """``seats`` stopped answering (the caller's timeout): the deal goes on without them to
+        the reveal, or, from the reveal, to the score.  The first one is named."""
+        gone = sorted(set(seats) - set(self.stalled))
+        if not gone or self.stage is Stage.DONE:
+            return
+        self.stalled = tuple(sorted(set(self.stalled) | set(gone)))
+        if self.verdict is None and self.stage not in (Stage.REVEAL, Stage.SIGN):
             stage = self.stage.value
-            self.verdict = Verdict(waiting[0], stage, f"stopped answering at the {stage} step", ())
-        if self.stage in (Stage.REVEAL, Stage.SIGN):
-            self.stage = Stage.SIGN if self.stage is Stage.REVEAL else Stage.DONE
+            self.verdict = Verdict(gone[0], stage, f"stopped answering at the {stage} step", ())
+        if self.stage is Stage.REVEAL:
+            self.stage = Stage.SIGN
+        elif self.stage is Stage.SIGN:
+            self.stage = Stage.DONE
         else:
             self.stage = Stage.REVEAL
-
-    def _arrived(self) -> set[int]:
-        if self.stage is Stage.REVEAL:
-            return set(self.seeds)
-        if self.stage is Stage.SIGN:
-            return set(self.signatures)
-        if self.stage is Stage.HAND_CHECK:
-            return set(self.hand_reports)
-        return set(range(self.players)) - self.deck.waiting_for()
 
     def _stop(self, verdict: Verdict) -> None:
         if self.verdict is None:
@@ -192,10 +187,12 @@ class PublicDeal:
             self.stage = Stage.DONE
 
     def _apply(self, message: Message) -> None:
-        if message.kind is Kind.REVEAL and self.stage is not Stage.REVEAL and not self.stopped:
-            self.stall()  # a reveal now means the senders gave up waiting for the round
+        # A reveal or a signature before its round means its senders gave up waiting for
+        # some seats: the reveal names them; the signature, those that did not reveal.
+        if message.kind is Kind.REVEAL and self.stage not in (Stage.REVEAL, Stage.SIGN, Stage.DONE):
+            self.stall(_seats(_field(message, "gone")))
         elif message.kind is Kind.SCORE_SIGN and self.stage is Stage.REVEAL:
-            self.stall()
+            self.stall(set(range(self.players)) - set(self.seeds))
         handler = _HANDLERS.get(message.kind)
         if handler is None:
             raise VerdictError(Verdict(message.seat, message.kind.value, "a message of a kind the deal does not use", ()))
@@ -398,7 +395,7 @@ class PublicDeal:
         self._push(message, Play(message.seat, cards[0]))
 
     def _on_reveal(self, message: Message, payload: dict[str, WirePayload]) -> None:
-        revealed = self._deck_payload(message, payload, Reveal)
+        revealed = self._deck_payload(message, payload.get("deck"), Reveal)
         assert isinstance(revealed, Reveal)
         self.seeds[message.seat] = revealed.seed
         if len(self.seeds) == self.players - len(self.stalled):
@@ -419,6 +416,12 @@ class PublicDeal:
 def _void_petit_sec(view: Deal) -> None:
     if not view.finished:  # the seat's own petit sec already voided its view
         view.declare_void("petit sec")
+
+
+def _seats(value: WirePayload) -> set[int]:
+    if not isinstance(value, list):
+        return set()
+    return {s for s in value if isinstance(s, int) and not isinstance(s, bool)}
 
 
 def _field(message: Message, name: str) -> WirePayload:
