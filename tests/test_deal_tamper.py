@@ -52,7 +52,12 @@ class Table:
             if done():
                 return
             deciding = next((m for m in self.machines if m.decision() is not None), None)
-            assert deciding is not None and deciding.game is not None, "the deal stopped early"
+            if deciding is None:  # somebody stopped answering: every seat's timeout
+                stalled = [message for m in self.machines for message in m.stall()]
+                assert stalled or self.queue, "the deal is stuck"
+                self.queue.extend(stalled)
+                continue
+            assert deciding.game is not None
             for action in decide(deciding.game, self.policies[deciding.seat]):
                 self.queue.extend(deciding.act(action))
 
@@ -170,11 +175,17 @@ def test_a_card_not_in_hand_stops_the_deal_naming_the_player() -> None:
     wire = cheater.secret.open([mine[0]]).to_wire()
     wire["openings"][0][2] = other.index  # claim another seat's card at my own position
     table.deliver(table.signed(seat, Kind.PLAY, {"open": wire}))
-    for machine in table.machines:
-        if machine.seat != seat:
-            verdict = machine.public.verdict
-            assert verdict is not None and verdict.seat == seat, verdict
-            assert machine.public.stage is Stage.REVEAL  # the deal stops: seeds are revealed
+    honest = [m for m in table.machines if m.seat != seat]
+    for machine in honest:
+        verdict = machine.public.verdict
+        assert verdict is not None and verdict.seat == seat, verdict
+        assert machine.public.stage is Stage.REVEAL  # the deal stops: seeds are revealed
+    table.finish()
+    for machine in honest:
+        assert machine.audit is not None and machine.audit.verdict is not None
+        assert machine.audit.verdict.seat == seat and machine.audit.abandoned
+    offline = audit_deal(table.table, 0, 0, honest[0].transcript.messages)
+    assert offline.verdict == honest[0].audit.verdict  # type: ignore[union-attr]
 
 
 def test_a_revoke_is_caught_at_the_audit_and_scored_with_the_penalty(tmp_path: Path) -> None:
