@@ -24,15 +24,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from protocol.audit_deck import audit_deck
-from protocol.cards import DECK, Card, card
-from protocol.deal import Action, AnnounceChelem, Bid, Call, Deal, Ecart, Phase, Play, ShowPoignee
+from protocol.cards import Card
+from protocol.deal import Deal, Phase, Play
 from protocol.messages import Kind, Message
 from protocol.messages import Payload as WirePayload
-from protocol.public import PublicDeal, Stage, TableSetup
-from protocol.deck import Open, OpenRecommitted, payload_from_wire
+from protocol.public import PublicDeal, TableSetup, action_of
 from protocol.rules import RuleError, has_petit_sec
 from protocol.scoring import Camp, DealOutcome, score_deal, score_row
-from protocol.variants import Contract
 from protocol.verdict import Verdict
 
 
@@ -157,7 +155,7 @@ def _replay_game(table: TableSetup, public: PublicDeal, referee: Deal, ecart: tu
         return DealAudit(verdict, zeros, holder, referee, None, abandoned=False)
     renonce: Verdict | None = None
     for message in public.game_messages:
-        action = _action(message, ecart)
+        action = action_of(message, ecart or ())
         evidence = (message.digest.hex(),)
         try:
             referee.push(action)
@@ -183,25 +181,3 @@ def _replay_game(table: TableSetup, public: PublicDeal, referee: Deal, ecart: tu
         return DealAudit(None, row, None, referee, outcome, abandoned=False)
     offender_won = (referee.camp(renonce.seat) is Camp.ATTACK) == score.won
     return DealAudit(renonce, zeros if offender_won else row, renonce.seat, referee, outcome, abandoned=False)
-
-
-def _action(message: Message, ecart: tuple[Card, ...] | None) -> Action:
-    """The game action a message of the chain carries (already checked by the public replay)."""
-    payload = message.payload
-    assert isinstance(payload, dict)
-    seat = message.seat
-    if message.kind is Kind.BID:
-        code = payload.get("contract")
-        return Bid(seat, None if code is None else Contract.from_code(str(code)))
-    if message.kind is Kind.CALL:
-        return Call(seat, card(str(payload.get("card"))))
-    if message.kind is Kind.ECART:
-        return Ecart(seat, ecart or ())
-    if message.kind is Kind.CHELEM:
-        return AnnounceChelem(seat, bool(payload.get("announce")))
-    opened = payload_from_wire(payload.get("open"))
-    assert isinstance(opened, (Open, OpenRecommitted))
-    cards = tuple(DECK[o.card] for o in opened.openings)
-    if message.kind is Kind.POIGNEE:
-        return ShowPoignee(seat, cards)
-    return Play(seat, cards[0])

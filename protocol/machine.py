@@ -19,20 +19,24 @@ Only this seat's secrets ever go into what it sends; the seed only in the final 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from protocol.audit import DealAudit, audit_public, signed_score, wrong_signature
-from protocol.cards import codes
+from protocol.cards import Card, codes
 from protocol.deal import Action, AnnounceChelem, Bid, Call, Deal, Ecart, Phase, Play, ShowPoignee
 from protocol.deck import DeckUsageError, SeatDeck
 from protocol.identity import Identity
 from protocol.messages import Kind, Message, sign_message, verify_signature
 from protocol.messages import Payload as WirePayload
-from protocol.public import HAND_BAD, HAND_OK, HAND_PETIT_SEC, PublicDeal, Stage, TableSetup
+from protocol.public import HAND_BAD, HAND_OK, HAND_PETIT_SEC, PublicDeal, Stage, TableSetup, action_of
 from protocol.rules import RuleError, has_petit_sec
 from protocol.transcript import Transcript
 from protocol.verdict import Verdict, VerdictError
 from protocol.view import SeatView, seat_view
+
+#: The kinds that carry a decision of the seat's player (the rest the machine sends itself).
+_DECISIONS = frozenset({Kind.BID, Kind.CALL, Kind.ECART, Kind.CHELEM, Kind.POIGNEE, Kind.PLAY})
 
 #: Messages kept aside because they came early (a reordering network); retried as the chain moves.
 MAX_EARLY = 64
@@ -134,6 +138,53 @@ class SeatMachine:
         kind, payload = self._payload(action)
         self._send(kind, payload)
         return self._flush()
+
+    @classmethod
+    def resume(
+        cls,
+        table: TableSetup,
+        deal_number: int,
+        dealer: int,
+        seat: int,
+        identity: Identity,
+        seed: bytes,
+        stored: Sequence[Message],
+    ) -> tuple[SeatMachine, list[Message]]:
+        """Rebuild a seat's machine after a restart from what it had stored, in the order it
+        stored it: the messages it received and the ones it signed.
+
+        The seed makes every automatic step come out byte for byte as before, and the seat's
+        own decisions are taken again from its stored messages, so the machine signs nothing
+        new for a slot it had already spoken in (no equivocation).  Returns the machine and
+        what it should (re)send now; peers ignore what they already have.
+        """
+        machine = cls(table, deal_number, dealer, seat, identity, seed)
+        outbox = machine.start()
+        for message in stored:
+            if message.seat != seat:
+                outbox.extend(machine.receive(message))
+            elif message.kind in _DECISIONS and machine.decision() is not None:
+                outbox.extend(machine._send_action(machine._action_of(message)))
+        signed = {m.digest for m in stored if m.seat == seat}
+        regenerated = {m.digest for m in machine.transcript.messages if m.seat == seat}
+        if not signed <= regenerated | {m.digest for m in outbox}:
+            raise ValueError("the stored messages were not signed with this seed: cannot resume")
+        return machine, outbox
+
+    def _action_of(self, message: Message) -> Action:
+        """The decision one of this seat's own stored messages carries."""
+        payload = message.payload
+        ecart = self._discarded(payload) if message.kind is Kind.ECART and isinstance(payload, dict) else ()
+        return action_of(message, ecart)
+
+    def _discarded(self, payload: dict[str, WirePayload]) -> tuple[Card, ...]:
+        """The cards of this seat's own écart, from the seed's re-commitment order."""
+        chien = self.public.deck.chien() or ()
+        ordered = sorted([*(self.public.own_hand or ()), *chien])
+        committed = [ordered[k] for k in self.secret.secrets.recommit_order]
+        discarded = payload.get("discarded")
+        assert isinstance(discarded, list)
+        return tuple(committed[k] for k in discarded if isinstance(k, int))
 
     def take_events(self) -> list[Event]:
         events, self._events = self._events, []

@@ -445,3 +445,25 @@ _HANDLERS = {
     Kind.REVEAL: PublicDeal._on_reveal,
     Kind.SCORE_SIGN: PublicDeal._on_sign,
 }
+
+
+def action_of(message: Message, ecart: tuple[Card, ...]) -> Action:
+    """The game action a message of the chain carries (checked when it was applied).  An
+    écart message does not show its cards: the caller knows them (the seat itself, or the
+    audit from the revealed seeds)."""
+    payload = message.payload
+    assert isinstance(payload, dict)
+    seat = message.seat
+    if message.kind is Kind.BID:
+        code = payload.get("contract")
+        return Bid(seat, None if code is None else Contract.from_code(str(code)))
+    if message.kind is Kind.CALL:
+        return Call(seat, card(str(payload.get("card"))))
+    if message.kind is Kind.ECART:
+        return Ecart(seat, ecart)
+    if message.kind is Kind.CHELEM:
+        return AnnounceChelem(seat, bool(payload.get("announce")))
+    opened = payload_from_wire(payload.get("open"))
+    assert isinstance(opened, (Open, OpenRecommitted))
+    cards = tuple(DECK[o.card] for o in opened.openings)
+    return ShowPoignee(seat, cards) if message.kind is Kind.POIGNEE else Play(seat, cards[0])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from protocol.cards import DECK, EXCUSE, Card, card, cards
+from protocol.cards import DECK, EXCUSE, card, cards
 from protocol.deal import AnnounceChelem, Bid, Call, Deal, Ecart, Phase, Play, ShowPoignee
 from protocol.rules import RuleError
 from protocol.scoring import Camp, score_deal
