@@ -1,0 +1,220 @@
+"""One table as this daemon plays it: its hosted seats' machines, deal after deal.
+
+The runner is the small, dumb loop around the protocol's state machines (sans IO too: the
+daemon moves the bytes).  It hands every message a hosted seat signs to the other seats
+hosted here and to the daemons of the other members, feeds every message that arrives to
+the hosted seats, lets the bots decide, records each scored deal on the table's score sheet
+and starts the next deal with the next dealer (counter-clockwise).
+
+Everything a seat signs or receives is written to the journal *before* it is sent or acted
+on, with each deal's seeds before the first commitment: a daemon killed at any moment is
+rebuilt from its journal (:meth:`TableRunner.resume`) and the deal goes on.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from protocol.audit import DealAudit
+from protocol.bots import make_bot
+from protocol.deal import Action
+from protocol.identity import Identity
+from protocol.machine import Event, SeatMachine
+from protocol.messages import Message, MessageError, decode, encode
+from protocol.players import Policy, decide
+from protocol.scoring import ScoreSheet
+from tarotd.lobby import ReadyTable
+
+Out = tuple[bytes, bytes]  #: (destination daemon key, encoded message)
+MAX_AHEAD = 512  #: messages of the next deal kept while this one ends here
+
+
+class Journal(Protocol):
+    """What the runner writes before it acts (the daemon's SQLite store)."""
+
+    def save_seed(self, table_id: bytes, deal: int, seat: int, seed: bytes) -> None: ...
+
+    def append_message(self, table_id: bytes, deal: int, message: Message, own: bool) -> bool: ...
+
+    def start_deal(self, table_id: bytes, deal: int, dealer: int) -> None: ...
+
+    def save_sheet(self, table_id: bytes, sheet: ScoreSheet) -> None: ...
+
+
+@dataclass
+class DealRecord:
+    number: int
+    dealer: int
+    audit: DealAudit
+
+
+@dataclass
+class TableRunner:
+    ready: ReadyTable
+    daemon_key: bytes
+    identities: dict[bytes, Identity]  #: the hosted seats' identities, by public key
+    bots: dict[int, Policy]  #: seats played by a bot here (a seat hosted but absent is a human's)
+    journal: Journal
+    deals_wanted: int | None = None
+    deal_number: int = 0
+    machines: dict[int, SeatMachine] = field(default_factory=dict)
+    sheet: ScoreSheet = field(init=False)
+    history: list[DealRecord] = field(default_factory=list)
+    events: list[tuple[int, Event]] = field(default_factory=list)
+    _ahead: list[Message] = field(default_factory=list)  #: messages of a deal not started here yet
+
+    def __post_init__(self) -> None:
+        self.sheet = ScoreSheet(list(self.ready.setup.names))
+
+    # --- Who is where -----------------------------------------------------------------
+
+    @property
+    def table_id(self) -> bytes:
+        return self.ready.setup.table_id
+
+    @property
+    def hosted_seats(self) -> list[int]:
+        return [seat for seat, member in enumerate(self.ready.members) if member.key in self.identities]
+
+    @property
+    def dealer(self) -> int:
+        return (self.ready.first_dealer + self.deal_number) % self.ready.setup.players
+
+    @property
+    def finished(self) -> bool:
+        return self.deals_wanted is not None and len(self.history) >= self.deals_wanted
+
+    def other_daemons(self) -> list[bytes]:
+        return list(dict.fromkeys(m.daemon for m in self.ready.members if m.daemon != self.daemon_key))
+
+    # --- The loop -------------------------------------------------------------------
+
+    def start_deal(self) -> list[Out]:
+        """Seeds first, written down; then the hosted seats commit."""
+        self.journal.start_deal(self.table_id, self.deal_number, self.dealer)
+        outgoing: list[Message] = []
+        for seat in self.hosted_seats:
+            seed = os.urandom(32)
+            self.journal.save_seed(self.table_id, self.deal_number, seat, seed)
+            machine = SeatMachine(
+                self.ready.setup, self.deal_number, self.dealer, seat, self._identity(seat), seed
+            )
+            self.machines[seat] = machine
+        for machine in list(self.machines.values()):
+            outgoing.extend(machine.start())
+        outs = self._dispatch(outgoing)
+        ahead, self._ahead = self._ahead, []
+        for message in ahead:
+            outs += self._route(message)
+        return outs
+
+    def receive(self, data: bytes) -> list[Out]:
+        """A message from another daemon: checked, written down, handed to the hosted seats."""
+        try:
+            message = decode(data)
+        except MessageError:
+            return []
+        if message.table_id != self.table_id or message.seat in self.hosted_seats:
+            return []  # another table, or a forgery of a seat hosted here
+        return self._route(message)
+
+    def _route(self, message: Message) -> list[Out]:
+        if message.deal > self.deal_number or (message.deal == self.deal_number and not self.machines):
+            if len(self._ahead) < MAX_AHEAD:  # a faster daemon has started the next deal
+                self._ahead.append(message)
+            return []
+        if message.deal < self.deal_number:
+            return []  # the deal is scored here already
+        return self._deliver(message)
+
+    def _deliver(self, message: Message) -> list[Out]:
+        self.journal.append_message(self.table_id, self.deal_number, message, own=False)
+        outgoing: list[Message] = []
+        for machine in self.machines.values():
+            outgoing.extend(machine.receive(message))
+        return self._dispatch(outgoing)
+
+    def step(self) -> list[Out]:
+        """Let the bots decide; when the deal is over everywhere here, score it and go on."""
+        outs: list[Out] = []
+        progressed = True
+        while progressed:
+            progressed = False
+            for seat, machine in self.machines.items():
+                if seat in self.bots and machine.decision() is not None and machine.game is not None:
+                    for action in decide(machine.game, self.bots[seat]):
+                        outs += self._dispatch(machine.act(action))
+                    progressed = True
+        if self.machines and all(m.done for m in self.machines.values()):
+            self._record()
+            if not self.finished:
+                self.deal_number += 1
+                outs += self.start_deal()
+        return outs
+
+    def act(self, seat: int, action: Action) -> list[Out]:
+        """A human player's decision for a hosted seat (RuleError if not allowed)."""
+        machine = self.machines.get(seat)
+        if machine is None:
+            raise ValueError(f"seat {seat} is not played from this daemon")
+        return self._dispatch(machine.act(action)) + self.step()
+
+    def stall(self) -> list[Out]:
+        outgoing: list[Message] = []
+        for machine in self.machines.values():
+            outgoing.extend(machine.stall())
+        return self._dispatch(outgoing) + self.step()
+
+    def waiting_for(self) -> set[int]:
+        waiting: set[int] = set()
+        for machine in self.machines.values():
+            waiting |= machine.waiting_for()
+        return waiting - set(self.machines)
+
+    # --- Inside -----------------------------------------------------------------------
+
+    def _identity(self, seat: int) -> Identity:
+        return self.identities[self.ready.members[seat].key]
+
+    def _dispatch(self, messages: Sequence[Message]) -> list[Out]:
+        """Write each signed message down, give it to the other hosted seats, then send it."""
+        outs: list[Out] = []
+        queue = list(messages)
+        while queue:
+            message = queue.pop(0)
+            self.journal.append_message(self.table_id, message.deal, message, own=True)
+            for seat, machine in self.machines.items():
+                if seat != message.seat:
+                    queue.extend(machine.receive(message))
+            data = encode(message)
+            outs += [(daemon, data) for daemon in self.other_daemons()]
+        for seat, machine in self.machines.items():
+            self.events.extend((seat, event) for event in machine.take_events())
+        return outs
+
+    def _record(self) -> None:
+        witness = self.machines[self.hosted_seats[0]]
+        audit = witness.audit
+        if audit is None:
+            return
+        referee = audit.referee
+        if audit.outcome is not None and referee is not None:
+            self.sheet.add_deal(list(audit.scores), contract=referee.contract, taker=referee.taker, partner=referee.partner)
+        else:
+            reason = "abandoned" if audit.abandoned else (referee.void_reason if referee else None) or "void"
+            self.sheet.add_void(reason)
+        if audit.penalty is not None:
+            self.sheet.add_penalty(audit.penalty)
+        self.history.append(DealRecord(self.deal_number, self.dealer, audit))
+        self.journal.save_sheet(self.table_id, self.sheet)
+        self.machines = {}
+
+
+def bot_policies(seats: Sequence[int], level: str, seed: int | None = None) -> dict[int, Policy]:
+    """Bots for these seats; seeded only in tests (a daemon's bots draw from the OS)."""
+    rng = random.Random(seed) if seed is not None else random.SystemRandom()
+    return {seat: make_bot(level, random.Random(rng.getrandbits(64))) for seat in seats}
