@@ -420,8 +420,10 @@ class Deal:
         return size
 
     def _lead_restriction(self) -> tuple[Suit | None, Card | None]:
-        """At five, the first lead of the deal may not be in the called suit (but the called card)."""
-        if self.variant.calls_a_card and not self.tricks and not self.current and self.called:
+        """At five, the first lead of the deal may not be in the called suit (but the called card).
+
+        When the Excuse opens the deal, the card after it sets the suit: it is bound too."""
+        if self.variant.calls_a_card and not self.tricks and self.called and rules.led_suit(self.current) is None:
             return self.called.suit, self.called
         return None, None
 

@@ -239,3 +239,18 @@ def test_from_seed_is_reproducible() -> None:
     assert a.dealt == b.dealt and a.chien == b.chien
     assert Deal.from_seed(variant(5), 2, "other").dealt != a.dealt
     assert sorted(c for h in a.dealt for c in h) + sorted(a.chien) != list(DECK)  # shuffled
+
+
+def test_after_an_excuse_lead_the_called_suit_stays_forbidden_on_the_first_trick() -> None:
+    # Seed 15 at five: seat 1 holds the Excuse, seat 2 holds hearts but not the king of hearts.
+    deal = Deal.from_seed(variant(5), 0, 15)
+    for seat, bid in ((1, Contract.GARDE_SANS), (2, None), (3, None), (4, None), (0, None)):
+        deal.push(Bid(seat, bid))
+    deal.push(Call(1, card("KH")))
+    deal.push(AnnounceChelem(1, False))
+    deal.push(Play(1, EXCUSE))
+    hand = deal.hands[2] or []
+    assert any(c.suit.value == "H" for c in hand) and any(c.suit.value != "H" for c in hand)
+    assert all(c.suit.value != "H" for c in deal.legal_cards(2))
+    with pytest.raises(RuleError, match="called suit"):
+        deal.push(Play(2, next(c for c in hand if c.suit.value == "H")))

@@ -230,3 +230,4 @@ def test_poignee_sizes_and_default_choice() -> None:
     assert codes(shown) == {f"T{r}" for r in range(2, 10)}
     almost = cards("T2 T3 T4 T5 T6 T7 T8 EX")
     assert card("EX") in default_poignee(almost, variant(5), PoigneeSize.SIMPLE)
+

@@ -1,0 +1,106 @@
+"""The client's side of the daemon's local API (see ``tarotd/api.py`` for the protocol).
+
+The client never imports the daemon: it only knows the socket's place in the home directory
+and the JSON lines spoken on it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+
+class DaemonUnavailable(Exception):
+    """The daemon is not running (or not reachable); the message says how to start it."""
+
+
+class DaemonRefused(Exception):
+    """The daemon answered with an error; the message is the daemon's, for the player."""
+
+
+def default_home() -> Path:
+    """Where ``tarotd`` keeps its files unless told otherwise (XDG data directory)."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "tarot"
+
+
+def socket_path(home: Path) -> Path:
+    return home / "api.sock"
+
+
+class DaemonClient:
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self._reader: asyncio.StreamReader | None = None
+        self._writer: asyncio.StreamWriter | None = None
+        self._next_id = 0
+        self._events: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self._waiting: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self._pump: asyncio.Task[None] | None = None
+
+    async def connect(self) -> None:
+        path = socket_path(self.home)
+        try:
+            self._reader, self._writer = await asyncio.open_unix_connection(str(path), limit=1 << 20)
+        except (FileNotFoundError, ConnectionRefusedError) as error:
+            raise DaemonUnavailable(
+                f"no daemon is running with the home {self.home} ({error.strerror}). "
+                f"Start one with: tarotd --home {self.home}"
+            ) from None
+        except PermissionError:
+            raise DaemonUnavailable(f"the daemon's socket {path} belongs to another user") from None
+        self._pump = asyncio.create_task(self._read())
+
+    async def close(self) -> None:
+        if self._pump is not None:
+            self._pump.cancel()
+        if self._writer is not None:
+            self._writer.close()
+
+    async def request(self, op: str, **params: Any) -> Any:
+        if self._writer is None:
+            raise DaemonUnavailable("not connected to the daemon")
+        self._next_id += 1
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._waiting[self._next_id] = future
+        self._writer.write(json.dumps({"id": self._next_id, "op": op, **params}).encode() + b"\n")
+        await self._writer.drain()
+        reply = await future
+        if not reply.get("ok"):
+            raise DaemonRefused(str(reply.get("error", "the daemon refused")))
+        return reply.get("result")
+
+    async def events(self) -> AsyncIterator[dict[str, Any]]:
+        while True:
+            yield await self._events.get()
+
+    async def _read(self) -> None:
+        assert self._reader is not None
+        while True:
+            line = await self._reader.readline()
+            if not line:
+                error = DaemonUnavailable("the daemon closed the connection")
+                for future in self._waiting.values():
+                    if not future.done():
+                        future.set_exception(error)
+                await self._events.put({"event": "disconnected"})
+                return
+            message = json.loads(line)
+            if "event" in message:
+                await self._events.put(message)
+            elif isinstance(message.get("id"), int) and message["id"] in self._waiting:
+                self._waiting.pop(message["id"]).set_result(message)
+
+
+async def ask(home: Path, op: str, **params: Any) -> Any:
+    """One request, on a connection of its own (the command-line tools)."""
+    client = DaemonClient(home)
+    await client.connect()
+    try:
+        return await client.request(op, **params)
+    finally:
+        await client.close()

@@ -1,0 +1,129 @@
+"""The local API: how the player's client talks to its own daemon.
+
+A Unix socket in the daemon's home (``api.sock``), mode 0600 inside a 0700 directory, and
+the peer's credentials checked on every connection (``SO_PEERCRED``): only the daemon's own
+Unix user gets in, whatever the file modes say.  Nothing of it is reachable from the network.
+
+The protocol is one JSON object per line.  A request ``{"id": 7, "op": "play", "card": "KH"}``
+gets a response ``{"id": 7, "ok": true, "result": …}`` or ``{"id": 7, "ok": false, "error":
+"…"}``; events (``{"event": "trick", …}``) stream to every connected client between
+responses.  A client may drop and reconnect at any time: the ``state`` request returns its
+seat's whole view.  A malformed line gets an error response and changes nothing; a line
+longer than :data:`MAX_LINE` closes the connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import socket
+import struct
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger("tarotd.api")
+
+MAX_LINE = 64 * 1024
+MAX_CLIENTS = 16
+Handler = Callable[[dict[str, Any]], Awaitable[Any]]
+
+
+class ApiError(Exception):
+    """A request the daemon refuses; the message is shown to the player as it is."""
+
+
+def peer_uid(sock: socket.socket) -> int | None:
+    """The Unix user at the other end of a Unix socket (Linux ``SO_PEERCRED``)."""
+    try:
+        creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    except OSError:
+        return None
+    _pid, uid, _gid = struct.unpack("3i", creds)
+    return int(uid)
+
+
+class ApiServer:
+    def __init__(self, path: Path, handler: Handler) -> None:
+        self.path = path
+        self.handler = handler
+        self._server: asyncio.AbstractServer | None = None
+        self._clients: set[asyncio.StreamWriter] = set()
+        self.refused = 0
+
+    async def start(self) -> None:
+        if self.path.exists() or self.path.is_symlink():
+            self.path.unlink()
+        old = os.umask(0o177)  # the socket file is created 0600, never wider for an instant
+        try:
+            self._server = await asyncio.start_unix_server(self._serve, path=str(self.path), limit=MAX_LINE)
+        finally:
+            os.umask(old)
+        os.chmod(self.path, 0o600)
+
+    async def close(self) -> None:
+        for writer in list(self._clients):
+            writer.close()
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+        if self.path.exists():
+            self.path.unlink()
+
+    def broadcast(self, event: dict[str, Any]) -> None:
+        """Send an event to every connected client; a slow or gone client is dropped."""
+        line = _line(event)
+        for writer in list(self._clients):
+            if writer.transport.get_write_buffer_size() > 4 * MAX_LINE:
+                writer.close()  # it stopped reading: it will reconnect and ask for the state
+                self._clients.discard(writer)
+                continue
+            writer.write(line)
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        sock = writer.get_extra_info("socket")
+        if sock is None or peer_uid(sock) != os.getuid() or len(self._clients) >= MAX_CLIENTS:
+            self.refused += 1
+            log.warning("refused a local API connection (another user, or too many clients)")
+            writer.close()
+            return
+        self._clients.add(writer)
+        try:
+            while True:
+                try:
+                    raw = await reader.readline()
+                except (asyncio.LimitOverrunError, ValueError):
+                    writer.write(_line({"ok": False, "error": f"request longer than {MAX_LINE} bytes"}))
+                    break
+                if not raw:
+                    break
+                writer.write(_line(await self._answer(raw)))
+                await writer.drain()
+        except ConnectionError:
+            pass
+        finally:
+            self._clients.discard(writer)
+            writer.close()
+
+    async def _answer(self, raw: bytes) -> dict[str, Any]:
+        try:
+            request = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return {"ok": False, "error": "not a JSON object: send one JSON object per line"}
+        if not isinstance(request, dict) or not isinstance(request.get("op"), str):
+            return {"ok": False, "error": 'a request is a JSON object with an "op"'}
+        reply: dict[str, Any] = {"id": request.get("id")} if "id" in request else {}
+        try:
+            reply.update(ok=True, result=await self.handler(request))
+        except ApiError as error:
+            reply.update(ok=False, error=str(error))
+        except Exception:  # a bug must not take the daemon, nor the game, down
+            log.exception("local API request %r failed", request.get("op"))
+            reply.update(ok=False, error="internal error in the daemon; see its log")
+        return reply
+
+
+def _line(obj: dict[str, Any]) -> bytes:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
