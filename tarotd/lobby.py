@@ -81,6 +81,25 @@ class ReadyTable:
     first_dealer: int
     manifest: bytes  #: the signed manifest, as every member signed it
     signatures: tuple[bytes, ...]
+    name: str = ""
+
+
+    def to_bytes(self) -> bytes:
+        """What the daemon stores, to take the table up again after a restart."""
+        return msgpack.packb(  # type: ignore[no-any-return]
+            [self.manifest, list(self.signatures), self.first_dealer], use_bin_type=True
+        )
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> ReadyTable:
+        manifest, signatures, dealer = msgpack.unpackb(data, raw=False)
+        table_id, name, raw_members = msgpack.unpackb(manifest, raw=False)
+        members = tuple(_member(raw) for raw in raw_members)
+        for member, signature in zip(members, signatures, strict=True):
+            if not verify(member.key, signature, MANIFEST_DOMAIN + manifest):
+                raise ValueError(f"the manifest signature of {member.name} does not check")
+        setup = TableSetup(_id(table_id), tuple(m.key for m in members), tuple(m.name for m in members))
+        return cls(setup, members, int(dealer), manifest, tuple(signatures), _text(name))
 
 
 Out = tuple[bytes, dict[str, Any]]  #: (destination daemon key or BROADCAST, frame)
@@ -318,7 +337,7 @@ class Lobby:
         signatures = tuple(self._signatures[offer.table_id][m.key] for m in members)
         manifest = manifest_bytes(offer.table_id, offer.name, list(members))
         if any(m.key in self.hosted for m in members):
-            self._ready.append(ReadyTable(setup, members, dealer, manifest, signatures))
+            self._ready.append(ReadyTable(setup, members, dealer, manifest, signatures, offer.name))
 
 
 def _daemons(offer: Offer) -> list[bytes]:

@@ -13,6 +13,7 @@ rebuilt from its journal (:meth:`TableRunner.resume`) and the deal goes on.
 
 from __future__ import annotations
 
+import json
 import os
 import random
 from collections.abc import Sequence
@@ -34,22 +35,55 @@ MAX_AHEAD = 512  #: messages of the next deal kept while this one ends here
 
 
 class Journal(Protocol):
-    """What the runner writes before it acts (the daemon's SQLite store)."""
+    """What the runner writes before it acts, and reads back after a crash (the store)."""
 
     def save_seed(self, table_id: bytes, deal: int, seat: int, seed: bytes) -> None: ...
 
+    def seed(self, table_id: bytes, deal: int, seat: int) -> bytes | None: ...
+
     def append_message(self, table_id: bytes, deal: int, message: Message, own: bool) -> bool: ...
 
-    def start_deal(self, table_id: bytes, deal: int, dealer: int) -> None: ...
+    def messages(self, table_id: bytes, deal: int) -> list[Message]: ...
+
+    def start_deal(self, table_id: bytes, deal: int, dealer: int) -> object: ...
+
+    def set_deal_state(self, table_id: bytes, deal: int, state: str) -> None: ...
+
+    def deals(self, table_id: bytes) -> Sequence[StoredDeal]: ...
 
     def save_sheet(self, table_id: bytes, sheet: ScoreSheet) -> None: ...
 
+    def sheet(self, table_id: bytes) -> ScoreSheet | None: ...
 
-@dataclass
-class DealRecord:
-    number: int
-    dealer: int
-    audit: DealAudit
+    def get_setting(self, key: str) -> str | None: ...
+
+    def set_setting(self, key: str, value: str) -> None: ...
+
+
+class StoredDeal(Protocol):
+    @property
+    def deal(self) -> int: ...
+
+    @property
+    def state(self) -> str: ...
+
+
+SCORED = "scored"
+
+
+def deal_result(number: int, dealer: int, audit: DealAudit) -> dict[str, object]:
+    """One row of ``tarot scores --json``: what the audit of the deal found and gave."""
+    referee, verdict = audit.referee, audit.verdict
+    played = referee is not None and audit.outcome is not None
+    return {
+        "deal": number,
+        "dealer": dealer,
+        "contract": referee.contract.code if played and referee and referee.contract else None,
+        "taker": referee.taker if played and referee else None,
+        "scores": list(audit.scores),
+        "penalty": audit.penalty,
+        "audit": "ok" if verdict is None else {"culprit": verdict.seat, "step": verdict.step, "rule": verdict.reason},
+    }
 
 
 @dataclass
@@ -63,7 +97,7 @@ class TableRunner:
     deal_number: int = 0
     machines: dict[int, SeatMachine] = field(default_factory=dict)
     sheet: ScoreSheet = field(init=False)
-    history: list[DealRecord] = field(default_factory=list)
+    results: list[dict[str, object]] = field(default_factory=list)  #: one per scored deal
     events: list[tuple[int, Event]] = field(default_factory=list)
     _ahead: list[Message] = field(default_factory=list)  #: messages of a deal not started here yet
 
@@ -85,8 +119,12 @@ class TableRunner:
         return (self.ready.first_dealer + self.deal_number) % self.ready.setup.players
 
     @property
+    def completed(self) -> int:
+        return len(self.results)
+
+    @property
     def finished(self) -> bool:
-        return self.deals_wanted is not None and len(self.history) >= self.deals_wanted
+        return self.deals_wanted is not None and self.completed >= self.deals_wanted
 
     def other_daemons(self) -> list[bytes]:
         return list(dict.fromkeys(m.daemon for m in self.ready.members if m.daemon != self.daemon_key))
@@ -98,7 +136,7 @@ class TableRunner:
         self.journal.start_deal(self.table_id, self.deal_number, self.dealer)
         outgoing: list[Message] = []
         for seat in self.hosted_seats:
-            seed = os.urandom(32)
+            seed = self.journal.seed(self.table_id, self.deal_number, seat) or os.urandom(32)
             self.journal.save_seed(self.table_id, self.deal_number, seat, seed)
             machine = SeatMachine(
                 self.ready.setup, self.deal_number, self.dealer, seat, self._identity(seat), seed
@@ -209,9 +247,45 @@ class TableRunner:
             self.sheet.add_void(reason)
         if audit.penalty is not None:
             self.sheet.add_penalty(audit.penalty)
-        self.history.append(DealRecord(self.deal_number, self.dealer, audit))
+        self.results.append(deal_result(self.deal_number, self.dealer, audit))
         self.journal.save_sheet(self.table_id, self.sheet)
+        self.journal.set_setting(self._results_key, json.dumps(self.results))
+        self.journal.set_deal_state(self.table_id, self.deal_number, SCORED)
         self.machines = {}
+
+    @property
+    def _results_key(self) -> str:
+        return f"results/{self.table_id.hex()}"
+
+    # --- After a crash ----------------------------------------------------------------
+
+    def resume(self) -> list[Out]:
+        """Take the table up where the journal left it: the current deal's machines rebuilt
+        from their seeds and stored messages (signing nothing new for a slot already
+        spoken in), or the next deal started.  Returns what to send again: peers ignore what
+        they already have."""
+        self.results = json.loads(self.journal.get_setting(self._results_key) or "[]")
+        self.sheet = self.journal.sheet(self.table_id) or self.sheet
+        deals = list(self.journal.deals(self.table_id))
+        if not deals:
+            return self.start_deal()
+        last = deals[-1]
+        self.deal_number = last.deal + (1 if last.state == SCORED else 0)
+        if last.state == SCORED:
+            return [] if self.finished else self.start_deal()
+        stored = self.journal.messages(self.table_id, self.deal_number)
+        outgoing: list[Message] = []
+        for seat in self.hosted_seats:
+            seed = self.journal.seed(self.table_id, self.deal_number, seat)
+            if seed is None:  # killed before this seat's seed was written: it never committed
+                return self.start_deal()
+            machine, resend = SeatMachine.resume(
+                self.ready.setup, self.deal_number, self.dealer, seat, self._identity(seat), seed, stored
+            )
+            self.machines[seat] = machine
+            outgoing.extend(resend)
+        outgoing.extend(m for m in stored if m.seat in self.machines)
+        return [(daemon, encode(m)) for m in outgoing for daemon in self.other_daemons()]
 
 
 def bot_policies(seats: Sequence[int], level: str, seed: int | None = None) -> dict[int, Policy]:

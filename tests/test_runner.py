@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 
 from protocol.identity import Identity
 from protocol.messages import Message
@@ -13,24 +14,57 @@ from tarotd.runner import TableRunner, bot_policies
 
 
 class MemoryJournal:
+    """The runner's journal in memory (the daemon's is the SQLite store)."""
+
     def __init__(self) -> None:
         self.seeds: dict[tuple[bytes, int, int], bytes] = {}
-        self.messages: list[tuple[int, Message, bool]] = []
+        self.journal: list[tuple[int, Message, bool]] = []
         self.sheets: list[ScoreSheet] = []
-        self.deals: list[tuple[int, int]] = []
+        self.started: dict[int, Deal] = {}
+        self.settings: dict[str, str] = {}
 
     def save_seed(self, table_id: bytes, deal: int, seat: int, seed: bytes) -> None:
         self.seeds[(table_id, deal, seat)] = seed
 
+    def seed(self, table_id: bytes, deal: int, seat: int) -> bytes | None:
+        return self.seeds.get((table_id, deal, seat))
+
     def append_message(self, table_id: bytes, deal: int, message: Message, own: bool) -> bool:
-        self.messages.append((deal, message, own))
+        if any(m.digest == message.digest for _, m, _ in self.journal):
+            return False
+        self.journal.append((deal, message, own))
         return True
 
-    def start_deal(self, table_id: bytes, deal: int, dealer: int) -> None:
-        self.deals.append((deal, dealer))
+    def messages(self, table_id: bytes, deal: int) -> list[Message]:
+        return [m for d, m, _ in self.journal if d == deal]
+
+    def start_deal(self, table_id: bytes, deal: int, dealer: int) -> bool:
+        self.started.setdefault(deal, Deal(deal, "started"))
+        return True
+
+    def set_deal_state(self, table_id: bytes, deal: int, state: str) -> None:
+        self.started[deal] = Deal(deal, state)
+
+    def deals(self, table_id: bytes) -> list[Deal]:
+        return [self.started[d] for d in sorted(self.started)]
 
     def save_sheet(self, table_id: bytes, sheet: ScoreSheet) -> None:
-        self.sheets.append(sheet)
+        self.sheets.append(ScoreSheet.from_json(sheet.to_json()))
+
+    def sheet(self, table_id: bytes) -> ScoreSheet | None:
+        return self.sheets[-1] if self.sheets else None
+
+    def get_setting(self, key: str) -> str | None:
+        return self.settings.get(key)
+
+    def set_setting(self, key: str, value: str) -> None:
+        self.settings[key] = value
+
+
+@dataclass(frozen=True)
+class Deal:
+    deal: int
+    state: str
 
 
 def make_runners(hosting: list[int], deals: int) -> list[TableRunner]:
@@ -75,9 +109,9 @@ def test_three_deals_between_daemons_hosting_one_or_several_seats() -> None:
     run(runners, shuffle_seed=4)
     sheets = [r.sheet for r in runners]
     assert all(sheet == sheets[0] for sheet in sheets)
-    assert len(runners[0].history) == 3
-    assert all(record.audit.ok for record in runners[0].history)
-    assert [record.dealer for record in runners[0].history] == [2, 3, 4]
+    assert runners[0].completed == 3
+    assert all(result["audit"] == "ok" for result in runners[0].results)
+    assert [result["dealer"] for result in runners[0].results] == [2, 3, 4]
     for row in sheets[0].rows:
         assert sum(row.scores) == 0
 
@@ -88,5 +122,35 @@ def test_everything_signed_is_journaled_with_its_seed_first() -> None:
     journal = runners[0].journal
     assert isinstance(journal, MemoryJournal)
     assert len(journal.seeds) == 2
-    own = [m for _, m, is_own in journal.messages if is_own]
+    own = [m for _, m, is_own in journal.journal if is_own]
     assert own and all(m.seat in runners[0].hosted_seats for m in own)
+
+
+def test_a_daemon_killed_mid_deal_resumes_from_its_journal() -> None:
+    runners = make_runners([1, 1, 1, 1], deals=2)
+    by_key = {r.daemon_key: r for r in runners}
+    pending: list[tuple[bytes, bytes]] = []
+    for runner in runners:
+        pending += runner.start_deal()
+    delivered = 0
+    crashes = {150, 420}  # mid-deal: during the shuffle/deal steps and during the tricks
+    for _ in range(200_000):
+        for runner in runners:
+            pending += runner.step()
+        if not pending:
+            if all(r.finished for r in runners):
+                break
+            continue
+        destination, data = pending.pop(0)
+        if delivered in crashes:
+            victim = by_key[destination]
+            # kill -9: everything in memory is lost; what was journaled stays.
+            reborn = TableRunner(victim.ready, victim.daemon_key, victim.identities, victim.bots, victim.journal, victim.deals_wanted)
+            pending += reborn.resume()
+            runners[runners.index(victim)] = by_key[destination] = reborn
+        pending += by_key[destination].receive(data)
+        delivered += 1
+    assert all(r.finished for r in runners)
+    sheets = [r.sheet for r in runners]
+    assert all(sheet == sheets[0] for sheet in sheets) and len(sheets[0].rows) == 2
+    assert all(result["audit"] == "ok" for r in runners for result in r.results)
