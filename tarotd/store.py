@@ -1,0 +1,569 @@
+"""The daemon's SQLite store: tables, members, deals, transcripts, seeds, score sheets, peers,
+and the mesh's outbox.
+
+The daemon's rule is *written before sent*: whatever it is about to tell a peer (a message it
+signed, a seed it committed to, a mesh frame) is in this file first.  So every write method
+commits before it returns, and the connection runs with
+
+* ``journal_mode=WAL`` — a commit is one append and one fsync of the log, cheap enough to do
+  for every message;
+* ``synchronous=FULL`` — in WAL mode the default (NORMAL) survives a crash of the process
+  but may lose the last commits on a power cut, after which the daemon could come back
+  having forgotten a message its peers already hold, and sign a different one for the same
+  slot: an equivocation, by accident;
+* ``foreign_keys=ON`` — a member, deal or seed of a table that was never saved is a bug in
+  the caller, to be stopped here rather than found later as an orphan.
+
+**Seeds are secrets.**  Until the reveal, a seat's seed opens its cards.  The file is created
+mode 0600 (SQLite gives its ``-wal`` and ``-shm`` files the same mode) inside the 0700 home
+(:mod:`tarotd.home`), and no method of this module logs or puts a seed in an error message.
+
+Anything wrong with the file itself — not a database, another program's database, a schema
+from a newer ``tarotd``, a damaged row — is a :class:`StoreError` saying which file and what
+to do, never a bare ``sqlite3`` exception.  The connection is used from the daemon's one
+asyncio thread; every write is a handful of statements, short enough not to stall the loop.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import stat
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Final, NamedTuple
+
+from protocol.messages import Message, MessageError, decode, encode
+from protocol.scoring import ScoreSheet, ScoreSheetError
+
+
+class StoreError(Exception):
+    """The store cannot do what was asked; the text names the file and says what to do."""
+
+
+@dataclass(frozen=True)
+class TableRecord:
+    table_id: bytes
+    name: str
+    seats: int
+    state: str
+    created: float  #: seconds since the epoch
+    manifest: bytes | None = None  #: msgpack of the signed manifest, once every member signed
+
+
+@dataclass(frozen=True)
+class MemberRecord:
+    seat: int
+    key: bytes  #: the seat's Ed25519 public key
+    name: str
+    endpoint: str  #: the peer endpoint of the daemon hosting the seat
+
+
+@dataclass(frozen=True)
+class DealRecord:
+    deal: int
+    dealer: int
+    state: str
+
+
+@dataclass(frozen=True)
+class PeerRecord:
+    key: bytes
+    name: str
+    endpoint: str
+    last_seen: float  #: seconds since the epoch
+
+
+class OutboxEntry(NamedTuple):
+    seq: int
+    channel: str
+    body: bytes
+
+
+#: The state of a deal row written by :meth:`Store.start_deal`.
+DEAL_STARTED: Final = "started"
+
+_SCHEMA_V1: Final = (
+    """CREATE TABLE schema_version (version INTEGER NOT NULL) STRICT""",
+    """CREATE TABLE tables (
+        table_id BLOB NOT NULL PRIMARY KEY,
+        name TEXT NOT NULL,
+        seats INTEGER NOT NULL,
+        manifest BLOB,
+        state TEXT NOT NULL,
+        created REAL NOT NULL
+    ) STRICT""",
+    """CREATE TABLE members (
+        table_id BLOB NOT NULL REFERENCES tables ON DELETE CASCADE,
+        seat INTEGER NOT NULL,
+        key BLOB NOT NULL,
+        name TEXT NOT NULL,
+        endpoint TEXT NOT NULL,
+        PRIMARY KEY (table_id, seat),
+        UNIQUE (table_id, key)
+    ) STRICT""",
+    """CREATE TABLE deals (
+        table_id BLOB NOT NULL REFERENCES tables ON DELETE CASCADE,
+        deal INTEGER NOT NULL,
+        dealer INTEGER NOT NULL,
+        state TEXT NOT NULL,
+        PRIMARY KEY (table_id, deal)
+    ) STRICT""",
+    # A message references its table, not its deal row: a faster peer's first message of
+    # the next deal can arrive before this daemon has started that deal, and must be kept.
+    """CREATE TABLE messages (
+        table_id BLOB NOT NULL REFERENCES tables ON DELETE CASCADE,
+        deal INTEGER NOT NULL,
+        idx INTEGER NOT NULL,
+        digest BLOB NOT NULL UNIQUE,
+        seat INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        data BLOB NOT NULL,
+        own INTEGER NOT NULL CHECK (own IN (0, 1)),
+        PRIMARY KEY (table_id, deal, idx)
+    ) STRICT""",
+    """CREATE TABLE seeds (
+        table_id BLOB NOT NULL,
+        deal INTEGER NOT NULL,
+        seat INTEGER NOT NULL,
+        seed BLOB NOT NULL,
+        PRIMARY KEY (table_id, deal, seat),
+        FOREIGN KEY (table_id, deal) REFERENCES deals ON DELETE CASCADE
+    ) STRICT""",
+    """CREATE TABLE scores (
+        table_id BLOB NOT NULL PRIMARY KEY REFERENCES tables ON DELETE CASCADE,
+        sheet TEXT NOT NULL
+    ) STRICT""",
+    """CREATE TABLE peers (
+        key BLOB NOT NULL PRIMARY KEY,
+        name TEXT NOT NULL,
+        endpoint TEXT NOT NULL,
+        last_seen REAL NOT NULL
+    ) STRICT""",
+    """CREATE TABLE mesh_outbox (
+        peer BLOB NOT NULL,
+        seq INTEGER NOT NULL,
+        channel TEXT NOT NULL,
+        body BLOB NOT NULL,
+        PRIMARY KEY (peer, seq)
+    ) STRICT""",
+    """CREATE TABLE mesh_delivered (
+        peer BLOB NOT NULL PRIMARY KEY,
+        last_seq INTEGER NOT NULL
+    ) STRICT""",
+    """CREATE TABLE settings (
+        key TEXT NOT NULL PRIMARY KEY,
+        value TEXT NOT NULL
+    ) STRICT""",
+)
+
+#: ``_MIGRATIONS[n]`` takes the schema from version ``n`` to ``n + 1`` (0 is an empty file).
+#: A change of schema is a new entry here, never an edit of an old one.
+_MIGRATIONS: Final = (_SCHEMA_V1,)
+SCHEMA_VERSION: Final = len(_MIGRATIONS)
+
+
+class Store:
+    """The daemon's database at ``path``, created if absent and migrated to
+    :data:`SCHEMA_VERSION`.  Use as a context manager, or call :meth:`close`."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        try:
+            _create_private_file(self.path)
+            self._db = sqlite3.connect(self.path, isolation_level=None)
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreError(f"could not open the database {self.path}: {exc}") from exc
+        try:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.execute("PRAGMA foreign_keys=ON")
+            self._migrate()
+        except sqlite3.DatabaseError as exc:
+            self._db.close()
+            raise StoreError(
+                f"{self.path} is not a usable tarot database (SQLite says: {exc}). If it is "
+                f"damaged, restore it from a backup; otherwise move it away and start again to "
+                f"begin with an empty one (its tables, transcripts and score sheets stay in the "
+                f"file you moved)"
+            ) from None
+        except StoreError:
+            self._db.close()
+            raise
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # -- schema
+
+    def _migrate(self) -> None:
+        """Bring the schema to :data:`SCHEMA_VERSION`, all steps in one transaction, so a
+        crash mid-way leaves the old version intact rather than half of the new one."""
+        with self._write("upgrade the schema") as db:
+            version = self._schema_version()
+            if version > SCHEMA_VERSION:
+                raise StoreError(
+                    f"{self.path} was written by a newer tarotd (schema version {version}; this "
+                    f"one reads up to {SCHEMA_VERSION}). Upgrade tarotd, or move the file away to "
+                    f"start with an empty database"
+                )
+            if version == SCHEMA_VERSION:
+                return
+            for statements in _MIGRATIONS[version:]:
+                for statement in statements:
+                    db.execute(statement)
+            db.execute("DELETE FROM schema_version")
+            db.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
+
+    def _schema_version(self) -> int:
+        names = {
+            name
+            for (name,) in self._db.execute("SELECT name FROM sqlite_schema WHERE type = 'table'")
+            if not name.startswith("sqlite_")
+        }
+        if "schema_version" not in names:
+            if names:
+                raise StoreError(
+                    f"{self.path} is an SQLite database of some other program (tables: "
+                    f"{', '.join(sorted(names))}), not a tarot database; move it away, or "
+                    f"choose another tarot home"
+                )
+            return 0
+        rows = self._db.execute("SELECT version FROM schema_version").fetchall()
+        if len(rows) != 1 or type(rows[0][0]) is not int:
+            raise StoreError(
+                f"{self.path}: the schema version is damaged ({len(rows)} rows); restore the "
+                f"file from a backup, or move it away to start with an empty database"
+            )
+        version: int = rows[0][0]
+        return version
+
+    @contextmanager
+    def _write(self, what: str) -> Iterator[sqlite3.Connection]:
+        """One transaction, committed on leaving (rolled back on an exception).  ``IMMEDIATE``
+        takes the write lock at once, so the block never fails half-way on a busy database."""
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            raise StoreError(f"could not {what} in {self.path}: {exc}") from exc
+
+    def _read(self, what: str, sql: str, parameters: tuple[object, ...]) -> list[Any]:
+        try:
+            return self._db.execute(sql, parameters).fetchall()
+        except sqlite3.Error as exc:
+            raise StoreError(f"could not read {what} from {self.path}: {exc}") from exc
+
+    def _insert_once(
+        self, what: str, insert: str, select: str, key: tuple[object, ...], values: tuple[object, ...]
+    ) -> None:
+        """Insert the row ``key + values``; if ``key`` is taken, its row must hold ``values``.
+
+        For what has been sent or committed to: writing it again after a restart is fine,
+        but other values under the same key would make this daemon contradict itself.
+        The error does not show the values, which may be secret.
+        """
+        with self._write(f"save {what}") as db:
+            inserted = db.execute(insert, key + values).rowcount
+            if not inserted and tuple(db.execute(select, key).fetchone()) != values:
+                raise StoreError(f"{self.path} already holds a different {what}; it cannot be replaced")
+
+    # -- tables and members
+
+    def save_table(self, table: TableRecord) -> None:
+        """Insert the table, or update every field of an existing one.  (An update, not a
+        replace: replacing the row would delete its members, deals and transcripts.)"""
+        with self._write(f"save table {table.table_id.hex()}") as db:
+            db.execute(
+                "INSERT INTO tables (table_id, name, seats, manifest, state, created)"
+                " VALUES (?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT (table_id) DO UPDATE SET name = excluded.name,"
+                " seats = excluded.seats, manifest = excluded.manifest,"
+                " state = excluded.state, created = excluded.created",
+                (table.table_id, table.name, table.seats, table.manifest, table.state, table.created),
+            )
+
+    def table(self, table_id: bytes) -> TableRecord | None:
+        rows = self._read(
+            "a table",
+            "SELECT table_id, name, seats, state, created, manifest FROM tables WHERE table_id = ?",
+            (table_id,),
+        )
+        return TableRecord(*rows[0]) if rows else None
+
+    def tables(self) -> list[TableRecord]:
+        """Every table, oldest first."""
+        rows = self._read(
+            "the tables",
+            "SELECT table_id, name, seats, state, created, manifest FROM tables"
+            " ORDER BY created, table_id",
+            (),
+        )
+        return [TableRecord(*row) for row in rows]
+
+    def set_table_state(self, table_id: bytes, state: str) -> None:
+        with self._write(f"set the state of table {table_id.hex()}") as db:
+            changed = db.execute("UPDATE tables SET state = ? WHERE table_id = ?", (state, table_id))
+            if changed.rowcount == 0:
+                raise StoreError(f"{self.path} has no table {table_id.hex()}")
+
+    def save_members(self, table_id: bytes, members: Iterable[MemberRecord]) -> None:
+        """Make ``members`` the table's whole membership (it changes while the table forms)."""
+        with self._write(f"save the members of table {table_id.hex()}") as db:
+            db.execute("DELETE FROM members WHERE table_id = ?", (table_id,))
+            db.executemany(
+                "INSERT INTO members (table_id, seat, key, name, endpoint) VALUES (?, ?, ?, ?, ?)",
+                [(table_id, m.seat, m.key, m.name, m.endpoint) for m in members],
+            )
+
+    def members(self, table_id: bytes) -> list[MemberRecord]:
+        """The table's members by seat."""
+        rows = self._read(
+            "the members",
+            "SELECT seat, key, name, endpoint FROM members WHERE table_id = ? ORDER BY seat",
+            (table_id,),
+        )
+        return [MemberRecord(*row) for row in rows]
+
+    # -- deals, seeds and transcripts
+
+    def start_deal(self, table_id: bytes, deal: int, dealer: int) -> bool:
+        """Record deal ``deal`` with state :data:`DEAL_STARTED`.  True if it is new; False if
+        it was already recorded with this dealer (a restart replaying its steps).  Another
+        dealer for a recorded deal is a :class:`StoreError`."""
+        with self._write(f"start deal {deal} of table {table_id.hex()}") as db:
+            inserted = db.execute(
+                "INSERT INTO deals (table_id, deal, dealer, state) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT DO NOTHING",
+                (table_id, deal, dealer, DEAL_STARTED),
+            ).rowcount
+            if inserted:
+                return True
+            (stored,) = db.execute(
+                "SELECT dealer FROM deals WHERE table_id = ? AND deal = ?", (table_id, deal)
+            ).fetchone()
+            if stored != dealer:
+                raise StoreError(
+                    f"{self.path}: deal {deal} of table {table_id.hex()} was started with "
+                    f"dealer {stored}, not {dealer}"
+                )
+            return False
+
+    def deals(self, table_id: bytes) -> list[DealRecord]:
+        """The table's deals in order."""
+        rows = self._read(
+            "the deals",
+            "SELECT deal, dealer, state FROM deals WHERE table_id = ? ORDER BY deal",
+            (table_id,),
+        )
+        return [DealRecord(*row) for row in rows]
+
+    def set_deal_state(self, table_id: bytes, deal: int, state: str) -> None:
+        with self._write(f"set the state of deal {deal} of table {table_id.hex()}") as db:
+            changed = db.execute(
+                "UPDATE deals SET state = ? WHERE table_id = ? AND deal = ?", (state, table_id, deal)
+            )
+            if changed.rowcount == 0:
+                raise StoreError(f"{self.path} has no deal {deal} of table {table_id.hex()}")
+
+    def save_seed(self, table_id: bytes, deal: int, seat: int, seed: bytes) -> None:
+        """Keep a seat's seed for a deal, before its commitment is sent.  Saving the same seed
+        again is a no-op; a different one is refused, because after a restart the seat must
+        go on with the seed it committed to, not draw a new one."""
+        self._insert_once(
+            f"seed for seat {seat} of deal {deal} of table {table_id.hex()}",
+            "INSERT INTO seeds (table_id, deal, seat, seed) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            "SELECT seed FROM seeds WHERE table_id = ? AND deal = ? AND seat = ?",
+            (table_id, deal, seat),
+            (seed,),
+        )
+
+    def seed(self, table_id: bytes, deal: int, seat: int) -> bytes | None:
+        rows = self._read(
+            "a seed",
+            "SELECT seed FROM seeds WHERE table_id = ? AND deal = ? AND seat = ?",
+            (table_id, deal, seat),
+        )
+        seed: bytes | None = rows[0][0] if rows else None
+        return seed
+
+    def append_message(self, table_id: bytes, deal: int, message: Message, own: bool) -> bool:
+        """Add ``message`` to the end of the deal's transcript as this daemon accepted it;
+        ``own`` marks a message signed by a seat hosted here.  Returns False, and changes
+        nothing, if a message with the same digest is already stored: a message can arrive
+        twice (a resend after a reconnection), and is kept once."""
+        if (message.table_id, message.deal) != (table_id, deal):
+            raise ValueError(
+                f"{message!r} belongs to deal {message.deal} of table {message.table_id.hex()}, "
+                f"not deal {deal} of table {table_id.hex()}"
+            )
+        with self._write(f"save {message!r}") as db:
+            inserted = db.execute(
+                "INSERT INTO messages (table_id, deal, idx, digest, seat, kind, data, own)"
+                " SELECT ?, ?, coalesce(max(idx) + 1, 0), ?, ?, ?, ?, ?"
+                " FROM messages WHERE table_id = ? AND deal = ?"
+                " ON CONFLICT (digest) DO NOTHING",
+                (
+                    table_id,
+                    deal,
+                    message.digest,
+                    message.seat,
+                    message.kind.value,
+                    encode(message),
+                    int(own),
+                    table_id,
+                    deal,
+                ),
+            ).rowcount
+        return inserted == 1
+
+    def messages(self, table_id: bytes, deal: int) -> list[Message]:
+        """The deal's transcript in the order this daemon accepted it.  Each row is decoded
+        and checked against its digest; a damaged row is a :class:`StoreError` naming it."""
+        rows = self._read(
+            "a transcript",
+            "SELECT idx, digest, data FROM messages WHERE table_id = ? AND deal = ? ORDER BY idx",
+            (table_id, deal),
+        )
+        transcript: list[Message] = []
+        for idx, digest, data in rows:
+            where = f"{self.path}: message {idx} of deal {deal} of table {table_id.hex()}"
+            try:
+                message = decode(data)
+            except MessageError as exc:
+                raise StoreError(f"{where} is damaged ({exc})") from None
+            if message.digest != digest:
+                raise StoreError(f"{where} is damaged (its bytes no longer match its digest)")
+            transcript.append(message)
+        return transcript
+
+    # -- score sheets
+
+    def save_sheet(self, table_id: bytes, sheet: ScoreSheet) -> None:
+        with self._write(f"save the score sheet of table {table_id.hex()}") as db:
+            db.execute(
+                "INSERT INTO scores (table_id, sheet) VALUES (?, ?)"
+                " ON CONFLICT (table_id) DO UPDATE SET sheet = excluded.sheet",
+                (table_id, sheet.to_json()),
+            )
+
+    def sheet(self, table_id: bytes) -> ScoreSheet | None:
+        rows = self._read("a score sheet", "SELECT sheet FROM scores WHERE table_id = ?", (table_id,))
+        if not rows:
+            return None
+        try:
+            return ScoreSheet.from_json(rows[0][0])
+        except ScoreSheetError as exc:
+            raise StoreError(f"{self.path}: the score sheet of table {table_id.hex()}: {exc}") from None
+
+    # -- peers
+
+    def upsert_peer(self, peer: PeerRecord) -> None:
+        with self._write("save a peer") as db:
+            db.execute(
+                "INSERT INTO peers (key, name, endpoint, last_seen) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT (key) DO UPDATE SET name = excluded.name,"
+                " endpoint = excluded.endpoint, last_seen = excluded.last_seen",
+                (peer.key, peer.name, peer.endpoint, peer.last_seen),
+            )
+
+    def peers(self) -> list[PeerRecord]:
+        """Every peer ever seen, most recently seen first."""
+        rows = self._read(
+            "the peers",
+            "SELECT key, name, endpoint, last_seen FROM peers ORDER BY last_seen DESC, key",
+            (),
+        )
+        return [PeerRecord(*row) for row in rows]
+
+    # -- the mesh's resend state
+
+    def outbox_put(self, peer: bytes, seq: int, channel: str, body: bytes) -> None:
+        """Keep frame ``seq`` for ``peer`` until the peer acknowledges it.  Putting the same
+        frame again is a no-op; another frame under a used ``seq`` is refused, since the
+        peer may already hold the first one."""
+        self._insert_once(
+            f"outbox frame {seq}",
+            "INSERT INTO mesh_outbox (peer, seq, channel, body) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT DO NOTHING",
+            "SELECT channel, body FROM mesh_outbox WHERE peer = ? AND seq = ?",
+            (peer, seq),
+            (channel, body),
+        )
+
+    def outbox(self, peer: bytes) -> list[OutboxEntry]:
+        """The frames not yet acknowledged by ``peer``, by sequence number."""
+        rows = self._read(
+            "the outbox",
+            "SELECT seq, channel, body FROM mesh_outbox WHERE peer = ? ORDER BY seq",
+            (peer,),
+        )
+        return [OutboxEntry(*row) for row in rows]
+
+    def outbox_trim(self, peer: bytes, up_to_seq: int) -> None:
+        """Forget the frames ``peer`` acknowledged: every ``seq <= up_to_seq``."""
+        with self._write("trim the outbox") as db:
+            db.execute("DELETE FROM mesh_outbox WHERE peer = ? AND seq <= ?", (peer, up_to_seq))
+
+    def delivered(self, peer: bytes) -> int:
+        """The last sequence number recorded by :meth:`set_delivered` for ``peer``; 0 if none."""
+        rows = self._read("a delivery mark", "SELECT last_seq FROM mesh_delivered WHERE peer = ?", (peer,))
+        last: int = rows[0][0] if rows else 0
+        return last
+
+    def set_delivered(self, peer: bytes, seq: int) -> None:
+        """Raise the peer's delivery mark to ``seq``.  It never goes down: a late, smaller
+        mark must not make the mesh deliver again what it already delivered."""
+        with self._write("save a delivery mark") as db:
+            db.execute(
+                "INSERT INTO mesh_delivered (peer, last_seq) VALUES (?, ?)"
+                " ON CONFLICT (peer) DO UPDATE SET last_seq = max(last_seq, excluded.last_seq)",
+                (peer, seq),
+            )
+
+    # -- settings
+
+    def get_setting(self, key: str) -> str | None:
+        rows = self._read("a setting", "SELECT value FROM settings WHERE key = ?", (key,))
+        value: str | None = rows[0][0] if rows else None
+        return value
+
+    def set_setting(self, key: str, value: str) -> None:
+        with self._write(f"save setting {key!r}") as db:
+            db.execute(
+                "INSERT INTO settings (key, value) VALUES (?, ?)"
+                " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
+
+
+def _create_private_file(path: Path) -> None:
+    """Create the database file mode 0600 before SQLite opens it (SQLite would create it
+    with the umask's mode, and the seeds would sit in a world-readable file until a chmod);
+    narrow the mode of an existing file that is wider."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        if stat.S_IMODE(os.fstat(fd).st_mode) & 0o077:
+            os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)

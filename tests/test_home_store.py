@@ -1,0 +1,555 @@
+"""The daemon's home directory and SQLite store (DESIGN §6, identity and persistence): private
+file modes, identities that survive restarts and never exist half-written, one daemon per home,
+every store method round-tripping, and a store that a ``kill -9`` mid-write leaves consistent."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import stat
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from protocol.identity import Identity
+from protocol.messages import Kind, Message, encode, sign_message
+from protocol.scoring import ScoreSheet
+from tarotd.home import DaemonLock, Home, HomeError, default_home, load_or_create_identity
+from tarotd.store import (
+    DEAL_STARTED,
+    SCHEMA_VERSION,
+    DealRecord,
+    MemberRecord,
+    OutboxEntry,
+    PeerRecord,
+    Store,
+    StoreError,
+    TableRecord,
+)
+
+REPO = Path(__file__).resolve().parent.parent
+TABLE = bytes(range(16))
+OTHER_TABLE = bytes(range(1, 17))
+ALICE = Identity.from_private_bytes(bytes(range(32)))
+PREV = bytes(32)
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def message(n: int, seat: int = 0, deal: int = 0, table: bytes = TABLE) -> Message:
+    return sign_message(ALICE, table, deal, Kind.PLAY, seat, {"n": n}, PREV)
+
+
+def python(script: str, *args: str) -> subprocess.Popen[str]:
+    """A child Python running ``script`` with this repository importable."""
+    return subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(script), *args],
+        cwd=REPO,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+
+
+@pytest.fixture
+def open_umask() -> Iterator[None]:
+    """umask 0, so that any private mode seen was set on purpose, not inherited."""
+    previous = os.umask(0)
+    yield
+    os.umask(previous)
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Home:
+    return Home(tmp_path / "home")
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    with Store(tmp_path / "tarot.db") as opened:
+        opened.save_table(TableRecord(TABLE, "salle 1", 5, "open", 100.0))
+        yield opened
+
+
+# --- the home directory ----------------------------------------------------------------------
+
+
+def test_xdg_data_home_is_honoured(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    assert default_home() == tmp_path / "data" / "tarot"
+
+
+@pytest.mark.parametrize("xdg", [None, "", "relative/path"])
+def test_default_home_without_a_usable_xdg_data_home(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, xdg: str | None
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    if xdg is None:
+        monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    else:
+        monkeypatch.setenv("XDG_DATA_HOME", xdg)
+    assert default_home() == tmp_path / ".local" / "share" / "tarot"
+
+
+def test_home_is_created_private_with_its_paths(tmp_path: Path, open_umask: None) -> None:
+    home = Home(tmp_path / "a" / "b" / "tarot")
+    assert home.path.is_dir() and mode(home.path) == 0o700
+    names = [home.identity_key, home.db, home.api_sock, home.api_token, home.pid_file, home.log_file]
+    assert [p.name for p in names] == [
+        "identity.key", "tarot.db", "api.sock", "api.token", "daemon.pid", "daemon.log"
+    ]
+    assert all(p.parent == home.path for p in names)
+    assert home.key_path() == home.identity_key
+    assert home.key_path("bot-1") == home.path / "keys" / "bot-1.key"
+
+
+def test_home_with_wider_permissions_is_narrowed(tmp_path: Path) -> None:
+    path = tmp_path / "home"
+    path.mkdir()
+    path.chmod(0o755)
+    Home(path)
+    assert mode(path) == 0o700
+
+
+def test_home_of_another_user_is_refused(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    path = tmp_path / "home"
+    path.mkdir(mode=0o700)
+    monkeypatch.setattr(os, "geteuid", lambda: path.stat().st_uid + 1)
+    with pytest.raises(HomeError, match="belongs to .* not to you"):
+        Home(path)
+
+
+def test_home_that_is_a_file_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "home").write_text("")
+    with pytest.raises(HomeError, match="not a directory"):
+        Home(tmp_path / "home")
+
+
+@pytest.mark.parametrize("name", ["", "../main", "a/b", ".hidden", "x" * 65])
+def test_identity_names_cannot_escape_the_keys_directory(home: Home, name: str) -> None:
+    with pytest.raises(ValueError, match="identity name"):
+        home.key_path(name)
+
+
+# --- identities ------------------------------------------------------------------------------
+
+
+def test_identity_is_created_once_private_and_persists(home: Home, open_umask: None) -> None:
+    first = load_or_create_identity(home)
+    assert mode(home.identity_key) == 0o600
+    assert home.identity_key.read_bytes() == first.private_bytes()
+    again = load_or_create_identity(Home(home.path))
+    assert again.public_key == first.public_key
+
+
+def test_one_identity_per_hosted_seat(home: Home, open_umask: None) -> None:
+    main, bot1, bot2 = (load_or_create_identity(home, name) for name in ("main", "bot-1", "bot-2"))
+    assert len({main.public_key, bot1.public_key, bot2.public_key}) == 3
+    assert mode(home.keys) == 0o700
+    assert mode(home.keys / "bot-1.key") == 0o600
+    assert load_or_create_identity(home, "bot-2").public_key == bot2.public_key
+
+
+def test_failed_creation_leaves_no_key_file(home: Home, monkeypatch: pytest.MonkeyPatch) -> None:
+    def disk_failure(fd: int) -> None:
+        raise OSError(5, "Input/output error")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(os, "fsync", disk_failure)
+        with pytest.raises(HomeError, match="could not create identity key .*Input/output error"):
+            load_or_create_identity(home)
+    assert list(home.path.iterdir()) == []  # neither the key nor its temporary file
+    assert load_or_create_identity(home).public_key == Identity.from_private_bytes(
+        home.identity_key.read_bytes()
+    ).public_key
+
+
+def test_short_write_leaves_no_key_file(home: Home, monkeypatch: pytest.MonkeyPatch) -> None:
+    real_write = os.write
+    with monkeypatch.context() as patch:
+        patch.setattr(os, "write", lambda fd, data: real_write(fd, data[:10]))
+        with pytest.raises(HomeError, match="short write"):
+            load_or_create_identity(home)
+    assert list(home.path.iterdir()) == []
+
+
+def test_losing_a_creation_race_uses_the_winners_key(home: Home, monkeypatch: pytest.MonkeyPatch) -> None:
+    winner = Identity.generate()
+    real_link = os.link
+
+    def another_process_first(source: Path, destination: Path) -> None:
+        fd = os.open(destination, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+        os.write(fd, winner.private_bytes())
+        os.close(fd)
+        real_link(source, destination)
+
+    monkeypatch.setattr(os, "link", another_process_first)
+    assert load_or_create_identity(home).public_key == winner.public_key
+    assert [p.name for p in home.path.iterdir()] == ["identity.key"]
+
+
+@pytest.mark.parametrize("wide", [0o640, 0o604, 0o660, 0o644])
+def test_key_readable_by_others_is_refused_with_advice(home: Home, wide: int) -> None:
+    load_or_create_identity(home)
+    home.identity_key.chmod(wide)
+    with pytest.raises(HomeError) as caught:
+        load_or_create_identity(home)
+    text = str(caught.value)
+    assert str(home.identity_key) in text and f"mode {wide:04o}" in text
+    assert f"chmod 600 {home.identity_key}" in text and "new identity" in text
+
+
+@pytest.mark.parametrize("size", [0, 31, 33, 64])
+def test_key_of_the_wrong_size_is_refused_with_advice(home: Home, size: int) -> None:
+    fd = os.open(home.identity_key, os.O_CREAT | os.O_WRONLY, 0o600)
+    os.write(fd, b"k" * size)
+    os.close(fd)
+    with pytest.raises(HomeError, match=f"is {size} bytes, but a key is exactly 32.*backup"):
+        load_or_create_identity(home)
+    assert home.identity_key.stat().st_size == size  # never overwritten
+
+
+def test_key_that_is_not_a_file_is_refused(home: Home) -> None:
+    home.identity_key.symlink_to("/dev/null")
+    with pytest.raises(HomeError, match="is not a regular file"):
+        load_or_create_identity(home)
+    home.identity_key.unlink()
+    home.identity_key.mkdir()
+    with pytest.raises(HomeError, match="could not read identity key .*directory"):
+        load_or_create_identity(home)
+
+
+# --- the daemon lock -------------------------------------------------------------------------
+
+HOLD_LOCK = """
+    import sys
+    from pathlib import Path
+    from tarotd.home import DaemonLock, Home
+    lock = DaemonLock(Home(Path(sys.argv[1])))
+    print("locked", flush=True)
+    sys.stdin.read()
+"""
+
+
+def test_a_second_daemon_is_refused_and_told_the_holders_pid(home: Home) -> None:
+    holder = python(HOLD_LOCK, str(home.path))
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
+        assert home.pid_file.read_text() == f"{holder.pid}\n"
+        with pytest.raises(HomeError, match=f"another tarotd \\(pid {holder.pid}\\) is already using"):
+            DaemonLock(home)
+    finally:
+        holder.kill()  # kill -9: the kernel releases the lock, no stale pid file to clean
+        holder.wait()
+    with DaemonLock(home):
+        assert home.pid_file.read_text() == f"{os.getpid()}\n"
+    assert home.pid_file.read_text() == ""
+
+
+def test_lock_is_exclusive_within_one_process_too(home: Home) -> None:
+    with DaemonLock(home), pytest.raises(HomeError, match=f"pid {os.getpid()}"):
+        DaemonLock(home)
+    DaemonLock(home).release()
+
+
+# --- the store: the file ---------------------------------------------------------------------
+
+
+def test_database_is_private_and_durable(tmp_path: Path, open_umask: None) -> None:
+    path = tmp_path / "tarot.db"
+    with Store(path) as db:
+        db.set_setting("x", "y")
+        assert mode(path) == 0o600
+        assert mode(path.with_name("tarot.db-wal")) == 0o600
+        assert mode(path.with_name("tarot.db-shm")) == 0o600
+        pragmas = {
+            name: db._db.execute(f"PRAGMA {name}").fetchone()[0]
+            for name in ("journal_mode", "synchronous", "foreign_keys")
+        }
+        assert pragmas == {"journal_mode": "wal", "synchronous": 2, "foreign_keys": 1}  # 2 = FULL
+        (version,) = db._db.execute("SELECT version FROM schema_version").fetchone()
+        assert version == SCHEMA_VERSION == 1
+
+
+def test_database_with_wider_permissions_is_narrowed(tmp_path: Path) -> None:
+    path = tmp_path / "tarot.db"
+    Store(path).close()
+    path.chmod(0o644)
+    Store(path).close()
+    assert mode(path) == 0o600
+
+
+def test_everything_survives_reopening(tmp_path: Path) -> None:
+    path = tmp_path / "tarot.db"
+    with Store(path) as db:
+        db.save_table(TableRecord(TABLE, "salle 1", 3, "playing", 1.5, b"manifest"))
+        db.start_deal(TABLE, 0, 2)
+        db.save_seed(TABLE, 0, 1, b"s" * 32)
+        db.append_message(TABLE, 0, message(1), own=True)
+        db.set_delivered(b"peer", 9)
+    with Store(path) as db:
+        assert db.tables() == [TableRecord(TABLE, "salle 1", 3, "playing", 1.5, b"manifest")]
+        assert db.deals(TABLE) == [DealRecord(0, 2, DEAL_STARTED)]
+        assert db.seed(TABLE, 0, 1) == b"s" * 32
+        assert db.messages(TABLE, 0) == [message(1)]
+        assert db.delivered(b"peer") == 9
+
+
+def test_a_file_that_is_not_a_database_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "tarot.db"
+    path.write_bytes(b"these are not the pages you are looking for\n" * 100)
+    with pytest.raises(StoreError, match=f"{path} is not a usable tarot database .*backup.*move it away"):
+        Store(path)
+
+
+def test_another_programs_database_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "tarot.db"
+    with sqlite3.connect(path) as other:
+        other.execute("CREATE TABLE recipes (name TEXT)")
+    other.close()
+    with pytest.raises(StoreError, match="some other program \\(tables: recipes\\)"):
+        Store(path)
+
+
+def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "tarot.db"
+    Store(path).close()
+    with sqlite3.connect(path) as raw:
+        raw.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION + 1,))
+    raw.close()
+    with pytest.raises(StoreError, match=f"newer tarotd \\(schema version {SCHEMA_VERSION + 1}.*Upgrade"):
+        Store(path)
+
+
+def test_a_damaged_schema_version_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "tarot.db"
+    Store(path).close()
+    with sqlite3.connect(path) as raw:
+        raw.execute("INSERT INTO schema_version VALUES (1)")
+    raw.close()
+    with pytest.raises(StoreError, match="schema version is damaged \\(2 rows\\)"):
+        Store(path)
+
+
+def test_a_directory_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="could not open the database"):
+        Store(tmp_path)
+
+
+# --- the store: round trips ------------------------------------------------------------------
+
+
+def test_tables(store: Store) -> None:
+    first = TableRecord(TABLE, "salle 1", 5, "open", 100.0)
+    assert store.table(TABLE) == first and store.table(OTHER_TABLE) is None
+    older = TableRecord(OTHER_TABLE, "salle 2", 3, "open", 50.0)
+    store.save_table(older)
+    assert store.tables() == [older, first]
+    store.set_table_state(TABLE, "playing")
+    assert store.table(TABLE) == TableRecord(TABLE, "salle 1", 5, "playing", 100.0)
+    with pytest.raises(StoreError, match=f"no table {bytes(16).hex()}"):
+        store.set_table_state(bytes(16), "playing")
+
+
+def test_saving_a_table_again_updates_it_and_keeps_what_hangs_off_it(store: Store) -> None:
+    store.save_members(TABLE, [MemberRecord(0, b"k0", "Anne", "tcp://10.0.0.1:7000")])
+    store.start_deal(TABLE, 0, 0)
+    signed = TableRecord(TABLE, "salle 1", 5, "full", 100.0, manifest=b"\x93signed")
+    store.save_table(signed)
+    assert store.table(TABLE) == signed
+    assert len(store.members(TABLE)) == 1 and len(store.deals(TABLE)) == 1
+
+
+def test_members(store: Store) -> None:
+    members = [
+        MemberRecord(2, b"k2", "Chloé", "tcp://10.0.0.3:7000"),
+        MemberRecord(0, b"k0", "Anne", "tcp://10.0.0.1:7000"),
+    ]
+    store.save_members(TABLE, members)
+    assert store.members(TABLE) == [members[1], members[0]]
+    store.save_members(TABLE, members[:1])  # the whole membership, replaced
+    assert store.members(TABLE) == members[:1]
+    assert store.members(OTHER_TABLE) == []
+    with pytest.raises(StoreError, match="could not save the members .*FOREIGN KEY"):
+        store.save_members(OTHER_TABLE, members)  # a table never saved
+    with pytest.raises(StoreError, match="UNIQUE"):
+        store.save_members(TABLE, [MemberRecord(0, b"k", "A", "e"), MemberRecord(1, b"k", "B", "e")])
+    assert store.members(TABLE) == members[:1]  # the failed write changed nothing
+
+
+def test_deals(store: Store) -> None:
+    assert store.start_deal(TABLE, 1, 3) is True
+    assert store.start_deal(TABLE, 0, 2) is True
+    assert store.start_deal(TABLE, 1, 3) is False  # a restart replaying its steps
+    with pytest.raises(StoreError, match="started with dealer 3, not 4"):
+        store.start_deal(TABLE, 1, 4)
+    store.set_deal_state(TABLE, 0, "done")
+    assert store.deals(TABLE) == [DealRecord(0, 2, "done"), DealRecord(1, 3, DEAL_STARTED)]
+    with pytest.raises(StoreError, match="no deal 7"):
+        store.set_deal_state(TABLE, 7, "done")
+
+
+def test_seeds(store: Store) -> None:
+    seed = bytes(range(100, 132))
+    store.start_deal(TABLE, 0, 0)
+    assert store.seed(TABLE, 0, 1) is None
+    store.save_seed(TABLE, 0, 1, seed)
+    store.save_seed(TABLE, 0, 1, seed)  # again after a restart: fine
+    assert store.seed(TABLE, 0, 1) == seed and store.seed(TABLE, 0, 2) is None
+    with pytest.raises(StoreError, match="already holds a different seed for seat 1") as caught:
+        store.save_seed(TABLE, 0, 1, bytes(32))
+    assert seed.hex() not in str(caught.value) and bytes(32).hex() not in str(caught.value)
+    assert store.seed(TABLE, 0, 1) == seed
+    with pytest.raises(StoreError, match="FOREIGN KEY"):
+        store.save_seed(TABLE, 5, 1, seed)  # a deal never started
+
+
+def test_messages_keep_the_order_of_acceptance_per_deal(store: Store) -> None:
+    accepted = [message(3, seat=4), message(1, seat=0), message(2, seat=2)]
+    for m in accepted:
+        assert store.append_message(TABLE, 0, m, own=m.seat == 0) is True
+    later_deal = message(9, deal=1)
+    assert store.append_message(TABLE, 1, later_deal, own=False) is True  # no deal row needed
+    assert store.messages(TABLE, 0) == accepted
+    assert store.messages(TABLE, 1) == [later_deal]
+    assert store.messages(TABLE, 2) == []
+    rows = store._db.execute("SELECT deal, idx, seat, kind, own FROM messages ORDER BY deal, idx").fetchall()
+    assert rows == [(0, 0, 4, "play", 0), (0, 1, 0, "play", 1), (0, 2, 2, "play", 0), (1, 0, 0, "play", 0)]
+
+
+def test_append_message_is_idempotent(store: Store) -> None:
+    assert store.append_message(TABLE, 0, message(1), own=True) is True
+    assert store.append_message(TABLE, 0, message(2), own=True) is True
+    assert store.append_message(TABLE, 0, message(1), own=False) is False  # a resend
+    assert store.messages(TABLE, 0) == [message(1), message(2)]
+    assert store.append_message(TABLE, 0, message(3), own=True) is True
+    idx = [i for (i,) in store._db.execute("SELECT idx FROM messages ORDER BY idx")]
+    assert idx == [0, 1, 2]
+
+
+def test_append_message_checks_table_and_deal(store: Store) -> None:
+    with pytest.raises(ValueError, match="belongs to deal 0"):
+        store.append_message(TABLE, 1, message(1), own=True)
+    with pytest.raises(StoreError, match="FOREIGN KEY"):
+        store.append_message(OTHER_TABLE, 0, message(1, table=OTHER_TABLE), own=True)
+
+
+def test_a_damaged_message_row_is_named(store: Store) -> None:
+    for n in range(3):
+        store.append_message(TABLE, 0, message(n), own=True)
+    store._db.execute("UPDATE messages SET data = x'c1' WHERE idx = 1")
+    with pytest.raises(StoreError, match=f"message 1 of deal 0 of table {TABLE.hex()} is damaged \\(frame"):
+        store.messages(TABLE, 0)
+    store._db.execute("UPDATE messages SET data = ? WHERE idx = 1", (encode(message(7)),))
+    with pytest.raises(StoreError, match="message 1 of deal 0 .* no longer match its digest"):
+        store.messages(TABLE, 0)
+
+
+def test_score_sheets(store: Store) -> None:
+    assert store.sheet(TABLE) is None
+    sheet = ScoreSheet(["Anne", "Bruno", "Chloé"])
+    sheet.add_void()
+    store.save_sheet(TABLE, sheet)
+    sheet.add_penalty(1)
+    store.save_sheet(TABLE, sheet)
+    assert store.sheet(TABLE) == sheet
+    store._db.execute("UPDATE scores SET sheet = '{\"format\": 1'")
+    with pytest.raises(StoreError, match=f"score sheet of table {TABLE.hex()}: corrupt score sheet"):
+        store.sheet(TABLE)
+
+
+def test_peers(store: Store) -> None:
+    store.upsert_peer(PeerRecord(b"a", "Anne", "tcp://10.0.0.1:7000", 10.0))
+    store.upsert_peer(PeerRecord(b"b", "Bruno", "tcp://10.0.0.2:7000", 20.0))
+    store.upsert_peer(PeerRecord(b"a", "Anne B.", "tcp://10.0.0.9:7000", 30.0))
+    assert store.peers() == [
+        PeerRecord(b"a", "Anne B.", "tcp://10.0.0.9:7000", 30.0),
+        PeerRecord(b"b", "Bruno", "tcp://10.0.0.2:7000", 20.0),
+    ]
+
+
+def test_outbox(store: Store) -> None:
+    for seq in (2, 1, 3):
+        store.outbox_put(b"peer", seq, "table", f"frame {seq}".encode())
+    store.outbox_put(b"peer", 2, "table", b"frame 2")  # again: fine
+    store.outbox_put(b"other", 1, "lobby", b"hello")
+    assert store.outbox(b"peer") == [
+        OutboxEntry(1, "table", b"frame 1"),
+        OutboxEntry(2, "table", b"frame 2"),
+        OutboxEntry(3, "table", b"frame 3"),
+    ]
+    seq, channel, body = store.outbox(b"other")[0]
+    assert (seq, channel, body) == (1, "lobby", b"hello")
+    with pytest.raises(StoreError, match="different outbox frame 2"):
+        store.outbox_put(b"peer", 2, "table", b"another frame")
+    with pytest.raises(StoreError, match="different outbox frame 2"):
+        store.outbox_put(b"peer", 2, "lobby", b"frame 2")
+    store.outbox_trim(b"peer", 2)
+    assert [entry.seq for entry in store.outbox(b"peer")] == [3]
+    assert len(store.outbox(b"other")) == 1
+
+
+def test_delivery_marks_only_go_up(store: Store) -> None:
+    assert store.delivered(b"peer") == 0
+    store.set_delivered(b"peer", 5)
+    store.set_delivered(b"peer", 3)
+    assert store.delivered(b"peer") == 5
+    store.set_delivered(b"peer", 8)
+    assert store.delivered(b"peer") == 8 and store.delivered(b"other") == 0
+
+
+def test_settings(store: Store) -> None:
+    assert store.get_setting("name") is None
+    store.set_setting("name", "Anne")
+    store.set_setting("name", "Anne B.")
+    assert store.get_setting("name") == "Anne B."
+
+
+# --- the store: kill -9 ----------------------------------------------------------------------
+
+WRITE_FOREVER = """
+    import sys
+    from pathlib import Path
+    from protocol.identity import Identity
+    from protocol.messages import Kind, sign_message
+    from tarotd.store import Store, TableRecord
+
+    table, alice = bytes(range(16)), Identity.from_private_bytes(bytes(range(32)))
+    store = Store(Path(sys.argv[1]))
+    store.save_table(TableRecord(table, "crash", 3, "playing", 0.0))
+    store.start_deal(table, 0, 0)
+    n = 0
+    while True:
+        signed = sign_message(alice, table, 0, Kind.PLAY, n % 3, {"n": n}, bytes(32))
+        store.append_message(table, 0, signed, own=True)
+        print(n, flush=True)  # written before sent
+        n += 1
+"""
+
+
+def test_kill_9_mid_write_leaves_a_consistent_prefix_and_the_deal_resumes(tmp_path: Path) -> None:
+    """Twice: a writer is killed while appending; every message it reported written is there,
+    nothing else is half there, and the second writer, replaying from 0, stores each once."""
+    path = tmp_path / "tarot.db"
+    reported = -1
+    for _ in range(2):
+        writer = python(WRITE_FOREVER, str(path))
+        assert writer.stdout is not None
+        target = reported + 150
+        while reported < target:
+            reported = max(reported, int(writer.stdout.readline()))
+        os.kill(writer.pid, signal.SIGKILL)
+        writer.wait()
+        with Store(path) as db:
+            transcript = db.messages(TABLE, 0)  # every row decodes and matches its digest
+            idx = [i for (i,) in db._db.execute("SELECT idx FROM messages ORDER BY idx")]
+        assert idx == list(range(len(transcript)))
+        assert [m.payload for m in transcript] == [{"n": n} for n in range(len(transcript))]
+        assert len(transcript) > reported
