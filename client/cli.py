@@ -19,6 +19,7 @@ import argparse
 import importlib
 import importlib.util
 import sys
+from pathlib import Path
 from typing import NoReturn, TypeAlias
 
 PROG = "tarot"
@@ -62,6 +63,9 @@ def build_parser() -> ArgumentParser:
     parser = ArgumentParser(
         prog=PROG,
         description="French Tarot on the LAN, with no trusted dealer: the client and its tools.",
+    )
+    parser.add_argument(
+        "--home", type=Path, default=None, help="the daemon's home directory (default: $XDG_DATA_HOME/tarot)"
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for _name, module_name in SUBCOMMANDS:

@@ -1,0 +1,36 @@
+"""``tarot status``: what the daemon sees — peers, tables, this seat's state."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+
+from client.api import DaemonRefused, DaemonUnavailable, ask, default_home
+from client.cli import SubParsers
+
+
+def register(subparsers: SubParsers) -> None:
+    parser = subparsers.add_parser("status", help="peers seen, tables, this seat's state")
+    parser.add_argument("--json", action="store_true")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    home = args.home or default_home()
+    try:
+        status = asyncio.run(ask(home, "status"))
+    except (DaemonUnavailable, DaemonRefused) as error:
+        print(f"tarot status: {error}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(status, ensure_ascii=False))
+        return 0
+    print(f"{status['name']} [{status['fingerprint']}] on {status['endpoint']}")
+    for peer in status["peers"]:
+        print(f"  peer {peer['name']} [{peer['fingerprint']}] {peer['state']}")
+    for table in status["tables"]:
+        waiting = f", waiting for seats {table['waiting_for']}" if table["waiting_for"] else ""
+        print(f"  table {table['table'][:8]}: {', '.join(table['seats'])} — deal {table['deal']}, {table['scored']} scored{waiting}")
+    return 0
