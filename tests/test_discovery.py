@@ -1,0 +1,585 @@
+"""LAN discovery: the beacon codec (and everything it must refuse), the peer table, the
+rate limiter, and real Discovery endpoints finding each other on loopback.
+
+Loopback only: every endpoint here is made with ``broadcast=False`` so that nothing is
+ever sent to the machine's real interfaces; they reach each other through explicit
+targets, 127.255.255.255 (loopback broadcast) or 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import socket
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+import msgpack
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from protocol.identity import Identity
+from tarotd.discovery import (
+    BEACON_MAGIC,
+    BEACON_VERSION,
+    MAX_BEACON_SIZE,
+    MAX_TABLES,
+    MAX_TIMESTAMP,
+    Announcement,
+    Beacon,
+    BeaconError,
+    Discovery,
+    Peer,
+    PeerTable,
+    RateLimiter,
+    TableInfo,
+    broadcast_addresses,
+    decode_beacon,
+    encode_beacon,
+    make_beacon,
+)
+
+ALICE = Identity.from_private_bytes(bytes(range(32)))
+BOB = Identity.from_private_bytes(bytes(range(1, 33)))
+CAROL = Identity.from_private_bytes(bytes(range(2, 34)))
+HEADER = BEACON_MAGIC + bytes([BEACON_VERSION])
+TABLE_ID = bytes(range(16))
+NOW = 1_700_000_000
+MISSING = object()
+
+
+def beacon(identity: Identity = ALICE, **changes: object) -> Beacon:
+    fields: dict[str, object] = {
+        "name": "alice",
+        "key": identity.public_key,
+        "port": 5555,
+        "tables": (TableInfo("salon", 5, 2, True, TABLE_ID),),
+        "goodbye": False,
+        "timestamp": NOW,
+    }
+    fields.update(changes)
+    return Beacon(**fields)  # type: ignore[arg-type]
+
+
+def wire(**changes: object) -> dict[str, object]:
+    """ALICE's beacon body as msgpack fields, with changes (MISSING drops a field)."""
+    fields: dict[str, object] = {
+        "name": "alice",
+        "key": ALICE.public_key,
+        "port": 5555,
+        "tables": [["salon", 5, 2, True, TABLE_ID]],
+        "goodbye": False,
+        "timestamp": NOW,
+    }
+    fields.update(changes)
+    return {name: value for name, value in fields.items() if value is not MISSING}
+
+
+def forge(body: object, identity: Identity = ALICE, header: bytes = HEADER) -> bytes:
+    """A datagram with any body, correctly signed: only the field checks can refuse it."""
+    signed: bytes = header + msgpack.packb(body, use_bin_type=True)
+    return signed + identity.sign(signed)
+
+
+def rejects(data: bytes, match: str) -> None:
+    with pytest.raises(BeaconError, match=match):
+        decode_beacon(data)
+
+
+# --- codec ------------------------------------------------------------------------------
+
+
+def test_round_trip() -> None:
+    original = beacon()
+    data = encode_beacon(original, ALICE)
+    assert data.startswith(HEADER)
+    assert decode_beacon(data) == original
+
+
+def test_round_trip_of_a_goodbye_with_no_tables_and_an_anonymous_table() -> None:
+    original = beacon(tables=(TableInfo("x", 3, 0, False),), goodbye=True, timestamp=0)
+    assert decode_beacon(encode_beacon(original, ALICE)) == original
+    original = beacon(tables=())
+    assert decode_beacon(encode_beacon(original, ALICE)) == original
+
+
+def test_encode_refuses_another_identity() -> None:
+    with pytest.raises(BeaconError, match="not the public key"):
+        encode_beacon(beacon(), BOB)
+
+
+def test_encode_refuses_an_oversized_beacon() -> None:
+    tables = tuple(TableInfo("é" * 64, 5, 0, True, TABLE_ID) for _ in range(MAX_TABLES))
+    with pytest.raises(BeaconError, match="over the 1400-byte limit"):
+        encode_beacon(beacon(tables=tables), ALICE)
+
+
+def test_make_beacon_keeps_the_first_tables_that_fit() -> None:
+    tables = [TableInfo(f"{i:02d}" + "t" * 62, 5, 0, True, TABLE_ID) for i in range(MAX_TABLES + 4)]
+    made = make_beacon("alice", ALICE.public_key, 5555, tables, False, NOW)
+    assert 0 < len(made.tables) < MAX_TABLES
+    assert made.tables == tuple(tables[: len(made.tables)])
+    assert len(encode_beacon(made, ALICE)) <= MAX_BEACON_SIZE
+
+
+@pytest.mark.parametrize(
+    ("data", "match"),
+    [
+        (b"", "bad magic"),
+        (b"ZRE\x01" + bytes(100), "bad magic"),
+        (b"TAROT", "too short"),
+        (HEADER + bytes(64), "too short"),
+        (b"TAROT\x02" + bytes(100), "unsupported beacon version 2"),
+        (HEADER + bytes(MAX_BEACON_SIZE), "1406 bytes is over the 1400-byte limit"),
+    ],
+)
+def test_frame_rejections(data: bytes, match: str) -> None:
+    rejects(data, match)
+
+
+def test_rejects_what_is_not_bytes() -> None:
+    rejects(bytearray(encode_beacon(beacon(), ALICE)), "a beacon is bytes, not bytearray")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("body", "match"),
+    [
+        (b"\xc1", "malformed msgpack body"),  # 0xc1 is never used in msgpack
+        (b"\x92\x01", "malformed msgpack body"),  # an array cut short
+        (msgpack.packb(wire()) + b"\x00", "malformed msgpack body.*ExtraData"),
+        (b"\xa2\xff\xfe", "malformed msgpack body"),  # a str that is not UTF-8
+        (b"\x81\x01\x02", "malformed msgpack body"),  # an integer map key
+    ],
+)
+def test_malformed_msgpack(body: bytes, match: str) -> None:
+    signed = HEADER + body
+    rejects(signed + ALICE.sign(signed), match)
+
+
+SMALL_ORDER_KEY = bytes([1]) + bytes(31)  # the identity point: anybody "signs" for it
+
+FIELD_REJECTIONS: list[tuple[dict[str, object], str]] = [
+    ({"timestamp": MISSING}, "beacon field 'timestamp' is missing"),
+    ({"name": MISSING}, "beacon field 'name' is missing"),
+    ({"key": MISSING}, "beacon field 'key' is missing"),
+    ({"port": MISSING}, "beacon field 'port' is missing"),
+    ({"tables": MISSING}, "beacon field 'tables' is missing"),
+    ({"goodbye": MISSING}, "beacon field 'goodbye' is missing"),
+    ({"address": "10.0.0.1"}, "unexpected beacon fields: address"),
+    ({"name": 7}, "name is a string, got int"),
+    ({"name": ""}, "name is 1 to 64 characters, got 0"),
+    ({"name": "x" * 65}, "name is 1 to 64 characters, got 65"),
+    ({"name": "evil\x1b[2J"}, "control or separator character U\\+001B"),
+    ({"name": "two\u2028lines"}, "U\\+2028"),
+    ({"key": "alice"}, "key is bytes, got str"),
+    ({"key": ALICE.public_key[:31]}, "key is 32 bytes, got 31"),
+    ({"key": SMALL_ORDER_KEY}, "not a valid Ed25519 public key"),
+    ({"port": True}, "port is an integer, got bool"),
+    ({"port": "5555"}, "port is an integer, got str"),
+    ({"port": 0}, "port 0 is out of range 1..65535"),
+    ({"port": 65536}, "port 65536 is out of range"),
+    ({"tables": {}}, "tables is a msgpack array, got dict"),
+    ({"tables": [["t", 5, 0, True, None]] * 17}, "17 tables announced, at most 16"),
+    ({"tables": [["t", 5, 0, True]]}, "table 0 is an array \\[name, seats, members, open, table_id\\]"),
+    ({"tables": ["salon"]}, "table 0 is an array"),
+    ({"tables": [["t", 2, 0, True, None]]}, "table 0: seats 2 is out of range 3..5"),
+    ({"tables": [["t", 6, 0, True, None]]}, "table 0: seats 6 is out of range 3..5"),
+    ({"tables": [["t", 4, 5, True, None]]}, "table 0: members 5 is out of range 0..4"),
+    ({"tables": [["t", 4, -1, True, None]]}, "members -1 is out of range"),
+    ({"tables": [["t", 4, 0, 1, None]]}, "table 0: open is a boolean, got int"),
+    ({"tables": [["t", 4, 0, True, bytes(15)]]}, "table 0: table id is 16 bytes, got 15"),
+    ({"tables": [["t", 4, 0, True, "id"]]}, "table id is bytes, got str"),
+    ({"tables": [["t" * 65, 4, 0, True, None]]}, "table 0: table name is 1 to 64 characters"),
+    ({"tables": [["ok", 4, 0, True, None], [1, 4, 0, True, None]]}, "table 1: table name is a string"),
+    ({"goodbye": 0}, "goodbye is a boolean, got int"),
+    ({"timestamp": -1}, "timestamp -1 is out of range"),
+    ({"timestamp": MAX_TIMESTAMP + 1}, "out of range"),
+    ({"timestamp": "now"}, "timestamp is an integer, got str"),
+    ({"timestamp": 1.5}, "timestamp is an integer, got float"),
+]
+
+
+@pytest.mark.parametrize(("changes", "match"), FIELD_REJECTIONS)
+def test_field_rejections(changes: dict[str, object], match: str) -> None:
+    rejects(forge(wire(**changes)), match)
+
+
+@pytest.mark.parametrize("body", [[1, 2], "alice", None, 7, msgpack.ExtType(1, b"x")])
+def test_body_must_be_a_map(body: object) -> None:
+    rejects(forge(body), "the beacon body is a msgpack map")
+
+
+def test_bad_signatures() -> None:
+    rejects(forge(wire(), identity=BOB), "bad signature")  # ALICE's key, BOB's signature
+    data = encode_beacon(beacon(), ALICE)
+    rejects(data[:-1] + bytes([data[-1] ^ 1]), "bad signature")
+    rejects(data[:-64] + bytes(64), "bad signature")
+
+
+def test_a_third_party_address_cannot_be_smuggled_in() -> None:
+    """The only address of a peer is the datagram's source: a beacon has no field for one."""
+    rejects(forge(wire(host="198.18.0.99")), "unexpected beacon fields: host")
+
+
+names = st.text(st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp")), min_size=1, max_size=64)
+table_infos = st.integers(3, 5).flatmap(
+    lambda seats: st.builds(
+        TableInfo,
+        names,
+        st.just(seats),
+        st.integers(0, seats),
+        st.booleans(),
+        st.none() | st.binary(min_size=16, max_size=16),
+    )
+)
+
+
+@given(
+    names,
+    st.integers(1, 65535),
+    st.lists(table_infos, max_size=MAX_TABLES + 2),
+    st.booleans(),
+    st.integers(0, MAX_TIMESTAMP),
+)
+def test_round_trip_property(
+    name: str, port: int, tables: list[TableInfo], goodbye: bool, timestamp: int
+) -> None:
+    made = make_beacon(name, ALICE.public_key, port, tables, goodbye, timestamp)
+    assert made.tables == tuple(tables[: len(made.tables)])
+    data = encode_beacon(made, ALICE)
+    assert len(data) <= MAX_BEACON_SIZE
+    assert decode_beacon(data) == made
+
+
+def decodes_or_rejects(data: bytes) -> None:
+    """The property of every fuzz test: a Beacon or a BeaconError, never anything else."""
+    try:
+        decode_beacon(data)
+    except BeaconError:
+        pass
+
+
+@given(st.binary(max_size=MAX_BEACON_SIZE + 20))
+def test_fuzz_raw_bytes(data: bytes) -> None:
+    decodes_or_rejects(data)
+
+
+@given(st.binary(max_size=MAX_BEACON_SIZE))
+def test_fuzz_after_a_valid_header(data: bytes) -> None:
+    decodes_or_rejects(HEADER + data)
+
+
+msgpack_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**64 - 1)
+    | st.floats()
+    | st.text(max_size=70)
+    | st.binary(max_size=40)
+    | st.builds(msgpack.ExtType, st.integers(0, 127), st.binary(max_size=8)),
+    lambda children: st.lists(children, max_size=6) | st.dictionaries(st.text(max_size=10), children, max_size=7),
+    max_leaves=30,
+)
+field_values = {
+    "name": names | msgpack_values,
+    "key": st.just(ALICE.public_key) | msgpack_values,
+    "port": st.integers(-5, 70000) | msgpack_values,
+    "tables": st.lists(st.lists(msgpack_values | st.integers(0, 6), max_size=6), max_size=18) | msgpack_values,
+    "goodbye": st.booleans() | msgpack_values,
+    "timestamp": st.integers(-5, 2**64 - 1) | msgpack_values,
+}
+
+
+@given(msgpack_values)
+def test_fuzz_signed_bodies(body: object) -> None:
+    decodes_or_rejects(forge(body))
+
+
+@given(st.fixed_dictionaries({}, optional=field_values), st.dictionaries(st.text(max_size=5), msgpack_values, max_size=2))
+def test_fuzz_signed_fields(fields: dict[str, object], extra: dict[str, object]) -> None:
+    decodes_or_rejects(forge({**extra, **fields}))
+
+
+@given(st.data())
+def test_any_changed_byte_is_rejected(data: st.DataObject) -> None:
+    original = encode_beacon(beacon(), ALICE)
+    position = data.draw(st.integers(0, len(original) - 1))
+    flip = data.draw(st.integers(1, 255))
+    tampered = original[:position] + bytes([original[position] ^ flip]) + original[position + 1 :]
+    with pytest.raises(BeaconError):
+        decode_beacon(tampered)
+
+
+# --- the peer table -----------------------------------------------------------------------
+
+
+def test_peer_table_lists_a_new_peer_from_its_source_address() -> None:
+    table = PeerTable(ALICE.public_key, expiry=5.0)
+    assert table.heard(beacon(BOB, name="bob"), "198.18.0.2", now=10.0)
+    [peer] = table.peers()
+    assert (peer.key, peer.name, peer.host, peer.port, peer.last_seen) == (BOB.public_key, "bob", "198.18.0.2", 5555, 10.0)
+    assert peer.endpoint == "tcp://198.18.0.2:5555"
+    assert peer.fingerprint == BOB.fingerprint
+
+
+def test_peer_table_refresh_is_no_change_but_new_tables_are() -> None:
+    table = PeerTable(ALICE.public_key)
+    table.heard(beacon(BOB), "h", now=1.0)
+    assert not table.heard(beacon(BOB, timestamp=NOW + 1), "h", now=2.0)
+    assert table.peers()[0].last_seen == 2.0
+    assert table.heard(beacon(BOB, timestamp=NOW + 2, tables=()), "h", now=3.0)
+    assert table.peers()[0].tables == ()
+
+
+def test_peer_table_ignores_its_own_key() -> None:
+    table = PeerTable(ALICE.public_key)
+    assert not table.heard(beacon(ALICE), "127.0.0.1", now=1.0)
+    assert table.peers() == []
+
+
+def test_peer_table_expiry() -> None:
+    table = PeerTable(ALICE.public_key, expiry=5.0)
+    table.heard(beacon(BOB, name="bob"), "b", now=0.0)
+    table.heard(beacon(CAROL, name="carol"), "c", now=3.0)
+    assert table.expire(5.0) == []  # exactly the expiry is still alive
+    gone = table.expire(5.5)
+    assert [peer.name for peer in gone] == ["bob"]
+    assert [peer.name for peer in table.peers()] == ["carol"]
+    assert [peer.name for peer in table.expire(100.0)] == ["carol"]
+    assert table.peers() == []
+
+
+def test_peer_table_goodbye_removes_at_once() -> None:
+    table = PeerTable(ALICE.public_key)
+    table.heard(beacon(BOB), "b", now=0.0)
+    assert table.heard(beacon(BOB, goodbye=True), "b", now=0.1)
+    assert table.peers() == []
+    assert not table.heard(beacon(CAROL, goodbye=True), "c", now=0.2)  # never known: no change
+
+
+def test_peer_table_ignores_replays() -> None:
+    table = PeerTable(ALICE.public_key)
+    table.heard(beacon(BOB, timestamp=NOW), "b", now=0.0)
+    table.heard(beacon(BOB, timestamp=NOW + 5, goodbye=True), "b", now=1.0)
+    # An attacker replays what BOB said before his goodbye: BOB stays gone.
+    assert not table.heard(beacon(BOB, timestamp=NOW), "b", now=2.0)
+    assert not table.heard(beacon(BOB, timestamp=NOW + 5), "b", now=2.0)
+    assert table.peers() == []
+    # BOB comes back: a newer beacon.
+    assert table.heard(beacon(BOB, timestamp=NOW + 6), "b", now=3.0)
+    # A replayed old goodbye does not remove him.
+    assert not table.heard(beacon(BOB, timestamp=NOW + 5, goodbye=True), "b", now=3.5)
+    assert len(table.peers()) == 1
+
+
+def test_peer_table_address_moves_only_with_a_newer_beacon() -> None:
+    table = PeerTable(ALICE.public_key)
+    table.heard(beacon(BOB, timestamp=NOW), "198.18.0.2", now=0.0)
+    assert not table.heard(beacon(BOB, timestamp=NOW), "198.18.0.66", now=0.1)  # same beacon, elsewhere
+    assert table.peers()[0].host == "198.18.0.2"
+    assert table.heard(beacon(BOB, timestamp=NOW + 1), "198.18.0.3", now=1.0)  # BOB changed network
+    assert table.peers()[0].host == "198.18.0.3"
+
+
+def test_peer_table_is_bounded() -> None:
+    table = PeerTable(ALICE.public_key, max_peers=2)
+    for seed in range(3, 6):
+        identity = Identity.from_private_bytes(bytes([seed]) * 32)
+        table.heard(beacon(identity), f"h{seed}", now=0.0)
+    assert len(table.peers()) == 2
+
+
+def test_rate_limiter() -> None:
+    limiter = RateLimiter(limit=3, window=1.0, max_sources=2)
+    assert [limiter.allow("a", 0.1 * i) for i in range(5)] == [True, True, True, False, False]
+    assert limiter.allow("b", 0.5)
+    assert not limiter.allow("c", 0.6)  # two sources tracked already
+    assert limiter.allow("a", 1.0)  # a new window
+    assert limiter.allow("c", 1.6)  # b's window is over: room again
+
+
+# --- Discovery on loopback ------------------------------------------------------------------
+
+INTERVAL = 0.2
+
+
+def announcing(name: str, port: int) -> Callable[[], Announcement]:
+    return lambda: Announcement(name, port)
+
+
+def on_loopback(
+    identity: Identity,
+    announce: Callable[[], Announcement],
+    interval: float = INTERVAL,
+    expiry: float | None = None,
+) -> Discovery:
+    """An endpoint on its own ephemeral port of 127.0.0.1 that only sends to its targets."""
+    return Discovery(
+        identity, announce, port=0, host="127.0.0.1", interval=interval, expiry=expiry, broadcast=False
+    )
+
+
+async def eventually(predicate: Callable[[], bool], timeout: float = 5.0) -> float:
+    """Wait until ``predicate()``; return how long it took."""
+    started = time.monotonic()
+    while not predicate():
+        if time.monotonic() - started > timeout:
+            raise AssertionError(f"not true after {timeout} s")
+        await asyncio.sleep(0.02)
+    return time.monotonic() - started
+
+
+def names_of(peers: list[Peer]) -> set[str]:
+    return {peer.name for peer in peers}
+
+
+def test_three_daemons_find_each_other_by_loopback_broadcast() -> None:
+    """Three endpoints share one port (SO_REUSEPORT) and beacon to 127.255.255.255, as
+    daemons on one LAN share the discovery port and beacon to the broadcast address."""
+
+    async def scenario() -> None:
+        identities = [ALICE, BOB, CAROL]
+        changes: list[set[str]] = []
+        first = Discovery(ALICE, announcing("alice", 6000), port=0, interval=INTERVAL, expiry=5.0, broadcast=False)
+        first.on_change(lambda peers: changes.append(names_of(peers)))
+        await first.start()
+        port = first.address[1]
+        first.add_target("127.255.255.255", port)
+        others = [
+            Discovery(
+                identity,
+                announcing(name, 6000 + i),
+                port=port,
+                interval=INTERVAL,
+                expiry=5.0,
+                broadcast=False,
+                targets=[("127.255.255.255", port)],
+            )
+            for i, (identity, name) in enumerate(zip(identities[1:], ["bob", "carol"]), start=1)
+        ]
+        for other in others:
+            await other.start()
+        everyone = [first, *others]
+        await eventually(lambda: all(len(d.peers()) == 2 for d in everyone))
+        assert names_of(first.peers()) == {"bob", "carol"}
+        assert {(p.name, p.host, p.port) for p in others[0].peers()} == {("alice", "127.0.0.1", 6000), ("carol", "127.0.0.1", 6002)}
+        assert changes[-1] == {"bob", "carol"}
+        # Carol leaves: she says goodbye and is gone at once, long before the 5 s expiry.
+        await others[1].close()
+        took = await eventually(lambda: names_of(first.peers()) == {"bob"}, timeout=2.0)
+        assert took < 1.0
+        await eventually(lambda: names_of(others[0].peers()) == {"alice"}, timeout=1.0)
+        assert changes[-1] == {"bob"}
+        assert first.stats.malformed == 0 and first.stats.rate_limited == 0
+        await others[0].close()
+        await first.close()
+
+    asyncio.run(scenario())
+
+
+def test_unicast_targets_and_current_announcement() -> None:
+    """Two endpoints on their own ephemeral ports, each told the other's: the way beacons
+    cross a router to a static peer.  What is announced is asked for at every beacon."""
+
+    async def scenario() -> None:
+        tables: list[TableInfo] = []
+        def current() -> Announcement:
+            return Announcement("alice", 7000, tuple(tables))
+
+        alice = on_loopback(ALICE, current)
+        bob = on_loopback(BOB, announcing("bob", 7001))
+        async with alice, bob:
+            alice.add_target("127.0.0.1", bob.address[1])
+            bob.add_target("127.0.0.1", alice.address[1])
+            await eventually(lambda: names_of(alice.peers()) == {"bob"} and names_of(bob.peers()) == {"alice"})
+            assert bob.peers()[0].endpoint == "tcp://127.0.0.1:7000"
+            tables.append(TableInfo("salon", 4, 1, True, TABLE_ID))
+            await eventually(lambda: bob.peers()[0].tables == (TableInfo("salon", 4, 1, True, TABLE_ID),))
+
+    asyncio.run(scenario())
+
+
+@contextmanager
+def raw_socket() -> Iterator[socket.socket]:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.bind(("127.0.0.1", 0))
+    try:
+        yield sock
+    finally:
+        sock.close()
+
+
+def test_a_silent_peer_expires() -> None:
+    """BOB beacons once, from a plain socket, then falls silent without a goodbye (a
+    crash, a pulled cable): he is forgotten after the expiry, not before."""
+
+    async def scenario() -> None:
+        seen: list[set[str]] = []
+        alice = on_loopback(ALICE, announcing("alice", 7000), interval=0.1, expiry=0.6)
+        alice.on_change(lambda peers: seen.append(names_of(peers)))
+        async with alice:
+            with raw_socket() as sock:
+                sock.sendto(encode_beacon(beacon(BOB, name="bob", timestamp=int(time.time())), BOB), alice.address)
+                await eventually(lambda: names_of(alice.peers()) == {"bob"}, timeout=1.0)
+                took = await eventually(lambda: alice.peers() == [], timeout=3.0)
+        assert took > 0.45  # not before the expiry (0.6 s after bob was last heard)
+        assert seen == [{"bob"}, set()]
+
+    asyncio.run(scenario())
+
+
+def test_malformed_datagrams_are_counted_and_floods_rate_limited() -> None:
+    async def scenario() -> None:
+        alice = on_loopback(ALICE, announcing("alice", 7000))  # the default limit: 20 a second
+        async with alice:
+            with raw_socket() as sock:
+                for i in range(60):
+                    sock.sendto(b"TAROT\x01 garbage %d" % i, alice.address)
+                await eventually(lambda: alice.stats.malformed + alice.stats.rate_limited == 60, timeout=2.0)
+                assert alice.stats.malformed == 20
+                assert alice.stats.rate_limited == 40
+                await asyncio.sleep(1.0)  # a new window: the same source is heard again
+                sock.sendto(encode_beacon(beacon(BOB, name="bob", timestamp=int(time.time())), BOB), alice.address)
+                await eventually(lambda: names_of(alice.peers()) == {"bob"}, timeout=1.0)
+
+    asyncio.run(scenario())
+
+
+def test_the_beacon_loop_survives_a_failing_announcement(caplog: pytest.LogCaptureFixture) -> None:
+    async def scenario() -> None:
+        calls = 0
+
+        def flaky() -> Announcement:
+            nonlocal calls
+            calls += 1
+            if calls == 1:
+                raise RuntimeError("not ready")
+            return Announcement("alice", 7000)
+
+        alice = on_loopback(ALICE, flaky, interval=0.05)
+        bob = on_loopback(BOB, announcing("bob", 7001))
+        async with bob, alice:
+            alice.add_target("127.0.0.1", bob.address[1])
+            await eventually(lambda: names_of(bob.peers()) == {"alice"}, timeout=2.0)
+
+    asyncio.run(scenario())
+    assert "could not send a discovery beacon" in caplog.text
+
+
+def test_targets_are_ip_addresses_and_address_needs_a_start() -> None:
+    discovery = Discovery(ALICE, announcing("alice", 7000), broadcast=False)
+    with pytest.raises(ValueError):
+        discovery.add_target("localhost", 47474)
+    with pytest.raises(RuntimeError, match="not started"):
+        _ = discovery.address
+
+
+def test_broadcast_addresses_skip_loopback() -> None:
+    """Reads the interfaces only; nothing is sent."""
+    addresses = broadcast_addresses()
+    for address in addresses:
+        parsed = ipaddress.IPv4Address(address)
+        assert not parsed.is_loopback
+    assert len(set(addresses)) == len(addresses)
