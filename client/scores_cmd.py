@@ -37,10 +37,10 @@ def run(args: argparse.Namespace) -> int:
         return 0
     names = sheet["seats"]
     print(f"Table {sheet['table']}")
-    print("       " + "".join(f"{name[:10]:>11}" for name in names))
+    print(" " * 17 + "".join(f"{name[:10]:>11}" for name in names))
     for deal in sheet["deals"]:
         contract = deal["contract"] or "—"
         audit = "" if deal["audit"] == "ok" else f"  triche : siège {deal['audit']['culprit']} ({deal['audit']['rule']})"
-        print(f"{deal['deal']:>3} {contract:<11}"[:7] + "".join(f"{s:>+11d}" for s in deal["scores"]) + audit)
-    print("total  " + "".join(f"{t:>+11d}" for t in sheet["totals"]))
+        print(f"{deal['deal'] + 1:>3}  {contract:<12}" + "".join(f"{s:>+11d}" for s in deal["scores"]) + audit)
+    print(f"{'total':<17}" + "".join(f"{t:>+11d}" for t in sheet["totals"]))
     return 0

@@ -1,0 +1,74 @@
+"""``tarotd``: the daemon's command line."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+import sys
+from pathlib import Path
+
+from protocol.bots import BOTS
+from tarotd.daemon import Daemon, Options
+from tarotd.home import HomeError, default_home
+from tarotd.store import StoreError
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {' '.join(message.split())}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="tarotd", description="The French Tarot daemon: finds peers on the LAN, forms tables, deals with no trusted dealer.")
+    parser.add_argument("--home", type=Path, default=None, help="home directory (default: $XDG_DATA_HOME/tarot)")
+    parser.add_argument("--name", default=None, help="the name other players see")
+    parser.add_argument("--listen", default="0.0.0.0:0", metavar="HOST:PORT", help="peer endpoint (port 0: any free port)")
+    parser.add_argument("--peer", action="append", default=[], metavar="HOST:PORT", help="a peer to connect to (repeatable)")
+    parser.add_argument("--no-discovery", action="store_true", help="no LAN broadcast beacons: static peers only")
+    parser.add_argument("--discovery-port", type=int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--bot", choices=sorted(BOTS), default=None, help="play this daemon's own seat with a bot")
+    parser.add_argument("--bots", type=int, default=0, metavar="N", help="host N extra bot seats")
+    parser.add_argument("--table", default=None, metavar="NAME", help="join the table of this name (open it if nobody has)")
+    parser.add_argument("--seats", type=int, choices=(3, 4, 5), default=5)
+    parser.add_argument("--deals", type=int, default=None, metavar="N", help="play N deals, save them, and exit")
+    parser.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS", help="wait for a silent seat this long")
+    parser.add_argument("--log-level", default="info", choices=("debug", "info", "warning"))
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    home = args.home or default_home()
+    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s", stream=sys.stderr)
+    options = Options(
+        home=home,
+        name=args.name or home.name,
+        listen=args.listen if args.listen.startswith("tcp://") else f"tcp://{args.listen}",
+        peers=args.peer,
+        discovery=not args.no_discovery,
+        discovery_port=args.discovery_port,
+        bot=args.bot,
+        bots=args.bots,
+        table=args.table,
+        seats=args.seats,
+        deals=args.deals,
+        timeout=args.timeout,
+    )
+    try:
+        return asyncio.run(_run(Daemon(options)))
+    except (HomeError, StoreError) as error:
+        print(f"tarotd: {error}", file=sys.stderr)
+        return 1
+
+
+async def _run(daemon: Daemon) -> int:
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, daemon.done.set)
+    return await daemon.run()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,330 @@
+"""The daemon: the IO around the sans-IO pieces.
+
+It owns the world-facing parts — the home directory and its lock, the SQLite store, the
+ZeroMQ mesh to the other daemons, LAN discovery, the local API — and moves bytes between
+them and the pure objects that decide: the :class:`~tarotd.lobby.Lobby` (forming tables) and
+one :class:`~tarotd.runner.TableRunner` per table (the deals).  Everything here is one
+asyncio task per concern and small glue; the rules, the cryptography and the order of
+messages all live in ``protocol``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgpack
+
+from protocol.cards import CardCodeError, card, cards
+from protocol.deal import Action, AnnounceChelem, Bid, Call, Ecart, Play, ShowPoignee
+from protocol.identity import Identity, fingerprint
+from protocol.rules import RuleError
+from protocol.variants import Contract
+from tarotd.api import ApiError, ApiServer
+from tarotd.discovery import DISCOVERY_PORT
+from tarotd.discovery import Announcement, Discovery, TableInfo
+from tarotd.discovery import Peer as DiscoveredPeer
+from tarotd.home import DaemonLock, Home, load_or_create_identity
+from tarotd.lobby import BROADCAST, Lobby, ReadyTable
+from tarotd.mesh import Mesh, PeerState, PeerStatus
+from tarotd.runner import Out, TableRunner, bot_policies
+from tarotd.store import MemberRecord, Store, TableRecord
+from tarotd.views import scores_document, seat_state
+
+log = logging.getLogger("tarotd")
+
+LOBBY, DEAL = "lobby", "deal"
+
+
+@dataclass
+class Options:
+    home: Path
+    name: str
+    listen: str = "tcp://0.0.0.0:0"
+    peers: Sequence[str] = ()
+    discovery: bool = True
+    discovery_port: int | None = None
+    bot: str | None = None  #: play this daemon's own seat with a bot of this level
+    bots: int = 0  #: extra bot seats hosted here
+    bot_level: str = "basic"
+    table: str | None = None
+    seats: int = 5
+    deals: int | None = None
+    timeout: float = 30.0  #: seconds without progress before a silent seat is treated as gone
+
+
+@dataclass
+class Daemon:
+    options: Options
+    home: Home = field(init=False)
+    identity: Identity = field(init=False)
+    seats: list[tuple[Identity, str]] = field(init=False)
+    store: Store = field(init=False)
+    mesh: Mesh = field(init=False)
+    lobby: Lobby = field(init=False)
+    api: ApiServer = field(init=False)
+    discovery: Discovery | None = field(init=False, default=None)
+    runners: dict[bytes, TableRunner] = field(init=False, default_factory=dict)
+    done: asyncio.Event = field(init=False, default_factory=asyncio.Event)
+    _lock: DaemonLock | None = field(init=False, default=None)
+    _progress: float = field(init=False, default_factory=time.monotonic)
+
+    # --- Start and stop -------------------------------------------------------------
+
+    async def start(self) -> None:
+        options = self.options
+        self.home = Home(options.home)
+        self._lock = DaemonLock(self.home)
+        self.identity = load_or_create_identity(self.home)
+        self.seats = [(self.identity, options.name)]
+        for k in range(1, options.bots + 1):
+            self.seats.append((load_or_create_identity(self.home, f"bot-{k}"), f"{options.name}-bot{k}"))
+        self.store = Store(self.home.db)
+        self.mesh = Mesh(self.identity, options.listen, on_message=self._on_message, name=options.name, on_status=self._on_status)
+        await self.mesh.start()
+        self.lobby = Lobby(self.identity.public_key, self.mesh.endpoint, self.seats)
+        for peer in options.peers:
+            self.mesh.connect(_endpoint(peer))
+        self.api = ApiServer(self.home.api_sock, self._on_request)
+        await self.api.start()
+        if options.discovery:
+            port = options.discovery_port or DISCOVERY_PORT
+            self.discovery = Discovery(self.identity, self._announcement, port=port)
+            self.discovery.on_change(self._on_peers)
+            await self.discovery.start()
+        self._resume_tables()
+        if options.table is not None:
+            self._send(self.lobby.want(options.table, options.seats))
+        log.info("tarotd %s [%s] listening on %s", options.name, fingerprint(self.identity.public_key), self.mesh.endpoint)
+
+    async def run(self) -> int:
+        await self.start()
+        try:
+            ticker = asyncio.create_task(self._tick())
+            await self.done.wait()
+            ticker.cancel()
+        finally:
+            await self.close()
+        return 0
+
+    async def close(self) -> None:
+        if self.discovery is not None:
+            await self.discovery.close()
+        await self.api.close()
+        await self.mesh.close()
+        self.store.close()
+        if self._lock is not None:
+            self._lock.release()
+
+    # --- Moving bytes ----------------------------------------------------------------
+
+    def _send(self, outs: list[tuple[bytes, dict[str, Any]]]) -> None:
+        """Lobby frames: to one daemon, or to every peer we know."""
+        for destination, frame in outs:
+            body = msgpack.packb(frame, use_bin_type=True)
+            targets = [p.key for p in self.mesh.peers()] if destination == BROADCAST else [destination]
+            for target in targets:
+                self.mesh.send(target, LOBBY, body)
+
+    def _send_deal(self, outs: list[Out]) -> None:
+        for daemon, data in outs:
+            self.mesh.send(daemon, DEAL, data)
+        if outs:
+            self._progress = time.monotonic()
+
+    async def _on_message(self, peer: bytes, channel: str, body: bytes) -> None:
+        if channel == LOBBY:
+            try:
+                frame = msgpack.unpackb(body, raw=False)
+            except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError):
+                return
+            self._send(self.lobby.receive(peer, frame))
+            self._start_ready_tables()
+        elif channel == DEAL:
+            for runner in list(self.runners.values()):
+                if peer in runner.other_daemons():
+                    self._send_deal(runner.receive(body))
+                    self._after_step(runner)
+
+    def _on_status(self, status: PeerStatus) -> None:
+        """A peer came up: tell it about our open tables (it may have started after us)."""
+        if status.state is PeerState.UP:
+            for destination, frame in self.lobby.announcements():
+                self.mesh.send(status.key, LOBBY, msgpack.packb(frame, use_bin_type=True))
+        else:
+            log.info("peer %s is %s", status.name, status.state.value)
+
+    def _on_peers(self, peers: list[DiscoveredPeer]) -> None:
+        for peer in peers:
+            self.mesh.connect(peer.endpoint, expected_key=peer.key)
+
+    def _announcement(self) -> Announcement:
+        tables = tuple(
+            TableInfo(o.name, o.seats, min(len(o.members), o.seats), o.state == "open", o.table_id)
+            for o in self.lobby.tables()
+            if o.state in ("open", "full", "ready")
+        )
+        return Announcement(self.options.name, self.mesh.port, tables[:8])
+
+    # --- Tables ------------------------------------------------------------------
+
+    def _start_ready_tables(self) -> None:
+        for ready in self.lobby.take_ready():
+            runner = self._runner(ready)
+            self._remember(ready)
+            self._send_deal(runner.start_deal())
+            self._after_step(runner)
+
+    def _runner(self, ready: ReadyTable) -> TableRunner:
+        hosted = {identity.public_key: identity for identity, _ in self.seats}
+        seats = [s for s, m in enumerate(ready.members) if m.key in hosted]
+        bot_seats = [s for s in seats if ready.members[s].key != self.identity.public_key or self.options.bot]
+        level = self.options.bot or self.options.bot_level
+        runner = TableRunner(ready, self.identity.public_key, hosted, bot_policies(bot_seats, level), self.store, self.options.deals)
+        for member in ready.members:
+            if member.daemon != self.identity.public_key:
+                self.mesh.connect(member.endpoint, expected_key=member.daemon)
+        self.runners[ready.setup.table_id] = runner
+        return runner
+
+    def _remember(self, ready: ReadyTable) -> None:
+        setup = ready.setup
+        record = TableRecord(setup.table_id, ready.name, setup.players, "playing", time.time(), ready.to_bytes())
+        self.store.save_table(record)
+        self.store.save_members(setup.table_id, [MemberRecord(s, m.key, m.name, m.endpoint) for s, m in enumerate(ready.members)])
+
+    def _resume_tables(self) -> None:
+        """Tables left unfinished by a crash: rebuild their runners from the journal."""
+        for record in self.store.tables():
+            if record.state == "playing" and record.manifest is not None:
+                runner = self._runner(ReadyTable.from_bytes(record.manifest))
+                log.info("taking table %s up again where it was", record.table_id.hex()[:8])
+                self._send_deal(runner.resume())
+                self._after_step(runner)
+
+    def _after_step(self, runner: TableRunner) -> None:
+        self._send_deal(runner.step())
+        self._publish(runner)
+        if runner.finished:
+            self.store.set_table_state(runner.table_id, "finished")
+            self._write_scores(runner)
+            if self.options.deals is not None and all(r.finished for r in self.runners.values()):
+                self.done.set()
+
+    def _publish(self, runner: TableRunner) -> None:
+        for seat, event in runner.events:
+            self.api.broadcast({"event": event.kind, "seat": seat, **event.data})
+        runner.events.clear()
+        self._write_scores(runner)
+
+    def _write_scores(self, runner: TableRunner) -> None:
+        """``scores.json`` in the home: what ``tarot scores`` reads, daemon running or not."""
+        document = scores_document(runner)
+        path = self.home.path / "scores.json"
+        temporary = path.with_suffix(".tmp")
+        temporary.write_text(json.dumps(document, ensure_ascii=False, indent=1))
+        os.replace(temporary, path)
+
+    async def _tick(self) -> None:
+        """Heartbeat of the game: offers repeated, silent seats timed out."""
+        while True:
+            await asyncio.sleep(1.0)
+            self._send(self.lobby.announcements())
+            if time.monotonic() - self._progress > self.options.timeout:
+                for runner in self.runners.values():
+                    if runner.waiting_for():
+                        log.warning("table %s: seats %s silent for %.0f s", runner.table_id.hex()[:8], sorted(runner.waiting_for()), self.options.timeout)
+                        self._send_deal(runner.stall())
+                        self._after_step(runner)
+                self._progress = time.monotonic()
+
+    # --- The local API -----------------------------------------------------------
+
+    async def _on_request(self, request: dict[str, Any]) -> Any:
+        op = request["op"]
+        if op == "status":
+            return self._status()
+        if op == "scores":
+            runner = self._current()
+            return scores_document(runner) if runner else None
+        if op == "state":
+            runner = self._current()
+            return seat_state(runner, self.identity.public_key) if runner else {"table": None}
+        if op == "tables":
+            return [{"table": o.table_id.hex(), "name": o.name, "seats": o.seats, "members": [m.name for m in o.members], "state": o.state}
+                    for o in self.lobby.tables()]
+        if op == "open":
+            self._send(self.lobby.open(str(request.get("name", "")), int(request.get("seats", 5))))
+            return {"opened": True}
+        if op == "join":
+            self._send(self.lobby.join(bytes.fromhex(str(request.get("table", "")))))
+            self._start_ready_tables()
+            return {"joined": True}
+        if op in _ACTIONS:
+            return self._act(op, request)
+        raise ApiError(f"unknown request {op!r}")
+
+    def _current(self) -> TableRunner | None:
+        return next(iter(self.runners.values()), None)
+
+    def _act(self, op: str, request: dict[str, Any]) -> dict[str, Any]:
+        runner = self._current()
+        if runner is None:
+            raise ApiError("you are not at a table yet: open or join one")
+        seat = next((s for s, m in enumerate(runner.ready.members) if m.key == self.identity.public_key), None)
+        if seat is None:
+            raise ApiError("this daemon has no seat of its own at the table")
+        try:
+            action = _action(op, seat, request)
+            self._send_deal(runner.act(seat, action))
+        except (RuleError, CardCodeError, ValueError) as error:
+            raise ApiError(str(error)) from None
+        self._after_step(runner)
+        return {"done": op}
+
+    def _status(self) -> dict[str, Any]:
+        return {
+            "name": self.options.name,
+            "fingerprint": fingerprint(self.identity.public_key),
+            "endpoint": self.mesh.endpoint,
+            "peers": [{"name": p.name, "fingerprint": fingerprint(p.key), "state": p.state.value} for p in self.mesh.peers()],
+            "tables": [{"table": r.table_id.hex(), "seats": list(r.ready.setup.names), "deal": r.deal_number,
+                        "scored": r.completed, "waiting_for": sorted(r.waiting_for())} for r in self.runners.values()],
+        }
+
+
+def _endpoint(peer: str) -> str:
+    return peer if peer.startswith("tcp://") else f"tcp://{peer}"
+
+
+def _action(op: str, seat: int, request: dict[str, Any]) -> Action:
+    """The game action a local API request asks for (ValueError for a bad card or contract)."""
+    if op == "bid":
+        contract = request.get("contract")
+        return Bid(seat, None if contract in (None, "pass") else Contract.from_code(str(contract)))
+    if op == "call":
+        return Call(seat, card(str(request.get("card", ""))))
+    if op == "ecart":
+        return Ecart(seat, tuple(cards(_codes(request))))
+    if op == "chelem":
+        return AnnounceChelem(seat, request.get("announce") is True)
+    if op == "poignee":
+        return ShowPoignee(seat, tuple(cards(_codes(request))))
+    return Play(seat, card(str(request.get("card", ""))))
+
+
+def _codes(request: dict[str, Any]) -> list[str]:
+    value = request.get("cards", [])
+    if not isinstance(value, list) or not all(isinstance(code, str) for code in value):
+        raise ValueError('"cards" is a list of card codes, such as ["KH", "T21"]')
+    return value
+
+
+_ACTIONS = frozenset({"bid", "call", "ecart", "chelem", "poignee", "play"})
