@@ -41,6 +41,7 @@ class DaemonClient:
         self._events: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self._waiting: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self._pump: asyncio.Task[None] | None = None
+        self._closed = False
 
     async def connect(self) -> None:
         path = socket_path(self.home)
@@ -62,8 +63,8 @@ class DaemonClient:
             self._writer.close()
 
     async def request(self, op: str, **params: Any) -> Any:
-        if self._writer is None:
-            raise DaemonUnavailable("not connected to the daemon")
+        if self._writer is None or self._closed:
+            raise DaemonUnavailable("not connected to the daemon (it may have stopped)")
         self._next_id += 1
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._waiting[self._next_id] = future
@@ -80,27 +81,30 @@ class DaemonClient:
 
     async def _read(self) -> None:
         assert self._reader is not None
-        while True:
-            line = await self._reader.readline()
-            if not line:
-                error = DaemonUnavailable("the daemon closed the connection")
-                for future in self._waiting.values():
-                    if not future.done():
-                        future.set_exception(error)
-                await self._events.put({"event": "disconnected"})
-                return
-            message = json.loads(line)
-            if "event" in message:
-                await self._events.put(message)
-            elif isinstance(message.get("id"), int) and message["id"] in self._waiting:
-                self._waiting.pop(message["id"]).set_result(message)
+        try:
+            while line := await self._reader.readline():
+                message = json.loads(line)
+                if "event" in message:
+                    await self._events.put(message)
+                elif isinstance(message.get("id"), int) and message["id"] in self._waiting:
+                    self._waiting.pop(message["id"]).set_result(message)
+        except (OSError, ValueError):
+            pass  # a broken connection, or not the daemon at the other end: as if it closed
+        self._closed = True
+        error = DaemonUnavailable("the daemon closed the connection")
+        for future in self._waiting.values():
+            if not future.done():
+                future.set_exception(error)
+        await self._events.put({"event": "disconnected"})
 
 
-async def ask(home: Path, op: str, **params: Any) -> Any:
+async def ask(home: Path, op: str, *, timeout: float = 10.0, **params: Any) -> Any:
     """One request, on a connection of its own (the command-line tools)."""
     client = DaemonClient(home)
-    await client.connect()
     try:
-        return await client.request(op, **params)
+        await asyncio.wait_for(client.connect(), timeout)
+        return await asyncio.wait_for(client.request(op, **params), timeout)
+    except asyncio.TimeoutError:
+        raise DaemonUnavailable(f"the daemon with the home {home} did not answer within {timeout:.0f} s") from None
     finally:
         await client.close()

@@ -158,6 +158,19 @@ class Lobby:
         self.joined = table_id
         return [(offer.opener, {"t": "join", "table": table_id, "members": [m.to_wire() for m in self.members_here()]})]
 
+    def leave(self) -> list[Out]:
+        """Take our seats back from the table we joined, while it has not started; an offer of
+        ours is withdrawn."""
+        if self.joined is None:
+            return []
+        offer, self.joined = self.offers[self.joined], None
+        if offer.state != "open":
+            raise ValueError("the table has started: it can no longer be left")
+        if offer.opener == self.daemon_key:
+            offer.state = "withdrawn"
+            return [(BROADCAST, offer.to_wire())]
+        return [(offer.opener, {"t": "leave", "table": offer.table_id, "keys": list(self.hosted)})]
+
     def announcements(self) -> list[Out]:
         """Our open offers, to repeat now and then (peers that came late learn them)."""
         return [(BROADCAST, o.to_wire()) for o in self.offers.values() if o.opener == self.daemon_key and o.state == "open"]
@@ -203,6 +216,14 @@ class Lobby:
             known = {m.key for m in offer.members}
             if member.daemon == sender and member.key not in known and not offer.full:
                 offer.members.append(member)
+        return self._after_change(offer)
+
+    def _on_leave(self, sender: bytes, frame: dict[str, Any]) -> list[Out]:
+        offer = self.offers.get(_id(frame["table"]))
+        if offer is None or offer.opener != self.daemon_key or offer.state != "open":
+            return []
+        leaving = {bytes(key) for key in frame["keys"]}
+        offer.members = [m for m in offer.members if not (m.key in leaving and m.daemon == sender)]
         return self._after_change(offer)
 
     def _on_manifest(self, sender: bytes, frame: dict[str, Any]) -> list[Out]:
@@ -276,13 +297,7 @@ class Lobby:
         best = candidates[0]
         if self.joined == best:
             return []
-        out: list[Out] = []
-        if self.joined is not None:
-            mine = self.offers[self.joined]
-            if mine.opener == self.daemon_key and mine.state == "open":
-                mine.state = "withdrawn"  # a smaller offer of the same name wins
-                out.append((BROADCAST, mine.to_wire()))
-        return out + self.join(best)
+        return self.leave() + self.join(best)
 
     def _after_change(self, offer: Offer) -> list[Out]:
         out: list[Out] = [(BROADCAST, offer.to_wire())]
@@ -370,6 +385,7 @@ def _member(raw: object) -> Member:
 _HANDLERS = {
     "offer": Lobby._on_offer,
     "join": Lobby._on_join,
+    "leave": Lobby._on_leave,
     "manifest": Lobby._on_manifest,
     "sign": Lobby._on_sign,
     "coin": Lobby._on_coin,

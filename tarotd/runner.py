@@ -176,23 +176,44 @@ class TableRunner:
             outgoing.extend(machine.receive(message))
         return self._dispatch(outgoing)
 
-    def step(self) -> list[Out]:
-        """Let the bots decide; when the deal is over everywhere here, score it and go on."""
+    def step(self, decisions: int | None = None) -> list[Out]:
+        """Let the bots decide (at most ``decisions`` of them: a daemon that paces its bots
+        takes one at a time); when the deal is over everywhere here, score it and go on."""
         outs: list[Out] = []
-        progressed = True
-        while progressed:
-            progressed = False
-            for seat, machine in self.machines.items():
-                if seat in self.bots and machine.decision() is not None and machine.game is not None:
-                    for action in decide(machine.game, self.bots[seat]):
-                        outs += self._dispatch(machine.act(action))
-                    progressed = True
+        taken = 0
+        while decisions is None or taken < decisions:
+            seat = self.bot_to_decide()
+            if seat is None:
+                break
+            machine = self.machines[seat]
+            assert machine.game is not None
+            for action in decide(machine.game, self.bots[seat]):
+                outs += self._dispatch(machine.act(action))
+            taken += 1
         if self.machines and all(m.done for m in self.machines.values()):
             self._record()
             if not self.finished:
                 self.deal_number += 1
                 outs += self.start_deal()
         return outs
+
+    @property
+    def stage(self) -> str:
+        """Where the current deal is ("shuffle", "bidding", "play"…), or "done" between deals."""
+        machine = next(iter(self.machines.values()), None)
+        if machine is None:
+            return "done"
+        game = machine.public.game
+        if machine.public.stage.value == "play" and game is not None:
+            return f"play, trick {len(game.tricks) + 1}"
+        return machine.public.stage.value
+
+    def bot_to_decide(self) -> int | None:
+        """A hosted bot seat that owes a decision now, if any."""
+        return next(
+            (s for s, m in self.machines.items() if s in self.bots and m.decision() is not None and m.game is not None),
+            None,
+        )
 
     def act(self, seat: int, action: Action) -> list[Out]:
         """A human player's decision for a hosted seat (RuleError if not allowed)."""

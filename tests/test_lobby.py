@@ -93,3 +93,36 @@ def test_malformed_frames_change_nothing() -> None:
     for frame in garbage:
         assert lobby.receive(b"\x01" * 32, frame) == []
     assert lobby.offers == {} and lobby._early == {}
+
+
+def test_leaving_before_the_table_starts_frees_the_seat() -> None:
+    network = Network([1, 1, 1], seed=2)
+    keys = list(network.lobbies)
+    network.post(keys[0], network.lobbies[keys[0]].open("club", 3))
+    network.run()
+    table_id = next(iter(network.lobbies[keys[1]].offers))
+    network.post(keys[1], network.lobbies[keys[1]].join(table_id))
+    network.run()
+    assert len(network.lobbies[keys[0]].offers[table_id].members) == 2
+    network.post(keys[1], network.lobbies[keys[1]].leave())
+    network.run()
+    assert len(network.lobbies[keys[0]].offers[table_id].members) == 1
+    assert len(network.lobbies[keys[2]].offers[table_id].members) == 1  # the new offer went out
+    network.post(keys[2], network.lobbies[keys[2]].join(table_id))
+    network.run()
+    assert not any(network.ready.values())  # two of three seats: not full
+
+
+def test_switching_to_a_smaller_offer_leaves_the_other_one() -> None:
+    for seed in range(6):
+        network = Network([1, 1, 1, 1], seed)
+        for key, lobby in network.lobbies.items():
+            network.post(key, lobby.want("club", 4))
+        network.run()
+        for lobby in network.lobbies.values():
+            for offer in lobby.offers.values():
+                if offer.opener == lobby.daemon_key:
+                    seats = [m.key for m in offer.members]
+                    assert len(seats) == len(set(seats))
+        ready = {r.setup.table_id for rs in network.ready.values() for r in rs}
+        assert len(ready) == 1
