@@ -110,7 +110,8 @@ class ApiServer:
     async def _answer(self, raw: bytes) -> dict[str, Any]:
         try:
             request = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError):
+        except (ValueError, RecursionError):  # not JSON or not UTF-8; also an integer of
+            # thousands of digits (ValueError) and nesting deeper than the parser's stack
             return {"ok": False, "error": "not a JSON object: send one JSON object per line"}
         if not isinstance(request, dict) or not isinstance(request.get("op"), str):
             return {"ok": False, "error": 'a request is a JSON object with an "op"'}
@@ -126,4 +127,7 @@ class ApiServer:
 
 
 def _line(obj: dict[str, Any]) -> bytes:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+    # A request may carry a lone surrogate ("\\ud800" is valid JSON) that comes back in its
+    # id or its error: UTF-8 cannot encode it, so it goes out escaped, as JSON allows.
+    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    return text.encode("utf-8", "backslashreplace") + b"\n"

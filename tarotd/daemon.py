@@ -261,10 +261,25 @@ class Daemon:
             return [{"table": o.table_id.hex(), "name": o.name, "seats": o.seats, "members": [m.name for m in o.members], "state": o.state}
                     for o in self.lobby.tables()]
         if op == "open":
-            self._send(self.lobby.open(str(request.get("name", "")), int(request.get("seats", 5))))
+            name, seats = request.get("name", ""), request.get("seats", 5)
+            if not isinstance(name, str) or len(name) > 64 or not name.isprintable():
+                raise ApiError('"name" is the table\'s name: at most 64 printable characters')
+            if type(seats) is not int:
+                raise ApiError('"seats" is the number of seats: 3, 4 or 5')
+            try:
+                self._send(self.lobby.open(name, seats))
+            except ValueError as error:
+                raise ApiError(str(error)) from None
             return {"opened": True}
         if op == "join":
-            self._send(self.lobby.join(bytes.fromhex(str(request.get("table", "")))))
+            try:
+                table = bytes.fromhex(str(request.get("table", "")))
+            except ValueError:
+                raise ApiError('"table" is a table id in hexadecimal, as "tables" lists it') from None
+            try:
+                self._send(self.lobby.join(table))
+            except ValueError as error:
+                raise ApiError(str(error)) from None
             self._start_ready_tables()
             return {"joined": True}
         if op in _ACTIONS:

@@ -1,0 +1,167 @@
+"""Real ``tarotd`` processes on 127.0.0.1 for the tests: start a table of them with static
+peers, wait for them, read their score sheets and logs, and talk to their local API.
+
+Every daemon ``i`` of a table gets the home ``tmp_path / f"d{i}"``, the name ``joueur{i}``, a
+free loopback port and a log ``tmp_path / f"d{i}.log"`` (stdout and stderr).  Nothing here
+listens or connects beyond 127.0.0.1 (``--no-discovery``: no broadcast beacons).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_ports(count: int) -> list[int]:
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for sock in sockets:
+            sock.bind(("127.0.0.1", 0))
+        return [sock.getsockname()[1] for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+def log_path(tmp_path: Path, index: int) -> Path:
+    return tmp_path / f"d{index}.log"
+
+
+def daemon_argv(
+    home: Path,
+    name: str,
+    port: int,
+    peer_ports: Sequence[int],
+    *,
+    bot: str | None = "basic",
+    table: str | None = "club",
+    seats: int = 3,
+    deals: int | None = None,
+    timeout: float = 20,
+    extra: Sequence[str] = (),
+) -> list[str]:
+    """The command line of one daemon on 127.0.0.1 with static peers.  ``bot=None`` leaves
+    the daemon's own seat to a client on the local API; ``deals=None`` keeps it running."""
+    argv = [sys.executable, "-m", "tarotd.cli", "--home", str(home), "--name", name,
+            "--listen", f"127.0.0.1:{port}", "--no-discovery", "--timeout", str(timeout)]
+    for peer in peer_ports:
+        argv += ["--peer", f"127.0.0.1:{peer}"]
+    if bot is not None:
+        argv += ["--bot", bot]
+    if table is not None:
+        argv += ["--table", table, "--seats", str(seats)]
+    if deals is not None:
+        argv += ["--deals", str(deals)]
+    return [*argv, *extra]
+
+
+def spawn(argv: Sequence[str], log: Path) -> subprocess.Popen[bytes]:
+    with open(log, "ab") as out:
+        return subprocess.Popen(list(argv), cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+
+
+def start_daemons(
+    tmp_path: Path,
+    players: int,
+    deals: int | None,
+    *extra: str,
+    humans: Sequence[int] = (),
+    human_deals: int | None = None,
+    timeout: float = 20,
+    ports: Sequence[int] | None = None,
+) -> tuple[list[subprocess.Popen[bytes]], list[Path]]:
+    """A table of ``players`` daemons that find each other through ``--peer`` and form the
+    table ``club``.  Every seat is a ``basic`` bot playing ``deals`` deals but those listed
+    in ``humans``, which are left to the local API and play ``human_deals``.  Daemon ``i``
+    listens on ``ports[i]`` (free ports by default)."""
+    ports = list(ports) if ports is not None else free_ports(players)
+    homes = [tmp_path / f"d{i}" for i in range(players)]
+    processes = []
+    for i, home in enumerate(homes):
+        human = i in humans
+        argv = daemon_argv(
+            home, f"joueur{i}", ports[i], [port for j, port in enumerate(ports) if j != i],
+            bot=None if human else "basic", seats=players, deals=human_deals if human else deals,
+            timeout=timeout, extra=extra,
+        )
+        processes.append(spawn(argv, log_path(tmp_path, i)))
+    return processes, homes
+
+
+def logs(tmp_path: Path, count: int, tail: int = 3000) -> str:
+    return "\n".join(
+        f"--- d{i}.log\n" + log_path(tmp_path, i).read_text(errors="replace")[-tail:] for i in range(count)
+    )
+
+
+def wait_all(processes: Sequence[subprocess.Popen[bytes]], tmp_path: Path, timeout: float) -> None:
+    """Every daemon exits, with status 0, within ``timeout`` seconds (killed otherwise)."""
+    deadline = time.monotonic() + timeout
+    try:
+        for process in processes:
+            process.wait(timeout=max(1.0, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"the daemons did not finish in {timeout} s:\n{logs(tmp_path, len(processes))}")
+    finally:
+        kill_all(processes)
+    assert [p.returncode for p in processes] == [0] * len(processes), logs(tmp_path, len(processes))
+
+
+def kill_all(processes: Sequence[subprocess.Popen[bytes]]) -> None:
+    """Kill what still runs (each process by its own id) and reap it."""
+    for process in processes:
+        if process.poll() is None:
+            try:
+                os.kill(process.pid, signal.SIGCONT)  # in case a test stopped it
+            except ProcessLookupError:
+                pass
+            process.kill()
+            process.wait()
+
+
+def stop(process: subprocess.Popen[bytes], timeout: float = 10) -> int:
+    """SIGTERM, as a user's Ctrl-C would: the daemon closes cleanly; its exit status."""
+    process.send_signal(signal.SIGTERM)
+    try:
+        return process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+        raise
+
+
+def scores(home: Path) -> dict[str, object]:
+    """``tarot scores --json`` for a home: the score sheet the daemon wrote there."""
+    out = subprocess.run(
+        [sys.executable, "-m", "client.cli", "--home", str(home), "scores", "--json"],
+        cwd=ROOT, capture_output=True, check=True,
+    )
+    return json.loads(out.stdout)  # type: ignore[no-any-return]
+
+
+def wait_for_path(path: Path, process: subprocess.Popen[bytes], timeout: float = 15) -> None:
+    """Until ``path`` exists (a daemon's ``api.sock``, say); fails if the daemon died."""
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        if process.poll() is not None:
+            pytest.fail(f"the daemon exited with status {process.returncode} before creating {path}")
+        if time.monotonic() > deadline:
+            pytest.fail(f"{path} did not appear in {timeout} s")
+        time.sleep(0.05)
+
+
+def assert_no_traceback(tmp_path: Path, count: int) -> None:
+    for i in range(count):
+        text = log_path(tmp_path, i).read_text(errors="replace")
+        assert "Traceback" not in text, f"d{i}.log holds a traceback:\n{text[-6000:]}"
