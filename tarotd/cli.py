@@ -34,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seats", type=int, choices=(3, 4, 5), default=5)
     parser.add_argument("--deals", type=int, default=None, metavar="N", help="play N deals, save them, and exit")
     parser.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS", help="wait for a silent seat this long")
+    parser.add_argument("--think", type=float, default=0.0, metavar="SECONDS", help="bots take this long to decide")
     parser.add_argument("--log-level", default="info", choices=("debug", "info", "warning"))
     return parser
 
@@ -55,6 +56,7 @@ def main(argv: list[str] | None = None) -> int:
         seats=args.seats,
         deals=args.deals,
         timeout=args.timeout,
+        think=args.think,
     )
     try:
         return asyncio.run(_run(Daemon(options)))

@@ -32,8 +32,8 @@ from tarotd.discovery import DISCOVERY_PORT
 from tarotd.discovery import Announcement, Discovery, TableInfo
 from tarotd.discovery import Peer as DiscoveredPeer
 from tarotd.home import DaemonLock, Home, load_or_create_identity
-from tarotd.lobby import BROADCAST, Lobby, ReadyTable
-from tarotd.mesh import Mesh, PeerState, PeerStatus
+from tarotd.lobby import BROADCAST, Lobby, Member, ReadyTable
+from tarotd.mesh import WILDCARD_HOSTS, Mesh, PeerState, PeerStatus
 from tarotd.runner import Out, TableRunner, bot_policies
 from tarotd.store import MemberRecord, Store, TableRecord
 from tarotd.views import scores_document, seat_state
@@ -58,6 +58,7 @@ class Options:
     seats: int = 5
     deals: int | None = None
     timeout: float = 30.0  #: seconds without progress before a silent seat is treated as gone
+    think: float = 0.0  #: seconds a bot takes to decide, so that a person can follow the game
 
 
 @dataclass
@@ -75,6 +76,7 @@ class Daemon:
     done: asyncio.Event = field(init=False, default_factory=asyncio.Event)
     _lock: DaemonLock | None = field(init=False, default=None)
     _progress: float = field(init=False, default_factory=time.monotonic)
+    _thinking: set[bytes] = field(init=False, default_factory=set)  #: tables with a bot turn scheduled
 
     # --- Start and stop -------------------------------------------------------------
 
@@ -146,12 +148,24 @@ class Daemon:
             except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError):
                 return
             self._send(self.lobby.receive(peer, frame))
+            joined = self.lobby.offers.get(self.lobby.joined) if self.lobby.joined else None
+            if joined is not None:  # the other members of our table: a star of --peer meets this way
+                self._connect_members(joined.members)
             self._start_ready_tables()
         elif channel == DEAL:
             for runner in list(self.runners.values()):
                 if peer in runner.other_daemons():
                     self._send_deal(runner.receive(body))
                     self._after_step(runner)
+
+    def _connect_members(self, members: Sequence[Member]) -> None:
+        """Keep links to the daemons of these members.  An endpoint on a wildcard address
+        (``--listen 0.0.0.0:P``) says nothing of where that daemon is: it is reached through
+        discovery or ``--peer``, which tell the mesh its real address."""
+        for member in members:
+            host = member.endpoint[len("tcp://"):].rpartition(":")[0]
+            if member.daemon != self.identity.public_key and host not in WILDCARD_HOSTS:
+                self.mesh.connect(member.endpoint, expected_key=member.daemon)
 
     def _on_status(self, status: PeerStatus) -> None:
         """A peer came up: tell it about our open tables (it may have started after us)."""
@@ -188,9 +202,7 @@ class Daemon:
         bot_seats = [s for s in seats if ready.members[s].key != self.identity.public_key or self.options.bot]
         level = self.options.bot or self.options.bot_level
         runner = TableRunner(ready, self.identity.public_key, hosted, bot_policies(bot_seats, level), self.store, self.options.deals)
-        for member in ready.members:
-            if member.daemon != self.identity.public_key:
-                self.mesh.connect(member.endpoint, expected_key=member.daemon)
+        self._connect_members(ready.members)
         self.runners[ready.setup.table_id] = runner
         return runner
 
@@ -210,13 +222,23 @@ class Daemon:
                 self._after_step(runner)
 
     def _after_step(self, runner: TableRunner) -> None:
-        self._send_deal(runner.step())
+        paced = self.options.think > 0
+        self._send_deal(runner.step(decisions=0 if paced else None))
+        if paced and runner.bot_to_decide() is not None and runner.table_id not in self._thinking:
+            self._thinking.add(runner.table_id)
+            asyncio.get_running_loop().call_later(self.options.think, self._bot_turn, runner)
         self._publish(runner)
         if runner.finished:
             self.store.set_table_state(runner.table_id, "finished")
             self._write_scores(runner)
             if self.options.deals is not None and all(r.finished for r in self.runners.values()):
                 self.done.set()
+
+    def _bot_turn(self, runner: TableRunner) -> None:
+        """One paced bot decision, then the next one is scheduled by :meth:`_after_step`."""
+        self._thinking.discard(runner.table_id)
+        self._send_deal(runner.step(decisions=1))
+        self._after_step(runner)
 
     def _publish(self, runner: TableRunner) -> None:
         for seat, event in runner.events:
@@ -282,6 +304,12 @@ class Daemon:
                 raise ApiError(str(error)) from None
             self._start_ready_tables()
             return {"joined": True}
+        if op == "leave":
+            try:
+                self._send(self.lobby.leave())
+            except ValueError as error:
+                raise ApiError(str(error)) from None
+            return {"left": True}
         if op in _ACTIONS:
             return self._act(op, request)
         raise ApiError(f"unknown request {op!r}")
@@ -311,7 +339,8 @@ class Daemon:
             "endpoint": self.mesh.endpoint,
             "peers": [{"name": p.name, "fingerprint": fingerprint(p.key), "state": p.state.value} for p in self.mesh.peers()],
             "tables": [{"table": r.table_id.hex(), "seats": list(r.ready.setup.names), "deal": r.deal_number,
-                        "scored": r.completed, "waiting_for": sorted(r.waiting_for())} for r in self.runners.values()],
+                        "stage": r.stage, "scored": r.completed, "waiting_for": sorted(r.waiting_for())}
+                       for r in self.runners.values()],
         }
 
 

@@ -30,6 +30,7 @@ from protocol.identity import Identity, verify
 from protocol.public import TableSetup
 
 ID_SIZE = 16
+MAX_OFFERS = 64  #: offers of other daemons remembered at once
 #: Frames to one daemon (its key) or to every known peer (``BROADCAST``).
 BROADCAST = b""
 MANIFEST_DOMAIN = b"tarot/v1/manifest\x00"
@@ -194,13 +195,14 @@ class Lobby:
             return []  # a malformed frame changes nothing
 
     def _on_offer(self, sender: bytes, frame: dict[str, Any]) -> list[Out]:
-        table_id, name, seats = _id(frame["table"]), _text(frame["name"]), int(frame["seats"])
-        if sender != frame["opener"] or seats not in (3, 4, 5):
+        table_id, name, seats = _id(frame["table"]), _text(frame["name"]), frame["seats"]
+        if sender != frame["opener"] or type(seats) is not int or seats not in (3, 4, 5):
             return []
         members = [_member(raw) for raw in frame["members"]]
         state = _text(frame["state"])
         offer = self.offers.get(table_id)
         if offer is None:
+            self._forget_stale_offers()
             self.offers[table_id] = Offer(table_id, name, seats, sender, members, state)
         elif offer.opener == sender and offer.state == "open" and state in ("open", "withdrawn"):
             offer.members, offer.state = members, state  # the manifest, not an offer, closes it
@@ -229,8 +231,8 @@ class Lobby:
     def _on_manifest(self, sender: bytes, frame: dict[str, Any]) -> list[Out]:
         table_id = _id(frame["table"])
         offer = self.offers.get(table_id)
-        if offer is None or sender != offer.opener:
-            return []
+        if offer is None or sender != offer.opener or table_id != self.joined:
+            return []  # we sign only the table our seats joined
         if offer.state not in ("open", "withdrawn"):
             return []
         offer.members = [_member(raw) for raw in frame["members"]]
@@ -239,6 +241,13 @@ class Lobby:
         for early_sender, early in self._early.pop(table_id, []):
             out += self.receive(early_sender, early)
         return out
+
+    def _forget_stale_offers(self) -> None:
+        """Keep at most :data:`MAX_OFFERS` offers heard: a flood of offers is not a memory leak."""
+        others = [t for t, o in self.offers.items() if t != self.joined and o.opener != self.daemon_key]
+        for table_id in others[: max(0, len(others) - MAX_OFFERS + 1)]:
+            del self.offers[table_id]
+            self._early.pop(table_id, None)
 
     def _wait_for_manifest(self, sender: bytes, frame: dict[str, Any]) -> list[Out]:
         """A signature or a coin may overtake the manifest (it comes from another daemon)."""

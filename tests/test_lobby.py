@@ -126,3 +126,35 @@ def test_switching_to_a_smaller_offer_leaves_the_other_one() -> None:
                     assert len(seats) == len(set(seats))
         ready = {r.setup.table_id for rs in network.ready.values() for r in rs}
         assert len(ready) == 1
+
+def test_lobby_ignores_an_offer_with_infinitely_many_seats() -> None:
+    me, stranger = Identity.generate(), Identity.generate()
+    lobby = Lobby(me.public_key, "tcp://127.0.0.1:1", [(me, "moi")])
+    frame = {"t": "offer", "table": bytes(16), "name": "club", "seats": float("inf"),
+             "opener": stranger.public_key, "members": [], "state": "open"}
+    assert lobby.receive(stranger.public_key, frame) == []
+
+
+def test_lobby_does_not_sign_a_manifest_for_a_table_it_never_joined() -> None:
+    me, stranger = Identity.generate(), Identity.generate()
+    lobby = Lobby(me.public_key, "tcp://127.0.0.1:1", [(me, "moi")])
+    table = bytes(range(16))
+    offer = {"t": "offer", "table": table, "name": "piège", "seats": 3, "opener": stranger.public_key,
+             "members": [], "state": "open"}
+    lobby.receive(stranger.public_key, offer)
+    members = [[stranger.public_key, "intrus", stranger.public_key, "tcp://127.0.0.1:2"],
+               [me.public_key, "moi", me.public_key, "tcp://127.0.0.1:1"],
+               [Identity.generate().public_key, "faux", stranger.public_key, "tcp://127.0.0.1:2"]]
+    out = lobby.receive(stranger.public_key, {"t": "manifest", "table": table, "members": members})
+    assert not any(frame.get("t") == "sign" for _, frame in out)
+
+
+def test_a_flood_of_offers_is_bounded() -> None:
+    me = Identity.generate()
+    lobby = Lobby(me.public_key, "tcp://127.0.0.1:1", [(me, "moi")])
+    for n in range(500):
+        stranger = Identity.generate().public_key
+        frame = {"t": "offer", "table": n.to_bytes(16, "big"), "name": f"t{n}", "seats": 3,
+                 "opener": stranger, "members": [], "state": "open"}
+        lobby.receive(stranger, frame)
+    assert len(lobby.offers) <= 64

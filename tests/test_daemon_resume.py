@@ -1,0 +1,77 @@
+"""``kill -9`` a daemon in the middle of a deal; started again with the same home, it takes
+the deal up where it was, and every score sheet ends identical."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from client.api import DaemonRefused, DaemonUnavailable, ask
+from tests.daemons import ROOT, free_ports, scores, wait_all
+
+PLAYERS = 3
+
+
+def command(tmp_path: Path, ports: list[int], i: int) -> list[str]:
+    peers = [arg for j, port in enumerate(ports) if j != i for arg in ("--peer", f"127.0.0.1:{port}")]
+    return [
+        sys.executable, "-m", "tarotd.cli", "--home", str(tmp_path / f"d{i}"), "--name", f"joueur{i}",
+        "--listen", f"127.0.0.1:{ports[i]}", *peers, "--no-discovery", "--bot", "basic",
+        "--table", "club", "--seats", str(PLAYERS), "--deals", "2", "--timeout", "30", "--think", "0.1",
+    ]
+
+
+def stage_of(home: Path) -> str:
+    """The victim's stage, asked over its local API (in-process: polling must be quick)."""
+    try:
+        current = asyncio.run(ask(home, "status"))
+    except (DaemonUnavailable, DaemonRefused, OSError):
+        return ""
+    tables = current.get("tables") if isinstance(current, dict) else None
+    return str(tables[0]["stage"]) if isinstance(tables, list) and tables else ""
+
+
+@pytest.mark.parametrize(
+    "moment, reached",
+    [
+        ("the deck steps", lambda stage: stage in ("commit", "shuffle", "lock", "deal_keys", "hand_check")),
+        ("the bidding", lambda stage: stage in ("bidding", "call", "chien", "ecart", "chelem")),
+        ("the tricks", lambda stage: stage.startswith("play, trick") and int(stage.split()[-1]) >= 4),
+    ],
+)
+def test_killed_and_restarted_daemon_finishes_the_deal(tmp_path: Path, moment: str, reached: Callable[[str], bool]) -> None:
+    ports = free_ports(PLAYERS)
+    logs = [open(tmp_path / f"d{i}.log", "ab") for i in range(PLAYERS)]
+    processes = [subprocess.Popen(command(tmp_path, ports, i), cwd=ROOT, stdout=logs[i], stderr=subprocess.STDOUT) for i in range(PLAYERS)]
+    victim = 1
+    try:
+        deadline = time.monotonic() + 60
+        seen = ""
+        while time.monotonic() < deadline:
+            seen = stage_of(tmp_path / f"d{victim}")
+            if reached(seen):
+                break
+            time.sleep(0.01)
+        else:
+            pytest.fail(f"never saw {moment} (last stage {seen!r})")
+        processes[victim].send_signal(signal.SIGKILL)
+        processes[victim].wait()
+        processes[victim] = subprocess.Popen(command(tmp_path, ports, victim), cwd=ROOT, stdout=logs[victim], stderr=subprocess.STDOUT)
+        wait_all(processes, tmp_path, timeout=180)
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.kill()
+    sheets = [scores(tmp_path / f"d{i}") for i in range(PLAYERS)]
+    assert all(sheet == sheets[0] for sheet in sheets), f"killed during {moment} ({seen})"
+    deals = sheets[0]["deals"]
+    assert isinstance(deals, list) and len(deals) == 2
+    assert all(deal["audit"] == "ok" for deal in deals)
+    assert "taking table" in (tmp_path / f"d{victim}.log").read_text()
