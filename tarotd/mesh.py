@@ -1,0 +1,1223 @@
+"""The peer mesh: authenticated, ordered, exactly-once delivery between daemons, over ZeroMQ.
+
+The game needs one thing from the network: every message a daemon sends to a peer arrives,
+once, in the order it was sent, and only from the peer it claims to come from — across
+dropped links, restarts and a hostile LAN.  This module gives exactly that and knows nothing
+of tarot.
+
+**Sockets.**  Each daemon binds one ROUTER (``listen``) and opens one DEALER per peer
+(``connect``).  Traffic *from* A *to* B always travels on A's DEALER to B's ROUTER, and B's
+answers about that stream (the HELLO-ACK, acknowledgements) come back on the same connection,
+so each TCP connection carries one direction of data and its own feedback.  A DEALER's
+ZeroMQ routing id is its daemon's 32-byte public key, so the ROUTER can tell who talks, and
+``ROUTER_HANDOVER`` lets a restarted daemon take its routing id back at once.  The routing
+id is only a name tag: anybody may claim any id, so nothing is accepted under it until a
+signed HELLO proves the key, and after that only frames carrying the session token the
+HELLO-ACK issued (a stranger who takes the id over by handover does not know the token).
+
+**Wire frames** are one msgpack map each (``t`` is the kind); signed frames carry ``sig``, an
+Ed25519 signature over ``"tarot/v1/mesh/" ‖ t ‖ 0x00 ‖ msgpack([the other fields in the
+order below])``, a domain no protocol message or other handshake shares:
+
+=============  ===================  =====================================================
+kind           direction            fields
+=============  ===================  =====================================================
+``hello``      DEALER → ROUTER      key, name, endpoint, nonce (16 B), time (unix s),
+                                    boot (16 B, new each process), sig
+``hello-ack``  ROUTER → DEALER      key, to (the HELLO's key), name, nonce (the HELLO's),
+                                    session (16 B), n (last seq delivered from ``to``), sig
+``data``       DEALER → ROUTER      s (session), f (lowest seq the sender still holds),
+                                    q (seq), c (channel), b (body)
+``ping``       DEALER → ROUTER      s — sent when the link is idle for ``heartbeat``
+``ack``        ROUTER → DEALER      s, n (cumulative: all seqs ≤ n delivered), top and
+                                    miss (it holds every seq in (n, top] but those in miss)
+``reauth``     ROUTER → DEALER      s — "I do not know that session": say HELLO again
+=============  ===================  =====================================================
+
+**Delivery.**  Messages to a peer are numbered from 1 and kept in its outbox until
+acknowledged.  The DEALER sends them in order, at most ``window`` beyond the last
+acknowledged seq, paced below the peer's inbound rate limit.  The receiver buffers early
+arrivals, drops duplicates, hands each seq to ``on_message`` once and in order, and
+acknowledges every :data:`TICK` while it has news or gaps (a ``ping`` is answered by an
+``ack`` at once: it doubles as the pong).  A message the receiver reports missing is sent
+again at once if one sent after it arrived, or once its ack is overdue by the measured round
+trip; a message neither acknowledged nor reported held, after the retransmission timeout
+(:data:`RETRANSMIT_AFTER`, or the measured round trip if longer, doubled on each expiry
+until an ack times a round trip again); everything from ``n + 1``, after each HELLO-ACK.
+Two rules keep the numbering consistent when one side lost its state in a restart: a
+receiver told ``f`` skips the seqs the sender no longer holds (the sender had our ack for
+them, so we delivered them before we lost track: counted in ``gaps``), and a sender
+acknowledged beyond anything it remembers sending renumbers its messages past that point.
+
+**Persistence** is the daemon's: it passes ``initial_outbox`` / ``next_seq`` / ``delivered``
+after a restart, records deliveries in ``on_delivered`` and trims its copy in ``on_acked``.
+
+**Liveness.**  Any valid frame from a peer counts as hearing from it; an idle link pings every
+``heartbeat``; a peer not heard from for ``timeout`` is ``away``.  ZeroMQ reconnects a broken
+TCP connection by itself (``RECONNECT_IVL`` doubling up to ``RECONNECT_IVL_MAX``); a link
+whose frames leave but get no answer for ``timeout`` gets a fresh socket (see
+:meth:`Mesh._recycle`).  A link says HELLO again when the far end answers ``reauth`` (it
+restarted and lost our session) or when the peer's own HELLO shows a new ``boot``.
+
+**HELLO freshness.**  A HELLO's ``time`` must be within ``hello_skew`` of our clock and its
+nonce new to us, or whoever replayed a captured HELLO would get a session under its key.
+
+**Limits.**  Frames over ``max_frame`` are counted and dropped; ZeroMQ's own ``MAXMSGSIZE`` is
+twice that and *disconnects* a peer that exceeds it (ZeroMQ reconnects; nothing is counted).
+Inbound frames go through a token bucket per link and per known peer; all unknown routing
+ids share one.  Nothing a peer sends can raise out of a receive loop: bad frames are counted
+(:class:`MeshStats`) and dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import itertools
+import logging
+import math
+import os
+import random
+import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import msgpack
+import zmq
+import zmq.asyncio
+
+from protocol.identity import PUBLIC_KEY_SIZE, SIGNATURE_SIZE, Identity, verify
+
+log = logging.getLogger(__name__)
+
+MiB: Final = 1024 * 1024
+TOKEN_SIZE: Final = 16  #: nonces, sessions and boot ids: unguessable, and cheap on every frame
+SIGNING_DOMAIN: Final = b"tarot/v1/mesh/"
+
+TICK: Final = 0.02  #: seconds between housekeeping rounds; also the acknowledgement delay
+RETRANSMIT_AFTER: Final = 0.5  #: an unacknowledged message is sent again after this long ...
+FAST_RETRANSMIT_AFTER: Final = 0.2  #: ... or this long if the receiver reports it missing,
+MAX_RTO: Final = 10.0  #: ... or longer when the measured round trip is (up to this)
+REORDERING: Final = 0.05  #: a message missing while one sent this much later arrived is lost
+MAX_BACKOFF: Final = 16  #: the retransmission timeout doubles on expiry, up to this factor
+HELLO_RETRY_UNSENT: Final = 0.1  #: retry delay when a HELLO could not even leave (no TCP yet)
+RECONNECT_IVL_MS: Final = 100  #: ZeroMQ's TCP reconnection starts here and doubles ...
+RECONNECT_IVL_MAX_MS: Final = 5000  #: ... up to this
+SEND_SHARE: Final = 0.8  #: data frames are paced at this share of the peer's inbound rate limit
+YIELD_EVERY: Final = 32  #: frames a receive loop handles before letting other tasks run
+MAX_MISS: Final = 256  #: seqs listed in one ``ack``
+MAX_NONCES: Final = 1024  #: HELLO nonces remembered per peer against replays
+MAX_NAME: Final = 64
+MAX_CHANNEL: Final = 64
+MAX_ENDPOINT: Final = 256
+FRAME_OVERHEAD: Final = 256  #: room a data frame's fields take around its body
+WILDCARD_HOSTS: Final = frozenset({"0.0.0.0", "*", "[::]"})
+
+
+class PeerState(enum.Enum):
+    CONNECTING = "connecting"  #: not yet authenticated both ways
+    UP = "up"  #: authenticated, heard within ``timeout``
+    AWAY = "away"  #: was up, silent for ``timeout``; reconnection goes on
+
+
+@dataclass(frozen=True)
+class PeerStatus:
+    key: bytes
+    name: str
+    endpoint: str | None
+    state: PeerState
+    last_heard: float | None  #: wall-clock time (``time.time()``), None if never heard
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_frame: int = 2 * MiB  #: largest frame accepted (and so the largest body, less overhead)
+    rate: float = 2000.0  #: inbound frames per second per peer (we pace our sends under it) ...
+    burst: float = 4000.0  #: ... with this burst
+    window: int = 512  #: data frames in flight beyond the last acknowledged seq (bounds queues)
+    outbox: int = 10_000  #: unacknowledged messages per peer before ``send`` refuses
+    early_bytes: int = 32 * MiB  #: bytes of early (out-of-order) messages buffered per sender
+    max_peers: int = 256  #: peer records; a HELLO from one more key is refused
+    hwm: int = 10_000  #: ZeroMQ send and receive high-water marks, per connection
+    hello_skew: float = 600.0  #: seconds a HELLO's clock may differ from ours
+
+
+@dataclass(frozen=True)
+class FaultPlan:
+    """Faults applied to every frame this mesh sends, for tests and soaks.  ``seed`` makes a
+    run reproducible, as far as the event loop's timing allows."""
+
+    drop: float = 0.0  #: probability a frame is silently lost
+    duplicate: float = 0.0  #: probability it is sent twice
+    reorder: float = 0.0  #: probability it is held back and sent after the next one
+    delay_ms: float = 0.0  #: every frame is delayed uniformly in [0, delay_ms]
+    seed: int = 0
+
+
+@dataclass
+class MeshStats:
+    """Counters of what was dropped and why; they only ever grow."""
+
+    malformed: int = 0  #: not msgpack, wrong shape, unknown kind, wrong types
+    oversized: int = 0  #: over ``max_frame`` (ZeroMQ disconnects beyond twice that, uncounted)
+    rate_limited: int = 0
+    unauthenticated: int = 0  #: no valid session for the routing id or link
+    bad_hello: int = 0  #: bad signature, key ≠ routing id, wrong key, stale clock, replay
+    strangers: int = 0  #: validly signed, but not allowed (or ourselves, or too many peers)
+    duplicates: int = 0  #: data already delivered or already buffered
+    out_of_window: int = 0  #: data too far ahead to buffer; the sender will send it again
+    gaps: int = 0  #: seqs skipped because the sender no longer held them (we lost state)
+    retransmits: int = 0
+    errors: int = 0  #: exceptions caught in the loops (a callback's, or a bug): logged
+
+
+class OutboxFull(Exception):
+    """``send`` refused: the peer has ``Limits.outbox`` messages unacknowledged.  Dropping one
+    would break delivery for good; whether to wait, or give the peer up, is the daemon's call."""
+
+
+OnMessage = Callable[[bytes, str, bytes], Awaitable[None]]
+OnSeq = Callable[[bytes, int], None]
+OnStatus = Callable[[PeerStatus], None]
+Outgoing = tuple[int, str, bytes]  #: (seq, channel, body)
+
+
+# --------------------------------------------------------------------------- wire frames
+
+
+def _uint(value: object) -> bool:
+    return type(value) is int and 0 <= value < 2**63
+
+
+def _blob(size: int) -> Callable[[object], bool]:
+    return lambda value: type(value) is bytes and len(value) == size
+
+
+def _text(max_len: int) -> Callable[[object], bool]:
+    return lambda value: type(value) is str and len(value) <= max_len
+
+
+def _bytes(value: object) -> bool:
+    return type(value) is bytes
+
+
+def _seqs(value: object) -> bool:
+    return type(value) is list and len(value) <= MAX_MISS and all(_uint(q) for q in value)
+
+
+def _endpoint(value: object) -> bool:
+    if type(value) is not str or len(value) > MAX_ENDPOINT or not value.startswith("tcp://"):
+        return False
+    host, _, port = value[len("tcp://") :].rpartition(":")
+    return bool(host) and port.isdigit()
+
+
+_KEY, _TOKEN, _SIG = _blob(PUBLIC_KEY_SIZE), _blob(TOKEN_SIZE), _blob(SIGNATURE_SIZE)
+
+#: Every frame kind with its fields, in signing order.  A frame must have exactly these.
+SHAPES: Final[Mapping[str, Mapping[str, Callable[[object], bool]]]] = {
+    "hello": {
+        "key": _KEY,
+        "name": _text(MAX_NAME),
+        "endpoint": _endpoint,
+        "nonce": _TOKEN,
+        "time": _uint,
+        "boot": _TOKEN,
+        "sig": _SIG,
+    },
+    "hello-ack": {
+        "key": _KEY,
+        "to": _KEY,
+        "name": _text(MAX_NAME),
+        "nonce": _TOKEN,
+        "session": _TOKEN,
+        "n": _uint,
+        "sig": _SIG,
+    },
+    "data": {"s": _TOKEN, "f": _uint, "q": _uint, "c": _text(MAX_CHANNEL), "b": _bytes},
+    "ping": {"s": _TOKEN},
+    "ack": {"s": _TOKEN, "n": _uint, "top": _uint, "miss": _seqs},
+    "reauth": {"s": _TOKEN},
+}
+ROUTER_KINDS: Final = frozenset({"hello", "data", "ping"})  #: what a ROUTER may receive
+LINK_KINDS: Final = frozenset({"hello-ack", "ack", "reauth"})  #: what a DEALER may receive
+
+
+def encode(kind: str, fields: Mapping[str, object]) -> bytes:
+    packed: bytes = msgpack.packb({"t": kind, **fields}, use_bin_type=True)
+    return packed
+
+
+def signing_bytes(kind: str, fields: Mapping[str, Any]) -> bytes:
+    """What a ``kind`` frame's signature covers: its fields re-encoded in a fixed order, so
+    the signature does not depend on how the sender's msgpack laid out the map."""
+    values = [fields[name] for name in SHAPES[kind] if name != "sig"]
+    packed: bytes = msgpack.packb(values, use_bin_type=True)
+    return SIGNING_DOMAIN + kind.encode() + b"\x00" + packed
+
+
+def encode_signed(identity: Identity, kind: str, fields: Mapping[str, object]) -> bytes:
+    return encode(kind, {**fields, "sig": identity.sign(signing_bytes(kind, fields))})
+
+
+def decode(raw: bytes, kinds: frozenset[str]) -> dict[str, Any] | None:
+    """The frame as a map of exactly the fields of its kind, or None for anything else:
+    the one gate untrusted bytes pass through, and it never raises."""
+    try:
+        msg = msgpack.unpackb(raw, raw=False)
+    except Exception:  # noqa: BLE001 -- msgpack raises many types; each means "not a frame"
+        return None
+    if type(msg) is not dict:
+        return None
+    kind = msg.get("t")
+    if type(kind) is not str or kind not in kinds:
+        return None
+    shape = SHAPES[kind]
+    if msg.keys() != {"t", *shape} or not all(check(msg[name]) for name, check in shape.items()):
+        return None
+    return msg
+
+
+# --------------------------------------------------------------------------- small parts
+
+
+class TokenBucket:
+    """``rate`` events per second on average, ``burst`` at once."""
+
+    def __init__(self, rate: float, burst: float) -> None:
+        self.rate = rate
+        self.burst = burst
+        self.tokens = burst
+        self.stamp = time.monotonic()
+
+    def take(self, now: float) -> bool:
+        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if self.tokens < 1:
+            return False
+        self.tokens -= 1
+        return True
+
+
+def _send_now(sock: zmq.asyncio.Socket, parts: list[bytes]) -> bool:
+    """Hand a frame to ZeroMQ without waiting: False if it cannot take it now (no connection,
+    high-water mark, unknown routing id).  Nothing here ever waits to send, so pyzmq completes
+    the returned future at once."""
+    try:
+        sent = asyncio.ensure_future(sock.send_multipart(parts, flags=zmq.NOBLOCK))
+    except zmq.ZMQError:
+        return False
+    return sent.done() and sent.exception() is None
+
+
+class _Wire:
+    """Puts frames on sockets, through the fault plan when there is one."""
+
+    def __init__(self, faults: FaultPlan | None) -> None:
+        self._faults = faults
+        self._rng = random.Random(faults.seed if faults else 0)
+        self._held: dict[tuple[int, bytes], tuple[zmq.asyncio.Socket, list[bytes]]] = {}
+        self._timers: set[asyncio.TimerHandle] = set()
+
+    def send(self, sock: zmq.asyncio.Socket, parts: list[bytes]) -> bool:
+        """True if the frame left, or the fault plan took charge of it (so a dropped frame
+        looks sent: finding out is the retransmission's job, as on a real network)."""
+        faults = self._faults
+        if faults is None:
+            return _send_now(sock, parts)
+        rng = self._rng
+        if rng.random() < faults.drop:
+            return True
+        copies = 2 if rng.random() < faults.duplicate else 1
+        destination = (id(sock), parts[0] if len(parts) > 1 else b"")
+        if destination not in self._held and rng.random() < faults.reorder:
+            self._held[destination] = (sock, parts)
+            return True
+        for _ in range(copies):
+            self._send_later(sock, parts)
+        held = self._held.pop(destination, None)
+        if held is not None:
+            self._send_later(*held)
+        return True
+
+    def flush(self) -> None:
+        """Release held-back frames that no later frame overtook."""
+        held, self._held = self._held, {}
+        for sock, parts in held.values():
+            self._send_later(sock, parts)
+
+    def close(self) -> None:
+        for timer in self._timers:
+            timer.cancel()
+        self._timers.clear()
+        self._held.clear()
+
+    def _send_later(self, sock: zmq.asyncio.Socket, parts: list[bytes]) -> None:
+        assert self._faults is not None
+        delay = self._rng.uniform(0, self._faults.delay_ms) / 1000
+        if delay <= 0:
+            _send_now(sock, parts)
+            return
+
+        def fire() -> None:
+            self._timers.discard(timer)
+            _send_now(sock, parts)
+
+        timer = asyncio.get_running_loop().call_later(delay, fire)
+        self._timers.add(timer)
+
+
+@dataclass(eq=False)
+class _Pending:
+    channel: str
+    body: bytes
+    sent_at: float | None = None  #: last transmission; None: not sent on the current session
+    sends: int = 0  #: transmissions on the current session
+    held: bool = False  #: the receiver reported holding it (early): no need to send it again
+
+    def due(self, after: float) -> float:
+        assert self.sent_at is not None
+        return self.sent_at + after
+
+
+class _RoundTrip:
+    """The smoothed round-trip time to one peer and its variation (RFC 6298), measured on
+    acks of messages sent once, and Karn's backoff.  Under load a round trip includes the
+    time a message waits in the peer's queue; timers that ignore it re-send what is merely
+    waiting in line, and the copies lengthen the line.  When the line outgrows the timer,
+    every message gets re-sent before its ack comes, so no ack makes a valid sample: the
+    timeout doubles on each expiry until one does."""
+
+    def __init__(self) -> None:
+        self.smoothed: float | None = None
+        self.variation = 0.0
+        self.backoff = 1
+        self.backed_off_at = -math.inf
+
+    def sample(self, rtt: float) -> None:
+        self.backoff = 1
+        if self.smoothed is None:
+            self.smoothed, self.variation = rtt, rtt / 2
+            return
+        self.variation = 0.75 * self.variation + 0.25 * abs(self.smoothed - rtt)
+        self.smoothed = 0.875 * self.smoothed + 0.125 * rtt
+
+    def expired(self, now: float, timeout: float) -> None:
+        """A retransmission timer expired: back off, once per ``timeout`` (the messages of
+        one window expire one after the other, and that is still a single expiry)."""
+        if now - self.backed_off_at >= timeout:
+            self.backoff = min(2 * self.backoff, MAX_BACKOFF)
+            self.backed_off_at = now
+
+    def timeout(self, floor: float) -> float:
+        """How long a message may wait for its ack before it is sent again."""
+        return min(MAX_RTO, self.worst(floor) * self.backoff)
+
+    def worst(self, floor: float) -> float:
+        """The longest an ack should take, as far as we know (``floor`` at least)."""
+        estimate = floor if self.smoothed is None else self.smoothed + 4 * self.variation
+        return min(MAX_RTO, max(floor, estimate))
+
+
+class _Outbox:
+    """What we sent one peer and it has not acknowledged, in seq order.
+
+    First transmissions go strictly in seq order, so the entries never sent on the current
+    session are those from ``unsent`` on; those below it are in flight (or held early by the
+    receiver), and none of them needs a retransmission before ``next_resend``.  That keeps
+    the work per message constant however long the outbox gets.
+    """
+
+    def __init__(self, entries: Iterable[Outgoing] = (), next_seq: int = 1) -> None:
+        self.entries: OrderedDict[int, _Pending] = OrderedDict(
+            (seq, _Pending(channel, body)) for seq, channel, body in sorted(entries)
+        )
+        self.next_seq = max([next_seq, *(seq + 1 for seq in self.entries)])
+        self.acked = self.head - 1
+        self.unsent = self.head
+        self.next_resend = math.inf
+        self.round_trip = _RoundTrip()
+        self.latest_arrived = 0.0  #: when the latest message known to have arrived was sent
+
+    @property
+    def head(self) -> int:
+        """The lowest seq still held: the receiver will never see anything below it again."""
+        return next(iter(self.entries), self.next_seq)
+
+    def add(self, channel: str, body: bytes) -> int:
+        seq = self.next_seq
+        self.entries[seq] = _Pending(channel, body)
+        self.next_seq += 1
+        return seq
+
+    def receipt(self, n: int, top: int, miss: set[int], now: float) -> None:
+        """Take in what an ack says arrived: every seq up to ``top`` but those in ``miss``.
+        Messages it reports for the first time that were sent only once (for one sent twice,
+        which copy arrived?) time a round trip, and move ``latest_arrived``: a message still
+        missing though sent well before one that arrived was lost, not delayed."""
+        newest: _Pending | None = None
+        for seq in range(self.acked + 1, min(max(n, top), self.unsent - 1) + 1):
+            entry = self.entries.get(seq)
+            if entry is None or entry.held or entry.sent_at is None or seq in miss:
+                continue
+            entry.held = seq > n
+            if entry.sends == 1:
+                self.latest_arrived = max(self.latest_arrived, entry.sent_at)
+                newest = entry
+        if newest is not None:
+            assert newest.sent_at is not None
+            self.round_trip.sample(now - newest.sent_at)
+
+    def lost(self, entry: _Pending, now: float) -> bool:
+        """Whether a message the receiver reports missing was lost rather than delayed: a
+        message sent after it arrived, or its ack is overdue (when nothing newer is in flight
+        to tell, as when a re-sent copy is lost too)."""
+        assert entry.sent_at is not None
+        overdue = now >= entry.due(self.round_trip.worst(FAST_RETRANSMIT_AFTER))
+        return overdue or entry.sent_at + REORDERING < self.latest_arrived
+
+    def acknowledge(self, n: int) -> bool:
+        """Everything up to ``n`` is delivered; True if that is news.  An ``n`` beyond all we
+        ever numbered means we restarted without our outbox while the peer kept its state:
+        our unacknowledged messages get fresh numbers after ``n`` or it would drop them as
+        duplicates."""
+        if n >= self.next_seq:
+            pending = [_Pending(e.channel, e.body) for e in self.entries.values()]
+            self.entries = OrderedDict((n + 1 + i, entry) for i, entry in enumerate(pending))
+            self.next_seq = n + 1 + len(pending)
+        elif n <= self.acked:
+            return False
+        while self.entries and next(iter(self.entries)) <= n:
+            self.entries.popitem(last=False)
+        self.acked = n
+        self.unsent = max(self.unsent, self.head)
+        return True
+
+    def rewind(self) -> None:
+        """A new session: nothing sent before it can be assumed on its way, nor still held
+        (the receiver may have restarted)."""
+        for entry in self.entries.values():
+            entry.sent_at, entry.sends, entry.held = None, 0, False
+        self.unsent = self.head
+        self.next_resend = math.inf
+
+
+@dataclass(eq=False)
+class _Inbound:
+    """One sender's stream as we receive it."""
+
+    delivered: int = 0
+    session: bytes | None = None  #: issued in our HELLO-ACK; None until the sender proved its key
+    early: dict[int, tuple[str, bytes]] = field(default_factory=dict)
+    early_bytes: int = 0
+    ack_due: bool = False
+
+    def new_session(self) -> None:
+        """The sender said HELLO: it re-sends everything after ``delivered`` from now on, and
+        what it sent before may have been numbered by a process that has since died (one that
+        kept no outbox), so early arrivals from before are dropped rather than trusted."""
+        self.session = os.urandom(TOKEN_SIZE)
+        self.early.clear()
+        self.early_bytes = 0
+        self.ack_due = False
+
+    def holdings(self) -> tuple[int, list[int]]:
+        """``(top, miss)`` for an ack: we hold every seq in (delivered, top] except ``miss``.
+        When too many are missing to list, ``top`` stops at the last one listed."""
+        top = max(self.early, default=self.delivered)
+        miss = [q for q in range(self.delivered + 1, top) if q not in self.early]
+        if len(miss) > MAX_MISS:
+            miss = miss[:MAX_MISS]
+            top = miss[-1]
+        return top, miss
+
+
+@dataclass(eq=False)
+class _Link:
+    """Our DEALER to one endpoint; ``peer`` once the far end proved its key."""
+
+    endpoint: str
+    expected_key: bytes | None
+    sock: zmq.asyncio.Socket
+    bucket: TokenBucket  #: inbound frames
+    pace: TokenBucket  #: outbound data frames: stay under the far end's inbound limit
+    peer: _Peer | None = None
+    session: bytes | None = None  #: the far end's token for us; None: not authenticated
+    nonce: bytes | None = None  #: of the HELLO awaiting its ack
+    hello_due: float = 0.0
+    sent_at: float = 0.0  #: last frame that left
+    heard_at: float = field(default_factory=time.monotonic)  #: last valid frame from the far end
+    task: asyncio.Task[None] | None = None  #: the loop reading ``sock``
+
+
+@dataclass(eq=False)
+class _Peer:
+    key: bytes
+    outbox: _Outbox
+    inbound: _Inbound
+    bucket: TokenBucket
+    name: str = ""
+    endpoint: str | None = None
+    boot: bytes | None = None
+    link: _Link | None = None
+    ever_up: bool = False
+    last_heard: float | None = None  #: monotonic
+    last_heard_wall: float | None = None
+    reported: PeerState = PeerState.CONNECTING
+    nonces: OrderedDict[bytes, float] = field(default_factory=OrderedDict)
+
+    def fresh_nonce(self, nonce: bytes, now: float, keep: float) -> bool:
+        """False if this HELLO nonce was seen within ``keep`` seconds: a replay."""
+        while self.nonces and next(iter(self.nonces.values())) < now:
+            self.nonces.popitem(last=False)
+        if nonce in self.nonces:
+            return False
+        self.nonces[nonce] = now + keep
+        if len(self.nonces) > MAX_NONCES:
+            self.nonces.popitem(last=False)
+        return True
+
+
+async def _yield_every(count: int) -> None:
+    """Let the other tasks run every :data:`YIELD_EVERY` frames.  Awaiting a frame that is
+    already queued does not yield to the event loop, so a receive loop under a flood would
+    otherwise starve the housekeeping (acks, pings) of this mesh and everything else."""
+    if count % YIELD_EVERY == 0:
+        await asyncio.sleep(0)
+
+
+def _peer_address(frame: zmq.Frame) -> str:
+    """The IP address a frame's TCP connection came from ("" if ZeroMQ cannot say)."""
+    try:
+        address = frame.get("Peer-Address")
+    except zmq.ZMQError:
+        return ""
+    return address if isinstance(address, str) else ""
+
+
+def _reachable(claimed: str, seen_from: str) -> str:
+    """The endpoint to connect back to: a peer bound on a wildcard address advertises it as
+    is, and the address its connection came from is the one that works from here."""
+    host, _, port = claimed[len("tcp://") :].rpartition(":")
+    if host not in WILDCARD_HOSTS or not seen_from:
+        return claimed
+    address = f"[{seen_from}]" if ":" in seen_from else seen_from
+    return f"tcp://{address}:{port}"
+
+
+# --------------------------------------------------------------------------- the mesh
+
+
+class Mesh:
+    """The daemon's transport to its peers: ``await start()``, ``connect`` to peers (those
+    that connect to us are connected back to), ``send``, and ``await close()``.
+
+    Deliveries go to ``on_message(peer_key, channel, body)``, awaited one at a time in order.
+    A callback rather than a queue, so that a message is handed over, then recorded
+    (``on_delivered``), then acknowledged, in that order; and an awaited callback is
+    back-pressure: nothing else is read meanwhile, so it should return promptly (a peer that
+    hears nothing from us for its ``timeout`` reports us away).  An exception from it is
+    logged and the message still counts as delivered.  The other callbacks are plain
+    functions for bookkeeping: ``on_delivered(peer_key, seq)`` right after each delivery and
+    before it is acknowledged, ``on_acked(peer_key, n)`` when a peer acknowledges every seq
+    up to ``n`` (the daemon may forget those), and ``on_status(PeerStatus)`` when a peer's
+    state changes (``away`` carries the time it was last heard).
+    """
+
+    def __init__(
+        self,
+        identity: Identity,
+        listen: str,
+        *,
+        on_message: OnMessage,
+        name: str = "",
+        advertise: str | None = None,
+        on_delivered: OnSeq | None = None,
+        on_acked: OnSeq | None = None,
+        on_status: OnStatus | None = None,
+        heartbeat: float = 1.0,
+        timeout: float = 5.0,
+        limits: Limits = Limits(),
+        faults: FaultPlan | None = None,
+        initial_outbox: Mapping[bytes, Iterable[Outgoing]] | None = None,
+        next_seq: Mapping[bytes, int] | None = None,
+        delivered: Mapping[bytes, int] | None = None,
+        context: zmq.asyncio.Context | None = None,
+    ) -> None:
+        if len(name) > MAX_NAME:
+            raise ValueError(f"a name has at most {MAX_NAME} characters")
+        if not _endpoint(listen) or (advertise is not None and not _endpoint(advertise)):
+            raise ValueError("the mesh listens on, and advertises, tcp://HOST:PORT endpoints")
+        if not 0 < heartbeat < timeout:
+            raise ValueError("the heartbeat must be shorter than the timeout")
+        self.key = identity.public_key
+        self.stats = MeshStats()
+        self._identity = identity
+        self._listen = listen
+        self._name = name
+        self._advertise = advertise
+        self._on_message = on_message
+        self._on_delivered = on_delivered
+        self._on_acked = on_acked
+        self._on_status = on_status
+        self._heartbeat = heartbeat
+        self._timeout = timeout
+        self._limits = limits
+        self._wire = _Wire(faults)
+        self._boot = os.urandom(TOKEN_SIZE)
+        self._own_context = context is None
+        self._context = context or zmq.asyncio.Context()
+        self._router: zmq.asyncio.Socket | None = None
+        self._endpoint: str | None = None
+        self._allowed: frozenset[bytes] | None = None
+        self._peers: dict[bytes, _Peer] = {}
+        self._links: dict[str, _Link] = {}
+        self._stranger_bucket = TokenBucket(limits.rate, limits.burst)
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._closed = False
+        self._restore(initial_outbox or {}, next_seq or {}, delivered or {})
+
+    # ----------------------------------------------------------------- public API
+
+    @property
+    def endpoint(self) -> str:
+        """The bound endpoint, with the real port when ``listen`` asked for port 0."""
+        if self._endpoint is None:
+            raise RuntimeError("the mesh is not started")
+        return self._endpoint
+
+    @property
+    def port(self) -> int:
+        """The bound TCP port, for discovery beacons to announce."""
+        return int(self.endpoint.rpartition(":")[2])
+
+    async def start(self) -> None:
+        router = self._socket(zmq.ROUTER)
+        router.setsockopt(zmq.ROUTER_MANDATORY, 1)
+        router.setsockopt(zmq.ROUTER_HANDOVER, 1)
+        try:
+            router.bind(self._listen)
+        except zmq.ZMQError:
+            router.close(linger=0)
+            raise
+        self._router = router
+        self._endpoint = router.getsockopt_string(zmq.LAST_ENDPOINT)
+        self._spawn(self._router_loop(router))
+        self._spawn(self._tick_loop())
+
+    async def close(self) -> None:
+        """Stop every task and close every socket at once (LINGER 0): what is unacknowledged
+        stays in the outbox the daemon persisted, so nothing is lost by not flushing."""
+        if self._closed:
+            return
+        self._closed = True
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        self._wire.close()
+        for link in list(self._links.values()):
+            link.sock.close(linger=0)
+        self._links.clear()
+        if self._router is not None:
+            self._router.close(linger=0)
+        if self._own_context:
+            self._context.destroy(linger=0)
+
+    def connect(self, endpoint: str, expected_key: bytes | None = None) -> None:
+        """Keep a link to ``endpoint`` (ZeroMQ retries the TCP connection forever).  With
+        ``expected_key`` the far end must prove that key, otherwise whatever allowed key it
+        proves becomes the peer.  Peers that connect to us are connected back to on their own."""
+        if self._router is None or self._closed:
+            raise RuntimeError("the mesh is not running")
+        if not _endpoint(endpoint):
+            raise ValueError(f"not a tcp:// endpoint: {endpoint!r}")
+        if endpoint in self._links:
+            return
+        if expected_key is not None:
+            self._peer(expected_key)
+        self._open_link(endpoint, expected_key)
+
+    def allow(self, keys: Iterable[bytes] | None) -> None:
+        """Only these keys may talk to us (None: any key that proves itself).  Peers no longer
+        allowed lose their sessions and links at once."""
+        self._allowed = None if keys is None else frozenset(keys)
+        for peer in self._peers.values():
+            if not self._admits(peer.key):
+                peer.inbound.session = None
+                if peer.link is not None:
+                    self._close_link(peer.link)
+
+    def send(self, peer_key: bytes, channel: str, body: bytes) -> int:
+        """Queue ``body`` for ``peer_key`` and return its seq.  It goes out at once if the peer
+        is up, and otherwise as soon as it is; it is kept until acknowledged."""
+        if len(peer_key) != PUBLIC_KEY_SIZE or peer_key == self.key:
+            raise ValueError("a peer key is 32 bytes, and not ours")
+        if not _text(MAX_CHANNEL)(channel):
+            raise ValueError(f"a channel is a str of at most {MAX_CHANNEL} characters")
+        if len(body) > self._limits.max_frame - FRAME_OVERHEAD:
+            raise ValueError(f"a body is at most {self._limits.max_frame - FRAME_OVERHEAD} bytes")
+        peer = self._peer(peer_key)
+        outbox = peer.outbox
+        if len(outbox.entries) >= self._limits.outbox:
+            raise OutboxFull(f"{len(outbox.entries)} messages unacknowledged")
+        seq = outbox.add(channel, body)
+        link = peer.link
+        if link is not None and link.session is not None:
+            self._send_fresh(peer, link, time.monotonic())
+        return seq
+
+    def peers(self) -> list[PeerStatus]:
+        """Every peer we know of: connected to, heard from, sent to, or restored."""
+        return [self._status(peer) for peer in self._peers.values()]
+
+    # ----------------------------------------------------------------- records
+
+    def _restore(
+        self,
+        outbox: Mapping[bytes, Iterable[Outgoing]],
+        next_seq: Mapping[bytes, int],
+        delivered: Mapping[bytes, int],
+    ) -> None:
+        for key in {*outbox, *next_seq, *delivered}:
+            peer = self._peer(key)
+            peer.outbox = _Outbox(outbox.get(key, ()), next_seq.get(key, 1))
+            peer.inbound.delivered = delivered.get(key, 0)
+
+    def _peer(self, key: bytes) -> _Peer:
+        peer = self._peers.get(key)
+        if peer is None:
+            bucket = TokenBucket(self._limits.rate, self._limits.burst)
+            peer = self._peers[key] = _Peer(key, _Outbox(), _Inbound(), bucket)
+        return peer
+
+    def _admits(self, key: bytes) -> bool:
+        if key == self.key or (self._allowed is not None and key not in self._allowed):
+            return False
+        return key in self._peers or len(self._peers) < self._limits.max_peers
+
+    def _status(self, peer: _Peer) -> PeerStatus:
+        return PeerStatus(peer.key, peer.name, peer.endpoint, peer.reported, peer.last_heard_wall)
+
+    def _heard(self, peer: _Peer, now: float) -> None:
+        peer.last_heard = now
+        peer.last_heard_wall = time.time()
+        self._update_state(peer, now)
+
+    def _update_state(self, peer: _Peer, now: float) -> None:
+        if not peer.ever_up:
+            state = PeerState.CONNECTING
+        elif peer.last_heard is not None and now - peer.last_heard <= self._timeout:
+            state = PeerState.UP
+        else:
+            state = PeerState.AWAY
+        if state is not peer.reported:
+            peer.reported = state
+            if self._on_status is not None:
+                self._call(self._on_status, self._status(peer))
+
+    def _call(self, callback: Callable[..., None], *args: object) -> None:
+        try:
+            callback(*args)
+        except Exception:
+            self.stats.errors += 1
+            log.exception("mesh callback %r failed", callback)
+
+    # ----------------------------------------------------------------- sockets and tasks
+
+    def _socket(self, kind: int) -> zmq.asyncio.Socket:
+        sock = self._context.socket(kind)
+        sock.setsockopt(zmq.LINGER, 0)
+        sock.setsockopt(zmq.SNDHWM, self._limits.hwm)
+        sock.setsockopt(zmq.RCVHWM, self._limits.hwm)
+        sock.setsockopt(zmq.MAXMSGSIZE, 2 * self._limits.max_frame)
+        return sock
+
+    def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        task = asyncio.get_running_loop().create_task(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    def _open_link(self, endpoint: str, expected_key: bytes | None) -> _Link:
+        sock = self._socket(zmq.DEALER)
+        sock.setsockopt(zmq.ROUTING_ID, self.key)
+        sock.setsockopt(zmq.IMMEDIATE, 1)  # no queueing for a dead connection: we retransmit
+        sock.setsockopt(zmq.RECONNECT_IVL, RECONNECT_IVL_MS)
+        sock.setsockopt(zmq.RECONNECT_IVL_MAX, RECONNECT_IVL_MAX_MS)
+        sock.connect(endpoint)
+        limits = self._limits
+        bucket = TokenBucket(limits.rate, limits.burst)
+        pace = TokenBucket(limits.rate * SEND_SHARE, limits.burst * SEND_SHARE)
+        link = _Link(endpoint, expected_key, sock, bucket, pace)
+        self._links[endpoint] = link
+        link.task = self._spawn(self._link_loop(link))
+        return link
+
+    def _close_link(self, link: _Link) -> None:
+        if self._links.get(link.endpoint) is link:
+            del self._links[link.endpoint]
+        if link.peer is not None and link.peer.link is link:
+            link.peer.link = None
+        if link.task is not None:
+            link.task.cancel()
+        link.sock.close(linger=0)
+
+    async def _router_loop(self, router: zmq.asyncio.Socket) -> None:
+        for count in itertools.count(1):
+            parts = await router.recv_multipart(copy=False)
+            try:
+                await self._on_router_frames(parts)
+            except Exception:
+                self.stats.errors += 1
+                log.exception("mesh: error handling an inbound frame")
+            await _yield_every(count)
+
+    async def _link_loop(self, link: _Link) -> None:
+        count = 0
+        while not link.sock.closed:  # a handler may close its own link (a stranger, say)
+            parts = await link.sock.recv_multipart()
+            try:
+                self._on_link_frames(link, parts)
+            except Exception:
+                self.stats.errors += 1
+                log.exception("mesh: error handling a frame from %s", link.endpoint)
+            count += 1
+            await _yield_every(count)
+
+    async def _tick_loop(self) -> None:
+        while True:
+            await asyncio.sleep(TICK)
+            try:
+                self._tick(time.monotonic())
+            except Exception:
+                self.stats.errors += 1
+                log.exception("mesh: error in housekeeping")
+
+    def _screen(
+        self, bucket: TokenBucket, parts: list[bytes], kinds: frozenset[str], now: float
+    ) -> dict[str, Any] | None:
+        """The checks every inbound frame passes, cheapest first."""
+        if not bucket.take(now):
+            self.stats.rate_limited += 1
+            return None
+        if len(parts) != 1:
+            self.stats.malformed += 1
+            return None
+        if len(parts[0]) > self._limits.max_frame:
+            self.stats.oversized += 1
+            return None
+        msg = decode(parts[0], kinds)
+        if msg is None:
+            self.stats.malformed += 1
+        return msg
+
+    # ----------------------------------------------------------------- ROUTER side: receiving
+
+    async def _on_router_frames(self, frames: list[zmq.Frame]) -> None:
+        now = time.monotonic()
+        rid = frames[0].bytes
+        peer = self._peers.get(rid)
+        bucket = peer.bucket if peer is not None else self._stranger_bucket
+        msg = self._screen(bucket, [frame.bytes for frame in frames[1:]], ROUTER_KINDS, now)
+        if msg is None:
+            return
+        if msg["t"] == "hello":
+            self._on_hello(rid, msg, _peer_address(frames[1]), now)
+            return
+        if peer is None or peer.inbound.session is None or msg["s"] != peer.inbound.session:
+            self.stats.unauthenticated += 1
+            self._wire.send(self._router_sock(), [rid, encode("reauth", {"s": msg["s"]})])
+            return
+        self._heard(peer, now)
+        if msg["t"] == "ping":
+            self._send_ack(peer)
+        else:
+            await self._on_data(peer, msg)
+
+    def _on_hello(self, rid: bytes, msg: dict[str, Any], seen_from: str, now: float) -> None:
+        key: bytes = msg["key"]
+        if (
+            key != rid
+            or abs(time.time() - msg["time"]) > self._limits.hello_skew
+            or not verify(key, msg["sig"], signing_bytes("hello", msg))
+        ):
+            self.stats.bad_hello += 1
+            return
+        if not self._admits(key):
+            self.stats.strangers += 1
+            return
+        peer = self._peer(key)
+        if not peer.fresh_nonce(msg["nonce"], now, 2 * self._limits.hello_skew):
+            self.stats.bad_hello += 1
+            return
+        restarted = peer.boot is not None and peer.boot != msg["boot"]
+        peer.boot = msg["boot"]
+        peer.name = msg["name"]
+        peer.inbound.new_session()
+        ack = {
+            "key": self.key,
+            "to": key,
+            "name": self._name,
+            "nonce": msg["nonce"],
+            "session": peer.inbound.session,
+            "n": peer.inbound.delivered,
+        }
+        self._wire.send(self._router_sock(), [rid, encode_signed(self._identity, "hello-ack", ack)])
+        self._heard(peer, now)
+        self._follow(peer, _reachable(msg["endpoint"], seen_from), restarted, now)
+
+    def _follow(self, peer: _Peer, endpoint: str, restarted: bool, now: float) -> None:
+        """Make sure we have a link back to a peer that said HELLO.  A restarted peer lost our
+        session, so our link must say HELLO again; if it came back elsewhere, we follow it."""
+        link = peer.link
+        if link is not None:
+            if not restarted:
+                return
+            if link.endpoint == endpoint:
+                link.session = None
+                link.hello_due = now
+                return
+            self._close_link(link)
+        if endpoint not in self._links:
+            peer.endpoint = endpoint
+            self._open_link(endpoint, peer.key)
+
+    async def _on_data(self, peer: _Peer, msg: dict[str, Any]) -> None:
+        inbound = peer.inbound
+        seq: int = msg["q"]
+        self._skip_to(peer, msg["f"] - 1)
+        inbound.ack_due = True
+        if seq <= inbound.delivered or seq in inbound.early:
+            self.stats.duplicates += 1
+            return
+        body: bytes = msg["b"]
+        too_far = seq > inbound.delivered + self._limits.window
+        too_big = seq > inbound.delivered + 1 and (
+            inbound.early_bytes + len(body) > self._limits.early_bytes
+        )
+        if too_far or too_big:
+            self.stats.out_of_window += 1
+            return
+        inbound.early[seq] = (msg["c"], body)
+        inbound.early_bytes += len(body)
+        await self._deliver(peer)
+
+    def _skip_to(self, peer: _Peer, held_below: int) -> None:
+        """The sender no longer holds anything up to ``held_below``: it had our ack for them,
+        so if we have not delivered them we lost our state, and waiting would wait forever."""
+        inbound = peer.inbound
+        if held_below <= inbound.delivered:
+            return
+        log.warning(
+            "mesh: %d messages from %s are lost (acknowledged before we lost our state)",
+            held_below - inbound.delivered,
+            peer.name or peer.key.hex()[:16],
+        )
+        self.stats.gaps += held_below - inbound.delivered
+        for seq in [seq for seq in inbound.early if seq <= held_below]:
+            inbound.early_bytes -= len(inbound.early.pop(seq)[1])
+        inbound.delivered = held_below
+
+    async def _deliver(self, peer: _Peer) -> None:
+        inbound = peer.inbound
+        while inbound.delivered + 1 in inbound.early:
+            seq = inbound.delivered + 1
+            channel, body = inbound.early.pop(seq)
+            inbound.early_bytes -= len(body)
+            try:
+                await self._on_message(peer.key, channel, body)
+            except Exception:
+                self.stats.errors += 1
+                log.exception("mesh: on_message failed; the message counts as delivered")
+            inbound.delivered = seq
+            if self._on_delivered is not None:
+                self._call(self._on_delivered, peer.key, seq)
+
+    def _send_ack(self, peer: _Peer) -> None:
+        inbound = peer.inbound
+        inbound.ack_due = False
+        if inbound.session is None:
+            return  # nobody to tell (the peer was struck off)
+        top, miss = inbound.holdings()
+        fields = {"s": inbound.session, "n": inbound.delivered, "top": top, "miss": miss}
+        ack = encode("ack", fields)
+        inbound.ack_due = not self._wire.send(self._router_sock(), [peer.key, ack])
+
+    def _router_sock(self) -> zmq.asyncio.Socket:
+        assert self._router is not None, "frames only arrive once started"
+        return self._router
+
+    # ----------------------------------------------------------------- DEALER side: our links
+
+    def _on_link_frames(self, link: _Link, parts: list[bytes]) -> None:
+        now = time.monotonic()
+        msg = self._screen(link.bucket, parts, LINK_KINDS, now)
+        if msg is None:
+            return
+        if msg["t"] == "hello-ack":
+            self._on_hello_ack(link, msg, now)
+            return
+        peer = link.peer
+        if peer is None or link.session is None or msg["s"] != link.session:
+            self.stats.unauthenticated += 1
+            return
+        link.heard_at = now
+        self._heard(peer, now)
+        if msg["t"] == "reauth":
+            link.session = None
+            link.hello_due = now
+        else:
+            self._on_ack(peer, link, msg, now)
+
+    def _on_hello_ack(self, link: _Link, msg: dict[str, Any], now: float) -> None:
+        if link.nonce is None or msg["nonce"] != link.nonce or msg["to"] != self.key:
+            return  # a late answer to an older HELLO (or a copy): the newest one counts
+        key: bytes = msg["key"]
+        if (link.expected_key is not None and key != link.expected_key) or not verify(
+            key, msg["sig"], signing_bytes("hello-ack", msg)
+        ):
+            self.stats.bad_hello += 1
+            return
+        if not self._admits(key):
+            self.stats.strangers += 1
+            self._close_link(link)
+            return
+        peer = self._peer(key)
+        if peer.link is not None and peer.link is not link:
+            self._close_link(peer.link)
+        peer.link, link.peer = link, peer
+        link.session, link.nonce = msg["session"], None
+        peer.name, peer.endpoint, peer.ever_up = msg["name"], link.endpoint, True
+        link.heard_at = now
+        self._heard(peer, now)
+        self._acknowledged(peer, msg["n"])
+        peer.outbox.rewind()
+        self._send_fresh(peer, link, now)
+
+    def _on_ack(self, peer: _Peer, link: _Link, msg: dict[str, Any], now: float) -> None:
+        """Take in what arrived, forget what is acknowledged, and re-send at once what the
+        receiver misses although something we sent after it arrived."""
+        outbox = peer.outbox
+        n: int = msg["n"]
+        miss = set(msg["miss"])
+        outbox.receipt(n, msg["top"], miss, now)
+        if self._acknowledged(peer, n):
+            self._send_fresh(peer, link, now)  # the window moved
+        for seq in sorted(miss):
+            entry = outbox.entries.get(seq)
+            if entry is None or entry.sent_at is None or not outbox.lost(entry, now):
+                continue
+            if link.pace.take(now):
+                self.stats.retransmits += self._transmit(link, seq, now)
+
+    def _acknowledged(self, peer: _Peer, n: int) -> bool:
+        if not peer.outbox.acknowledge(n):
+            return False
+        if self._on_acked is not None:
+            self._call(self._on_acked, peer.key, peer.outbox.acked)
+        return True
+
+    def _send_hello(self, link: _Link, now: float) -> None:
+        nonce = os.urandom(TOKEN_SIZE)
+        hello = {
+            "key": self.key,
+            "name": self._name,
+            "endpoint": self._advertise or self.endpoint,
+            "nonce": nonce,
+            "time": int(time.time()),
+            "boot": self._boot,
+        }
+        if self._send(link, encode_signed(self._identity, "hello", hello), now):
+            link.nonce = nonce
+            link.hello_due = now + self._heartbeat
+        else:
+            link.hello_due = now + HELLO_RETRY_UNSENT
+
+    def _send(self, link: _Link, frame: bytes, now: float) -> bool:
+        sent = self._wire.send(link.sock, [frame])
+        if sent:
+            link.sent_at = now
+        return sent
+
+    def _transmit(self, link: _Link, seq: int, now: float) -> bool:
+        assert link.peer is not None and link.session is not None
+        outbox = link.peer.outbox
+        entry = outbox.entries[seq]
+        data = {"s": link.session, "f": outbox.head, "q": seq, "c": entry.channel, "b": entry.body}
+        if not self._send(link, encode("data", data), now):
+            return False
+        entry.sent_at = now
+        entry.sends += 1
+        return True
+
+    def _send_fresh(self, peer: _Peer, link: _Link, now: float) -> None:
+        """First transmissions, in seq order, as far as the window allows."""
+        outbox = peer.outbox
+        limit = min(outbox.next_seq, outbox.acked + self._limits.window + 1)
+        first = outbox.unsent
+        while outbox.unsent < limit and link.pace.take(now):
+            if not self._transmit(link, outbox.unsent, now):
+                break
+            outbox.unsent += 1
+        if outbox.unsent > first:
+            timeout = outbox.round_trip.timeout(RETRANSMIT_AFTER)
+            outbox.next_resend = min(outbox.next_resend, now + timeout)
+
+    def _resend_overdue(self, peer: _Peer, link: _Link, now: float) -> None:
+        """Send again, in seq order, what waited too long for its ack (and is not reported
+        held), and note when the next one falls due."""
+        outbox = peer.outbox
+        timeout = outbox.round_trip.timeout(RETRANSMIT_AFTER)
+        next_resend = math.inf
+        expired = False
+        for seq, entry in outbox.entries.items():
+            if seq >= outbox.unsent:
+                break
+            if entry.held:
+                continue
+            if now >= entry.due(timeout) and link.pace.take(now):
+                expired = True
+                self.stats.retransmits += self._transmit(link, seq, now)
+            next_resend = min(next_resend, entry.due(timeout))
+        outbox.next_resend = next_resend
+        if expired:
+            outbox.round_trip.expired(now, timeout)
+
+    # ----------------------------------------------------------------- housekeeping
+
+    def _tick(self, now: float) -> None:
+        self._wire.flush()
+        for link in list(self._links.values()):
+            self._service_link(link, now)
+        for peer in self._peers.values():
+            if peer.inbound.ack_due or peer.inbound.early:  # gaps: keep the sender informed
+                self._send_ack(peer)
+            self._update_state(peer, now)
+
+    def _service_link(self, link: _Link, now: float) -> None:
+        if link.sent_at > link.heard_at and now - link.heard_at > self._timeout:
+            self._recycle(link)
+            return
+        peer = link.peer
+        if link.session is None or peer is None:
+            if now >= link.hello_due:
+                self._send_hello(link, now)
+            return
+        self._send_fresh(peer, link, now)  # what could not leave before (no TCP, high-water mark)
+        if now >= peer.outbox.next_resend:
+            self._resend_overdue(peer, link, now)
+        if now - link.sent_at >= self._heartbeat:
+            self._send(link, encode("ping", {"s": link.session}), now)
+
+    def _recycle(self, link: _Link) -> None:
+        """Replace a link whose frames leave but get no answer.  ZeroMQ reconnects when TCP
+        breaks, but not when it does not: a peer whose machine vanished leaves a half-open
+        connection, and when someone takes our routing id over at the far ROUTER (handover),
+        our connection lives on with nowhere to deliver.  A new socket is a new connection,
+        which takes the routing id back and says HELLO again."""
+        key = link.peer.key if link.peer is not None else link.expected_key
+        self._close_link(link)
+        self._open_link(link.endpoint, key)
