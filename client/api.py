@@ -23,9 +23,12 @@ class DaemonRefused(Exception):
 
 
 def default_home() -> Path:
-    """Where ``tarotd`` keeps its files unless told otherwise (XDG data directory)."""
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "tarot"
+    """Where ``tarotd`` keeps its files unless told otherwise: ``$XDG_DATA_HOME/tarot``, or
+    ``~/.local/share/tarot`` when that is unset or relative — the daemon's own rule
+    (``tarotd/home.py``), restated here because the client never imports the daemon."""
+    xdg = os.environ.get("XDG_DATA_HOME", "")
+    base = Path(xdg) if os.path.isabs(xdg) else Path.home() / ".local" / "share"
+    return base / "tarot"
 
 
 def socket_path(home: Path) -> Path:

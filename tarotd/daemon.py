@@ -102,7 +102,7 @@ class Daemon:
             self.discovery.on_change(self._on_peers)
             await self.discovery.start()
         self._resume_tables()
-        if options.table is not None:
+        if options.table is not None and not self.runners:  # a table taken up again is the one
             self._send(self.lobby.want(options.table, options.seats))
         log.info("tarotd %s [%s] listening on %s", options.name, fingerprint(self.identity.public_key), self.mesh.endpoint)
 
@@ -191,6 +191,8 @@ class Daemon:
 
     def _start_ready_tables(self) -> None:
         for ready in self.lobby.take_ready():
+            if ready.setup.table_id in self.runners:
+                continue  # already playing it (taken up again after a restart)
             runner = self._runner(ready)
             self._remember(ready)
             self._send_deal(runner.start_deal())
