@@ -112,9 +112,17 @@ class Daemon:
             ticker = asyncio.create_task(self._tick())
             await self.done.wait()
             ticker.cancel()
+            await self._linger()
         finally:
             await self.close()
         return 0
+
+    async def _linger(self, limit: float = 5.0) -> None:
+        """Before exiting, let the peers acknowledge what we sent last (our score signature):
+        without it they would wait for their timeout to finish the deal."""
+        deadline = time.monotonic() + limit
+        while self.mesh.unacknowledged() and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
 
     async def close(self) -> None:
         if self.discovery is not None:

@@ -769,6 +769,13 @@ class Mesh:
             self._send_fresh(peer, link, time.monotonic())
         return seq
 
+    def unacknowledged(self) -> int:
+        """Messages sent to peers that are up and not yet acknowledged by them: what a daemon
+        about to exit waits for (a peer that is away would keep it waiting for nothing)."""
+        return sum(
+            len(peer.outbox.entries) for peer in self._peers.values() if peer.reported is PeerState.UP
+        )
+
     def peers(self) -> list[PeerStatus]:
         """Every peer we know of: connected to, heard from, sent to, or restored."""
         return [self._status(peer) for peer in self._peers.values()]

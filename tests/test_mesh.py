@@ -162,6 +162,21 @@ def test_two_meshes_exchange_both_ways_after_one_connect() -> None:
     run(test)
 
 
+def test_unacknowledged_counts_what_an_up_peer_has_not_acknowledged_yet() -> None:
+    async def test() -> None:
+        a, b = Node("alice"), Node("bob")
+        async with running(a, b):
+            await connected_pair(a, b)
+            assert a.mesh.unacknowledged() == 0
+            for i in range(50):
+                a.mesh.send(b.key, "game", b"m%d" % i)
+            assert a.mesh.unacknowledged() == 50  # nothing can be acknowledged before the loop runs
+            await wait_for(lambda: a.mesh.unacknowledged() == 0, "every message acknowledged")
+            assert len(b.received) == 50
+
+    run(test)
+
+
 def test_five_meshes_all_to_all() -> None:
     async def test() -> None:
         nodes = [Node(f"n{i}") for i in range(5)]
