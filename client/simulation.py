@@ -28,7 +28,6 @@ from protocol.messages import decode, encode
 from protocol.players import decide
 from protocol.public import TableSetup
 from protocol.scoring import ScoreSheet
-from protocol.verdict import Verdict
 
 #: Rounds of "nobody can move" after which the simulator plays the timeout of a real table.
 STALLS_BEFORE_GIVING_UP = 4
@@ -95,10 +94,6 @@ def _points(half_points: int) -> float | int:
     return half_points // 2 if half_points % 2 == 0 else half_points / 2
 
 
-def verdict_json(verdict: Verdict) -> dict[str, object]:
-    return {"culprit": verdict.seat, "step": verdict.step, "rule": verdict.reason, "evidence": list(verdict.evidence)}
-
-
 def deal_report(machine: SeatMachine, deal_number: int, elapsed_ms: float) -> dict[str, object]:
     """The JSON object of one deal, from an honest seat's point of view after the audit."""
     audit = machine.audit
@@ -120,7 +115,7 @@ def deal_report(machine: SeatMachine, deal_number: int, elapsed_ms: float) -> di
         "bouts": outcome.bouts if outcome else None,
         "scores": list(audit.scores) if audit else [0] * machine.table.players,
         "penalty": audit.penalty if audit else None,
-        "audit": "ok" if audit is None or audit.verdict is None else verdict_json(audit.verdict),
+        "audit": "ok" if audit is None or audit.verdict is None else audit.verdict.to_json(),
         "void": referee.void_reason if referee is not None and audit is not None and audit.void else None,
         "ms": round(elapsed_ms, 1),
     }

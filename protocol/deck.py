@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Any, ClassVar, Iterable, Mapping, NoReturn, Sequence, TypeGuard, Union
+from typing import Any, ClassVar, Iterable, Mapping, NoReturn, Self, Sequence, TypeGuard, Union
 
 from protocol.cards import DECK, Card
 from protocol.group import (
@@ -328,12 +328,12 @@ class ChienKeys:
 
 
 @dataclass(frozen=True)
-class Open:
-    """The seat opens some of its own dealt positions: a card played, a poignée, four kings."""
+class _Openings:
+    """A seat publishes keys for some of its places, each with the card it says is there."""
 
-    KIND: ClassVar[str] = "open"
+    KIND: ClassVar[str]
     seat: int
-    openings: tuple[Opening, ...]  #: where = pack position
+    openings: tuple[Opening, ...]
 
     def __post_init__(self) -> None:
         _check_seat(self.KIND, self.seat)
@@ -343,9 +343,17 @@ class Open:
         return {"kind": self.KIND, "seat": self.seat, "openings": [o.to_wire() for o in self.openings]}
 
     @classmethod
-    def from_wire(cls, obj: object) -> Open:
+    def from_wire(cls, obj: object) -> Self:
         f = _fields(obj, cls.KIND, ("openings",))
         return cls(f["seat"], _openings_from_wire(cls.KIND, f["openings"]))
+
+
+@dataclass(frozen=True)
+class Open(_Openings):
+    """The seat opens some of its own dealt positions: a card played, a poignée, four kings.
+    ``where`` is a pack position."""
+
+    KIND: ClassVar[str] = "open"
 
 
 @dataclass(frozen=True)
@@ -389,24 +397,11 @@ class Ecart:
 
 
 @dataclass(frozen=True)
-class OpenRecommitted:
-    """The taker, after its écart, opens re-commitments instead of dealt positions."""
+class OpenRecommitted(_Openings):
+    """The taker, after its écart, opens re-commitments instead of dealt positions.
+    ``where`` is a commitment index."""
 
     KIND: ClassVar[str] = "open-recommitted"
-    seat: int
-    openings: tuple[Opening, ...]  #: where = commitment index
-
-    def __post_init__(self) -> None:
-        _check_seat(self.KIND, self.seat)
-        _check_openings(self.KIND, self.openings, DECK_SIZE)
-
-    def to_wire(self) -> dict[str, object]:
-        return {"kind": self.KIND, "seat": self.seat, "openings": [o.to_wire() for o in self.openings]}
-
-    @classmethod
-    def from_wire(cls, obj: object) -> OpenRecommitted:
-        f = _fields(obj, cls.KIND, ("openings",))
-        return cls(f["seat"], _openings_from_wire(cls.KIND, f["openings"]))
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,10 @@ class Verdict:
     def attributed(self) -> bool:
         return self.seat is not None
 
+    def to_json(self) -> dict[str, object]:
+        """The verdict as ``tarot sim --json`` and ``tarot scores --json`` print it."""
+        return {"culprit": self.seat, "step": self.step, "rule": self.reason, "evidence": list(self.evidence)}
+
     def __str__(self) -> str:
         who = f"seat {self.seat}" if self.seat is not None else "not yet attributed"
         return f"{self.step}: {self.reason} ({who})"

@@ -82,7 +82,7 @@ def deal_result(number: int, dealer: int, audit: DealAudit) -> dict[str, object]
         "taker": referee.taker if played and referee else None,
         "scores": list(audit.scores),
         "penalty": audit.penalty,
-        "audit": "ok" if verdict is None else {"culprit": verdict.seat, "step": verdict.step, "rule": verdict.reason},
+        "audit": "ok" if verdict is None else verdict.to_json(),
     }
 
 
