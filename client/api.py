@@ -71,8 +71,12 @@ class DaemonClient:
         self._next_id += 1
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._waiting[self._next_id] = future
-        self._writer.write(json.dumps({"id": self._next_id, "op": op, **params}).encode() + b"\n")
-        await self._writer.drain()
+        try:
+            self._writer.write(json.dumps({"id": self._next_id, "op": op, **params}).encode() + b"\n")
+            await self._writer.drain()
+        except OSError:  # the daemon went away while we were writing
+            self._waiting.pop(self._next_id, None)
+            raise DaemonUnavailable("the daemon closed the connection") from None
         reply = await future
         if not reply.get("ok"):
             raise DaemonRefused(str(reply.get("error", "the daemon refused")))

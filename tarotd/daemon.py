@@ -207,7 +207,7 @@ class Daemon:
             self._after_step(runner)
 
     def _runner(self, ready: ReadyTable) -> TableRunner:
-        hosted = {identity.public_key: identity for identity, _ in self.seats}
+        hosted = self._hosted_identities(ready)
         seats = [s for s, m in enumerate(ready.members) if m.key in hosted]
         bot_seats = [s for s in seats if ready.members[s].key != self.identity.public_key or self.options.bot]
         level = self.options.bot or self.options.bot_level
@@ -215,6 +215,17 @@ class Daemon:
         self._connect_members(ready.members)
         self.runners[ready.setup.table_id] = runner
         return runner
+
+    def _hosted_identities(self, ready: ReadyTable) -> dict[bytes, Identity]:
+        """The identities of our seats at this table: the ones started with, and bots a
+        player added through the API (kept in the home, so found again after a restart)."""
+        known = {identity.public_key: identity for identity, _ in self.seats}
+        ours = [m.key for m in ready.members if m.daemon == self.identity.public_key]
+        if any(key not in known for key in ours):
+            for path in sorted(self.home.keys.glob("bot-*.key")):
+                identity = load_or_create_identity(self.home, path.stem)
+                known.setdefault(identity.public_key, identity)
+        return {key: known[key] for key in ours if key in known}
 
     def _remember(self, ready: ReadyTable) -> None:
         setup = ready.setup
@@ -271,7 +282,7 @@ class Daemon:
             self._send(self.lobby.announcements())
             if time.monotonic() - self._progress > self.options.timeout:
                 for runner in self.runners.values():
-                    if runner.waiting_for():
+                    if runner.waiting_for() and runner.stage != "commit":  # a player between deals
                         log.warning("table %s: seats %s silent for %.0f s", runner.table_id.hex()[:8], sorted(runner.waiting_for()), self.options.timeout)
                         self._send_deal(runner.stall())
                         self._after_step(runner)
@@ -288,7 +299,11 @@ class Daemon:
             return scores_document(runner) if runner else None
         if op == "state":
             runner = self._current()
-            return seat_state(runner, self.identity.public_key) if runner else {"table": None}
+            return seat_state(runner, self.identity.public_key, self._away(runner)) if runner else {"table": None}
+        if op == "next":
+            return self._next_deal()
+        if op == "bot":
+            return self._add_bot()
         if op == "tables":
             return [{"table": o.table_id.hex(), "name": o.name, "seats": o.seats, "members": [m.name for m in o.members], "state": o.state}
                     for o in self.lobby.tables()]
@@ -323,6 +338,40 @@ class Daemon:
         if op in _ACTIONS:
             return self._act(op, request)
         raise ApiError(f"unknown request {op!r}")
+
+    def _next_deal(self) -> dict[str, Any]:
+        runner = self._current()
+        if runner is None:
+            raise ApiError("you are not at a table yet: open or join one")
+        try:
+            self._send_deal(runner.next_deal())
+        except ValueError as error:
+            raise ApiError(str(error)) from None
+        self._after_step(runner)
+        return {"deal": runner.deal_number}
+
+    def _add_bot(self) -> dict[str, Any]:
+        """One more bot seat, hosted here, joins the table we are at (before it starts)."""
+        try:
+            self.lobby.filling()
+        except ValueError as error:
+            raise ApiError(str(error)) from None
+        k = len(self.seats)
+        identity, name = load_or_create_identity(self.home, f"bot-{k}"), f"{self.options.name}-bot{k}"
+        self._send(self.lobby.add_seat(identity, name))
+        self.seats.append((identity, name))
+        self._start_ready_tables()
+        return {"bot": name}
+
+    def _away(self, runner: TableRunner) -> dict[int, float]:
+        """The seats of members whose daemon is unreachable, with seconds since last heard."""
+        now, peers = time.time(), {p.key: p for p in self.mesh.peers()}
+        away: dict[int, float] = {}
+        for seat, member in enumerate(runner.ready.members):
+            peer = peers.get(member.daemon)
+            if peer is not None and peer.state is not PeerState.UP:
+                away[seat] = now - peer.last_heard if peer.last_heard is not None else 0.0
+        return away
 
     def _current(self) -> TableRunner | None:
         return next(iter(self.runners.values()), None)

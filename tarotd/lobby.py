@@ -159,6 +159,25 @@ class Lobby:
         self.joined = table_id
         return [(offer.opener, {"t": "join", "table": table_id, "members": [m.to_wire() for m in self.members_here()]})]
 
+    def filling(self) -> Offer:
+        """The table we joined, if it is still taking seats (ValueError saying why not)."""
+        offer = self.offers.get(self.joined) if self.joined is not None else None
+        if offer is None:
+            raise ValueError("open or join a table first: a bot takes a seat at a table that is filling")
+        if offer.state != "open" or offer.full:
+            raise ValueError("the table is full: a bot takes a seat at a table that is filling")
+        return offer
+
+    def add_seat(self, identity: Identity, name: str) -> list[Out]:
+        """Host one more seat (a bot) and sit it at the table we joined, while it is open."""
+        offer = self.filling()
+        self.hosted[identity.public_key] = (identity, name)
+        member = Member(identity.public_key, name, self.daemon_key, self.endpoint)
+        if offer.opener == self.daemon_key:
+            offer.members.append(member)
+            return self._after_change(offer)
+        return [(offer.opener, {"t": "join", "table": offer.table_id, "members": [member.to_wire()]})]
+
     def leave(self) -> list[Out]:
         """Take our seats back from the table we joined, while it has not started; an offer of
         ours is withdrawn."""

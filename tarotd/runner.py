@@ -27,6 +27,7 @@ from protocol.identity import Identity
 from protocol.machine import Event, SeatMachine
 from protocol.messages import Message, MessageError, decode, encode
 from protocol.players import Policy, decide
+from protocol.rules import RuleError
 from protocol.scoring import ScoreSheet
 from tarotd.lobby import ReadyTable
 
@@ -99,6 +100,7 @@ class TableRunner:
     sheet: ScoreSheet = field(init=False)
     results: list[dict[str, object]] = field(default_factory=list)  #: one per scored deal
     events: list[tuple[int, Event]] = field(default_factory=list)
+    between_deals: bool = False  #: the last deal is scored; the next waits for the player's "next"
     _ahead: list[Message] = field(default_factory=list)  #: messages of a deal not started here yet
 
     def __post_init__(self) -> None:
@@ -121,6 +123,11 @@ class TableRunner:
     @property
     def completed(self) -> int:
         return len(self.results)
+
+    @property
+    def players_here(self) -> list[int]:
+        """Hosted seats played by a person through the local API (not by a bot)."""
+        return [seat for seat in self.hosted_seats if seat not in self.bots]
 
     @property
     def finished(self) -> bool:
@@ -194,8 +201,23 @@ class TableRunner:
             self._record()
             if not self.finished:
                 self.deal_number += 1
-                outs += self.start_deal()
+                outs += self._deal_again()
         return outs
+
+    def next_deal(self) -> list[Out]:
+        """The player has read the score sheet: deal again."""
+        if not self.between_deals:
+            raise ValueError("the table has finished" if self.finished else "the deal is not over yet")
+        self.between_deals = False
+        return self.start_deal()
+
+    def _deal_again(self) -> list[Out]:
+        """Bots deal again at once; a person first reads the score sheet and asks for the
+        next deal (the other daemons keep its first messages until then)."""
+        if self.players_here:
+            self.between_deals = True
+            return []
+        return self.start_deal()
 
     @property
     def stage(self) -> str:
@@ -218,8 +240,11 @@ class TableRunner:
     def act(self, seat: int, action: Action) -> list[Out]:
         """A human player's decision for a hosted seat (RuleError if not allowed)."""
         machine = self.machines.get(seat)
-        if machine is None:
+        if seat not in self.hosted_seats:
             raise ValueError(f"seat {seat} is not played from this daemon")
+        if machine is None:
+            later = "ask for the next deal" if self.between_deals else "the table has finished"
+            raise RuleError(f"it is not this seat's turn to decide: the deal is scored; {later}")
         return self._dispatch(machine.act(action)) + self.step()
 
     def stall(self) -> list[Out]:
@@ -293,7 +318,7 @@ class TableRunner:
         last = deals[-1]
         self.deal_number = last.deal + (1 if last.state == SCORED else 0)
         if last.state == SCORED:
-            return [] if self.finished else self.start_deal()
+            return [] if self.finished else self._deal_again()
         stored = self.journal.messages(self.table_id, self.deal_number)
         outgoing: list[Message] = []
         for seat in self.hosted_seats:

@@ -8,7 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from protocol import rules
 from protocol.cards import codes
+from protocol.deal import Bid, Call, Phase
+from protocol.identity import fingerprint
+from protocol.machine import SeatMachine
 from protocol.view import SeatView
 from tarotd.runner import TableRunner
 
@@ -37,20 +41,57 @@ def view_json(view: SeatView) -> dict[str, Any]:
     }
 
 
-def seat_state(runner: TableRunner, key: bytes) -> dict[str, Any]:
-    """Everything the client of the seat with identity ``key`` needs to redraw its screen."""
+def decision_options(machine: SeatMachine) -> dict[str, Any] | None:
+    """What the seat may choose now, so that a client offers only legal choices: the bids
+    above the highest, the callable cards, the cards the écart may take (and how many
+    trumps it must), the cards to play and, before the first card, the poignées."""
+    game, phase = machine.game, machine.decision()
+    if game is None or phase is None:
+        return None
+    seat = machine.seat
+    if phase is Phase.BIDDING:
+        bids = [a.contract for a in game.legal_actions() if isinstance(a, Bid)]
+        return {"bids": ["pass" if c is None else c.code for c in bids]}
+    if phase is Phase.CALL:
+        return {"calls": [a.card.code for a in game.legal_actions() if isinstance(a, Call)]}
+    if phase is Phase.ECART:
+        allowed, trumps = game.ecart_candidates()
+        return {"ecart": {"allowed": codes(allowed), "size": game.variant.chien_size, "trumps_needed": trumps}}
+    if phase is Phase.CHELEM:
+        return {"chelem": [False, True]}
+    hand = game.hand(seat)
+    poignee = None
+    if game.poignee_allowed(seat):
+        sizes = rules.poignee_sizes_available(hand, game.variant)
+        poignee = {
+            "sizes": {size.code: game.variant.threshold(size) for size in sizes},
+            "trumps": codes([c for c in hand if c.is_trump or c.is_excuse]),
+        }
+    return {"cards": codes(game.legal_cards(seat)), "poignee": poignee}
+
+
+def seat_state(runner: TableRunner, key: bytes, away: dict[int, float] | None = None) -> dict[str, Any]:
+    """Everything the client of the seat with identity ``key`` needs to redraw its screen.
+    ``away``: seats whose daemon is unreachable, with the seconds since it was last heard."""
     seat = next((s for s, m in enumerate(runner.ready.members) if m.key == key), None)
     machine = runner.machines.get(seat) if seat is not None else None
     view = machine.view() if machine is not None else None
     decision = machine.decision() if machine is not None else None
     return {
         "table": runner.table_id.hex(),
+        "name": runner.ready.name,
         "seats": list(runner.ready.setup.names),
+        "fingerprints": [fingerprint(m.key) for m in runner.ready.members],
         "seat": seat,
         "deal": runner.deal_number,
+        "dealer": runner.dealer,
         "view": None if view is None else view_json(view),
         "waiting_for": sorted(runner.waiting_for()),
+        "away": [{"seat": s, "seconds": round(t, 1)} for s, t in sorted((away or {}).items())],
         "decision": None if decision is None else decision.value,
+        "options": None if machine is None else decision_options(machine),
+        "between_deals": runner.between_deals,
+        "finished": runner.finished,
         "scores": runner.sheet.totals(),
         "results": runner.results,
     }

@@ -5,8 +5,11 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+import pytest
+
 from protocol.identity import Identity
 from protocol.messages import Message
+from protocol.players import decide
 from protocol.scoring import ScoreSheet
 from tarotd.lobby import Member, ReadyTable
 from protocol.public import TableSetup
@@ -154,3 +157,36 @@ def test_a_daemon_killed_mid_deal_resumes_from_its_journal() -> None:
     sheets = [r.sheet for r in runners]
     assert all(sheet == sheets[0] for sheet in sheets) and len(sheets[0].rows) == 2
     assert all(result["audit"] == "ok" for r in runners for result in r.results)
+
+
+def test_a_person_reads_the_score_sheet_before_the_next_deal() -> None:
+    """Bots deal again at once; the daemon of a person waits for its "next", and the other
+    daemons keep the next deal's first messages meanwhile."""
+    runners = make_runners([1, 1, 1], deals=2)
+    person = runners[0]
+    seat = person.hosted_seats[0]
+    policy = person.bots.pop(seat)  # the seat is now played through the API
+    by_key = {r.daemon_key: r for r in runners}
+    pending = [out for runner in runners for out in runner.start_deal()]
+    with pytest.raises(ValueError, match="not over"):
+        person.next_deal()
+    for _ in range(200_000):
+        machine = person.machines.get(seat)
+        if machine is not None and machine.decision() is not None and machine.game is not None:
+            for action in decide(machine.game, policy):
+                pending += person.act(seat, action)
+        for runner in runners:
+            pending += runner.step()
+        if pending:
+            destination, data = pending.pop(0)
+            pending += by_key[destination].receive(data)
+        elif person.between_deals:
+            assert person.completed == 1 and not person.machines
+            assert all(r.deal_number == 1 and r.machines for r in runners[1:])  # they wait for its commit
+            pending += person.next_deal()
+        elif all(r.finished for r in runners):
+            break
+    assert all(r.finished for r in runners) and not person.between_deals
+    assert all(r.sheet == person.sheet for r in runners) and len(person.sheet.rows) == 2
+    with pytest.raises(ValueError, match="finished"):
+        person.next_deal()

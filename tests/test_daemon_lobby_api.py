@@ -1,0 +1,118 @@
+"""A whole table from the local API alone, as the terminal client drives it: open a table,
+add bot seats, answer every decision from the ``options`` the daemon offers, read the score
+sheet, ask for the next deal.
+
+One daemon hosts all three seats (the player and two bots added through the API), so the
+test needs no network beyond its own Unix socket.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from pathlib import Path
+from typing import Any
+
+from daemons import assert_no_traceback, daemon_argv, free_ports, kill_all, log_path, logs, scores, spawn, wait_all, wait_for_path
+
+from client.api import DaemonClient, DaemonRefused, DaemonUnavailable
+
+
+async def refused(client: DaemonClient, op: str, **params: Any) -> str:
+    try:
+        await client.request(op, **params)
+    except DaemonRefused as error:
+        return str(error)
+    raise AssertionError(f"{op} {params} was accepted")
+
+
+async def choose(client: DaemonClient, state: dict[str, Any], rng: random.Random, seen: dict[str, int]) -> None:
+    """One decision, picked among the daemon's own ``options`` only."""
+    options, decision = state["options"], state["decision"]
+    seen[decision] = seen.get(decision, 0) + 1
+    if decision == "bidding":
+        await client.request("bid", contract=rng.choice(options["bids"]))
+    elif decision == "calling":
+        await client.request("call", card=rng.choice(options["calls"]))
+    elif decision == "ecart":
+        ecart = options["ecart"]
+        trumps = [c for c in ecart["allowed"] if c.startswith("T")]
+        others = [c for c in ecart["allowed"] if not c.startswith("T")]
+        chosen = rng.sample(others, ecart["size"] - ecart["trumps_needed"]) + trumps[: ecart["trumps_needed"]]
+        hand_trumps = [c for c in state["view"]["hand"] if c.startswith("T") and c not in ("T1", "T21")]
+        if ecart["trumps_needed"] == 0 and hand_trumps:  # a trump is refused while other cards may go
+            assert not trumps
+            error = await refused(client, "ecart", cards=[*chosen[1:], hand_trumps[0]])
+            assert "trump may go to the écart only when" in error
+            seen["trump refused"] = 1
+        await client.request("ecart", cards=chosen)
+    elif decision == "chelem":
+        await client.request("chelem", announce=False)
+    else:
+        poignee = options["poignee"]
+        if poignee is not None:
+            size, count = next(iter(poignee["sizes"].items()))
+            shown = [c for c in poignee["trumps"] if c != "EX"][:count]
+            if len(shown) == count:
+                await client.request("poignee", cards=shown)
+                seen[f"poignee {size}"] = 1
+                return
+        assert set(options["cards"]) == set(state["view"]["legal"]) and options["cards"]
+        await client.request("play", card=rng.choice(options["cards"]))
+
+
+async def play_table(home: Path, process: Any) -> tuple[dict[str, Any], dict[str, int]]:
+    wait_for_path(home / "api.sock", process)
+    client = DaemonClient(home)
+    await client.connect()
+    assert "open or join a table first" in await refused(client, "bot")
+    assert "not at a table" in await refused(client, "next")
+    await client.request("open", name="salon", seats=3)
+    assert (await client.request("bot"))["bot"] == "moi-bot1"
+    tables = await client.request("tables")
+    assert [(t["name"], t["members"]) for t in tables] == [("salon", ["moi", "moi-bot1"])]
+    await client.request("bot")
+    rng, seen, deadline = random.Random(7), {}, asyncio.get_running_loop().time() + 120
+    while True:
+        assert asyncio.get_running_loop().time() < deadline, "the table got stuck"
+        try:
+            state = await client.request("state")
+        except DaemonUnavailable:  # --deals 2: scored, saved, and the daemon has left
+            break
+        if state["table"] is None:
+            await asyncio.sleep(0.05)
+            continue
+        assert state["seats"] == ["moi", "moi-bot1", "moi-bot2"] and len(state["fingerprints"]) == 3
+        if state["between_deals"]:
+            assert state["results"] and state["options"] is None
+            assert "the table is full" in await refused(client, "bot")
+            await client.request("next")
+        elif state["decision"] is not None:
+            await choose(client, state, rng, seen)
+        else:
+            if state["view"] is not None and state["options"] is None and not state["between_deals"]:
+                assert "not over" in await refused(client, "next")
+            await asyncio.sleep(0.02)
+    await client.close()
+    return state, seen
+
+
+def test_a_table_opened_and_filled_with_bots_through_the_api_plays_two_deals(tmp_path: Path) -> None:
+    home = tmp_path / "d0"
+    argv = daemon_argv(home, "moi", free_ports(1)[0], [], bot=None, table=None, deals=2)
+    process = spawn(argv, log_path(tmp_path, 0))
+    try:
+        last, seen = asyncio.run(asyncio.wait_for(play_table(home, process), 150))
+        wait_all([process], tmp_path, timeout=20)  # --deals 2: scored, saved, gone
+    except BaseException:
+        kill_all([process])
+        print(logs(tmp_path, 1))
+        raise
+    sheet = scores(home)
+    assert sheet["deals"][:1] == last["results"][:1]  # what the player read between the deals
+    assert sheet["seats"] == ["moi", "moi-bot1", "moi-bot2"] and len(sheet["deals"]) == 2
+    assert all(deal["audit"] == "ok" for deal in sheet["deals"])
+    assert all(sum(deal["scores"]) == 0 for deal in sheet["deals"])
+    played = [deal for deal in sheet["deals"] if deal["contract"] is not None]
+    assert seen.get("bidding", 0) >= 2 and seen.get("playing", 0) >= 24 * len(played)
+    assert_no_traceback(tmp_path, 1)
