@@ -26,6 +26,7 @@ PROG = "tarot"
 
 #: (subcommand, module): the tools of DESIGN §7, in the order of the help.
 SUBCOMMANDS: tuple[tuple[str, str], ...] = (
+    ("play", "client.play_cmd"),
     ("sim", "client.sim_cmd"),
     ("audit", "client.audit_cmd"),
     ("score", "client.score_cmd"),
@@ -33,6 +34,9 @@ SUBCOMMANDS: tuple[tuple[str, str], ...] = (
     ("status", "client.status_cmd"),
     ("bench", "client.bench_cmd"),
 )
+
+#: What ``tarot`` with no subcommand runs: the terminal client on the daemon of ``--home``.
+DEFAULT_COMMAND = SUBCOMMANDS[0]
 
 #: The type of the object ``register`` receives (a string: argparse's class is not
 #: subscriptable at run time).
@@ -67,6 +71,9 @@ def build_parser() -> ArgumentParser:
     parser.add_argument(
         "--home", type=Path, default=None, help="the daemon's home directory (default: $XDG_DATA_HOME/tarot)"
     )
+    parser.add_argument(
+        "--lang", choices=("fr", "en"), default=None, help="the client's language (default: from LC_ALL, LC_MESSAGES or LANG)"
+    )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for _name, module_name in SUBCOMMANDS:
         if importlib.util.find_spec(module_name) is None:
@@ -84,6 +91,9 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:  # --help, or an error already printed by ArgumentParser.error
         return exc.code if isinstance(exc.code, int) else 2
     run = getattr(args, "run", None)
+    if run is None and importlib.util.find_spec(DEFAULT_COMMAND[1]) is not None:
+        # ``tarot`` alone opens the terminal client: the command a player types most.
+        args.command, run = DEFAULT_COMMAND[0], importlib.import_module(DEFAULT_COMMAND[1]).run
     if run is None:
         commands = ", ".join(name for name, module in SUBCOMMANDS if importlib.util.find_spec(module))
         print(f"{PROG}: error: choose a command: {commands} (tarot --help for more)", file=sys.stderr)
