@@ -9,11 +9,13 @@ of tarot.
 (``connect``).  Traffic *from* A *to* B always travels on A's DEALER to B's ROUTER, and B's
 answers about that stream (the HELLO-ACK, acknowledgements) come back on the same connection,
 so each TCP connection carries one direction of data and its own feedback.  A DEALER's
-ZeroMQ routing id is its daemon's 32-byte public key, so the ROUTER can tell who talks, and
-``ROUTER_HANDOVER`` lets a restarted daemon take its routing id back at once.  The routing
-id is only a name tag: anybody may claim any id, so nothing is accepted under it until a
-signed HELLO proves the key, and after that only frames carrying the session token the
-HELLO-ACK issued (a stranger who takes the id over by handover does not know the token).
+ZeroMQ routing id is drawn at random for each socket and bound to the peer's key by the
+signed HELLO that arrives under it: the ROUTER answers (HELLO-ACK, acknowledgements) to the
+routing id the peer last proved itself on.  Nobody can guess that id, so a stranger cannot
+knock a member's connection off the ROUTER by claiming its id (ZeroMQ would refuse or hand
+over a duplicate id), and a restarted daemon simply comes back under a new one.  Even then
+the id is only a name tag: nothing is accepted under it but a HELLO until one proved the
+key, and after that only frames carrying the session token the HELLO-ACK issued.
 
 **Wire frames** are one msgpack map each (``t`` is the kind); signed frames carry ``sig``, an
 Ed25519 signature over ``"tarot/v1/mesh/" ‖ t ‖ 0x00 ‖ msgpack([the other fields in the
@@ -113,6 +115,7 @@ MAX_NAME: Final = 64
 MAX_CHANNEL: Final = 64
 MAX_ENDPOINT: Final = 256
 FRAME_OVERHEAD: Final = 256  #: room a data frame's fields take around its body
+ROUTE_PREFIX: Final = b"r"  #: ZeroMQ reserves routing ids that begin with a zero byte
 WILDCARD_HOSTS: Final = frozenset({"0.0.0.0", "*", "[::]"})
 
 
@@ -164,7 +167,7 @@ class MeshStats:
     oversized: int = 0  #: over ``max_frame`` (ZeroMQ disconnects beyond twice that, uncounted)
     rate_limited: int = 0
     unauthenticated: int = 0  #: no valid session for the routing id or link
-    bad_hello: int = 0  #: bad signature, key ≠ routing id, wrong key, stale clock, replay
+    bad_hello: int = 0  #: bad signature, wrong key, stale clock, replay
     strangers: int = 0  #: validly signed, but not allowed (or ourselves, or too many peers)
     duplicates: int = 0  #: data already delivered or already buffered
     out_of_window: int = 0  #: data too far ahead to buffer; the sender will send it again
@@ -567,6 +570,7 @@ class _Peer:
     last_heard_wall: float | None = None
     reported: PeerState = PeerState.CONNECTING
     nonces: OrderedDict[bytes, float] = field(default_factory=OrderedDict)
+    route: bytes | None = None  #: the routing id of the DEALER it last proved its key on
 
     def fresh_nonce(self, nonce: bytes, now: float, keep: float) -> bool:
         """False if this HELLO nonce was seen within ``keep`` seconds: a replay."""
@@ -673,6 +677,7 @@ class Mesh:
         self._endpoint: str | None = None
         self._allowed: frozenset[bytes] | None = None
         self._peers: dict[bytes, _Peer] = {}
+        self._routes: dict[bytes, _Peer] = {}  #: routing id → the peer that proved itself under it
         self._links: dict[str, _Link] = {}
         self._stranger_bucket = TokenBucket(limits.rate, limits.burst)
         self._tasks: set[asyncio.Task[None]] = set()
@@ -696,7 +701,6 @@ class Mesh:
     async def start(self) -> None:
         router = self._socket(zmq.ROUTER)
         router.setsockopt(zmq.ROUTER_MANDATORY, 1)
-        router.setsockopt(zmq.ROUTER_HANDOVER, 1)
         try:
             router.bind(self._listen)
         except zmq.ZMQError:
@@ -850,7 +854,7 @@ class Mesh:
 
     def _open_link(self, endpoint: str, expected_key: bytes | None) -> _Link:
         sock = self._socket(zmq.DEALER)
-        sock.setsockopt(zmq.ROUTING_ID, self.key)
+        sock.setsockopt(zmq.ROUTING_ID, ROUTE_PREFIX + os.urandom(TOKEN_SIZE - 1))
         sock.setsockopt(zmq.IMMEDIATE, 1)  # no queueing for a dead connection: we retransmit
         sock.setsockopt(zmq.RECONNECT_IVL, RECONNECT_IVL_MS)
         sock.setsockopt(zmq.RECONNECT_IVL_MAX, RECONNECT_IVL_MAX_MS)
@@ -926,7 +930,7 @@ class Mesh:
     async def _on_router_frames(self, frames: list[zmq.Frame]) -> None:
         now = time.monotonic()
         rid = frames[0].bytes
-        peer = self._peers.get(rid)
+        peer = self._routes.get(rid)
         bucket = peer.bucket if peer is not None else self._stranger_bucket
         msg = self._screen(bucket, [frame.bytes for frame in frames[1:]], ROUTER_KINDS, now)
         if msg is None:
@@ -947,8 +951,7 @@ class Mesh:
     def _on_hello(self, rid: bytes, msg: dict[str, Any], seen_from: str, now: float) -> None:
         key: bytes = msg["key"]
         if (
-            key != rid
-            or abs(time.time() - msg["time"]) > self._limits.hello_skew
+            abs(time.time() - msg["time"]) > self._limits.hello_skew
             or not verify(key, msg["sig"], signing_bytes("hello", msg))
         ):
             self.stats.bad_hello += 1
@@ -960,6 +963,9 @@ class Mesh:
         if not peer.fresh_nonce(msg["nonce"], now, 2 * self._limits.hello_skew):
             self.stats.bad_hello += 1
             return
+        if peer.route != rid:  # a new connection of the peer's: answer there from now on
+            self._routes.pop(peer.route or b"", None)
+            peer.route, self._routes[rid] = rid, peer
         restarted = peer.boot is not None and peer.boot != msg["boot"]
         peer.boot = msg["boot"]
         peer.name = msg["name"]
@@ -1046,12 +1052,12 @@ class Mesh:
     def _send_ack(self, peer: _Peer) -> None:
         inbound = peer.inbound
         inbound.ack_due = False
-        if inbound.session is None:
+        if inbound.session is None or peer.route is None:
             return  # nobody to tell (the peer was struck off)
         top, miss = inbound.holdings()
         fields = {"s": inbound.session, "n": inbound.delivered, "top": top, "miss": miss}
         ack = encode("ack", fields)
-        inbound.ack_due = not self._wire.send(self._router_sock(), [peer.key, ack])
+        inbound.ack_due = not self._wire.send(self._router_sock(), [peer.route, ack])
 
     def _router_sock(self) -> zmq.asyncio.Socket:
         assert self._router is not None, "frames only arrive once started"
@@ -1222,9 +1228,8 @@ class Mesh:
     def _recycle(self, link: _Link) -> None:
         """Replace a link whose frames leave but get no answer.  ZeroMQ reconnects when TCP
         breaks, but not when it does not: a peer whose machine vanished leaves a half-open
-        connection, and when someone takes our routing id over at the far ROUTER (handover),
-        our connection lives on with nowhere to deliver.  A new socket is a new connection,
-        which takes the routing id back and says HELLO again."""
+        connection.  A new socket is a new connection, under a new routing id, that says
+        HELLO again."""
         key = link.peer.key if link.peer is not None else link.expected_key
         self._close_link(link)
         self._open_link(link.endpoint, key)

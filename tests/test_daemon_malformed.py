@@ -196,8 +196,8 @@ def knock_with_junk(context: Any, endpoint: str, rng: random.Random) -> None:
 
 
 def claim_member(context: Any, endpoint: str, rng: random.Random, member: bytes) -> None:
-    """A DEALER that takes a member's key as routing id (ZeroMQ hands the id over to it):
-    it has no session, so nothing it sends is taken for the member's."""
+    """A DEALER that takes a member's key as routing id and claims its key in a HELLO it
+    signed itself: it gets no session, so nothing it sends is taken for the member's."""
     sock = dealer(context, endpoint, member)
     try:
         impostor = _identity(rng)

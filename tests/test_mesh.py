@@ -276,7 +276,7 @@ def test_restarted_sender_resends_its_persisted_outbox_exactly_once() -> None:
             assert outbox[b.key], "some messages were still unacknowledged at the crash"
             a2 = Node("a", a.identity, initial_outbox=outbox, on_acked=forget)
             async with running(a2):
-                a2.mesh.connect(b.mesh.endpoint, b.key)  # the same routing id takes over
+                a2.mesh.connect(b.mesh.endpoint, b.key)  # a new connection, a new routing id
                 await wait_for(lambda: len(b.received) == 20, "the rest", 8)
                 send(a2, 20)
                 await wait_for(lambda: len(b.received) == 21, "a new one")
@@ -368,11 +368,9 @@ def test_forged_hellos_and_sessions_are_not_delivered() -> None:
                 assert reply is not None and reply["to"] == victim.public_key
                 await raw.send(genuine)
                 await wait_for(lambda: stats.bad_hello == 3, "replay refused")
-            async with raw_socket(zmq.DEALER, mallory.public_key) as raw:
-                raw.connect(b.mesh.endpoint)
-                await raw.send(hello(victim))
-                await wait_for(lambda: stats.bad_hello == 4, "routing id is not the key")
-            # Taking a's routing id over (ROUTER_HANDOVER) gains nothing without its session.
+            # a's key as a routing id means nothing: a's own connection is under a random id.
+            route = b.mesh._peers[a.key].route
+            assert route is not None and route != a.key and len(route) == 16
             async with raw_socket(zmq.DEALER, a.key) as raw:
                 raw.connect(b.mesh.endpoint)
                 data = {"s": os.urandom(16), "f": 1, "q": 1, "c": "x", "b": b"forged"}
@@ -380,8 +378,14 @@ def test_forged_hellos_and_sessions_are_not_delivered() -> None:
                 reauth = decode((await raw.recv_multipart())[0], frozenset({"reauth"}))
                 assert reauth == {"t": "reauth", "s": data["s"]}
                 assert stats.unauthenticated == 1
+            # Even a sniffer who learnt a's routing id cannot take it over (no ROUTER_HANDOVER).
+            async with raw_socket(zmq.DEALER, route) as raw:
+                raw.connect(b.mesh.endpoint)
+                await raw.send(hello(mallory))
+                await asyncio.sleep(0.3)
+            assert b.mesh._peers[a.key].route == route and mallory.public_key not in b.mesh._peers
             assert b.received == []
-            a.mesh.send(b.key, "x", b"genuine")  # a's own connection comes back and works
+            a.mesh.send(b.key, "x", b"genuine")  # a's own connection still works
             await wait_for(lambda: b.received == [(a.key, "x", b"genuine")], "genuine message")
 
     run(test)
@@ -475,7 +479,7 @@ def test_garbage_and_forgeries_from_the_far_end_of_a_link_are_refused() -> None:
             a.mesh.connect(f"tcp://127.0.0.1:{port}", expected.public_key)
             rid, first = await fake.recv_multipart()
             their_hello = decode(first, ROUTER_KINDS)
-            assert rid == a.key and their_hello is not None and their_hello["t"] == "hello"
+            assert rid != a.key and their_hello is not None and their_hello["t"] == "hello" and their_hello["key"] == a.key
             await fake.send_multipart([rid, b"\xc1"])
             ack = {"s": os.urandom(16), "n": 9, "top": 9, "miss": []}
             await fake.send_multipart([rid, encode("ack", ack)])
