@@ -13,19 +13,32 @@ weighted sums of the batch proof.
 
 Three configurations are measured by ``scripts/bench-deck``: one shared verifier (what one
 process needs: every payload checked once), every seat verifying everything (the total CPU
-of n daemons), and the weighted lock proof.
+of n daemons), and the weighted lock proof.  ``tarot bench`` takes its ``deck_ms`` from the
+first, and its floor from :func:`scalarmult_floor_us` measured in the same run.
+
+Every seat's seed comes from a fixed benchmark seed, the run and the seat, so two runs do the
+same arithmetic on the same points: only the machine differs.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import statistics
 import time
 from typing import Any
 
 from protocol.deck import DeckSetup, PublicDeck, SeatDeck, deal_in_one_process
-from protocol.group import MULTS
+from protocol.group import CARD_POINTS, MULTS, mul, scalar_from_digest
 from protocol.variants import variant
+
+#: The seed every benchmark derives its secrets from (the same figures' inputs in every run).
+BENCH_SEED = 20261130
+
+
+def bench_bytes(*labels: object, size: int = 32) -> bytes:
+    """``size`` bytes fixed by the labels: a seat's deck seed, the digest of a scalar, …"""
+    return hashlib.shake_256("/".join(["tarot-bench", str(BENCH_SEED), *map(str, labels)]).encode()).digest(size)
 
 
 def minimum_mults(players: int) -> dict[str, int]:
@@ -35,6 +48,22 @@ def minimum_mults(players: int) -> dict[str, int]:
         "lock": players * 2 * 78,
         "decrypt": players * variant(players).hand_size,
     }
+
+
+def scalarmult_floor_us(samples: int, batch: int = 100) -> list[float]:
+    """The unit of cost on this machine: microseconds per scalar multiplication, through the
+    protocol's own :func:`~protocol.group.mul` (libsodium's ``noclamp`` multiplication with
+    its subgroup check, as the deck pays it).  One sample is the mean over ``batch`` of them:
+    a single multiplication is too short for the clock to time it well."""
+    scalars = [scalar_from_digest(bench_bytes("floor", k, size=64)) for k in range(batch)]
+    point = CARD_POINTS[0]
+    timings = []
+    for _ in range(samples):
+        start = time.perf_counter()
+        for scalar in scalars:
+            mul(scalar, point)
+        timings.append((time.perf_counter() - start) * 1e6 / batch)
+    return timings
 
 
 def deck_benchmark(
@@ -51,7 +80,7 @@ def deck_benchmark(
         setup = DeckSetup(b"bench-deck", run, variant(players), dealer=0, weighted_lock=weighted_lock)
         MULTS.reset()
         start = time.perf_counter()
-        seats = [SeatDeck(setup, seat) for seat in range(players)]
+        seats = [SeatDeck(setup, seat, bench_bytes("deck", run, seat)) for seat in range(players)]
         views = [PublicDeck(setup) for _ in range(players if every_seat_verifies else 1)]
         deal_in_one_process(seats, views)
         times.append((time.perf_counter() - start) * 1000)

@@ -1,0 +1,56 @@
+"""How long verifying one whole deal transcript offline takes: ``audit_ms`` of ``tarot bench``.
+
+The transcripts are whole five-seat deals played by ``tarot sim`` from the benchmark's seed
+(so every run audits the same deals), and each is audited as ``tarot audit FILE`` does: read
+the file (every signature and the hash chain checked), then :func:`~protocol.audit.audit_deal`
+(every deck step replayed from the revealed seeds, every play against the full hands, the
+signed scores).  Every daemon runs the same audit at the end of every deal, so this figure is
+also part of ``full_deal_ms``.
+"""
+
+from __future__ import annotations
+
+import time
+
+from client.bench_deck import BENCH_SEED
+from client.bench_stats import BenchError
+from client.simulation import play_one_deal, sim_table
+from protocol.audit import audit_deal, dealer_of
+from protocol.public import TableSetup
+from protocol.transcript import Transcript
+
+PLAYERS = 5
+
+
+def bench_transcripts(count: int) -> list[bytes]:
+    """``count`` transcripts of seeded deals that were played to the end: a deal everyone
+    passed is skipped, its audit having no play to check."""
+    table, identities = sim_table(PLAYERS, BENCH_SEED)
+    transcripts: list[bytes] = []
+    number = 0
+    while len(transcripts) < count:
+        machines = play_one_deal(table, identities, number, number % PLAYERS, BENCH_SEED, ["basic"])
+        audit = machines[0].audit
+        if audit is None or not audit.ok:
+            raise BenchError(f"the simulated deal {number} did not end with a clean audit: {audit}")
+        if audit.outcome is not None:
+            transcripts.append(machines[0].transcript.to_bytes())
+        number += 1
+    return transcripts
+
+
+def audit_once(data: bytes) -> float:
+    """Milliseconds to read and audit one transcript file's bytes, as ``tarot audit`` does."""
+    start = time.perf_counter()
+    transcript = Transcript.from_bytes(data)
+    table = TableSetup(transcript.table_id, transcript.members, transcript.names)
+    audit = audit_deal(table, transcript.deal, dealer_of(transcript.messages), transcript.messages)
+    elapsed = (time.perf_counter() - start) * 1000
+    if not audit.ok:
+        raise BenchError(f"the audit of a clean benchmark deal failed: {audit.verdict}")
+    return elapsed
+
+
+def audit_ms(transcripts: int, runs: int) -> list[float]:
+    """``runs`` audits of each of ``transcripts`` seeded deals, in milliseconds."""
+    return [audit_once(data) for data in bench_transcripts(transcripts) for _ in range(runs)]

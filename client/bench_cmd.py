@@ -1,0 +1,174 @@
+"""``tarot bench [--json] [--quick]``: how fast the deck, the daemons and the audit are on this
+machine, against the floor of the same machine measured in the same run.
+
+Every figure is a median over repetitions, with its 99th percentile beside it in the text
+report (``client/bench_stats.py``); ``--json`` prints one object with exactly :data:`KEYS`,
+each a number (the median, or for ``daemon_rss_mb`` the largest of the five daemons) but
+``play_latency_ms``, which is ``{"p50": …, "p99": …}``.  The in-process figures come from
+``client/bench_deck.py`` and ``client/bench_audit.py``; the figures of real daemons on
+127.0.0.1 from ``client/bench_daemons.py``.
+
+The targets are judged here, by the benchmark, and printed with the figures; they do not
+change the exit status (0 when every figure was measured, 1 when one could not be): a timed
+test on a shared machine fails for the neighbours' load, a benchmark only reports it — which
+is why the load average before and after is printed too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+from client.bench_audit import audit_ms
+from client.bench_daemons import PLAYERS, bot_deals, play_latency
+from client.bench_deck import deck_benchmark, minimum_mults, scalarmult_floor_us
+from client.bench_stats import BenchError, Spread, spread
+from client.cli import SubParsers
+
+#: The figures, in the order of the report and of the JSON object.
+KEYS = (
+    "floor_scalarmult_us",
+    "deal_floor_ms",
+    "deck_ms",
+    "loopback_deal_ms",
+    "play_latency_ms",
+    "full_deal_ms",
+    "audit_ms",
+    "daemon_rss_mb",
+)
+
+#: The multiplications shuffle + lock + the recipients' decryptions cannot do without (five seats).
+DEAL_FLOOR_MULTS = sum(minimum_mults(PLAYERS).values())
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How many repetitions of each measurement."""
+
+    name: str
+    floor_samples: int  #: batches of 100 multiplications
+    deck_runs: int
+    audit_deals: int  #: different seeded deals audited …
+    audit_runs: int  #: … this many times each
+    bot_deals: int  #: deals of the five bot daemons (the first is not timed)
+    plays: int  #: plays timed at the table with a seat played through the API
+
+
+#: Enough for medians that move by a few per cent between runs: about three minutes.
+FULL = Plan("full", floor_samples=50, deck_runs=15, audit_deals=3, audit_runs=5, bot_deals=20, plays=150)
+#: A smoke run for CI and the tests: under a minute, the same figures, wider spreads.
+QUICK = Plan("quick", floor_samples=10, deck_runs=3, audit_deals=1, audit_runs=3, bot_deals=3, plays=20)
+
+
+def register(subparsers: SubParsers) -> None:
+    parser = subparsers.add_parser(
+        "bench",
+        help="measure the deck, real daemons on loopback and the audit against this machine's floor",
+        description="Seeded measurements, each a median and a 99th percentile over repetitions: the "
+        "scalar multiplication floor, the deck in one process, five tarotd on 127.0.0.1 (the deal, "
+        "the latency of a play, whole deals, their memory) and the offline audit; and the targets.",
+    )
+    parser.add_argument("--json", action="store_true", help="one JSON object with the figures")
+    parser.add_argument("--quick", action="store_true", help="few repetitions (under a minute)")
+    parser.set_defaults(run=run)
+
+
+def progress(text: str) -> None:
+    """What is being measured now, on stderr: a full run takes minutes."""
+    print(f"tarot bench: {text}", file=sys.stderr, flush=True)
+
+
+def measure_in_process(plan: Plan) -> dict[str, Spread]:
+    """The floor, the deck and the audit, each in this process."""
+    progress("the scalar multiplication …")
+    floor = scalarmult_floor_us(plan.floor_samples)
+    progress("the deck, five seats in one process …")
+    deck = deck_benchmark(PLAYERS, plan.deck_runs)["runs_ms"]
+    progress("the offline audit …")
+    audits = audit_ms(plan.audit_deals, plan.audit_runs)
+    return {
+        "floor_scalarmult_us": spread(floor),
+        "deal_floor_ms": spread([us * DEAL_FLOOR_MULTS / 1000 for us in floor]),
+        "deck_ms": spread(deck),
+        "audit_ms": spread(audits),
+    }
+
+
+def measure_daemons(plan: Plan) -> dict[str, Spread]:
+    """Five real daemons on loopback: bots deal after deal, then a seat played from here."""
+    progress(f"five bot daemons on 127.0.0.1, {plan.bot_deals} deals …")
+    bots = asyncio.run(bot_deals(plan.bot_deals))
+    progress(f"five daemons, one seat played through the API, {plan.plays} plays …")
+    latencies = asyncio.run(play_latency(plan.plays))
+    return {
+        "loopback_deal_ms": spread(bots.loopback_deal_ms),
+        "play_latency_ms": spread(latencies),
+        "full_deal_ms": spread(bots.full_deal_ms),
+        "daemon_rss_mb": spread(bots.daemon_rss_mb),
+    }
+
+
+def figures(spreads: dict[str, Spread]) -> dict[str, Any]:
+    """The JSON object: every key of :data:`KEYS`, rounded to what the clock can tell."""
+    document: dict[str, Any] = {}
+    for key in KEYS:
+        value = spreads[key]
+        if key == "play_latency_ms":
+            document[key] = {"p50": round(value.p50, 2), "p99": round(value.p99, 2)}
+        elif key == "daemon_rss_mb":
+            document[key] = round(value.p99, 1)  # the largest daemon: five samples
+        else:
+            document[key] = round(value.p50, 1)
+    return document
+
+
+def targets(figures: dict[str, Any]) -> list[tuple[str, str, bool]]:
+    """(figure, target, met) for every target of the issue, judged on these figures."""
+    floor_limit = 2.5 * figures["deal_floor_ms"]
+    return [
+        ("deck_ms", "≤ 400 ms", figures["deck_ms"] <= 400),
+        ("deck_ms", f"≤ 2.5 × deal_floor_ms = {floor_limit:.0f} ms", figures["deck_ms"] <= floor_limit),
+        ("loopback_deal_ms", "≤ 600 ms", figures["loopback_deal_ms"] <= 600),
+        ("play_latency_ms", "p99 ≤ 15 ms", figures["play_latency_ms"]["p99"] <= 15),
+        ("full_deal_ms", "≤ 2,000 ms", figures["full_deal_ms"] <= 2000),
+        ("audit_ms", "≤ 400 ms", figures["audit_ms"] <= 400),
+        ("daemon_rss_mb", "≤ 80 MB", figures["daemon_rss_mb"] <= 80),
+    ]
+
+
+def report(plan: Plan, spreads: dict[str, Spread], load: tuple[tuple[float, ...], tuple[float, ...]]) -> list[str]:
+    """The text report: every figure's median, p99 and samples, then the targets."""
+    before, after = (" ".join(f"{x:.2f}" for x in loads) for loads in load)
+    lines = [
+        f"tarot bench ({plan.name}) on {os.cpu_count()} cores; load average {before} before, {after} after",
+        f"{'figure':<22}{'median':>10}{'p99':>10}{'samples':>9}",
+    ]
+    for key in KEYS:
+        value = spreads[key]
+        lines.append(f"{key:<22}{value.p50:>10.1f}{value.p99:>10.1f}{value.count:>9}")
+    lines.append(f"deal_floor_ms = {DEAL_FLOOR_MULTS} multiplications × floor_scalarmult_us; "
+                 "daemon_rss_mb: p99 is the largest of the five daemons")
+    lines.append("targets:")
+    for key, target, met in targets(figures(spreads)):
+        lines.append(f"  {key:<20} {target:<32} {'met' if met else 'MISSED'}")
+    return lines
+
+
+def run(args: argparse.Namespace) -> int:
+    plan = QUICK if args.quick else FULL
+    load_before = os.getloadavg()
+    try:
+        spreads = measure_in_process(plan) | measure_daemons(plan)
+    except BenchError as error:
+        print(f"tarot bench: error: {error}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(figures(spreads)))
+    else:
+        print("\n".join(report(plan, spreads, (load_before, os.getloadavg()))))
+    return 0

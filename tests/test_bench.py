@@ -1,0 +1,142 @@
+"""``tarot bench``: the figures it reports and their shape, not how fast this machine is.
+
+The targets are judged by the benchmark itself, never here: a timed test on a shared machine
+fails for the neighbours' load.  The fast tests measure the in-process figures for real with
+a few repetitions and stand in for the daemons; the slow one runs ``tarot bench --quick
+--json`` whole, with five real daemons.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from client import bench_cmd
+from client.bench_cmd import KEYS, Plan, measure_in_process
+from client.bench_daemons import LoopbackTable, deal_times
+from client.bench_stats import BenchError, Spread, percentile, spread
+from client.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+TINY = Plan("tiny", floor_samples=3, deck_runs=1, audit_deals=1, audit_runs=1, bot_deals=2, plays=1)
+
+
+def _check_document(document: dict[str, Any]) -> None:
+    assert list(document) == list(KEYS)
+    for key, value in document.items():
+        if key == "play_latency_ms":
+            assert set(value) == {"p50", "p99"}
+            assert 0 < value["p50"] <= value["p99"]
+        else:
+            assert type(value) in (int, float) and value > 0, key
+
+
+def test_percentiles_are_samples_that_happened() -> None:
+    samples = [float(x) for x in range(1, 101)]  # 1 … 100
+    assert percentile(samples, 0.99) == 99 and percentile(samples, 0.5) == 50
+    assert percentile([3.0, 1.0, 2.0], 0.99) == 3  # fewer than 100 samples: the largest
+    assert spread([5.0, 1.0, 3.0, 2.0]) == Spread(2.5, 5.0, 4)
+    with pytest.raises(ValueError):
+        spread([])
+
+
+def test_the_in_process_figures_are_measured_against_the_floor() -> None:
+    figures = measure_in_process(TINY)
+    assert set(figures) == {"floor_scalarmult_us", "deal_floor_ms", "deck_ms", "audit_ms"}
+    floor = figures["floor_scalarmult_us"]
+    assert floor.count == 3 and 1 < floor.p50 < 10_000  # a multiplication: microseconds
+    assert figures["deal_floor_ms"].p50 == pytest.approx(floor.p50 * 1245 / 1000)
+    # The deck does every multiplication of the floor and its proofs besides (noise allowed).
+    assert figures["deck_ms"].p50 > 0.5 * figures["deal_floor_ms"].p50
+    assert figures["audit_ms"].count == 1 and figures["audit_ms"].p50 > 0
+
+
+def _in_process(plan: Plan) -> dict[str, Spread]:
+    return {
+        "floor_scalarmult_us": Spread(140.0, 150.0, plan.floor_samples),
+        "deal_floor_ms": Spread(174.3, 186.75, plan.floor_samples),
+        "deck_ms": Spread(420.0, 470.0, plan.deck_runs),
+        "audit_ms": Spread(380.0, 390.0, plan.audit_deals * plan.audit_runs),
+    }
+
+
+def _daemons(plan: Plan) -> dict[str, Spread]:
+    return {
+        "loopback_deal_ms": Spread(700.0, 800.0, plan.bot_deals - 1),
+        "play_latency_ms": Spread(9.0, 21.5, plan.plays),
+        "full_deal_ms": Spread(2500.0, 2600.0, plan.bot_deals - 1),
+        "daemon_rss_mb": Spread(40.0, 42.25, 5),
+    }
+
+
+def test_json_has_exactly_the_keys_and_the_text_judges_the_targets(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(bench_cmd, "QUICK", TINY)
+    monkeypatch.setattr(bench_cmd, "measure_in_process", _in_process)
+    monkeypatch.setattr(bench_cmd, "measure_daemons", _daemons)
+    assert main(["bench", "--quick", "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    _check_document(document)
+    assert document["play_latency_ms"] == {"p50": 9.0, "p99": 21.5}
+    assert document["daemon_rss_mb"] == 42.2  # the largest daemon, not the median one
+    assert document["full_deal_ms"] == 2500.0
+
+    assert main(["bench", "--quick"]) == 0
+    text = capsys.readouterr().out
+    judged = {line.split()[0]: line.split()[-1] for line in text.splitlines() if line.startswith("  ")}
+    assert judged["play_latency_ms"] == "MISSED" and judged["daemon_rss_mb"] == "met"
+    assert judged["full_deal_ms"] == "MISSED" and judged["loopback_deal_ms"] == "MISSED"
+    assert judged["audit_ms"] == "met"
+    deck = [line.split() for line in text.splitlines() if line.startswith("  deck_ms")]
+    assert deck == [["deck_ms", "≤", "400", "ms", "MISSED"], ["deck_ms", "≤", "2.5", "×", "deal_floor_ms", "=", "436", "ms", "met"]]
+
+
+def test_deal_times_run_from_the_first_score_of_the_deal_before() -> None:
+    class Log:
+        def __init__(self, events: list[tuple[float, str]]) -> None:
+            self.events = events
+
+        def times(self, kind: str) -> list[float]:
+            return [t for t, k in self.events if k == kind]
+
+    # Two seats, three deals; the second seat's client connected after deal 0's hand.
+    first = Log([(0.0, "hand"), (1.0, "score"), (1.3, "hand"), (3.0, "score"), (3.2, "hand"), (4.0, "score")])
+    second = Log([(1.1, "score"), (1.5, "hand"), (2.5, "score"), (3.4, "hand"), (4.5, "score")])
+    deck, whole = deal_times([first, second], 3)  # type: ignore[list-item]
+    assert deck == pytest.approx([500.0, 900.0])  # 1.0 → 1.5, 2.5 → 3.4
+    assert whole == pytest.approx([2000.0, 2000.0])  # 1.0 → 3.0, 2.5 → 4.5
+    with pytest.raises(BenchError, match="expected 4 deals"):
+        deal_times([first, second], 4)  # type: ignore[list-item]
+
+
+def test_a_daemon_that_cannot_start_is_a_clear_error() -> None:
+    command = [sys.executable, "-c", "import sys; print('no tarotd here', file=sys.stderr); sys.exit(3)"]
+
+    async def start() -> None:
+        async with LoopbackTable(1, command=command):
+            pass
+
+    with pytest.raises(BenchError) as error:
+        asyncio.run(start())
+    message = str(error.value)
+    assert "exited with status 3 at start" in message and "no tarotd here" in message
+
+
+@pytest.mark.slow
+def test_the_whole_quick_bench_with_real_daemons() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "client.cli", "bench", "--quick", "--json"],
+        cwd=ROOT, capture_output=True, text=True, timeout=600,
+    )
+    assert out.returncode == 0, out.stderr[-4000:]
+    document = json.loads(out.stdout)
+    _check_document(document)
+    assert document["full_deal_ms"] > document["loopback_deal_ms"]  # the deck is part of the deal
+    assert document["daemon_rss_mb"] < 1024
