@@ -1,0 +1,36 @@
+"""``tarot`` / ``tarot play``: the full-screen terminal client on the daemon of ``--home``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+
+from client.api import DaemonUnavailable, default_home
+from client.cli import SubParsers
+
+
+def register(subparsers: SubParsers) -> None:
+    parser = subparsers.add_parser("play", help="the terminal client: the lobby and your seat at the table (the default)")
+    # Also accepted after the subcommand; the global one is the default.
+    parser.add_argument("--lang", choices=("fr", "en"), default=argparse.SUPPRESS, help="the client's language")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    # prompt-toolkit is imported only when the screen opens: the tools stay quick to start.
+    from client.tui.app import TarotApp
+    from client.tui.i18n import Texts, language_from_environment
+
+    home = args.home or default_home()
+    lang = getattr(args, "lang", None) or language_from_environment()
+    texts = Texts(lang)
+    try:
+        return asyncio.run(TarotApp(home, lang).run())
+    except DaemonUnavailable as error:
+        # Not running, or running as another user (whose socket we may not open): say which.
+        reason = str(error) if "another user" in str(error) else texts("daemon_missing", home=home)
+        print(f"tarot: {reason}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,58 @@
+"""The log of the deal, one line per public event, rebuilt from the seat's view.
+
+Rebuilding it from ``state`` rather than collecting events means a client that starts, or
+reconnects, in the middle of a deal shows the whole story so far.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from client.tui import cards
+from client.tui.i18n import CONTRACTS
+from client.tui.model import Model
+from protocol.cards import card
+
+#: Tricks in a deal at 3, 4 and 5 players (the whole deck but the chien, shared out).
+TRICKS = {3: 24, 4: 18, 5: 15}
+
+
+def deal_log(model: Model) -> list[str]:
+    """The deal so far: the bids, the call, the chien, the trumps shown, the poignées, the
+    tricks, and the partner and the petit au bout as they become known."""
+    state, view, texts, lang = model.state or {}, model.view, model.texts, model.texts.lang
+    if view is None:
+        return []
+    name = model.name
+    lines = [texts("log_deal", deal=int(state.get("deal", 0)) + 1, dealer=name(view["dealer"]))]
+    for bid in view["bids"]:
+        contract = bid["contract"]
+        lines.append(texts("log_pass", who=name(bid["seat"])) if contract in (None, "pass")
+                     else texts("log_bid", who=name(bid["seat"]), contract=CONTRACTS[contract]))
+    if view.get("called"):
+        lines.append(texts("log_call", who=name(view["taker"]), card=card(view["called"]).name(lang)))
+    if view.get("chien"):
+        lines.append(texts("log_chien", cards=cards.plain(view["chien"], lang)))
+    shown = [c for c in view.get("ecart", ()) if card(c).is_trump]
+    if shown:
+        lines.append(texts("log_ecart_trumps", who=name(view["taker"]), cards=cards.plain(shown, lang)))
+    if view.get("chelem"):
+        lines.append(texts("log_chelem", who=name(view["taker"])))
+    for poignee in view.get("poignees", ()):
+        lines.append(texts("log_poignee", who=name(poignee["seat"]), size=poignee["size"], cards=cards.plain(poignee["cards"], lang)))
+    lines += _tricks(model, view)
+    return lines
+
+
+def _tricks(model: Model, view: dict[str, Any]) -> list[str]:
+    texts, lang, players = model.texts, model.texts.lang, int(view["players"])
+    lines: list[str] = []
+    partner_told = False
+    for number, trick in enumerate(view.get("tricks", ()), start=1):
+        lines.append(texts("log_trick", number=number, who=model.name(trick["winner"]), cards=cards.plain(trick["cards"], lang)))
+        if not partner_told and view.get("called") in trick["cards"] and view.get("partner") is not None:
+            lines.append(texts("log_partner", who=model.name(view["partner"])))
+            partner_told = True
+        if number == TRICKS[players] and "T1" in trick["cards"]:
+            lines.append(texts("log_petit_au_bout", who=model.name(trick["winner"])))
+    return lines

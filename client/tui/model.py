@@ -1,0 +1,126 @@
+"""The state the screen draws: the daemon's last answers and the player's picks in progress.
+
+The daemon is the truth: every change it reports is answered by asking its ``state`` again,
+and :meth:`Model.update` keeps the player's cursor and marks only while the decision they
+belong to is still the one to make (a new decision starts from fresh picks).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from client.tui.choose import Choice, EcartPicker, HandCursor, PoigneePicker
+from client.tui.i18n import Texts
+from protocol.cards import card, sort_hand
+
+#: The panels beside the table, in the order Tab shows them.
+PANELS = ("log", "sheet")
+
+
+def sorted_codes(codes: list[str]) -> list[str]:
+    """A hand as a player holds it: trumps, then suits alternating colours, the Excuse."""
+    return [c.code for c in sort_hand(card(code) for code in codes)]
+
+
+@dataclass
+class Model:
+    texts: Texts
+    home: Path
+    status: dict[str, Any] | None = None  #: the daemon's ``status``: our name and fingerprint, peers
+    tables: list[dict[str, Any]] = field(default_factory=list)  #: the lobby: tables seen on the LAN
+    state: dict[str, Any] | None = None  #: the daemon's ``state`` for our seat
+    connected: bool = False
+    message: str = ""  #: the status line: the last thing that went right or wrong
+    error: bool = False  #: the status line is a problem, drawn as one
+    panel: str = PANELS[0]
+    show_last_trick: bool = False
+    show_help: bool = False
+    lobby_index: int = 0
+    # The decision in progress, reset whenever the daemon asks for another one.
+    decision_key: tuple[Any, ...] | None = None
+    choice: Choice | None = None  #: bids, calls, or the chelem (``no``/``yes``)
+    cursor: HandCursor | None = None  #: over the hand: playing, the écart, a poignée
+    ecart: EcartPicker | None = None
+    poignee: PoigneePicker | None = None
+
+    # --- What the daemon said ----------------------------------------------------------
+
+    @property
+    def at_table(self) -> bool:
+        return self.state is not None and self.state.get("table") is not None
+
+    @property
+    def view(self) -> dict[str, Any] | None:
+        return self.state.get("view") if self.state else None
+
+    @property
+    def seat(self) -> int | None:
+        return self.state.get("seat") if self.state else None
+
+    @property
+    def decision(self) -> str | None:
+        return self.state.get("decision") if self.state else None
+
+    @property
+    def options(self) -> dict[str, Any]:
+        return (self.state.get("options") if self.state else None) or {}
+
+    @property
+    def hand(self) -> list[str]:
+        view = self.view
+        return sorted_codes(view["hand"]) if view else []
+
+    def name(self, seat: int | None) -> str:
+        """A seat's name as the player reads it, ``vous``/``you`` for their own."""
+        if seat is None or not self.state:
+            return "?"
+        name = str(self.state["seats"][seat])
+        return f"{name} ({self.texts('you')})" if seat == self.seat else name
+
+    def say(self, message: str, *, error: bool = False) -> None:
+        self.message, self.error = message, error
+
+    # --- Keeping the picks in step with the daemon -------------------------------------
+
+    def update(self, state: dict[str, Any]) -> None:
+        """Take the daemon's new ``state``; start fresh picks if it asks another decision."""
+        self.state = state
+        view = state.get("view") or {}
+        key = (state.get("table"), state.get("deal"), state.get("decision"), len(view.get("bids", ())),
+               len(view.get("tricks", ())), len(view.get("current", ())), len(view.get("poignees", ())))
+        if key == self.decision_key:
+            return
+        self.decision_key = key
+        self.choice = self.cursor = self.ecart = self.poignee = None
+        self.show_last_trick = False
+        decision, options = state.get("decision"), state.get("options") or {}
+        if decision == "bidding":
+            self.choice = Choice(list(options["bids"]))
+        elif decision == "calling":
+            self.choice = Choice(list(options["calls"]))
+        elif decision == "chelem":
+            self.choice = Choice(["no", "yes"])
+        elif decision == "ecart":
+            ecart = options["ecart"]
+            self.ecart = EcartPicker(list(ecart["allowed"]), ecart["size"], ecart["trumps_needed"])
+            self.cursor = HandCursor(self.hand, set(self.hand))
+        elif decision == "playing":
+            self.cursor = HandCursor(self.hand, set(options["cards"]))
+
+    def start_poignee(self) -> bool:
+        """Begin picking the trumps of a poignée, if the daemon offers one now."""
+        offer = self.options.get("poignee")
+        if self.decision != "playing" or not offer:
+            return False
+        self.poignee = PoigneePicker(list(offer["trumps"]), dict(offer["sizes"]))
+        self.cursor = HandCursor(self.hand, set(offer["trumps"]))
+        return True
+
+    def cancel_poignee(self) -> None:
+        self.poignee = None
+        self.cursor = HandCursor(self.hand, set(self.options.get("cards", ())))
+
+    def away_seats(self) -> dict[int, float]:
+        return {a["seat"]: a["seconds"] for a in (self.state or {}).get("away", ())}
