@@ -133,6 +133,7 @@ class TarotApp:
             async for event in self.client.events():
                 if event.get("event") == "disconnected":
                     break
+                self.model.note(event)
                 self._dirty.set()
             self._daemon_gone()
             self.app.invalidate()

@@ -10,7 +10,7 @@ from typing import Any
 
 from client.tui import cards
 from client.tui.i18n import CONTRACTS
-from client.tui.model import Model
+from client.tui.model import Model, sorted_codes
 from protocol.cards import card
 
 #: Tricks in a deal at 3, 4 and 5 players (the whole deck but the chien, shared out).
@@ -20,7 +20,7 @@ TRICKS = {3: 24, 4: 18, 5: 15}
 def deal_log(model: Model) -> list[str]:
     """The deal so far: the bids, the call, the chien, the trumps shown, the poignées, the
     tricks, and the partner and the petit au bout as they become known."""
-    state, view, texts, lang = model.state or {}, model.view, model.texts, model.texts.lang
+    state, view, texts, lang = model.state or {}, model.view or model.last_view, model.texts, model.texts.lang
     if view is None:
         return []
     name = model.name
@@ -39,7 +39,8 @@ def deal_log(model: Model) -> list[str]:
     if view.get("chelem"):
         lines.append(texts("log_chelem", who=name(view["taker"])))
     for poignee in view.get("poignees", ()):
-        lines.append(texts("log_poignee", who=name(poignee["seat"]), size=poignee["size"], cards=cards.plain(poignee["cards"], lang)))
+        lines.append(texts("log_poignee", who=name(poignee["seat"]), size=poignee["size"],
+                           cards=cards.plain(sorted_codes(poignee["cards"]), lang)))
     lines += _tricks(model, view)
     return lines
 
@@ -48,7 +49,10 @@ def _tricks(model: Model, view: dict[str, Any]) -> list[str]:
     texts, lang, players = model.texts, model.texts.lang, int(view["players"])
     lines: list[str] = []
     partner_told = False
-    for number, trick in enumerate(view.get("tricks", ()), start=1):
+    tricks = list(view.get("tricks", ()))
+    if view is not model.view and model.last_trick is not None and len(tricks) == TRICKS[players] - 1:
+        tricks.append(model.last_trick)  # the deal is over: its last trick is known from the events
+    for number, trick in enumerate(tricks, start=1):
         lines.append(texts("log_trick", number=number, who=model.name(trick["winner"]), cards=cards.plain(trick["cards"], lang)))
         if not partner_told and view.get("called") in trick["cards"] and view.get("partner") is not None:
             lines.append(texts("log_partner", who=model.name(view["partner"])))

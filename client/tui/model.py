@@ -38,6 +38,11 @@ class Model:
     show_last_trick: bool = False
     show_help: bool = False
     lobby_index: int = 0
+    #: The last view of a deal, kept when the daemon has none (between deals) for its log.
+    last_view: dict[str, Any] | None = None
+    #: The last trick our seat saw fall, from the daemon's events: the deal's view is gone
+    #: by the time the last trick is asked for, and the log should still tell it.
+    last_trick: dict[str, Any] | None = None
     # The decision in progress, reset whenever the daemon asks for another one.
     decision_key: tuple[Any, ...] | None = None
     choice: Choice | None = None  #: bids, calls, or the chelem (``no``/``yes``)
@@ -87,6 +92,8 @@ class Model:
     def update(self, state: dict[str, Any]) -> None:
         """Take the daemon's new ``state``; start fresh picks if it asks another decision."""
         self.state = state
+        if state.get("view") is not None or not state.get("between_deals"):
+            self.last_view = state.get("view")
         view = state.get("view") or {}
         key = (state.get("table"), state.get("deal"), state.get("decision"), len(view.get("bids", ())),
                len(view.get("tricks", ())), len(view.get("current", ())), len(view.get("poignees", ())))
@@ -121,6 +128,11 @@ class Model:
     def cancel_poignee(self) -> None:
         self.poignee = None
         self.cursor = HandCursor(self.hand, set(self.options.get("cards", ())))
+
+    def note(self, event: dict[str, Any]) -> None:
+        """An event from the daemon: the trick that falls (for the log) is kept."""
+        if event.get("event") == "trick" and event.get("seat") == self.seat:
+            self.last_trick = {"cards": event.get("cards", []), "winner": event.get("winner")}
 
     def away_seats(self) -> dict[int, float]:
         return {a["seat"]: a["seconds"] for a in (self.state or {}).get("away", ())}
