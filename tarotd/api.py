@@ -53,6 +53,11 @@ class ApiServer:
         self._clients: set[asyncio.StreamWriter] = set()
         self.refused = 0
 
+    @property
+    def clients(self) -> int:
+        """Clients connected now (a player's screen, or a command asking once)."""
+        return len(self._clients)
+
     async def start(self) -> None:
         if self.path.exists() or self.path.is_symlink():
             self.path.unlink()

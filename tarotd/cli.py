@@ -12,6 +12,7 @@ from pathlib import Path
 from protocol.bots import BOTS
 from tarotd.daemon import Daemon, Options
 from tarotd.home import HomeError, default_home
+from tarotd.mesh import FaultPlan
 from tarotd.store import StoreError
 
 
@@ -35,8 +36,31 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--deals", type=int, default=None, metavar="N", help="play N deals, save them, and exit")
     parser.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS", help="wait for a silent seat this long")
     parser.add_argument("--think", type=float, default=0.0, metavar="SECONDS", help="bots take this long to decide")
+    parser.add_argument("--autoplay", type=float, default=None, metavar="SECONDS",
+                        help="with no client connected, a bot decides for you after this long")
+    parser.add_argument("--max-tables", type=int, default=4, metavar="K", help="play at most K tables at once")
+    parser.add_argument("--faults", type=fault_plan, default=None, metavar="SPEC",
+                        help="inject transport faults, for tests and soaks: drop=P,duplicate=P,reorder=P,delay=MS,seed=N")
     parser.add_argument("--log-level", default="info", choices=("debug", "info", "warning"))
     return parser
+
+
+def fault_plan(spec: str) -> FaultPlan:
+    """``drop=0.05,duplicate=0.02,reorder=0.05,delay=200,seed=7`` → a :class:`FaultPlan`."""
+    given: dict[str, float] = {}
+    for item in filter(None, spec.split(",")):
+        name, _, value = item.partition("=")
+        if name not in ("drop", "duplicate", "reorder", "delay", "seed"):
+            raise argparse.ArgumentTypeError(f"unknown fault {name!r}: use drop, duplicate, reorder, delay, seed")
+        try:
+            given[name] = float(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name}={value!r} is not a number") from None
+    for name in ("drop", "duplicate", "reorder"):
+        if not 0 <= given.get(name, 0) < 1:
+            raise argparse.ArgumentTypeError(f"{name} is a probability, from 0 up to (not including) 1")
+    return FaultPlan(given.get("drop", 0), given.get("duplicate", 0), given.get("reorder", 0),
+                     given.get("delay", 0), int(given.get("seed", 0)))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -57,6 +81,9 @@ def main(argv: list[str] | None = None) -> int:
         deals=args.deals,
         timeout=args.timeout,
         think=args.think,
+        autoplay=args.autoplay,
+        max_tables=args.max_tables,
+        faults=args.faults,
     )
     try:
         return asyncio.run(_run(Daemon(options)))

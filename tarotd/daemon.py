@@ -33,7 +33,7 @@ from tarotd.discovery import Announcement, Discovery, TableInfo
 from tarotd.discovery import Peer as DiscoveredPeer
 from tarotd.home import DaemonLock, Home, load_or_create_identity
 from tarotd.lobby import BROADCAST, Lobby, Member, ReadyTable
-from tarotd.mesh import WILDCARD_HOSTS, Mesh, PeerState, PeerStatus
+from tarotd.mesh import WILDCARD_HOSTS, FaultPlan, Mesh, PeerState, PeerStatus
 from tarotd.runner import Out, TableRunner, bot_policies
 from tarotd.store import MemberRecord, Store, TableRecord
 from tarotd.views import scores_document, seat_state
@@ -59,6 +59,9 @@ class Options:
     deals: int | None = None
     timeout: float = 30.0  #: seconds without progress before a silent seat is treated as gone
     think: float = 0.0  #: seconds a bot takes to decide, so that a person can follow the game
+    autoplay: float | None = None  #: with no client connected, a bot decides for the player after this
+    max_tables: int = 4  #: tables played at once; more are refused, with a logged reason
+    faults: FaultPlan | None = None  #: transport faults injected, for tests and soaks
 
 
 @dataclass
@@ -77,6 +80,8 @@ class Daemon:
     _lock: DaemonLock | None = field(init=False, default=None)
     _progress: float = field(init=False, default_factory=time.monotonic)
     _thinking: set[bytes] = field(init=False, default_factory=set)  #: tables with a bot turn scheduled
+    _owed: dict[tuple[bytes, int], float] = field(init=False, default_factory=dict)  #: a player's decision, since
+    _stood_in: set[tuple[bytes, int]] = field(init=False, default_factory=set)  #: seats a bot plays for now
 
     # --- Start and stop -------------------------------------------------------------
 
@@ -89,7 +94,8 @@ class Daemon:
         for k in range(1, options.bots + 1):
             self.seats.append((load_or_create_identity(self.home, f"bot-{k}"), f"{options.name}-bot{k}"))
         self.store = Store(self.home.db)
-        self.mesh = Mesh(self.identity, options.listen, on_message=self._on_message, name=options.name, on_status=self._on_status)
+        self.mesh = Mesh(self.identity, options.listen, on_message=self._on_message, name=options.name,
+                         on_status=self._on_status, faults=options.faults)
         await self.mesh.start()
         self.lobby = Lobby(self.identity.public_key, self.mesh.endpoint, self.seats)
         for peer in options.peers:
@@ -104,14 +110,18 @@ class Daemon:
         self._resume_tables()
         if options.table is not None and not self.runners:  # a table taken up again is the one
             self._send(self.lobby.want(options.table, options.seats))
+            self._start_ready_tables()  # a daemon hosting every seat needs nobody else
         log.info("tarotd %s [%s] listening on %s", options.name, fingerprint(self.identity.public_key), self.mesh.endpoint)
 
     async def run(self) -> int:
         await self.start()
         try:
-            ticker = asyncio.create_task(self._tick())
+            tasks = [asyncio.create_task(self._tick())]
+            if self.options.autoplay is not None:
+                tasks.append(asyncio.create_task(self._autoplay_loop(self.options.autoplay)))
             await self.done.wait()
-            ticker.cancel()
+            for task in tasks:
+                task.cancel()
             await self._linger()
         finally:
             await self.close()
@@ -201,10 +211,20 @@ class Daemon:
         for ready in self.lobby.take_ready():
             if ready.setup.table_id in self.runners:
                 continue  # already playing it (taken up again after a restart)
+            if self._playing() >= self.options.max_tables:
+                log.warning("table %s refused: already playing %d tables (--max-tables)", ready.setup.table_id.hex()[:8], self._playing())
+                continue
             runner = self._runner(ready)
             self._remember(ready)
             self._send_deal(runner.start_deal())
             self._after_step(runner)
+
+    def _playing(self) -> int:
+        return sum(1 for runner in self.runners.values() if not runner.finished)
+
+    def _room_for_a_table(self) -> None:
+        if self._playing() >= self.options.max_tables:
+            raise ApiError(f"this daemon already plays {self._playing()} tables, its limit (tarotd --max-tables)")
 
     def _runner(self, ready: ReadyTable) -> TableRunner:
         hosted = self._hosted_identities(ready)
@@ -279,14 +299,53 @@ class Daemon:
         """Heartbeat of the game: offers repeated, silent seats timed out."""
         while True:
             await asyncio.sleep(1.0)
-            self._send(self.lobby.announcements())
-            if time.monotonic() - self._progress > self.options.timeout:
-                for runner in self.runners.values():
-                    if runner.waiting_for() and runner.stage != "commit":  # a player between deals
-                        log.warning("table %s: seats %s silent for %.0f s", runner.table_id.hex()[:8], sorted(runner.waiting_for()), self.options.timeout)
-                        self._send_deal(runner.stall())
-                        self._after_step(runner)
-                self._progress = time.monotonic()
+            try:
+                self._heartbeat()
+            except Exception:  # a bug must not stop the heartbeat of every table
+                log.exception("error in the daemon's heartbeat")
+
+    def _heartbeat(self) -> None:
+        self._send(self.lobby.announcements())
+        if time.monotonic() - self._progress > self.options.timeout:
+            for runner in self.runners.values():
+                if runner.waiting_for() and runner.stage != "commit":  # a player between deals
+                    log.warning("table %s: seats %s silent for %.0f s", runner.table_id.hex()[:8], sorted(runner.waiting_for()), self.options.timeout)
+                    self._send_deal(runner.stall())
+                    self._after_step(runner)
+            self._progress = time.monotonic()
+
+    async def _autoplay_loop(self, patience: float) -> None:
+        """A player whose client is closed does not hold the table up: after ``patience``
+        seconds a bot takes the decision it owes (or asks for the next deal)."""
+        while True:
+            await asyncio.sleep(min(1.0, patience / 4))
+            try:
+                self._autoplay(patience)
+            except Exception:
+                log.exception("error in the autoplay of a player's seat")
+
+    def _autoplay(self, patience: float) -> None:
+        now, owed = time.monotonic(), {}
+        for runner in list(self.runners.values()):
+            for seat in runner.players_here:
+                machine = runner.machines.get(seat)
+                if runner.between_deals or (machine is not None and machine.decision() is not None):
+                    owed[runner.table_id, seat] = self._owed.get((runner.table_id, seat), now)
+        self._owed = owed
+        if self.api.clients:
+            self._owed = {slot: now for slot in owed}  # somebody is at the screen: the clock restarts
+            self._stood_in.clear()
+            return
+        for (table_id, seat), since in list(owed.items()):
+            runner = self.runners[table_id]
+            if now - since < patience:
+                continue
+            if (table_id, seat) not in self._stood_in:
+                self._stood_in.add((table_id, seat))
+                log.info("table %s: seat %d autoplayed until a client connects (none for %.1f s)", table_id.hex()[:8], seat, now - since)
+            self._owed.pop((table_id, seat))
+            self._send_deal(runner.next_deal() if runner.between_deals else runner.autoplay(seat, self.options.bot_level))
+            self._after_step(runner)
 
     # --- The local API -----------------------------------------------------------
 
@@ -313,6 +372,7 @@ class Daemon:
                 raise ApiError('"name" is the table\'s name: at most 64 printable characters')
             if type(seats) is not int:
                 raise ApiError('"seats" is the number of seats: 3, 4 or 5')
+            self._room_for_a_table()
             try:
                 self._send(self.lobby.open(name, seats))
             except ValueError as error:
@@ -323,6 +383,7 @@ class Daemon:
                 table = bytes.fromhex(str(request.get("table", "")))
             except ValueError:
                 raise ApiError('"table" is a table id in hexadecimal, as "tables" lists it') from None
+            self._room_for_a_table()
             try:
                 self._send(self.lobby.join(table))
             except ValueError as error:

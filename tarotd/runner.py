@@ -102,6 +102,7 @@ class TableRunner:
     events: list[tuple[int, Event]] = field(default_factory=list)
     between_deals: bool = False  #: the last deal is scored; the next waits for the player's "next"
     _ahead: list[Message] = field(default_factory=list)  #: messages of a deal not started here yet
+    _stand_ins: dict[int, Policy] = field(default_factory=dict)  #: bots autoplaying for absent players
 
     def __post_init__(self) -> None:
         self.sheet = ScoreSheet(list(self.ready.setup.names))
@@ -286,18 +287,38 @@ class TableRunner:
         if audit is None:
             return
         referee = audit.referee
+        result = deal_result(self.deal_number, self.dealer, audit)
         if audit.outcome is not None and referee is not None:
             self.sheet.add_deal(list(audit.scores), contract=referee.contract, taker=referee.taker, partner=referee.partner)
         else:
-            reason = "abandoned" if audit.abandoned else (referee.void_reason if referee else None) or "void"
+            reason = result["void"] = self._void_reason(audit)
             self.sheet.add_void(reason)
         if audit.penalty is not None:
             self.sheet.add_penalty(audit.penalty)
-        self.results.append(deal_result(self.deal_number, self.dealer, audit))
+        self.results.append(result)
         self.journal.save_sheet(self.table_id, self.sheet)
         self.journal.set_setting(self._results_key, json.dumps(self.results))
         self.journal.set_deal_state(self.table_id, self.deal_number, SCORED)
         self.machines = {}
+
+    def _void_reason(self, audit: DealAudit) -> str:
+        """Why a deal scored nothing, for the sheet: who abandoned it, by name, and why."""
+        verdict = audit.verdict
+        if audit.abandoned and verdict is not None and verdict.seat is not None:
+            return f"abandoned by {self.ready.setup.names[verdict.seat]}: {verdict.reason}"
+        referee = audit.referee
+        return (referee.void_reason if referee else None) or ("abandoned" if audit.abandoned else "void")
+
+    def autoplay(self, seat: int, level: str) -> list[Out]:
+        """A bot decides once for a player's seat (its client is gone and the table waits)."""
+        machine = self.machines.get(seat)
+        if machine is None or machine.game is None or machine.decision() is None:
+            return []
+        stand_in = self._stand_ins.setdefault(seat, bot_policies([seat], level)[seat])
+        outs: list[Out] = []
+        for action in decide(machine.game, stand_in):
+            outs += self._dispatch(machine.act(action))
+        return outs + self.step()
 
     @property
     def _results_key(self) -> str:

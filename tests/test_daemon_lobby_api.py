@@ -116,3 +116,27 @@ def test_a_table_opened_and_filled_with_bots_through_the_api_plays_two_deals(tmp
     played = [deal for deal in sheet["deals"] if deal["contract"] is not None]
     assert seen.get("bidding", 0) >= 2 and seen.get("playing", 0) >= 24 * len(played)
     assert_no_traceback(tmp_path, 1)
+
+
+def test_a_daemon_at_its_table_limit_refuses_to_open_or_join_another(tmp_path: Path) -> None:
+    home = tmp_path / "d0"
+    extra = ["--bots", "2", "--max-tables", "1"]
+    argv = daemon_argv(home, "moi", free_ports(1)[0], [], bot="basic", table="club", seats=3, extra=extra)
+    process = spawn(argv, log_path(tmp_path, 0))
+
+    async def knock() -> None:
+        wait_for_path(home / "api.sock", process)
+        client = DaemonClient(home)
+        await client.connect()
+        while (await client.request("state"))["table"] is None:  # its own three seats start a table
+            await asyncio.sleep(0.05)
+        assert "its limit (tarotd --max-tables)" in await refused(client, "open", name="autre", seats=3)
+        assert "its limit" in await refused(client, "join", table="00" * 16)
+        assert [t["name"] for t in await client.request("tables")] == ["club"]
+        await client.close()
+
+    try:
+        asyncio.run(asyncio.wait_for(knock(), 60))
+    finally:
+        kill_all([process])
+    assert "Traceback" not in log_path(tmp_path, 0).read_text()

@@ -186,29 +186,55 @@ def test_two_tables_form_by_discovery_alone_and_play_on_one_lan(tmp_path: Path) 
         assert five["table_id"] != three["table_id"], (five, three)
 
 
-def test_a_cable_pulled_mid_deal_and_plugged_back_the_table_finishes(tmp_path: Path) -> None:
-    outage = 5.0
+def wait_for_tricks(group: Fleet, daemons: list[Daemon], watched: Daemon) -> dict[str, Any]:
+    """The status of ``watched`` once its first deal is in the tricks."""
+    while group.remaining() > 0:
+        if any(d.process.poll() is not None for d in daemons):
+            group.fail("a daemon exited before the cable was pulled")
+        status = group.status(watched)
+        if status is not None and status["tables"] and status["tables"][0]["stage"].startswith("play"):
+            return status
+        time.sleep(0.05)
+    group.fail("the table never reached the tricks")
+    raise AssertionError  # not reached: fail() raises
+
+
+def test_a_cable_pulled_for_20_s_in_the_tricks_and_plugged_back_the_table_finishes(tmp_path: Path) -> None:
+    outage = 20.0
     with lan_of(3) as lan, fleet(lan, tmp_path, budget=240) as group:
-        daemons = [group.start(i, f"joueur{i}", "--table", "club", "--seats", "3", "--deals", "2", "--timeout", "30") for i in range(3)]
-        # The table formed and its first deal under way, seen from the host that will lose its cable.
-        before = None
-        while group.remaining() > 0:
-            if any(d.process.poll() is not None for d in daemons):
-                group.fail("a daemon exited before the cable was pulled")
-            before = group.status(daemons[1])
-            if before is not None and before["tables"]:
-                break
-            time.sleep(0.05)
-        else:
-            group.fail("the table never formed")
-        assert before is not None
-        assert before["tables"][0]["scored"] < 2, before
+        daemons = [group.start(i, f"joueur{i}", "--table", "club", "--seats", "3", "--deals", "2", "--timeout", "60", "--think", "0.1") for i in range(3)]
+        before = wait_for_tricks(group, daemons, daemons[1])
+        assert before["tables"][0]["scored"] == 0, before
         lan.link_down(1)
         try:
-            time.sleep(outage)
-            # Nobody finished while one seat was unreachable.
+            time.sleep(outage / 2)
+            state = asyncio.run(ask(daemons[0].home, "state"))
+            assert [a["seat"] for a in state["away"]] == [state["seats"].index("joueur1")], state
+            time.sleep(outage / 2)
+            # The game waited for the seat: nobody finished, nothing was abandoned.
             assert all(d.process.poll() is None for d in daemons), group.logs()
         finally:
             lan.link_up(1)
         group.wait(daemons)
         check_table(group, daemons, deals=2)
+
+
+def test_a_cable_pulled_for_good_the_others_end_the_deal_as_abandoned_by_that_seat(tmp_path: Path) -> None:
+    with lan_of(3) as lan, fleet(lan, tmp_path, budget=240) as group:
+        daemons = [group.start(i, f"joueur{i}", "--table", "club", "--seats", "3", "--timeout", "8", "--think", "0.1") for i in range(3)]
+        wait_for_tricks(group, daemons, daemons[2])
+        lan.link_down(2)
+        while group.remaining() > 0:
+            status = group.status(daemons[0])
+            if status is not None and status["tables"] and status["tables"][0]["scored"] >= 1:
+                break
+            time.sleep(0.2)
+        else:
+            group.fail("the deal was never ended without the seat that left")
+        sheets = [score_sheet(daemon) for daemon in daemons[:2]]
+        assert sheets[0] == sheets[1], sheets
+        first = sheets[0]["deals"][0]
+        gone = sheets[0]["seats"].index("joueur2")
+        assert first["audit"]["culprit"] == gone and "stopped answering" in first["audit"]["rule"], first
+        assert first["void"].startswith("abandoned by joueur2"), first
+        assert first["scores"] == [0, 0, 0] and first["contract"] is None, first  # never in its favour
