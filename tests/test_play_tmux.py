@@ -3,7 +3,8 @@ keys sent to the pane play a whole deal, ``capture-pane`` shows the score sheet,
 stops every daemon the script started.  The test reads the screen and answers what it
 shows — it polls for content, it never sleeps blindly.
 
-tmux runs on a server socket of its own (``-L``), so nothing of another tmux is touched.
+tmux runs on a server socket of its own (``-L``, :class:`client.tui.tmux.Pane`), so nothing of
+another tmux is touched.
 """
 
 from __future__ import annotations
@@ -11,48 +12,16 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 import time
-import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from daemons import ROOT
 
+from client.tui.tmux import Pane, answer, scored
+
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (apt-get install tmux)")
-
-
-class Pane:
-    """A detached tmux session on a private server, read with ``capture-pane``."""
-
-    def __init__(self, command: str, env: dict[str, str], width: int = 120, height: int = 36) -> None:
-        self.socket = f"tarot-test-{uuid.uuid4().hex[:8]}"
-        self.env = env
-        self.tmux("new-session", "-d", "-s", "play", "-x", str(width), "-y", str(height), command)
-
-    def tmux(self, *args: str) -> str:
-        out = subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True, env=self.env, timeout=10)
-        return out.stdout
-
-    def screen(self) -> str:
-        return self.tmux("capture-pane", "-p", "-t", "play")
-
-    def keys(self, *keys: str) -> None:
-        self.tmux("send-keys", "-t", "play", *keys)
-
-    def wait(self, predicate: Callable[[str], object], what: str, timeout: float = 60) -> str:
-        deadline = time.monotonic() + timeout
-        while True:
-            screen = self.screen()
-            if predicate(screen):
-                return screen
-            if time.monotonic() > deadline:
-                raise AssertionError(f"waited {timeout} s for {what}; the screen:\n{screen}")
-            time.sleep(0.1)
-
-    def kill(self) -> None:
-        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True, env=self.env)
 
 
 @pytest.fixture
@@ -78,32 +47,22 @@ def _processes_mentioning(text: str) -> list[int]:
 
 
 def play_one_deal(pane: Pane) -> str:
-    """Answer what the screen asks until the deal is scored: bid a garde when it is
-    offered, Space along the hand for the écart until it is complete, no chelem, and Enter
-    on the highlighted playable card.  The screen when the score sheet shows."""
+    """Answer what the screen asks until the deal is scored; the screen then."""
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         screen = pane.screen()
-        if "Deal scored" in screen:
+        if scored(screen):
             return screen
-        ecart = re.search(r"Your écart: (\d+)/(\d+) cards", screen)
-        if "Your bid:" in screen:
-            keys = ["g", "Enter"]
-        elif ecart:
-            keys = ["Enter"] if ecart.group(1) == ecart.group(2) else ["Space"]
-        elif "Your turn:" in screen or "chelem?" in screen or "Call a card:" in screen:
-            keys = ["Enter"]
+        keys = answer(screen)
+        if keys is None:
+            pane.wait(lambda now: now != screen, "the table to move on")
         else:
-            time.sleep(0.05)
-            continue
-        pane.keys(*keys)
-        pane.wait(lambda now: now != screen, "the screen to answer the keys", timeout=10)
+            pane.press(*keys)
     raise AssertionError(f"no score sheet within 120 s; the screen:\n{pane.screen()}")
 
 
 def test_scripts_play_in_tmux_plays_a_whole_deal_and_stops_its_daemons(state_home: Path) -> None:
     env = {**os.environ, "XDG_STATE_HOME": str(state_home), "LANG": "C.UTF-8"}
-    env.pop("TMUX", None)
     command = f"cd {ROOT} && scripts/play --players 3 --lang en --name marie --think 0; echo EXITED $?; read"
     pane = Pane(command, env)
     try:
