@@ -20,14 +20,11 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-import subprocess
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import msgpack
-import pytest
 import zmq
 from daemons import (
     assert_no_traceback,
@@ -39,144 +36,40 @@ from daemons import (
     wait_all,
     wait_for_path,
 )
+from wire import (
+    API_JUNK,
+    TOKEN,
+    barrier,
+    deal_bodies,
+    dealer,
+    handshake,
+    hello_fields,
+    identity,
+    junk_frames,
+    lobby_bodies,
+    public_key,
+    replies,
+    routing_id,
+    wait_for_deal,
+)
 
-from client.api import DaemonUnavailable, ask
-from protocol.identity import Identity, verify
-from protocol.messages import Kind, sign_message
-from protocol.messages import encode as encode_message
-from tarotd.mesh import LINK_KINDS, MiB, decode, encode, encode_signed, signing_bytes
+from client.api import ask
+from tarotd.mesh import MiB, encode, encode_signed
 
 SEED = 20261130
-TOKEN = 16
-
-
-def _identity(rng: random.Random) -> Identity:
-    return Identity.from_private_bytes(rng.randbytes(32))
-
-
-def _routing_id(rng: random.Random) -> bytes:
-    """A random ZeroMQ routing id (one that starts with a zero byte is ZeroMQ's own)."""
-    return bytes([rng.randrange(1, 256)]) + rng.randbytes(rng.randrange(0, 40))
-
-
-def _hello(identity: Identity, rng: random.Random, endpoint: str) -> dict[str, Any]:
-    return {
-        "key": identity.public_key,
-        "name": "intrus",
-        "endpoint": endpoint,
-        "nonce": rng.randbytes(TOKEN),
-        "time": int(time.time()),
-        "boot": rng.randbytes(TOKEN),
-    }
-
-
-def _nested(depth: int) -> object:
-    value: object = "deep"
-    for _ in range(depth):
-        value = [value]
-    return value
-
-
-def junk_frames(rng: random.Random, count: int) -> list[list[bytes]]:
-    """Messages a ROUTER must drop: each a list of frames (most of them one frame)."""
-    session = rng.randbytes(TOKEN)
-    stranger = _identity(rng)
-    signed_hello = encode_signed(stranger, "hello", _hello(stranger, rng, "tcp://127.0.0.1:9"))
-    data = encode("data", {"s": session, "f": 1, "q": 1, "c": "deal", "b": rng.randbytes(64)})
-    wrong_shapes: list[object] = [
-        None, 0, -1, 2**64 - 1, 1.5, float("nan"), "hello", b"hello", [], [1, 2, 3], {},
-        {"t": "hello"}, {"t": "data"}, {"t": 5}, {b"t": b"ping", b"s": session},
-        {"t": "ack", "s": session, "n": 1, "top": 1, "miss": []},  # a DEALER's kind, not a ROUTER's
-        {"t": "hello-ack", "key": stranger.public_key},
-        {"t": "ping", "s": session[:5]},
-        {"t": "ping", "s": session, "extra": 1},
-        {"t": "ping", "s": "not bytes at all"},
-        {"t": "data", "s": session, "f": -1, "q": 1, "c": "deal", "b": b""},
-        {"t": "data", "s": session, "f": 1, "q": 2**64 - 1, "c": "deal", "b": b""},
-        {"t": "data", "s": session, "f": 1, "q": 1, "c": "x" * 500, "b": b""},
-        {"t": "data", "s": session, "f": 1, "q": 1, "c": 7, "b": "text"},
-        {"t": "hello", "key": "k", "name": 1, "endpoint": "udp://x", "nonce": b"", "time": -5, "boot": None, "sig": b""},
-        {"t": "hello", **_hello(stranger, rng, "tcp://127.0.0.1:9"), "sig": rng.randbytes(64)},  # a bad signature
-        _nested(40),
-        msgpack.ExtType(5, b"extension"),
-        {"t": "ping", "s": session, "sig": [1, 2, {"x": None}]},
-    ]
-    frames: list[list[bytes]] = []
-    for value in wrong_shapes:
-        frames.append([msgpack.packb(value, use_bin_type=True)])
-    frames.append([msgpack.packb({1: 2, 3: 4})])  # integer map keys
-    frames.append([b"\xdf\xff\xff\xff\xff"])  # a map announcing 4 billion entries, and none
-    frames.append([b"\xc6\x7f\xff\xff\xff" + b"x" * 10])  # a bin of 2 GiB, 10 bytes there
-    frames.append([b"\xc1"])  # the one byte msgpack never uses
-    frames.append([b""])
-    frames.append([data, data])  # multipart
-    frames.append([signed_hello, b"", b"more"])
-    while len(frames) < count:
-        choice = rng.randrange(3)
-        if choice == 0:
-            frames.append([rng.randbytes(rng.randrange(0, 3000))])
-        elif choice == 1:
-            whole = rng.choice([signed_hello, data])
-            frames.append([whole[: rng.randrange(1, len(whole))]])  # truncated msgpack
-        else:
-            flipped = bytearray(rng.choice([signed_hello, data]))
-            flipped[rng.randrange(len(flipped))] ^= 1 << rng.randrange(8)  # one bit flipped
-            frames.append([bytes(flipped)])
-    rng.shuffle(frames)
-    return frames
-
-
-def dealer(context: zmq.Context[zmq.Socket[bytes]], endpoint: str, routing_id: bytes) -> zmq.Socket[bytes]:
-    sock = context.socket(zmq.DEALER)
-    sock.setsockopt(zmq.LINGER, 0)
-    sock.setsockopt(zmq.ROUTING_ID, routing_id)
-    sock.connect(endpoint)
-    return sock
-
-
-def replies(sock: zmq.Socket[bytes], timeout: float, until: Callable[[dict[str, Any]], bool] | None = None) -> list[dict[str, Any]]:
-    """The frames the daemon sends back within ``timeout`` seconds, decoded (up to the first
-    one ``until`` accepts, if given)."""
-    out: list[dict[str, Any]] = []
-    deadline = time.monotonic() + timeout
-    while (left := deadline - time.monotonic()) > 0:
-        if not sock.poll(int(left * 1000) + 1):
-            break
-        frame = decode(sock.recv(), LINK_KINDS)
-        if frame is not None:
-            out.append(frame)
-            if until is not None and until(frame):
-                break
-    return out
-
-
-def barrier(sock: zmq.Socket[bytes], rng: random.Random, timeout: float = 10) -> None:
-    """A ping with a session nobody issued gets ``reauth`` back: the daemon has read every
-    frame sent before on this connection, and still answers."""
-    session = rng.randbytes(TOKEN)
-    deadline = time.monotonic() + timeout
-
-    def answer(frame: dict[str, Any]) -> bool:
-        return bool(frame["t"] == "reauth" and frame["s"] == session)
-
-    while time.monotonic() < deadline:
-        sock.send(encode("ping", {"s": session}))
-        if any(answer(frame) for frame in replies(sock, 0.5, answer)):
-            return
-    pytest.fail(f"the daemon stopped answering on the peer socket for {timeout} s")
 
 
 def knock_with_junk(context: Any, endpoint: str, rng: random.Random) -> None:
     """Random routing ids, each with a burst of junk; then oversized frames."""
     for _ in range(6):
-        sock = dealer(context, endpoint, _routing_id(rng))
+        sock = dealer(context, endpoint, routing_id(rng))
         try:
             for parts in junk_frames(rng, 60):
                 sock.send_multipart(parts)
             barrier(sock, rng)
         finally:
             sock.close()
-    sock = dealer(context, endpoint, _routing_id(rng))
+    sock = dealer(context, endpoint, routing_id(rng))
     try:
         big = encode("data", {"s": rng.randbytes(TOKEN), "f": 1, "q": 1, "c": "deal", "b": bytes(2 * MiB + 1000)})
         sock.send(big)  # over the mesh's 2 MiB: counted and dropped
@@ -188,7 +81,7 @@ def knock_with_junk(context: Any, endpoint: str, rng: random.Random) -> None:
         time.sleep(0.3)
     finally:
         sock.close()
-    sock = dealer(context, endpoint, _routing_id(rng))
+    sock = dealer(context, endpoint, routing_id(rng))
     try:
         barrier(sock, rng)
     finally:
@@ -200,8 +93,8 @@ def claim_member(context: Any, endpoint: str, rng: random.Random, member: bytes)
     signed itself: it gets no session, so nothing it sends is taken for the member's."""
     sock = dealer(context, endpoint, member)
     try:
-        impostor = _identity(rng)
-        hello = {**_hello(impostor, rng, "tcp://127.0.0.1:9"), "key": member}
+        impostor = identity(rng)
+        hello = {**hello_fields(impostor, rng, "tcp://127.0.0.1:9"), "key": member}
         sock.send(encode_signed(impostor, "hello", hello))  # the member's key, our signature
         for seq in range(1, 20):
             body = rng.randbytes(rng.randrange(0, 400))
@@ -218,39 +111,12 @@ def stranger_session(context: Any, endpoint: str, rng: random.Random, daemon: by
     """A stranger with a key of its own says a valid HELLO, gets a session, and sends data:
     lobby junk, and deal messages it signed for the real table.  The daemon must take
     them off the wire (they are acknowledged) and act on none of them."""
-    stranger = _identity(rng)
+    stranger = identity(rng)
     sock = dealer(context, endpoint, stranger.public_key)
     try:
-        hello = _hello(stranger, rng, f"tcp://127.0.0.1:{free_ports(1)[0]}")
-        sock.send(encode_signed(stranger, "hello", hello))
-        ack = next((f for f in replies(sock, 5, lambda f: f["t"] == "hello-ack") if f["t"] == "hello-ack"), None)
-        assert ack is not None, "no HELLO-ACK for a validly signed HELLO"
-        assert ack["key"] == daemon and ack["to"] == stranger.public_key and ack["nonce"] == hello["nonce"]
-        assert verify(daemon, ack["sig"], signing_bytes("hello-ack", ack))
-        session: bytes = ack["session"]
-
-        bodies: list[tuple[str, bytes]] = []
-        member = [stranger.public_key, "intrus", stranger.public_key, "tcp://127.0.0.1:9"]
-        lobby_frames: list[object] = [
-            {"t": "join", "table": table_id, "members": [member]},
-            {"t": "manifest", "table": table_id, "members": [member, member, member]},
-            {"t": "sign", "table": table_id, "key": stranger.public_key, "sig": rng.randbytes(64), "commit": rng.randbytes(32)},
-            {"t": "coin", "table": table_id, "key": stranger.public_key, "coin": rng.randbytes(64)},
-            {"t": "offer", "table": table_id, "name": "club", "seats": 3, "opener": stranger.public_key,
-             "members": [member], "state": "withdrawn"},
-            {"t": "offer", "table": "short", "name": None, "seats": "3"},
-            {"t": None}, {"t": ["offer"]}, [], "offer", {"t": "join", "table": table_id, "members": [[1, 2]]},
-        ]
-        for frame in lobby_frames:
-            bodies.append(("lobby", msgpack.packb(frame, use_bin_type=True)))
-        bodies.append(("lobby", rng.randbytes(100)))
-        bodies.append(("lobby", msgpack.packb({"t": "join"}) + b"trailing"))
-        for kind in (Kind.COMMIT, Kind.BID, Kind.PLAY, Kind.ABANDON, Kind.REVEAL, Kind.SCORE_SIGN):
-            for seat in range(3):
-                for number in (deal, deal + 1):
-                    payload: Any = {"card": rng.randrange(78), "key": rng.randbytes(32)}
-                    message = sign_message(stranger, table_id, number, kind, seat, payload, rng.randbytes(32))
-                    bodies.append(("deal", encode_message(message)))
+        hello, session = handshake(sock, stranger, daemon, rng, f"tcp://127.0.0.1:{free_ports(1)[0]}")
+        bodies = [("lobby", body) for body in lobby_bodies(stranger, table_id, rng)]
+        bodies += [("deal", body) for body in deal_bodies(stranger, table_id, deal, rng)]
         bodies.append(("deal", rng.randbytes(300)))
         bodies.append(("deal", b""))
         bodies.append(("", rng.randbytes(50)))
@@ -268,21 +134,10 @@ def stranger_session(context: Any, endpoint: str, rng: random.Random, daemon: by
                 if frame["t"] == "ack" and frame["s"] == session:
                     delivered = max(delivered, frame["n"])
         assert delivered == len(bodies)
-        sock.send(encode_signed(stranger, "hello", hello))  # a replayed HELLO: no new session
+        sock.send(hello)  # a replayed HELLO: no new session
         assert not any(frame["t"] == "hello-ack" for frame in replies(sock, 0.3))
     finally:
         sock.close()
-
-
-API_JUNK: list[bytes] = [
-    b"{", b"}", b"[]", b"null", b"true", b'{"op": null}', b'{"op": ["status"]}', b'{"op": {"op": "status"}}',
-    b'{"op": "play", "card": 123}', b'{"op": "play", "card": null}', b'{"op": "bid", "contract": ["garde"]}',
-    b'{"op": "ecart", "cards": [1, 2]}', b'{"op": "poignee", "cards": {"T1": 1}}', b'{"op": "join"}',
-    b'{"op": "join", "table": 5}', b'{"op": "open", "seats": [3]}', b'{"op": "open", "name": {"x": 1}}',
-    b'{"op": "' + b"x" * 10_000 + b'"}', b'{"op": "\\u0000"}', b'{"op": "st\\ud83datus"}', b'{"id": {"deep": [[[]]]}, "op": 1}',
-    b'{"op": "status"', b"\x00\x00\x00", b"NaN", b'{"op": "statu\xc3"}', b"[" * 3000, b'{"op": -0.0e99999}',
-]
-"""One line each, and each must get an error response."""
 
 
 async def junk_on_the_api(path: Path, rng: random.Random) -> None:
@@ -313,39 +168,6 @@ async def junk_on_the_api(path: Path, rng: random.Random) -> None:
         except ConnectionError:
             pass
         writer.close()
-
-
-def status(home: Path) -> dict[str, Any] | None:
-    try:
-        result: dict[str, Any] = asyncio.run(ask(home, "status"))
-    except (DaemonUnavailable, ConnectionError, OSError):
-        return None
-    return result
-
-
-def wait_for_deal(home: Path, process: subprocess.Popen[bytes], deal: int, timeout: float = 30) -> str | None:
-    """The table id once deal ``deal`` is under way there (None if the daemon is past it)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and process.poll() is None:
-        found = status(home)
-        tables = found["tables"] if found else []
-        if tables and tables[0]["deal"] == deal and tables[0]["scored"] == deal:
-            return str(tables[0]["table"])
-        if tables and tables[0]["scored"] > deal:
-            return None
-        time.sleep(0.02)
-    return None
-
-
-def public_key(home: Path, process: subprocess.Popen[bytes]) -> bytes:
-    wait_for_path(home / "identity.key", process)
-    deadline = time.monotonic() + 5
-    while True:
-        try:
-            return Identity.from_private_bytes((home / "identity.key").read_bytes()).public_key
-        except ValueError:  # being written
-            assert time.monotonic() < deadline
-            time.sleep(0.02)
 
 
 def test_junk_on_the_peer_socket_and_the_local_api_changes_nothing(tmp_path: Path) -> None:
