@@ -148,7 +148,7 @@ async def play_until_an_ecart(d: Driver, max_deals: int = 10) -> dict[str, int]:
             await make_ecart(d, seen)
         elif model.decision == "chelem":
             await d.press(ENTER, "no chelem", lambda m: m.decision_key != key)
-        elif model.decision == "calling":
+        elif model.decision == "call":
             await d.press(ENTER, "the call", lambda m: m.decision_key != key)
         else:
             assert_legal_cards_highlighted(model)

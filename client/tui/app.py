@@ -65,8 +65,21 @@ STYLE = Style.from_dict({
 
 #: Seconds between two ``state`` requests when nothing happens (the lobby, away counters).
 POLL = 1.0
-#: Lines of the deal's log kept on screen beside the table.
-LOG_LINES = 40
+#: The width of the panel beside the table (the log, the score sheet).
+SIDE_WIDTH = 44
+
+
+def last_rows(lines: list[str], width: int, height: int) -> list[str]:
+    """The last lines that fit ``height`` rows of ``width`` once wrapped: the newest of the
+    log stays in sight."""
+    kept: list[str] = []
+    rows = 0
+    for line in reversed(lines):
+        rows += max(1, -(-len(line) // width))
+        if rows > height:
+            break
+        kept.append(line)
+    return kept[::-1]
 
 
 class TarotApp:
@@ -200,16 +213,17 @@ class TarotApp:
             return FormattedTextControl(function, focusable=False)
 
         at_table = Condition(lambda: self.model.at_table)
+        self._side_window = Window(text(self._side), width=SIDE_WIDTH, wrap_lines=True)
         return HSplit([
             Window(text(self._title), height=1, style="class:title"),
             VSplit([
                 Window(text(self._main), wrap_lines=True),
                 ConditionalContainer(
-                    VSplit([Window(width=1, char="│", style="class:line"), Window(text(self._side), width=44, wrap_lines=True)]),
+                    VSplit([Window(width=1, char="│", style="class:line"), self._side_window]),
                     filter=at_table,
                 ),
             ]),
-            ConditionalContainer(Window(text(self._hand), height=2, wrap_lines=True), filter=at_table),
+            ConditionalContainer(Window(text(self._hand), height=2, wrap_lines=True), filter=Condition(lambda: self.model.view is not None)),
             Window(text(self._prompt), height=1),
             Window(text(self._status), height=1),
             Window(text(self._help_line), height=1, style="class:help"),
@@ -233,7 +247,8 @@ class TarotApp:
     def _side(self) -> StyleAndTextTuples:
         if self.model.panel == "sheet":
             return sheet_fragments(self.model, compact=True)
-        return [("", "\n".join(deal_log(self.model)[-LOG_LINES:]))]
+        info = self._side_window.render_info
+        return [("", "\n".join(last_rows(deal_log(self.model), SIDE_WIDTH, info.window_height if info else 1000)))]
 
     def _hand(self) -> StyleAndTextTuples:
         return hand_fragments(self.model, self.click_card)
@@ -286,7 +301,7 @@ class TarotApp:
             option = model.choice.current
             if model.decision == "bidding":
                 self._send("bid", contract=option)
-            elif model.decision == "calling":
+            elif model.decision == "call":
                 self._send("call", card=option)
             else:
                 self._send("chelem", announce=option == "yes")

@@ -105,7 +105,7 @@ class Model:
         decision, options = state.get("decision"), state.get("options") or {}
         if decision == "bidding":
             self.choice = Choice(list(options["bids"]))
-        elif decision == "calling":
+        elif decision == "call":
             self.choice = Choice(list(options["calls"]))
         elif decision == "chelem":
             self.choice = Choice(["no", "yes"])

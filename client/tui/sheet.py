@@ -10,7 +10,7 @@ from prompt_toolkit.formatted_text import StyleAndTextTuples
 from client.tui.i18n import CONTRACTS
 from client.tui.model import Model
 
-COLUMN = 9
+COLUMN = 8
 
 
 def _cell(text: object, width: int = COLUMN) -> str:
@@ -25,8 +25,8 @@ def sheet_fragments(model: Model, *, compact: bool = False) -> StyleAndTextTuple
     out: StyleAndTextTuples = [("class:heading", texts("sheet")), ("", "\n\n")]
     if not results:
         return [*out, ("class:dim", texts("sheet_empty")), ("", "\n")]
-    width, contract = (7, 0) if compact else (COLUMN, 22)
-    header = _cell(texts("sheet_deal"), 7) + texts("sheet_contract")[:contract].ljust(contract) + "".join(_cell(n, width) for n in names)
+    width, contract = (7, 0) if compact else (COLUMN, 18)
+    header = _cell(texts("sheet_deal"), 6) + texts("sheet_contract")[:contract].ljust(contract) + "".join(_cell(n, width) for n in names)
     out += [("class:sheet.header", header), ("", "\n")]
     for row in results:
         if not contract:
@@ -36,9 +36,9 @@ def sheet_fragments(model: Model, *, compact: bool = False) -> StyleAndTextTuple
         else:
             what = texts("sheet_void")
         scores = "".join(_cell(f"{s:+d}", width) for s in row["scores"])
-        out += [("", _cell(int(row["deal"]) + 1, 7) + what[: contract - 1].ljust(contract) + scores), ("", "\n")]
+        out += [("", _cell(int(row["deal"]) + 1, 6) + what[: contract - 1].ljust(contract) + scores), ("", "\n")]
     totals = "".join(_cell(f"{s:+d}", width) for s in state.get("scores") or [])
-    out += [("class:sheet.total", _cell(texts("sheet_total"), 7) + " " * contract + totals), ("", "\n")]
+    out += [("class:sheet.total", _cell(texts("sheet_total"), 6) + " " * contract + totals), ("", "\n")]
     for verdict in [] if compact else verdicts(model):
         out += [("", "\n"), ("class:error", verdict)]
     return out

@@ -18,7 +18,6 @@ from prompt_toolkit.mouse_events import MouseEvent, MouseEventType
 from client.tui import cards
 from client.tui.i18n import CONTRACTS
 from client.tui.model import Model
-from protocol.cards import card
 
 WIDTH, HEIGHT = 64, 13
 
@@ -136,7 +135,7 @@ def info_lines(model: Model) -> StyleAndTextTuples:
     if view.get("taker") is not None and view.get("contract"):
         parts = [texts("contract_line", taker=model.name(view["taker"]), contract=CONTRACTS[view["contract"]])]
         if view.get("called"):
-            parts.append(texts("called", card=_card_name(view["called"], lang)))
+            parts.append(texts("called", card=cards.symbol(view["called"], lang)))
             if view.get("partner") is None:
                 parts.append(texts("partner_unknown"))
         if view.get("chelem"):
@@ -154,10 +153,6 @@ def info_lines(model: Model) -> StyleAndTextTuples:
         out.append(("class:heading", line))
     out.append(("", "\n"))
     return out
-
-
-def _card_name(code: str, lang: str) -> str:
-    return card(code).name(lang)
 
 
 def table_fragments(model: Model) -> StyleAndTextTuples:
@@ -226,7 +221,7 @@ def hand_fragments(model: Model, on_card: OnPick | None = None) -> StyleAndTextT
 
 def option_label(model: Model, option: str) -> StyleAndTextTuples:
     """A bid, a call or yes/no as drawn in the prompt line."""
-    if model.decision == "calling":
+    if model.decision == "call":
         return cards.fragments([option], model.texts.lang)
     if model.decision == "chelem":
         return [("", model.texts(option))]
@@ -242,7 +237,7 @@ def prompt_fragments(model: Model, on_option: OnPick | None = None) -> StyleAndT
         return [("class:prompt", texts("prompt_between"))]
     decision = model.decision
     if model.choice is not None:
-        key = {"bidding": "prompt_bid", "calling": "prompt_call", "chelem": "prompt_chelem"}[str(decision)]
+        key = {"bidding": "prompt_bid", "call": "prompt_call", "chelem": "prompt_chelem"}[str(decision)]
         out: StyleAndTextTuples = [("class:prompt", texts(key) + " ")]
         for i, option in enumerate(model.choice.options):
             under = i == model.choice.index
