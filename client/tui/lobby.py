@@ -43,5 +43,5 @@ def lobby_fragments(model: Model) -> StyleAndTextTuples:
         out.append(("class:dim", texts("lobby_peers", peers=listed)))
     else:
         out.append(("class:dim", texts("lobby_no_peers")))
-    out += [("", "\n\n"), ("class:help", texts("lobby_keys")), ("", "\n")]
+    out.append(("", "\n"))
     return out

@@ -80,7 +80,7 @@ def game(lang: str, env: dict[str, str], workdir: Path, deals: int = 8) -> dict[
         raise AssertionError(f"no écart in {deals} deals; the screen:\n{pane.screen()}")
     finally:
         pane.keys("q")  # scripts/play stops its daemons, and the session ends with it
-        pane.wait(lambda s: not s.strip(), "scripts/play to stop", timeout=30)
+        pane.wait(lambda _: pane.ended(), "scripts/play to stop its daemons", timeout=30)
         pane.kill()
 
 

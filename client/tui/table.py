@@ -38,8 +38,8 @@ class Place:
 
 _PLACES = {
     "bottom": Place(11, WIDTH // 2, "centre", 9, WIDTH // 2),
-    "right": Place(5, WIDTH, "right", 6, WIDTH - 16),
-    "left": Place(5, 0, "left", 6, 16),
+    "right": Place(5, WIDTH, "right", 7, WIDTH - 18),
+    "left": Place(5, 0, "left", 7, 18),
     "top": Place(0, WIDTH // 2, "centre", 3, WIDTH // 2),
     "top_right": Place(0, WIDTH - 4, "right", 3, WIDTH // 2 + 10),
     "top_left": Place(0, 4, "left", 3, WIDTH // 2 - 10),

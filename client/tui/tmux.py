@@ -52,6 +52,11 @@ class Pane:
         self.keys(*keys)
         return self.wait(lambda now: now != before, "the screen to answer the keys", timeout=10)
 
+    def ended(self) -> bool:
+        """The command has exited (and the session with it)."""
+        done = subprocess.run(["tmux", "-L", self.socket, "has-session", "-t", "tarot"], capture_output=True, env=self.env, timeout=10)
+        return done.returncode != 0
+
     def kill(self) -> None:
         subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True, env=self.env, timeout=10)
 
