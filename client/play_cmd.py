@@ -6,7 +6,7 @@ import argparse
 import asyncio
 import sys
 
-from client.api import DaemonUnavailable, default_home
+from client.api import DaemonUnavailable, ask, default_home
 from client.cli import SubParsers
 
 
@@ -26,6 +26,7 @@ def run(args: argparse.Namespace) -> int:
     lang = getattr(args, "lang", None) or language_from_environment()
     texts = Texts(lang)
     try:
+        asyncio.run(ask(home, "status"))  # before the screen opens: a missing daemon is said plainly
         return asyncio.run(TarotApp(home, lang).run())
     except DaemonUnavailable as error:
         # Not running, or running as another user (whose socket we may not open): say which.

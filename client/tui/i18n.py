@@ -92,7 +92,7 @@ _TEXT: dict[str, dict[str, str]] = {
         # Messages.
         "connected": "Connecté au démon de {home}.",
         "daemon_gone": "Le démon s'est arrêté. Relancez-le : tarotd --home {home} (ou scripts/play) ; q pour quitter.",
-        "daemon_missing": "Aucun démon ne tourne avec le dossier {home}.\nLancez-le d'abord : tarotd --home {home} --table salon --seats 5 --bots 4\nou jouez tout de suite contre des bots : scripts/play",
+        "daemon_missing": "Aucun démon ne tourne avec le dossier {home}.\nLancez-le d'abord : tarotd --home {home} &  puis tarot --home {home} : ouvrez une table au salon (3, 4 ou 5) et ajoutez des bots (b).\nOu jouez tout de suite contre des bots : scripts/play",
         "peer_away": "{who} ne répond plus depuis {seconds} s ; la table l'attend.",
         "refused": "Refusé : {reason}",
         "pick_more": "Il faut encore {count} carte(s).",
@@ -198,7 +198,7 @@ _TEXT: dict[str, dict[str, str]] = {
         "left": "You left the table.",
         "connected": "Connected to the daemon of {home}.",
         "daemon_gone": "The daemon has stopped. Start it again: tarotd --home {home} (or scripts/play); q to quit.",
-        "daemon_missing": "No daemon is running with the home {home}.\nStart one first: tarotd --home {home} --table salon --seats 5 --bots 4\nor play against bots at once: scripts/play",
+        "daemon_missing": "No daemon is running with the home {home}.\nStart one first: tarotd --home {home} &  then tarot --home {home}: open a table in the lobby (3, 4 or 5) and add bots (b).\nOr play against bots at once: scripts/play",
         "peer_away": "{who} has not answered for {seconds} s; the table waits for them.",
         "refused": "Refused: {reason}",
         "pick_more": "{count} more card(s) needed.",
