@@ -258,6 +258,9 @@ def test_a_poignee_is_picked_and_shown(tmp_path: Path) -> None:
                     texts = d.model.texts
                     await d.until(lambda m: m.decision == "playing", "our turn")
                     first = d.ui.screen_text()
+                    await d.press("?", "the full help", lambda m: m.show_help)
+                    assert "Help — keys" in d.ui.screen_text() and "p t g s c" in d.ui.screen_text()
+                    await d.press("?", "the help closed", lambda m: not m.show_help)
                     assert texts("prompt_poignee_offer", sizes="simple") in first
                     await d.press("m", "the poignée picker", lambda m: m.poignee is not None)
                     assert texts("prompt_poignee", count=8, sizes="simple 8") in d.ui.screen_text()
