@@ -287,4 +287,4 @@ def test_a_poignee_is_picked_and_shown(tmp_path: Path) -> None:
     assert daemon.requests[0]["op"] == "poignee" and len(daemon.requests[0]["cards"]) == 8
     assert daemon.requests[-1] == {"id": daemon.requests[-1]["id"], "op": "play", "card": "4S"}
     assert "moi (you) shows a poignée simple: 18 15 12 9 7 5 3 2" in shown
-    assert "b3" in first and "away for 12 s" in first  # a peer away: who and for how long
+    assert "b3 has not answered for 12 s" in first and "away for 12 s" in first  # a peer away: who, how long

@@ -173,15 +173,6 @@ class TarotApp:
             self._dirty.clear()
             if self.model.connected:
                 await self.refresh()
-            self._warn_away()
-
-    def _warn_away(self) -> None:
-        """A peer whose daemon stopped answering: who, and for how long, in the status line."""
-        away = self.model.away_seats()
-        if away:
-            seat, seconds = max(away.items(), key=lambda item: item[1])
-            self.model.say(self.texts("peer_away", who=self.model.name(seat), seconds=round(seconds)), error=True)
-            self.app.invalidate()
 
     def _send(self, op: str, success: str | None = None, **params: Any) -> None:
         """One request to the daemon, in the background; its refusal goes to the status line."""
