@@ -8,7 +8,7 @@ A refusal here is a :class:`Refusal` naming a sentence of :mod:`client.tui.i18n`
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from protocol.cards import card
@@ -161,8 +161,3 @@ class PoigneePicker:
             return Refusal("poignee_excuse")
         return None
 
-
-def ordered(codes: Sequence[str], hand_order: Sequence[str]) -> list[str]:
-    """``codes`` in the order the hand is drawn (the daemon's lists follow no order)."""
-    rank = {code: i for i, code in enumerate(hand_order)}
-    return sorted(codes, key=lambda c: rank.get(c, len(rank)))
