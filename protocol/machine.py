@@ -165,6 +165,9 @@ class SeatMachine:
                 outbox.extend(machine.receive(message))
             elif message.kind in _DECISIONS and machine.decision() is not None:
                 outbox.extend(machine._send_action(machine._action_of(message)))
+            elif message.kind in (Kind.REVEAL, Kind.SCORE_SIGN) and machine.public.stall_implied_by(message):
+                machine._sync()  # it had timed seats out before signing this
+                outbox.extend(machine._flush())
         signed = {m.digest for m in stored if m.seat == seat}
         regenerated = {m.digest for m in machine.transcript.messages if m.seat == seat}
         if not signed <= regenerated | {m.digest for m in outbox}:

@@ -178,6 +178,18 @@ class PublicDeal:
         else:
             self.stage = Stage.REVEAL
 
+    def stall_implied_by(self, message: Message) -> bool:
+        """A reveal or a signature before its round means its sender gave up waiting for some
+        seats: the reveal names them; the signature, those that did not reveal.  A restarted
+        seat replaying its journal learns its own time-outs the same way, from what it signed.
+        True if it stalled seats."""
+        stalled = self.stalled
+        if message.kind is Kind.REVEAL and self.stage not in (Stage.REVEAL, Stage.SIGN, Stage.DONE):
+            self.stall(_seats(_field(message, "gone")))
+        elif message.kind is Kind.SCORE_SIGN and self.stage is Stage.REVEAL:
+            self.stall(set(range(self.players)) - set(self.seeds))
+        return self.stalled != stalled
+
     def _stop(self, verdict: Verdict) -> None:
         if self.verdict is None:
             self.verdict = verdict
@@ -187,12 +199,7 @@ class PublicDeal:
             self.stage = Stage.DONE
 
     def _apply(self, message: Message) -> None:
-        # A reveal or a signature before its round means its senders gave up waiting for
-        # some seats: the reveal names them; the signature, those that did not reveal.
-        if message.kind is Kind.REVEAL and self.stage not in (Stage.REVEAL, Stage.SIGN, Stage.DONE):
-            self.stall(_seats(_field(message, "gone")))
-        elif message.kind is Kind.SCORE_SIGN and self.stage is Stage.REVEAL:
-            self.stall(set(range(self.players)) - set(self.seeds))
+        self.stall_implied_by(message)
         handler = _HANDLERS.get(message.kind)
         if handler is None:
             raise VerdictError(Verdict(message.seat, message.kind.value, "a message of a kind the deal does not use", ()))

@@ -81,3 +81,48 @@ def test_resume_refuses_another_seed() -> None:
     stored = machine.start()
     with pytest.raises(ValueError, match="seed"):
         SeatMachine.resume(table, 0, 1, 2, identities[2], bytes([9]) * 32, stored)
+
+
+def test_a_seat_that_timed_a_peer_out_resumes_after_its_reveal() -> None:
+    """Seat 2 falls silent in the tricks; seats 0 and 1 time it out and reveal.  Seat 0,
+    killed then and rebuilt from its journal, learns its own time-out from the reveal it had
+    signed — it signs nothing different — and the deal ends abandoned by seat 2."""
+    players, silent = 3, 2
+    table, identities = sim_table(players, seed=5)
+    seeds = [bytes([s + 1]) * 32 for s in range(players)]
+    machines = [SeatMachine(table, 0, 0, s, identities[s], seeds[s]) for s in range(players)]
+    policies = [make_bot("basic", random.Random(s)) for s in range(players)]
+    journal: list[Message] = []  # seat 0's: what it received and signed, in that order
+    reachable = machines  # once seat 2 is gone, nothing reaches it any more
+
+    def sent_by(machine: SeatMachine, messages: list[Message]) -> list[Message]:
+        if machine.seat == 0:
+            journal.extend(messages)
+        return messages
+
+    def deliver(queue: list[Message]) -> None:
+        while queue:
+            message = queue.pop(0)
+            for machine in reachable:
+                if machine.seat != message.seat:
+                    if machine.seat == 0:
+                        journal.append(message)
+                    queue.extend(sent_by(machine, machine.receive(message)))
+
+    deliver([m for machine in machines for m in sent_by(machine, machine.start())])
+    while (deciding := next((m for m in machines if m.decision() is not None), None)) is not None:
+        assert deciding.game is not None
+        if deciding.seat == silent and len(deciding.game.tricks) >= 2:
+            break  # seat 2 goes silent at its turn in the third trick or later
+        deliver(sent_by(deciding, deciding.act(next(iter(decide(deciding.game, policies[deciding.seat]))))))
+    assert machines[0].public.stage.value == "play"
+    reachable = machines[:silent]
+    deliver([m for machine in reachable for m in sent_by(machine, machine.stall())])
+    assert any(m.kind.value == "reveal" for m in journal if m.seat == 0)
+    rebuilt, resent = SeatMachine.resume(table, 0, 0, 0, identities[0], seeds[0], journal)
+    assert rebuilt.transcript.head == machines[0].transcript.head
+    machines[0] = reachable[0] = rebuilt
+    deliver([*resent, *machines[1].stall()])
+    assert rebuilt.done and machines[1].done
+    audit = rebuilt.audit
+    assert audit is not None and audit.abandoned and audit.verdict is not None and audit.verdict.seat == silent
