@@ -28,6 +28,7 @@ these deals differ from run to run; the benchmark's own choices are seeded.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -42,7 +43,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from client.api import DaemonClient, DaemonUnavailable, socket_path
+from client.api import DaemonClient, DaemonUnavailable
 from client.bench_deck import BENCH_SEED
 from client.bench_stats import BenchError
 
@@ -52,7 +53,7 @@ TAROTD: tuple[str, ...] = (sys.executable, "-m", "tarotd.cli")
 START_TIMEOUT = 30.0  #: seconds for a daemon to open its API socket
 DEAL_TIMEOUT = 30.0  #: seconds a deal may take before the benchmark gives up on the table
 SILENT_SEAT_TIMEOUT = 30.0  #: the daemons' own ``--timeout``
-EXIT_TIMEOUT = 15.0  #: seconds for a daemon to exit after its last deal (it lingers up to 5)
+EXIT_TIMEOUT = 15.0  #: seconds for the last events of daemons that exited to come in
 POLL = 0.05  #: seconds between two looks at something that sends no event
 
 
@@ -156,7 +157,7 @@ class LoopbackTable:
         return argv if daemon.index in self.humans else [*argv, "--bot", "basic"]
 
     async def _start(self) -> None:
-        ports = _free_ports(PLAYERS)
+        ports = free_ports(PLAYERS)
         for daemon in self.daemons:
             # Popen, not asyncio's subprocesses: their child watcher would reap the daemons
             # before :meth:`finish` could read their resource usage with ``wait4``.
@@ -168,19 +169,21 @@ class LoopbackTable:
             await self._connect(daemon)
 
     async def _connect(self, daemon: Daemon) -> None:
+        """Connect to the daemon's API as soon as it listens: the socket file appears when it
+        is bound, a moment before the daemon listens on it (refused meanwhile)."""
         assert daemon.process is not None
         deadline = time.monotonic() + START_TIMEOUT
-        while not socket_path(daemon.home).exists():
+        client = DaemonClient(daemon.home)
+        while True:
             if daemon.process.poll() is not None:
                 raise self.failure(f"tarotd {daemon.index} exited with status {daemon.process.returncode} at start")
-            if time.monotonic() > deadline:
-                raise self.failure(f"tarotd {daemon.index} did not open its API socket within {START_TIMEOUT:.0f} s")
+            try:
+                await client.connect()
+                break
+            except DaemonUnavailable as error:
+                if time.monotonic() > deadline:
+                    raise self.failure(f"tarotd {daemon.index} did not open its API within {START_TIMEOUT:.0f} s: {error}") from None
             await asyncio.sleep(POLL)
-        client = DaemonClient(daemon.home)
-        try:
-            await client.connect()
-        except DaemonUnavailable as error:
-            raise self.failure(f"cannot reach tarotd {daemon.index}: {error}") from None
         daemon.events = EventLog(client)
         self._pumps.append(asyncio.create_task(daemon.events.pump()))
 
@@ -196,7 +199,8 @@ class LoopbackTable:
 
     async def finish(self, timeout: float) -> None:
         """Wait for every daemon to exit (each has played its deals), taking its peak resident
-        memory from ``wait4``; a daemon that fails or hangs is an error."""
+        memory from ``wait4``, and for every event it published; a daemon that fails or hangs
+        is an error."""
         deadline = time.monotonic() + timeout
         for daemon in self.daemons:
             process = daemon.process
@@ -212,6 +216,10 @@ class LoopbackTable:
                     await asyncio.sleep(POLL)
             if process.returncode != 0:
                 raise self.failure(f"tarotd {daemon.index} exited with status {process.returncode}")
+        try:
+            await asyncio.wait_for(asyncio.gather(*self._pumps), EXIT_TIMEOUT)  # up to "disconnected"
+        except asyncio.TimeoutError:
+            raise self.failure("a daemon's API connection stayed open after it exited") from None
 
     def audits(self) -> list[object]:
         """Every deal's audit on the score sheet the first daemon left in its home."""
@@ -230,16 +238,13 @@ class LoopbackTable:
         self._directory.cleanup()
 
 
-def _free_ports(count: int) -> list[int]:
+def free_ports(count: int) -> list[int]:
     """Ports free on 127.0.0.1 now (the kernel picks them; a daemon binds them a moment later)."""
-    sockets = [socket.socket() for _ in range(count)]
-    try:
+    with contextlib.ExitStack() as stack:
+        sockets = [stack.enter_context(socket.socket()) for _ in range(count)]
         for sock in sockets:
             sock.bind(("127.0.0.1", 0))
         return [sock.getsockname()[1] for sock in sockets]
-    finally:
-        for sock in sockets:
-            sock.close()
 
 
 # --------------------------------------------------------------------------- five bots
@@ -273,8 +278,6 @@ async def bot_deals(deals: int, command: Sequence[str] = TAROTD) -> BotDeals:
     """Five bot daemons play ``deals`` deals (at least 2: deal 0 is not timed)."""
     async with LoopbackTable(deals, command=command) as table:
         await table.finish(START_TIMEOUT + deals * DEAL_TIMEOUT)
-        for pump in table._pumps:
-            await asyncio.wait_for(pump, EXIT_TIMEOUT)  # every event in, up to the disconnection
         bad = [audit for audit in table.audits() if audit != "ok"]
         if bad:
             raise table.failure(f"a benchmark deal's audit failed: {bad[0]}")
