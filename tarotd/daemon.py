@@ -282,8 +282,12 @@ class Daemon:
         self._after_step(runner)
 
     def _publish(self, runner: TableRunner) -> None:
+        """The events of the player's own seat go to its clients; those of the bot seats
+        hosted here stay here (their hands are theirs)."""
+        own = self._own_seat(runner)
         for seat, event in runner.events:
-            self.api.broadcast({"event": event.kind, "seat": seat, **event.data})
+            if seat == own:
+                self.api.broadcast({"event": event.kind, "seat": seat, **event.data})
         runner.events.clear()
         self._write_scores(runner)
 
@@ -437,11 +441,14 @@ class Daemon:
     def _current(self) -> TableRunner | None:
         return next(iter(self.runners.values()), None)
 
+    def _own_seat(self, runner: TableRunner) -> int | None:
+        return next((s for s, m in enumerate(runner.ready.members) if m.key == self.identity.public_key), None)
+
     def _act(self, op: str, request: dict[str, Any]) -> dict[str, Any]:
         runner = self._current()
         if runner is None:
             raise ApiError("you are not at a table yet: open or join one")
-        seat = next((s for s, m in enumerate(runner.ready.members) if m.key == self.identity.public_key), None)
+        seat = self._own_seat(runner)
         if seat is None:
             raise ApiError("this daemon has no seat of its own at the table")
         try:

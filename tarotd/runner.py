@@ -29,6 +29,7 @@ from protocol.messages import Message, MessageError, decode, encode
 from protocol.players import Policy, decide
 from protocol.rules import RuleError
 from protocol.scoring import ScoreSheet
+from protocol.view import SeatView
 from tarotd.lobby import ReadyTable
 
 Out = tuple[bytes, bytes]  #: (destination daemon key, encoded message)
@@ -101,6 +102,7 @@ class TableRunner:
     results: list[dict[str, object]] = field(default_factory=list)  #: one per scored deal
     events: list[tuple[int, Event]] = field(default_factory=list)
     between_deals: bool = False  #: the last deal is scored; the next waits for the player's "next"
+    last_views: dict[int, SeatView] = field(default_factory=dict)  #: each hosted seat's view as the last deal ended
     _ahead: list[Message] = field(default_factory=list)  #: messages of a deal not started here yet
     _stand_ins: dict[int, Policy] = field(default_factory=dict)  #: bots autoplaying for absent players
 
@@ -299,6 +301,7 @@ class TableRunner:
         self.journal.save_sheet(self.table_id, self.sheet)
         self.journal.set_setting(self._results_key, json.dumps(self.results))
         self.journal.set_deal_state(self.table_id, self.deal_number, SCORED)
+        self.last_views = {seat: view for seat, m in self.machines.items() if (view := m.view()) is not None}
         self.machines = {}
 
     def _void_reason(self, audit: DealAudit) -> str:

@@ -76,6 +76,7 @@ def seat_state(runner: TableRunner, key: bytes, away: dict[int, float] | None = 
     seat = next((s for s, m in enumerate(runner.ready.members) if m.key == key), None)
     machine = runner.machines.get(seat) if seat is not None else None
     view = machine.view() if machine is not None else None
+    last = runner.last_views.get(seat) if seat is not None and machine is None else None
     decision = machine.decision() if machine is not None else None
     return {
         "table": runner.table_id.hex(),
@@ -86,6 +87,7 @@ def seat_state(runner: TableRunner, key: bytes, away: dict[int, float] | None = 
         "deal": runner.deal_number,
         "dealer": runner.dealer,
         "view": None if view is None else view_json(view),
+        "last_view": None if last is None else view_json(last),  #: between deals: how the last one ended
         "waiting_for": sorted(runner.waiting_for()),
         "away": [{"seat": s, "seconds": round(t, 1)} for s, t in sorted((away or {}).items())],
         "decision": None if decision is None else decision.value,

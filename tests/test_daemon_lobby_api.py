@@ -63,8 +63,16 @@ async def choose(client: DaemonClient, state: dict[str, Any], rng: random.Random
 
 async def play_table(home: Path, process: Any) -> tuple[dict[str, Any], dict[str, int]]:
     wait_for_path(home / "api.sock", process)
-    client = DaemonClient(home)
+    client, observer = DaemonClient(home), DaemonClient(home)
     await client.connect()
+    await observer.connect()
+    events: list[dict[str, Any]] = []
+
+    async def watch() -> None:
+        async for event in observer.events():
+            events.append(event)
+
+    watcher = asyncio.create_task(watch())
     assert "open or join a table first" in await refused(client, "bot")
     assert "not at a table" in await refused(client, "next")
     await client.request("open", name="salon", seats=3)
@@ -84,7 +92,10 @@ async def play_table(home: Path, process: Any) -> tuple[dict[str, Any], dict[str
             continue
         assert state["seats"] == ["moi", "moi-bot1", "moi-bot2"] and len(state["fingerprints"]) == 3
         if state["between_deals"]:
-            assert state["results"] and state["options"] is None
+            assert state["results"] and state["options"] is None and state["view"] is None
+            last = state["last_view"]  # how the deal ended, for the screen between deals
+            assert last["seat"] == state["seat"] == 0 and last["dealer"] == state["results"][-1]["dealer"]
+            assert len(last["tricks"]) == (24 if state["results"][-1]["contract"] else 0)
             assert "the table is full" in await refused(client, "bot")
             await client.request("next")
         elif state["decision"] is not None:
@@ -94,6 +105,12 @@ async def play_table(home: Path, process: Any) -> tuple[dict[str, Any], dict[str
                 assert "not over" in await refused(client, "next")
             await asyncio.sleep(0.02)
     await client.close()
+    watcher.cancel()
+    await observer.close()
+    hands = [e for e in events if e.get("event") == "hand"]
+    plays = [e for e in events if e.get("event") == "play"]
+    # One seat's events only: one hand per deal, each card played told once — not once per seat.
+    assert len(hands) == 2 and len(plays) in (0, 72, 144), (len(hands), len(plays))
     return state, seen
 
 

@@ -219,10 +219,12 @@ def test_errors_are_one_line_with_status_2(
         assert word in err, (word, err)
 
 
-def test_no_command_is_a_one_line_error(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main([]) == 2
+def test_no_command_opens_the_game_and_without_a_daemon_says_how_to_start_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["--home", str(tmp_path), "--lang", "en"]) == 1
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "score" in err
+    assert "Start one first" in err and "Traceback" not in err
 
 
 def test_help_exits_zero(capsys: pytest.CaptureFixture[str]) -> None:
