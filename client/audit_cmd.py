@@ -1,7 +1,9 @@
 """``tarot audit FILE``: check a saved deal transcript offline, on any machine.
 
 Exit status 0 when everything holds, 1 with the verdict otherwise, 2 for a file that cannot
-be read as a transcript.
+be read as a transcript.  A proof file (:func:`~protocol.transcript.proof_file`) is a
+transcript with the verdict a seat reached: exit 1 when the audit gives that very verdict
+(the proof holds), 2 when it does not.
 """
 
 from __future__ import annotations
@@ -11,18 +13,19 @@ import sys
 from pathlib import Path
 
 from client.cli import SubParsers
-from protocol.audit import DealAudit, audit_deal, dealer_of
+from protocol.audit import DealAudit, audit_transcript
 from protocol.identity import fingerprint
 from protocol.public import TableSetup
-from protocol.transcript import Transcript, TranscriptError
+from protocol.transcript import Transcript, TranscriptError, is_proof_file, read_proof_file
 
 
 def register(subparsers: SubParsers) -> None:
     parser = subparsers.add_parser(
         "audit",
-        help="verify a saved deal transcript offline",
+        help="verify a saved deal transcript or proof file offline",
         description="Re-check every signature, the hash chain, every step of the deck and every "
-        "play of a saved deal, and the score every seat signed.",
+        "play of a saved deal, and the score every seat signed.  A proof file (written by a seat "
+        "that named a cheater) is checked the same way, and must give the verdict it states.",
     )
     parser.add_argument("file", type=Path, metavar="FILE")
     parser.set_defaults(run=run)
@@ -31,16 +34,21 @@ def register(subparsers: SubParsers) -> None:
 def run(args: argparse.Namespace) -> int:
     try:
         data = args.file.read_bytes()
-        transcript = Transcript.from_bytes(data)
-        dealer = dealer_of(transcript.messages)
+        stated, transcript = read_proof_file(data) if is_proof_file(data) else (None, Transcript.from_bytes(data))
+        table, dealer, audit = audit_transcript(transcript)
     except (OSError, TranscriptError, ValueError) as error:
         print(f"tarot audit: cannot read {args.file}: {error}", file=sys.stderr)
         return 2
-    table = TableSetup(transcript.table_id, transcript.members, transcript.names)
-    audit = audit_deal(table, transcript.deal, dealer, transcript.messages)
     for line in report(table, transcript, dealer, audit):
         print(line)
-    return 0 if audit.ok else 1
+    if stated is None:
+        return 0 if audit.ok else 1
+    found = audit.verdict
+    if found is None or (found.seat, found.step, found.reason) != (stated.seat, stated.step, stated.reason):
+        print(f"proof: DOES NOT HOLD — the file states {stated}, the audit gives {found or 'no verdict'}")
+        return 2
+    print("proof: holds — the audit gives the verdict the file states")
+    return 1
 
 
 def report(table: TableSetup, transcript: Transcript, dealer: int, audit: DealAudit) -> list[str]:
@@ -62,7 +70,9 @@ def report(table: TableSetup, transcript: Transcript, dealer: int, audit: DealAu
     if verdict is None:
         lines.append("audit: ok")
     else:
-        who = "not attributed" if verdict.seat is None else f"seat {verdict.seat} ({table.names[verdict.seat]})"
+        who = "not attributed"
+        if verdict.seat is not None:
+            who = f"seat {verdict.seat} ({table.names[verdict.seat]} [{fingerprint(table.members[verdict.seat])}])"
         lines.append(f"audit: CHEAT — {who}, step {verdict.step}: {verdict.reason}")
         for evidence in verdict.evidence:
             lines.append(f"  evidence: {evidence}")

@@ -30,6 +30,9 @@ def register(subparsers: SubParsers) -> None:
     )
     parser.add_argument("--cheat", metavar="SEAT:KIND", help=f"one seat cheats ({', '.join(sorted(CHEATS))})")
     parser.add_argument("--transcripts", type=Path, metavar="DIR", help="save each deal's transcript there")
+    parser.add_argument(
+        "--proofs", type=Path, metavar="DIR", help="every honest seat that names a cheater writes its proof file there"
+    )
     parser.add_argument("--json", action="store_true", help="one JSON object per deal, then a summary")
     parser.set_defaults(run=run)
 
@@ -72,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
     cheat = parse_cheat(args.cheat, args.players)
     reports = []
     sheet = None
-    for report, sheet in simulate(args.players, args.deals, args.seed, bots, cheat, args.transcripts):
+    for report, sheet in simulate(args.players, args.deals, args.seed, bots, cheat, args.transcripts, args.proofs):
         reports.append(report)
         if args.json:
             print(json.dumps(report, ensure_ascii=False), flush=True)

@@ -14,20 +14,23 @@ from __future__ import annotations
 import hashlib
 import random
 import time
-from collections import deque
-from collections.abc import Iterator, Sequence
+from collections import Counter, deque
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from protocol.bots import make_bot
 from protocol.cards import codes
-from protocol.cheats import cheat_machine
+from protocol.cheats import Addressed, Cheater, cheat_machine
 from protocol.identity import Identity
 from protocol.machine import SeatMachine
-from protocol.messages import decode, encode
+from protocol.messages import Message, MessageError, decode, encode
 from protocol.players import decide
 from protocol.public import TableSetup
 from protocol.scoring import ScoreSheet
+from protocol.audit import audit_transcript
+from protocol.transcript import proof_file, read_proof_file
+from protocol.verdict import Verdict
 
 #: Rounds of "nobody can move" after which the simulator plays the timeout of a real table.
 STALLS_BEFORE_GIVING_UP = 4
@@ -59,35 +62,92 @@ def play_one_deal(
     seed: int,
     bots: Sequence[str],
     cheat: Cheat | None = None,
+    *,
+    earlier: Sequence[Message] = (),
+    watch: Callable[[SeatMachine], None] | None = None,
+    refused: Counter[int] | None = None,
 ) -> list[SeatMachine]:
-    """Play a deal to its end (score signed by every seat still answering); returns the machines."""
+    """Play a deal to its end (score signed by every seat still answering); returns the machines.
+
+    Each message goes to every seat but the one that sent it (its author, or a seat that
+    relays it).  A cheating seat may also hand the network frames for some seats only, or raw
+    bytes (:meth:`~protocol.cheats.Cheater.take_addressed`); ``earlier`` are its messages of
+    the deal before (for a replay).  ``watch`` sees each machine after it took a message or
+    acted; ``refused`` counts, by sending seat, the frames that changed nothing anywhere — what
+    a transport can pin on the peer that sent them, signed or not."""
     machines: list[SeatMachine] = []
     for seat in range(table.players):
         factory = cheat_machine(cheat.kind) if cheat is not None and cheat.seat == seat else SeatMachine
         deck_seed = _derive(seed, "deck", deal_number, seat)
-        machines.append(factory(table, deal_number, dealer, seat, identities[seat], deck_seed))
+        machine = factory(table, deal_number, dealer, seat, identities[seat], deck_seed)
+        if isinstance(machine, Cheater):
+            machine.earlier = tuple(earlier)
+        machines.append(machine)
     policies = [make_bot(bots[s % len(bots)], random.Random(_derive(seed, "bot", deal_number, s))) for s in range(table.players)]
-    queue = deque(message for machine in machines for message in machine.start())
+    network = _Network(machines, watch, refused)
+    for machine in machines:
+        network.send(machine, machine.start())
+    answering = [m for m in machines if cheat is None or m.seat != cheat.seat]
+    silent: set[int] = set()  # seats that owe a decision and sign nothing for it
     stalls = 0
-    while not all(m.done for m in machines):
-        while queue:
-            message = decode(encode(queue.popleft()))
-            for machine in machines:
-                if machine.seat != message.seat:
-                    queue.extend(machine.receive(message))
-        deciding = next((m for m in machines if m.decision() is not None), None)
+    while not all(m.done for m in answering):
+        network.run()
+        deciding = next((m for m in machines if m.seat not in silent and m.decision() is not None), None)
         if deciding is not None and deciding.game is not None:
+            head = deciding.transcript.head
             for action in decide(deciding.game, policies[deciding.seat]):
-                queue.extend(deciding.act(action))
+                if deciding.decision() is not None:  # a cheat's first action may have ended the deal
+                    network.send(deciding, deciding.act(action))
+            if deciding.transcript.head == head:  # it signed nothing for its turn: it withholds
+                silent.add(deciding.seat)
             continue
-        if all(m.done for m in machines):
+        if all(m.done for m in answering):
             break
         stalls += 1  # nobody can move: someone withholds a message; every seat times out
         if stalls > STALLS_BEFORE_GIVING_UP:
             break
         for machine in machines:
-            queue.extend(machine.stall())
+            network.send(machine, machine.stall())
     return machines
+
+
+class _Network:
+    """The simulator's network: a queue of (sender, frame, recipients), delivered in order."""
+
+    def __init__(
+        self, machines: Sequence[SeatMachine], watch: Callable[[SeatMachine], None] | None, refused: Counter[int] | None
+    ) -> None:
+        self.machines = machines
+        self.watch = watch
+        self.refused = refused if refused is not None else Counter()
+        self.queue: deque[tuple[int, bytes, frozenset[int] | None]] = deque()
+
+    def send(self, sender: SeatMachine, messages: Sequence[Message]) -> None:
+        """Queue what ``sender`` sends, and any frames it addresses itself."""
+        frames: list[Addressed] = [(None, encode(message)) for message in messages]
+        if isinstance(sender, Cheater):
+            frames += sender.take_addressed()
+        self.queue.extend((sender.seat, frame, to) for to, frame in frames)
+        if self.watch is not None:
+            self.watch(sender)
+
+    def run(self) -> None:
+        while self.queue:
+            sender, frame, to = self.queue.popleft()
+            try:
+                message = decode(frame)
+            except MessageError:
+                self.refused[sender] += 1
+                continue
+            taken = False  # by some seat, now or before (a relayed copy is no junk)
+            for machine in self.machines:
+                if machine.seat != sender and (to is None or machine.seat in to):
+                    held = machine.transcript.holds(message)
+                    out = machine.receive(message)
+                    taken |= held or bool(out)
+                    self.send(machine, out)
+            if not taken:
+                self.refused[sender] += 1
 
 
 def _points(half_points: int) -> float | int:
@@ -115,7 +175,7 @@ def deal_report(machine: SeatMachine, deal_number: int, elapsed_ms: float) -> di
         "bouts": outcome.bouts if outcome else None,
         "scores": list(audit.scores) if audit else [0] * machine.table.players,
         "penalty": audit.penalty if audit else None,
-        "audit": "ok" if audit is None or audit.verdict is None else audit.verdict.to_json(),
+        "audit": "ok" if audit is None or audit.verdict is None else audit.verdict.named_json(machine.table.names, machine.table.members),
         "void": referee.void_reason if referee is not None and audit is not None and audit.void else None,
         "ms": round(elapsed_ms, 1),
     }
@@ -133,22 +193,50 @@ def simulate(
     bots: Sequence[str],
     cheat: Cheat | None = None,
     transcripts: Path | None = None,
+    proofs: Path | None = None,
 ) -> Iterator[tuple[dict[str, object], ScoreSheet]]:
-    """Play ``deals`` deals at one table; yields each deal's report and the running sheet."""
+    """Play ``deals`` deals at one table; yields each deal's report and the running sheet.
+    With a cheat, each report says whether the attack was carried out (``cheat``) and which
+    seats sent frames that changed nothing (``refused``); with ``proofs``, every honest seat
+    that names a culprit writes its proof file there."""
     table, identities = sim_table(players, seed)
     sheet = ScoreSheet(list(table.names))
     dealer = seed % players
+    earlier: list[Message] = []
     for number in range(deals):
         started = time.perf_counter()
-        machines = play_one_deal(table, identities, number, dealer, seed, bots, cheat)
+        refused: Counter[int] = Counter()
+        machines = play_one_deal(table, identities, number, dealer, seed, bots, cheat, earlier=earlier, refused=refused)
         witness = honest_seat(machines, cheat)
         report = deal_report(witness, number, (time.perf_counter() - started) * 1000)
+        if cheat is not None:
+            cheater = machines[cheat.seat]
+            attempted = isinstance(cheater, Cheater) and cheater.attempted
+            report["cheat"] = {"seat": cheat.seat, "kind": cheat.kind, "attempted": attempted}
+            report["refused"] = {str(seat): count for seat, count in sorted(refused.items())}
+            earlier = [m for m in cheater.transcript.messages if m.seat == cheat.seat]
         _record(sheet, witness, report)
         if transcripts is not None:
             transcripts.mkdir(parents=True, exist_ok=True)
             (transcripts / f"deal-{number:04d}.tarot").write_bytes(witness.transcript.to_bytes())
+        if proofs is not None:
+            write_proofs(machines, cheat, proofs, f"deal-{number:04d}")
         yield report, sheet
         dealer = (dealer + 1) % players
+
+
+def write_proofs(machines: Sequence[SeatMachine], cheat: Cheat | None, directory: Path, stem: str) -> list[Path]:
+    """Each honest seat whose audit names a culprit writes the proof file, as a daemon does."""
+    written = []
+    for machine in machines:
+        verdict = machine.audit.verdict if machine.audit is not None else None
+        if verdict is None or (cheat is not None and machine.seat == cheat.seat):
+            continue
+        directory.mkdir(parents=True, exist_ok=True)
+        path = directory / f"{stem}-seat-{machine.seat}.tarot-proof"
+        path.write_bytes(proof_file(machine.transcript, verdict))
+        written.append(path)
+    return written
 
 
 def _record(sheet: ScoreSheet, machine: SeatMachine, report: dict[str, object]) -> None:
@@ -162,3 +250,127 @@ def _record(sheet: ScoreSheet, machine: SeatMachine, report: dict[str, object]) 
         sheet.add_penalty(audit.penalty)
 
 
+
+
+# --- The cheat lab ------------------------------------------------------------------------
+
+#: The seat that runs each attack in the lab: the tracer is the first shuffler's attack.
+LAB_SEATS = {"tracer": 0}
+
+
+@dataclass(frozen=True)
+class CheatRun:
+    """One attack in ``tarot sim``, as every honest seat saw it."""
+
+    kind: str
+    players: int
+    seed: int
+    seat: int  #: the cheater
+    deal: int  #: the deal in which it carried the attack out (or the last one tried)
+    attempted: bool
+    verdicts: dict[int, Verdict | None]  #: each honest seat's verdict, after its audit
+    proofs: dict[int, Verdict | None]  #: what ``tarot audit`` gives on each honest seat's proof file
+    when: str  #: "at once", "at once, named by the audit", "at the audit", "at the timeout", "refused"
+    refused: dict[int, int]  #: frames that changed nothing, by sending seat
+    unchanged: bool  #: the scores are those of the same deal without the attack (flood)
+    ms: float
+
+    @property
+    def blamed(self) -> set[int]:
+        """Honest seats that some honest seat named: must stay empty."""
+        verdicts = (*self.verdicts.values(), *self.proofs.values())
+        return {v.seat for v in verdicts if v is not None and v.seat is not None and v.seat != self.seat}
+
+    @property
+    def caught(self) -> bool:
+        """Every honest seat names the cheater with one verdict, and each proof file audits
+        to it — or, for junk that proves nothing (a flood), every frame was refused, the
+        transport pins them on the sender alone and the deal ended as without them."""
+        if self.kind == "flood":
+            return self.unchanged and set(self.refused) == {self.seat} and not any(self.verdicts.values())
+        stated = {_key(v) for v in self.verdicts.values()}
+        audited = {_key(v) for v in self.proofs.values()}
+        return len(stated) == 1 and stated == audited and next(iter(stated))[0] == self.seat
+
+    @property
+    def rule(self) -> str:
+        verdict = next(iter(self.verdicts.values()), None)
+        return "—" if verdict is None else f"{verdict.step}: {verdict.reason}"
+
+
+def _key(verdict: Verdict | None) -> tuple[int | None, str, str]:
+    return (None, "", "") if verdict is None else (verdict.seat, verdict.step, verdict.reason)
+
+
+def run_cheat(
+    kind: str,
+    players: int,
+    seed: int,
+    seat: int | None = None,
+    *,
+    bots: Sequence[str] = ("basic",),
+    tries: int = 3,
+    watch: Callable[[SeatMachine], None] | None = None,
+) -> CheatRun:
+    """Play deals at a table where ``seat`` (by default the lab's) runs attack ``kind``, until
+    it has had the chance to carry it out (``tries`` deals at most: a replay needs a deal
+    before it, a false call a contract): what every honest seat concluded, and what the
+    audit of each one's proof file gives."""
+    cheater = LAB_SEATS.get(kind, seed % players) if seat is None else seat
+    cheat = Cheat(cheater, kind)
+    table, identities = sim_table(players, seed)
+    earlier: list[Message] = []
+    for number in range(tries):
+        dealer = (seed + number) % players
+        started = time.perf_counter()
+        refused: Counter[int] = Counter()
+        machines = play_one_deal(
+            table, identities, number, dealer, seed, bots, cheat, earlier=earlier, refused=refused, watch=watch
+        )
+        ms = (time.perf_counter() - started) * 1000
+        attack = machines[cheater]
+        assert isinstance(attack, Cheater)
+        earlier = [m for m in attack.transcript.messages if m.seat == cheater]
+        if attack.attempted or number == tries - 1:
+            break
+    honest = [m for m in machines if m.seat != cheater]
+    verdicts = {m.seat: m.audit.verdict if m.audit is not None else None for m in honest}
+    audited: dict[bytes, Verdict | None] = {}  # seats holding the same file: audit it once
+    proofs = {m.seat: _audit_proof(m, audited) for m in honest}
+    unchanged = True
+    assert isinstance(attack, Cheater)
+    if kind == "flood":
+        clean = play_one_deal(table, identities, number, dealer, seed, bots)
+        unchanged = all(_scores(m) == _scores(clean[m.seat]) for m in honest)
+    return CheatRun(
+        kind, players, seed, cheater, number, attack.attempted, verdicts, proofs,
+        _when(honest[0], kind), dict(refused), unchanged, ms,
+    )
+
+
+def _scores(machine: SeatMachine) -> tuple[int, ...] | None:
+    return None if machine.audit is None else machine.audit.scores
+
+
+def _audit_proof(machine: SeatMachine, audited: dict[bytes, Verdict | None]) -> Verdict | None:
+    """Write the seat's proof file and audit it offline, as ``tarot audit`` does."""
+    verdict = machine.audit.verdict if machine.audit is not None else None
+    if verdict is None:
+        return None
+    data = proof_file(machine.transcript, verdict)
+    if data not in audited:
+        _, transcript = read_proof_file(data)
+        audited[data] = audit_transcript(transcript)[2].verdict
+    return audited[data]
+
+
+def _when(witness: SeatMachine, kind: str) -> str:
+    """When the honest seats knew: from the verdict the live checks reached, if any."""
+    live = witness.public.verdict
+    if kind == "flood":
+        return "refused"
+    if live is None:
+        return "at the audit"
+    if not live.attributed:
+        return "at once, named by the audit"
+    return "at the timeout" if live.reason.startswith("stopped answering") else "at once"

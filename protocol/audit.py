@@ -20,7 +20,7 @@ runs it on a saved transcript: the same function, so the verdict is the same eve
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from protocol.audit_deck import audit_deck
@@ -28,9 +28,10 @@ from protocol.cards import Card
 from protocol.deal import Deal, Phase, Play
 from protocol.messages import Kind, Message
 from protocol.messages import Payload as WirePayload
-from protocol.public import PublicDeal, TableSetup, action_of
+from protocol.public import PublicDeal, TableSetup, action_of, unused_kind
 from protocol.rules import RuleError, has_petit_sec
 from protocol.scoring import Camp, DealOutcome, score_deal, score_row
+from protocol.transcript import Transcript, equivocations, impersonation, signer_of
 from protocol.verdict import Verdict
 
 
@@ -63,16 +64,58 @@ def dealer_of(messages: Sequence[Message]) -> int:
     raise ValueError("the transcript holds no commitment naming the dealer")
 
 
-def audit_deal(table: TableSetup, deal_number: int, dealer: int, messages: Sequence[Message]) -> DealAudit:
-    """Audit the chain of one deal (the messages in transcript order), signed scores included."""
+def audit_deal(
+    table: TableSetup,
+    deal_number: int,
+    dealer: int,
+    messages: Sequence[Message],
+    evidence: Sequence[Message] = (),
+) -> DealAudit:
+    """Audit the chain of one deal (the messages in transcript order), signed scores included,
+    with the signed messages kept outside the chain (``Transcript.evidence``): those can
+    prove a deviation by themselves, which stopped the deal as it did at every seat."""
     public = PublicDeal(table, deal_number, dealer)
     for message in messages:
         public.apply(message)
+    offence = signed_offence(table.members, [*messages, *evidence])
+    if public.verdict is None and offence is not None:
+        public.verdict = offence
     audit = audit_public(public)
     wrong = wrong_signature(public, audit)
     if wrong is not None and audit.verdict is None:
         return replace(audit, verdict=wrong)
     return audit
+
+
+def audit_transcript(transcript: Transcript) -> tuple[TableSetup, int, DealAudit]:
+    """Audit a saved transcript (read with ``Transcript.from_bytes``), its evidence included:
+    the table it names, the dealer every seat committed to, and the audit."""
+    table = TableSetup(transcript.table_id, transcript.members, transcript.names)
+    dealer = dealer_of(transcript.messages)
+    return table, dealer, audit_deal(table, transcript.deal, dealer, transcript.messages, transcript.evidence)
+
+
+def signed_offence(members: Sequence[bytes], messages: Iterable[Message]) -> Verdict | None:
+    """A deviation that signed messages prove by themselves, whenever they arrived: two
+    messages for one slot (equivocation), a message signed for another member's seat
+    (impersonation), a message of a kind the deal never uses.  A seat stops the deal on the
+    first it receives (:class:`~protocol.machine.SeatMachine`); with several, the audit
+    names the first by seat, step and reason, which is the same everywhere."""
+    found: list[Verdict] = []
+    authentic: list[Message] = []
+    for message in messages:
+        signer = signer_of(message, members)
+        if signer is None:
+            continue  # proves nothing against anybody
+        if signer != message.seat:
+            found.append(impersonation(message, signer))
+            continue
+        authentic.append(message)
+        unused = unused_kind(message)
+        if unused is not None:
+            found.append(unused)
+    found += equivocations(authentic)
+    return min(found, key=lambda v: (v.seat or 0, v.step, v.reason, v.evidence), default=None)
 
 
 def signed_score(audit: DealAudit) -> dict[str, WirePayload]:
@@ -94,22 +137,24 @@ def wrong_signature(public: PublicDeal, audit: DealAudit) -> Verdict | None:
     return None
 
 
-#: Audits by transcript head.  The audit is a pure function of the chain, and the head names
-#: the chain: seats that share a process (the simulator) need not replay the deck five times.
-_BY_HEAD: dict[bytes, DealAudit] = {}
+#: Audits by transcript head and live verdict.  The audit is a pure function of the chain and
+#: of the signed proof that stopped the deal outside it, if any (an equivocation): seats that
+#: share a process (the simulator) need not replay the deck five times.
+_BY_HEAD: dict[tuple[bytes, Verdict | None], DealAudit] = {}
 _BY_HEAD_SIZE = 16
 
 
 def audit_public(public: PublicDeal, head: bytes | None = None) -> DealAudit:
     """Audit a deal whose chain ``public`` has already followed (a seat's own replica), and
     whose transcript ends at ``head`` when given."""
-    if head is not None and head in _BY_HEAD:
-        return _BY_HEAD[head]
+    key = None if head is None else (head, public.verdict)
+    if key is not None and key in _BY_HEAD:
+        return _BY_HEAD[key]
     result = _audit(public)
-    if head is not None:
+    if key is not None:
         if len(_BY_HEAD) >= _BY_HEAD_SIZE:
             del _BY_HEAD[next(iter(_BY_HEAD))]
-        _BY_HEAD[head] = result
+        _BY_HEAD[key] = result
     return result
 
 

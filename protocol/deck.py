@@ -969,7 +969,11 @@ class SeatDeck:
         chien = public.chien()
         if self._hand is None or chien is None:
             raise DeckUsageError("the écart needs the hand decrypted and the chien turned")
-        cards = sorted([*self._hand, *chien])
+        return self._recommit([*self._hand, *chien], discard)
+
+    def _recommit(self, held: Sequence[Card], discard: Sequence[Card]) -> Ecart:
+        """Re-commit ``held`` (hand + chien), marking ``discard``: the écart's crypto."""
+        cards = sorted(held)
         wanted = set(discard)
         if len(wanted) != len(discard) or len(discard) != self.setup.variant.chien_size or not wanted <= set(cards):
             raise ValueError(f"discard {self.setup.variant.chien_size} distinct cards of the hand and the chien")

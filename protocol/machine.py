@@ -21,8 +21,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from typing import ClassVar
 
-from protocol.audit import DealAudit, audit_public, signed_score, wrong_signature
+from protocol.audit import DealAudit, audit_public, signed_offence, signed_score, wrong_signature
 from protocol.cards import Card, codes
 from protocol.deal import Action, AnnounceChelem, Bid, Call, Deal, Ecart, Phase, Play, ShowPoignee
 from protocol.deck import DeckUsageError, SeatDeck
@@ -38,8 +39,9 @@ from protocol.view import SeatView, seat_view
 #: The kinds that carry a decision of the seat's player (the rest the machine sends itself).
 _DECISIONS = frozenset({Kind.BID, Kind.CALL, Kind.ECART, Kind.CHELEM, Kind.POIGNEE, Kind.PLAY})
 
-#: Messages kept aside because they came early (a reordering network); retried as the chain moves.
-MAX_EARLY = 64
+#: Messages kept aside, per sending seat, because they came early (a reordering network);
+#: retried as the chain moves.
+MAX_EARLY_PER_SEAT = 32
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,9 @@ class Event:
 
 
 class SeatMachine:
+    #: The seat's secret side: a cheat lab's machine swaps in one that bends a step.
+    deck_class: ClassVar[type[SeatDeck]] = SeatDeck
+
     def __init__(
         self,
         table: TableSetup,
@@ -66,10 +71,10 @@ class SeatMachine:
         self.seat = seat
         self.identity = identity
         self.public = PublicDeal(table, deal_number, dealer, own_seat=seat)
-        self.secret = SeatDeck(self.public.deck.setup, seat, seed)
+        self.secret = self.deck_class(self.public.deck.setup, seat, seed)
         self.transcript = Transcript(table.table_id, deal_number, table.members, table.names)
         self.audit: DealAudit | None = None
-        self._sent_rounds: set[Kind] = set()
+        self._sent_rounds: dict[Kind, bytes] = {}  # round kind -> the head it was sent on
         self._outbox: list[Message] = []
         self._early: list[Message] = []
         self._events: list[Event] = []
@@ -102,9 +107,15 @@ class SeatMachine:
         return self._flush()
 
     def stall(self) -> list[Message]:
-        """The caller's timeout: the seats the deal waits for are treated as gone."""
+        """The caller's timeout: the seats the deal waits for are treated as gone.  At the
+        reveal and the signatures, the messages of the seats that did answer count: the
+        round closes with them (the audit needs every seed it can get)."""
         if not self.done:
-            self.public.stall(self.waiting_for() - {self.seat})
+            gone = self.waiting_for() - {self.seat}
+            if self.public.stage in (Stage.REVEAL, Stage.SIGN):
+                for message in self.transcript.close_round():
+                    self.public.apply(message)
+            self.public.stall(gone)
             self._sync()
         return self._flush()
 
@@ -239,7 +250,7 @@ class SeatMachine:
     def _send_round(self, kind: Kind, payload: WirePayload) -> None:
         """A concurrent round's message, once."""
         if kind not in self._sent_rounds:
-            self._sent_rounds.add(kind)
+            self._sent_rounds[kind] = self.transcript.head
             self._send(kind, payload)
 
     def _automatic(self) -> None:
@@ -286,19 +297,16 @@ class SeatMachine:
     # --- Receiving ----------------------------------------------------------------
 
     def _offer(self, message: Message) -> None:
+        known = self.transcript.accepted(message)
         try:
             added = self.transcript.append(message)
         except VerdictError as error:
-            if error.verdict.attributed:  # equivocation: proven by the two signed messages
-                self.public._stop(error.verdict)
-                self._event_verdict(error.verdict)
-                self._sync()
-            elif self._maybe_early(message):
-                if message not in self._early:
-                    self._early.append(message)
-            else:
-                self._rejected.append(error.verdict)
+            self._refused(message, error.verdict)
             return
+        if not known and message.seat != self.seat and self.transcript.accepted(message):
+            # Relay what another seat sent: a seat that was sent another message for the
+            # same slot then holds both, the proof of an equivocation.
+            self._outbox.append(message)
         for accepted in added:
             before = self.public.verdict
             self.public.apply(accepted)
@@ -309,6 +317,58 @@ class SeatMachine:
             self._sync()
             self._retry_early()
 
+    def _refused(self, message: Message, verdict: Verdict) -> None:
+        """A message the transcript did not take: a proof against its signer, a message that
+        may be early, or junk (recorded without blame)."""
+        proven = verdict if verdict.attributed else self._proven(message)
+        if proven is not None:
+            self._convict(proven, message)
+        elif self._maybe_early(message):
+            self._keep_early(message)
+        else:
+            self._rejected.append(verdict)
+
+    def _proven(self, message: Message) -> Verdict | None:
+        """A deviation this message proves by itself (impersonation, an unused kind)."""
+        if (message.table_id, message.deal) != (self.table.table_id, self.public.deal_number):
+            return None
+        return signed_offence(self.table.members, [message])
+
+    def _convict(self, verdict: Verdict, message: Message) -> None:
+        """Stop the deal on a signed proof.  Honest seats may each have accepted different
+        messages after the head the offending message names (an equivocator sends one
+        version to some, another to the others): each rewinds to that head, so they end the
+        deal on one chain, and relays the proof so that every seat gets it."""
+        verdict = replace(verdict, evidence=tuple(sorted(verdict.evidence)))  # as the audit states it
+        self.transcript.keep(message)
+        if self.public.verdict is not None or self._sent_rounds.get(Kind.REVEAL) == message.prev:
+            # Stopped already, or the proof is about the reveal round this seat has answered:
+            # the deal ends as it is, and the file keeps the proof.
+            self._rejected.append(verdict)
+            return
+        if not self.transcript.reached(message.prev):
+            self._keep_early(message)  # proven, but on a head still ahead of this seat
+            return
+        if self.transcript.rewind(message.prev):
+            self.public = self._replayed()
+            for kind in (Kind.REVEAL, Kind.SCORE_SIGN):  # sent on a head now cut off: again
+                self._sent_rounds.pop(kind, None)
+            self.audit = None
+        self.public._stop(verdict)
+        self._outbox.append(message)
+        self._event_verdict(verdict)
+        self._sync()
+        self._retry_early()
+
+    def _replayed(self) -> PublicDeal:
+        """The public course again from the (rewound) chain, with this seat's own secrets."""
+        old = self.public
+        public = PublicDeal(self.table, old.deal_number, old.dealer, own_seat=self.seat)
+        public.own_hand, public.own_ecart = old.own_hand, old.own_ecart
+        for message in self.transcript.messages:
+            public.apply(message)
+        return public
+
     def _maybe_early(self, message: Message) -> bool:
         """Authentic and of this deal: it may be early, keep it for when the chain gets there."""
         members = self.table.members
@@ -316,12 +376,21 @@ class SeatMachine:
             message.deal == self.public.deal_number
             and message.seat < len(members)
             and verify_signature(message, members[message.seat])
-            and len(self._early) < MAX_EARLY
         )
 
+    def _keep_early(self, message: Message) -> None:
+        """Keep a message for later, within its seat's share: a seat that floods the table
+        with messages that may never fit fills its own share, never an honest seat's."""
+        mine = sum(1 for kept in self._early if kept.seat == message.seat)
+        if message not in self._early and mine < MAX_EARLY_PER_SEAT:
+            self._early.append(message)
+
     def _retry_early(self) -> None:
-        early, self._early = self._early, []
-        for message in early:
+        """Offer again the kept messages built on a head the chain has reached; the others
+        cannot fit yet (and junk on a head nobody will reach costs nothing more)."""
+        ready = [m for m in self._early if self.transcript.reached(m.prev)]
+        self._early = [m for m in self._early if m not in ready]
+        for message in ready:
             self._offer(message)
 
     def _sync(self) -> None:

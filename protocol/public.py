@@ -58,6 +58,8 @@ class Stage(enum.Enum):
 #: Hand check statuses.
 HAND_OK, HAND_PETIT_SEC, HAND_BAD = "ok", "petit-sec", "bad-hand"
 
+UNUSED_KIND = "a message of a kind the deal does not use"
+
 
 @dataclass(frozen=True)
 class TableSetup:
@@ -202,7 +204,7 @@ class PublicDeal:
         self.stall_implied_by(message)
         handler = _HANDLERS.get(message.kind)
         if handler is None:
-            raise VerdictError(Verdict(message.seat, message.kind.value, "a message of a kind the deal does not use", ()))
+            raise VerdictError(Verdict(message.seat, message.kind.value, UNUSED_KIND, (message.digest.hex(),)))
         payload = message.payload
         if not isinstance(payload, dict):
             self._fail(message, "the payload is not a map")
@@ -452,6 +454,15 @@ _HANDLERS = {
     Kind.REVEAL: PublicDeal._on_reveal,
     Kind.SCORE_SIGN: PublicDeal._on_sign,
 }
+
+
+def unused_kind(message: Message) -> Verdict | None:
+    """A message of a kind no deal ever uses (no honest seat signs one), whenever it comes:
+    it proves by itself a deviation of its signer — a request for what the protocol never
+    gives, say.  None for the kinds the deal uses."""
+    if message.kind in _HANDLERS:
+        return None
+    return Verdict(message.seat, message.kind.value, UNUSED_KIND, (message.digest.hex(),))
 
 
 def action_of(message: Message, ecart: tuple[Card, ...]) -> Action:

@@ -42,11 +42,18 @@ Everything else names nobody:
 **Files.**  :meth:`Transcript.to_bytes` writes the deal so anyone can check it offline:
 the msgpack array ``[magic, table_id, deal, [[key, name], ...], [chain messages],
 [evidence]]`` where the evidence holds the validly signed messages kept outside the chain
-(the second message of an equivocation, one not expected when it came, an unfinished round).
+(the second message of an equivocation, one not expected when it came, an unfinished round),
+followed, only when there are any, by ``[forgeries]``: messages a member signed for another
+member's seat, which prove an impersonation by their signer.
 :meth:`Transcript.from_bytes` re-checks every signature and the whole chain.  The names are
 labels for humans and are not signed: the keys are the identities.
 :meth:`Transcript.proof_bundle` exports a verdict with just the messages that prove it,
-read back by :meth:`ProofBundle.from_bytes`.
+read back by :meth:`ProofBundle.from_bytes`; :func:`proof_file` wraps a verdict and the whole
+transcript that proves it, which ``tarot audit`` replays.
+
+**After a proven deviation** (equivocation, impersonation…) the seats that hold the proof
+:meth:`~Transcript.rewind` to the head the offending message named: honest seats may have
+accepted different messages after it, and must end the deal on one common chain.
 """
 
 from __future__ import annotations
@@ -75,7 +82,10 @@ GENESIS_DOMAIN = b"tarot/v1/transcript"
 FILE_MAGIC = b"tarot/v1/transcript-file"
 PROOF_MAGIC = b"tarot/v1/proof-bundle"
 
+PROOF_FILE_MAGIC = b"tarot/v1/proof-file"
+
 EQUIVOCATION = "equivocation: two different signed messages for one slot"
+IMPERSONATION = "impersonation: signed a message claiming seat"
 
 
 class TranscriptError(ValueError):
@@ -139,6 +149,7 @@ class Transcript:
         self._open: frozenset[Slot] = frozenset()
         self._concurrent = False
         self._round: dict[int, Message] = {}  # seat -> message of the round being collected
+        self._forged: dict[bytes, Message] = {}  # digest -> a member's message for another seat
 
     @property
     def head(self) -> bytes:
@@ -189,21 +200,16 @@ class Transcript:
         Raises :class:`VerdictError` if it is rejected; the chain is then unchanged, but a
         validly signed message on the current head is kept as evidence (module docstring).
         """
-        self._authenticate(message)
         slot_key = (message.prev, message.kind, message.seat)
         earlier = self._spoken.get(slot_key)
+        if earlier is not None and earlier.digest == message.digest:
+            return []  # the network (or a relaying peer) delivered it twice: checked already
+        self._authenticate(message)
         if earlier is not None:
             if earlier.signed_data == message.signed_data:
-                return []  # the network delivered it twice
+                return []  # the same body under another valid signature encoding
             self._kept.setdefault(message.digest, message)
-            raise VerdictError(
-                Verdict(
-                    message.seat,
-                    message.kind.value,
-                    EQUIVOCATION,
-                    (earlier.digest.hex(), message.digest.hex()),
-                )
-            )
+            raise VerdictError(Verdict(message.seat, message.kind.value, EQUIVOCATION, (earlier.digest.hex(), message.digest.hex())))
         if message.prev != self._head:
             reason = (
                 "stale: built on an earlier head of this deal"
@@ -240,6 +246,64 @@ class Transcript:
         if message.deal > self.deal:
             raise _rejection(message, f"message for deal {message.deal}, this is deal {self.deal}")
 
+    def accepted(self, message: Message) -> bool:
+        """Has this very message been accepted for its slot (in the chain or its round)?"""
+        earlier = self._spoken.get((message.prev, message.kind, message.seat))
+        return earlier is not None and earlier.digest == message.digest
+
+    def holds(self, message: Message) -> bool:
+        """Is this very message held here: in the chain, as evidence or as a forgery?"""
+        return message.digest in self._kept or message.digest in self._forged
+
+    def reached(self, head: bytes) -> bool:
+        """Is ``head`` the head of this chain now or at an earlier point?"""
+        return head in self._heads
+
+    def rewind(self, head: bytes) -> list[Message]:
+        """Cut the chain back to the point where ``head`` was its head; returns the messages
+        taken off (kept as evidence).  After a proven deviation every honest seat rewinds to
+        the head the offending message named, so they all go on from one common chain
+        whatever each had accepted after it.  ValueError for a head never reached."""
+        if head not in self._heads:
+            raise ValueError("cannot rewind to a head this transcript never reached")
+        heads = [genesis(self.table_id, self.deal, self.members)]
+        for message in self._chain:
+            heads.append(next_head(heads[-1], message))
+        keep = heads.index(head)
+        dropped, self._chain = self._chain[keep:], self._chain[:keep]
+        self._head, self._heads = head, set(heads[: keep + 1])
+        self._open, self._concurrent, self._round = frozenset(), False, {}
+        return dropped
+
+    def close_round(self) -> list[Message]:
+        """End the concurrent round being collected with the seats that have sent theirs
+        (the others timed out): they go into the chain, in seat order, and are returned.
+        Used for the reveal and the score signatures, whose senders' work must count."""
+        if not self._concurrent or not self._round:
+            return []
+        complete = [self._round[seat] for seat in sorted(self._round)]
+        self._open, self._round = frozenset(), {}
+        return self._extend(complete)
+
+    def keep(self, message: Message) -> None:
+        """Keep, for the file, a message of this deal that proves a deviation whenever it came
+        (a state machine decides that): as evidence if its seat signed it, as a forgery if
+        another member did.  A message nobody at the table signed is not kept."""
+        signer = signer_of(message, self.members)
+        if signer is None or (message.table_id, message.deal) != (self.table_id, self.deal):
+            return
+        if signer == message.seat:
+            self._kept.setdefault(message.digest, message)
+        else:
+            self._forged.setdefault(message.digest, message)
+
+    @property
+    def evidence(self) -> tuple[Message, ...]:
+        """Every signed message held outside the chain: evidence and forgeries."""
+        in_chain = {message.digest for message in self._chain}
+        kept = [m for digest, m in self._kept.items() if digest not in in_chain]
+        return (*kept, *self._forged.values())
+
     def _extend(self, messages: list[Message]) -> list[Message]:
         for message in messages:
             self._chain.append(message)
@@ -253,16 +317,17 @@ class Transcript:
         """The whole deal as a file: see the module docstring for the format."""
         in_chain = {message.digest for message in self._chain}
         evidence = [encode(m) for digest, m in self._kept.items() if digest not in in_chain]
-        return _pack(
-            [
-                FILE_MAGIC,
-                self.table_id,
-                self.deal,
-                _pack_members(self.members, self.names),
-                [encode(message) for message in self._chain],
-                evidence,
-            ]
-        )
+        fields = [
+            FILE_MAGIC,
+            self.table_id,
+            self.deal,
+            _pack_members(self.members, self.names),
+            [encode(message) for message in self._chain],
+            evidence,
+        ]
+        if self._forged:
+            fields.append([encode(message) for message in self._forged.values()])
+        return _pack(fields)
 
     @classmethod
     def from_bytes(cls, data: bytes) -> Transcript:
@@ -270,12 +335,15 @@ class Transcript:
         signature, its table and deal, and the hash chain from the genesis to the end.
         Raises :class:`TranscriptError` on any corruption.  The result is for reading (the
         audit replays its :attr:`messages`): nothing is open in it."""
-        transcript, chain, evidence = _read_file(data, FILE_MAGIC, "transcript file")
+        transcript, chain, evidence, forged = _read_file(data, FILE_MAGIC, "transcript file", optional=1)
         for index, message in enumerate(_decode_all(chain, "message")):
             transcript._replay(index, message)
         for index, message in enumerate(_decode_all(evidence, "evidence message")):
             _check_file_message(transcript, message, f"evidence message {index}")
             transcript._kept.setdefault(message.digest, message)
+        for index, message in enumerate(_decode_all(forged[0] if forged else [], "forged message")):
+            _check_forgery(transcript, message, f"forged message {index}")
+            transcript._forged.setdefault(message.digest, message)
         if transcript.to_bytes() != data:
             raise TranscriptError("transcript file is not in canonical form (altered or duplicated data)")
         return transcript
@@ -351,7 +419,7 @@ class ProofBundle:
     @classmethod
     def from_bytes(cls, data: bytes) -> ProofBundle:
         """Read and verify a bundle; raises :class:`TranscriptError` if it does not verify."""
-        header, raw_verdict, raw_messages = _read_file(data, PROOF_MAGIC, "proof bundle")
+        header, raw_verdict, raw_messages, _ = _read_file(data, PROOF_MAGIC, "proof bundle")
         messages = _decode_all(raw_messages, "message")
         for index, message in enumerate(messages):
             _check_file_message(header, message, f"message {index}")
@@ -369,6 +437,53 @@ class ProofBundle:
         return bundle
 
 
+def proof_file(transcript: Transcript, verdict: Verdict) -> bytes:
+    """What an honest seat writes when it names a cheater: ``[magic, [seat, step, reason,
+    [evidence]], transcript file]``.  The whole transcript, not only the cited messages,
+    because most verdicts (a bad shuffle, a seat that stopped answering, a renonce) hold
+    only against the chain before them and the seeds revealed after; ``tarot audit``
+    replays it and checks that it gives this very verdict."""
+    return _pack(
+        [
+            PROOF_FILE_MAGIC,
+            [verdict.seat, verdict.step, verdict.reason, list(verdict.evidence)],
+            transcript.to_bytes(),
+        ]
+    )
+
+
+def read_proof_file(data: bytes) -> tuple[Verdict, Transcript]:
+    """The verdict a proof file states and its transcript, verified as :meth:`Transcript.from_bytes`
+    does.  Raises :class:`TranscriptError` if it is not a well-formed proof file; whether the
+    transcript proves the verdict is for the audit to say."""
+    try:
+        fields = msgpack.unpackb(data, raw=False, strict_map_key=True, use_list=True)
+    except Exception as exc:  # every parser failure means the same: not a msgpack value
+        raise TranscriptError(f"proof file is not valid msgpack ({type(exc).__name__}: {exc})") from None
+    if type(fields) is not list or len(fields) != 3 or fields[0] != PROOF_FILE_MAGIC:
+        raise TranscriptError(f"not a proof file (expected a {PROOF_FILE_MAGIC.decode()} header)")
+    _, stated, inner = fields
+    if type(inner) is not bytes or type(stated) is not list or len(stated) != 4:
+        raise TranscriptError("proof file: malformed verdict or transcript")
+    transcript = Transcript.from_bytes(inner)
+    seat, step, reason, evidence = stated
+    if seat is not None and not (type(seat) is int and 0 <= seat < len(transcript.members)):
+        raise TranscriptError("proof file: the verdict names no seat of the table")
+    if type(step) is not str or type(reason) is not str or type(evidence) is not list:
+        raise TranscriptError("proof file: malformed verdict")
+    if not all(type(item) is str for item in evidence):
+        raise TranscriptError("proof file: malformed evidence")
+    verdict = Verdict(seat, step, reason, tuple(evidence))
+    if proof_file(transcript, verdict) != data:
+        raise TranscriptError("proof file is not in canonical form (altered data)")
+    return verdict, transcript
+
+
+def is_proof_file(data: bytes) -> bool:
+    """Does ``data`` start like a proof file (rather than a transcript file)?"""
+    return PROOF_FILE_MAGIC in data[:32]
+
+
 def _pack(value: object) -> bytes:
     data: bytes = msgpack.packb(value, use_bin_type=True)
     return data
@@ -378,16 +493,17 @@ def _pack_members(members: Sequence[bytes], names: Sequence[str]) -> list[list[b
     return [[key, name] for key, name in zip(members, names)]
 
 
-def _read_file(data: bytes, magic: bytes, what: str) -> tuple[Transcript, object, object]:
+def _read_file(data: bytes, magic: bytes, what: str, optional: int = 0) -> tuple[Transcript, object, object, list[object]]:
     """Parse the common header of a transcript file or a proof bundle.  Returns an empty
-    transcript carrying the header, which checks the keys, with the two remaining fields."""
+    transcript carrying the header, which checks the keys, with the remaining fields (two,
+    and up to ``optional`` more)."""
     try:
         fields = msgpack.unpackb(data, raw=False, strict_map_key=True, use_list=True)
     except Exception as exc:  # every parser failure means the same: not a msgpack value
         raise TranscriptError(f"{what} is not valid msgpack ({type(exc).__name__}: {exc})") from None
-    if type(fields) is not list or len(fields) != 6 or fields[0] != magic:
+    if type(fields) is not list or not 6 <= len(fields) <= 6 + optional or fields[0] != magic:
         raise TranscriptError(f"not a {what} (expected a {magic.decode()} header)")
-    _, table_id, deal, members, first, second = fields
+    _, table_id, deal, members, first, second, *more = fields
     if type(table_id) is not bytes or type(deal) is not int or type(members) is not list:
         raise TranscriptError(f"{what}: malformed header")
     for member in members:
@@ -399,7 +515,7 @@ def _read_file(data: bytes, magic: bytes, what: str) -> tuple[Transcript, object
         header = Transcript(table_id, deal, [key for key, _ in members], [name for _, name in members])
     except ValueError as exc:
         raise TranscriptError(f"{what}: {exc}") from None
-    return header, first, second
+    return header, first, second, more
 
 
 def _decode_all(raw: object, what: str) -> list[Message]:
@@ -423,6 +539,44 @@ def _check_file_message(transcript: Transcript, message: Message, where: str) ->
         raise TranscriptError(
             f"{where} ({message.kind.value} from seat {message.seat}): {exc.verdict.reason}"
         ) from None
+
+
+def equivocations(messages: Iterable[Message]) -> list[Verdict]:
+    """Every equivocation among ``messages`` (each already authenticated for its seat), the
+    evidence sorted: the same verdict whichever copy of the pair a seat had first."""
+    first: dict[tuple[bytes, Kind, int], Message] = {}
+    found: list[Verdict] = []
+    for message in messages:
+        key = (message.prev, message.kind, message.seat)
+        earlier = first.setdefault(key, message)
+        if earlier.signed_data != message.signed_data:
+            digests = sorted((earlier.digest.hex(), message.digest.hex()))
+            found.append(Verdict(message.seat, message.kind.value, EQUIVOCATION, tuple(digests)))
+    return found
+
+
+def signer_of(message: Message, members: Sequence[bytes]) -> int | None:
+    """The seat whose key signed ``message`` (normally its own seat), or None."""
+    if message.seat < len(members) and verify_signature(message, members[message.seat]):
+        return message.seat
+    return next((seat for seat, key in enumerate(members) if verify_signature(message, key)), None)
+
+
+def impersonation(message: Message, signer: int) -> Verdict:
+    """A message for another seat signed with ``signer``'s key: it proves, by itself, that
+    ``signer`` tried to speak for that seat (an honest daemon signs only for its own)."""
+    reason = f"{IMPERSONATION} {message.seat}"
+    return Verdict(signer, message.kind.value, reason, (message.digest.hex(),))
+
+
+def _check_forgery(transcript: Transcript, message: Message, where: str) -> None:
+    """A forged message of a file: of this table and deal, signed by a member other than
+    the seat it claims."""
+    what = f"{where} ({message.kind.value} claiming seat {message.seat})"
+    if (message.table_id, message.deal) != (transcript.table_id, transcript.deal):
+        raise TranscriptError(f"{what}: not of this table and deal")
+    if signer_of(message, transcript.members) in (None, message.seat):
+        raise TranscriptError(f"{what}: not signed by another member of the table")
 
 
 def _rejection(message: Message, reason: str) -> VerdictError:

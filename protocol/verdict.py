@@ -8,7 +8,10 @@ settled later by the audit, which replays the deal from the revealed seeds.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+
+from protocol.identity import fingerprint
 
 
 @dataclass(frozen=True)
@@ -25,6 +28,14 @@ class Verdict:
     def to_json(self) -> dict[str, object]:
         """The verdict as ``tarot sim --json`` and ``tarot scores --json`` print it."""
         return {"culprit": self.seat, "step": self.step, "rule": self.reason, "evidence": list(self.evidence)}
+
+    def named_json(self, names: Sequence[str], members: Sequence[bytes]) -> dict[str, object]:
+        """:meth:`to_json` with the culprit's name and key fingerprint: what a player checks
+        against the fingerprint shown next to each name at the table."""
+        named = self.to_json()
+        if self.seat is not None:
+            named["name"], named["fingerprint"] = names[self.seat], fingerprint(members[self.seat])
+        return named
 
     def __str__(self) -> str:
         who = f"seat {self.seat}" if self.seat is not None else "not yet attributed"
