@@ -51,8 +51,7 @@ class Plan:
     """How many repetitions of each measurement."""
 
     name: str
-    floor_samples: int  #: batches of 100 multiplications
-    deck_runs: int
+    deck_runs: int  #: each after a sample of the floor
     audit_deals: int  #: different seeded deals audited …
     audit_runs: int  #: … this many times each
     bot_deals: int  #: deals of the five bot daemons (the first is not timed)
@@ -60,9 +59,9 @@ class Plan:
 
 
 #: Enough for medians that move by a few per cent between runs: about three minutes.
-FULL = Plan("full", floor_samples=50, deck_runs=15, audit_deals=3, audit_runs=5, bot_deals=20, plays=150)
+FULL = Plan("full", deck_runs=15, audit_deals=3, audit_runs=5, bot_deals=20, plays=150)
 #: A smoke run for CI and the tests: under a minute, the same figures, wider spreads.
-QUICK = Plan("quick", floor_samples=10, deck_runs=3, audit_deals=1, audit_runs=3, bot_deals=3, plays=20)
+QUICK = Plan("quick", deck_runs=3, audit_deals=1, audit_runs=3, bot_deals=3, plays=20)
 
 
 def register(subparsers: SubParsers) -> None:
@@ -84,11 +83,15 @@ def progress(text: str) -> None:
 
 
 def measure_in_process(plan: Plan) -> dict[str, Spread]:
-    """The floor, the deck and the audit, each in this process."""
-    progress("the scalar multiplication …")
-    floor = scalarmult_floor_us(plan.floor_samples)
-    progress("the deck, five seats in one process …")
-    deck = deck_benchmark(PLAYERS, plan.deck_runs)["runs_ms"]
+    """The floor, the deck and the audit, each in this process.  Each sample of the floor is
+    the deal's floor itself, :data:`DEAL_FLOOR_MULTS` multiplications, taken just before a
+    run of the deck: the two see the same load, so their ratio holds on a busy machine."""
+    progress("the scalar multiplication floor and the deck, five seats in one process …")
+    floor: list[float] = []
+    deck: list[float] = []
+    for run in range(plan.deck_runs):
+        floor += scalarmult_floor_us(1, DEAL_FLOOR_MULTS)
+        deck += deck_benchmark(PLAYERS, 1, first_run=run)["runs_ms"]
     progress("the offline audit …")
     audits = audit_ms(plan.audit_deals, plan.audit_runs)
     return {

@@ -54,7 +54,9 @@ def scalarmult_floor_us(samples: int, batch: int = 100) -> list[float]:
     """The unit of cost on this machine: microseconds per scalar multiplication, through the
     protocol's own :func:`~protocol.group.mul` (libsodium's ``noclamp`` multiplication with
     its subgroup check, as the deck pays it).  One sample is the mean over ``batch`` of them:
-    a single multiplication is too short for the clock to time it well."""
+    a single multiplication is too short for the clock to time it well, and a sample much
+    shorter than the deck it is compared with would slip between the neighbours' time slices
+    on a loaded machine and make the floor look lower than the deck ever sees it."""
     scalars = [scalar_from_digest(bench_bytes("floor", k, size=64)) for k in range(batch)]
     point = CARD_POINTS[0]
     timings = []
@@ -72,11 +74,13 @@ def deck_benchmark(
     *,
     every_seat_verifies: bool = False,
     weighted_lock: bool = False,
+    first_run: int = 0,
 ) -> dict[str, Any]:
-    """Time commit + shuffle + lock + deal + every hand decrypted, ``runs`` times."""
+    """Time commit + shuffle + lock + deal + every hand decrypted, ``runs`` times (the runs
+    numbered from ``first_run``, which fixes their seeds)."""
     times: list[float] = []
     mults = fixed_base = 0
-    for run in range(runs):
+    for run in range(first_run, first_run + runs):
         setup = DeckSetup(b"bench-deck", run, variant(players), dealer=0, weighted_lock=weighted_lock)
         MULTS.reset()
         start = time.perf_counter()
