@@ -510,7 +510,7 @@ class Flood(Cheater):
         return frames
 
 
-CHEATS: dict[str, Callable[..., SeatMachine]] = {
+CHEATS: dict[str, type[Cheater]] = {
     cls.kind: cls
     for cls in (
         BadShuffle,
@@ -533,7 +533,7 @@ CHEATS: dict[str, Callable[..., SeatMachine]] = {
 }
 
 
-def cheat_machine(kind: str) -> Callable[..., SeatMachine]:
+def cheat_machine(kind: str) -> type[Cheater]:
     try:
         return CHEATS[kind]
     except KeyError:

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from protocol.bots import BOTS
+from protocol.cheats import CHEATS
 from tarotd.daemon import Daemon, Options
 from tarotd.home import HomeError, default_home
 from tarotd.mesh import FaultPlan
@@ -41,6 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-tables", type=int, default=4, metavar="K", help="play at most K tables at once")
     parser.add_argument("--faults", type=fault_plan, default=None, metavar="SPEC",
                         help="inject transport faults, for tests and soaks: drop=P,duplicate=P,reorder=P,delay=MS,seed=N")
+    parser.add_argument("--cheat", choices=sorted(CHEATS), default=None, metavar="KIND",
+                        help="the cheat lab: this daemon's own seat runs this attack (honest peers must name it)")
     parser.add_argument("--log-level", default="info", choices=("debug", "info", "warning"))
     return parser
 
@@ -84,6 +87,7 @@ def main(argv: list[str] | None = None) -> int:
         autoplay=args.autoplay,
         max_tables=args.max_tables,
         faults=args.faults,
+        cheat=args.cheat,
     )
     try:
         return asyncio.run(_run(Daemon(options)))

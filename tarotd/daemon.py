@@ -62,6 +62,7 @@ class Options:
     autoplay: float | None = None  #: with no client connected, a bot decides for the player after this
     max_tables: int = 4  #: tables played at once; more are refused, with a logged reason
     faults: FaultPlan | None = None  #: transport faults injected, for tests and soaks
+    cheat: str | None = None  #: the cheat lab: this daemon's own seat runs this attack (tarotd/cheating.py)
 
 
 @dataclass
@@ -122,14 +123,15 @@ class Daemon:
             await self.done.wait()
             for task in tasks:
                 task.cancel()
-            await self._linger()
+            await self._linger(self.options.timeout)
         finally:
             await self.close()
         return 0
 
-    async def _linger(self, limit: float = 5.0) -> None:
+    async def _linger(self, limit: float) -> None:
         """Before exiting, let the peers acknowledge what we sent last (our score signature):
-        without it they would wait for their timeout to finish the deal."""
+        without it they would wait for their timeout to finish the deal — or, restarting
+        after a crash just then, could never finish it."""
         deadline = time.monotonic() + limit
         while self.mesh.unacknowledged() and time.monotonic() < deadline:
             await asyncio.sleep(0.05)
@@ -231,7 +233,10 @@ class Daemon:
         seats = [s for s, m in enumerate(ready.members) if m.key in hosted]
         bot_seats = [s for s in seats if ready.members[s].key != self.identity.public_key or self.options.bot]
         level = self.options.bot or self.options.bot_level
-        runner = TableRunner(ready, self.identity.public_key, hosted, bot_policies(bot_seats, level), self.store, self.options.deals)
+        runner = TableRunner(
+            ready, self.identity.public_key, hosted, bot_policies(bot_seats, level), self.store, self.options.deals,
+            cheat=self.options.cheat, proofs=self.home.path / "proofs",
+        )
         self._connect_members(ready.members)
         self.runners[ready.setup.table_id] = runner
         return runner

@@ -18,10 +18,12 @@ import os
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Protocol
 
 from protocol.audit import DealAudit
 from protocol.bots import make_bot
+from protocol.cheats import Cheater
 from protocol.deal import Action
 from protocol.identity import Identity
 from protocol.machine import Event, SeatMachine
@@ -29,7 +31,10 @@ from protocol.messages import Message, MessageError, decode, encode
 from protocol.players import Policy, decide
 from protocol.rules import RuleError
 from protocol.scoring import ScoreSheet
+from protocol.transcript import proof_file
+from protocol.verdict import Verdict
 from protocol.view import SeatView
+from tarotd import cheating
 from tarotd.lobby import ReadyTable
 
 Out = tuple[bytes, bytes]  #: (destination daemon key, encoded message)
@@ -97,6 +102,8 @@ class TableRunner:
     journal: Journal
     deals_wanted: int | None = None
     deal_number: int = 0
+    cheat: str | None = None  #: ``tarotd --cheat``: the daemon's own seat runs this attack (tarotd/cheating.py)
+    proofs: Path | None = None  #: where an honest seat that names a cheater writes the proof file
     machines: dict[int, SeatMachine] = field(default_factory=dict)
     sheet: ScoreSheet = field(init=False)
     results: list[dict[str, object]] = field(default_factory=list)  #: one per scored deal
@@ -148,9 +155,9 @@ class TableRunner:
         for seat in self.hosted_seats:
             seed = self.journal.seed(self.table_id, self.deal_number, seat) or os.urandom(32)
             self.journal.save_seed(self.table_id, self.deal_number, seat, seed)
-            machine = SeatMachine(
-                self.ready.setup, self.deal_number, self.dealer, seat, self._identity(seat), seed
-            )
+            factory = cheating.machine_class(self.cheat, self.ready, self.daemon_key, seat)
+            machine = factory(self.ready.setup, self.deal_number, self.dealer, seat, self._identity(seat), seed)
+            cheating.arm(machine, lambda: self.journal.messages(self.table_id, self.deal_number - 1))
             self.machines[seat] = machine
         for machine in list(self.machines.values()):
             outgoing.extend(machine.start())
@@ -166,8 +173,8 @@ class TableRunner:
             message = decode(data)
         except MessageError:
             return []
-        if message.table_id != self.table_id or message.seat in self.hosted_seats:
-            return []  # another table, or a forgery of a seat hosted here
+        if message.table_id != self.table_id:
+            return []  # another table (a message for a hosted seat is checked by its machine: a copy, or a forgery that names its signer)
         return self._route(message)
 
     def _route(self, message: Message) -> list[Out]:
@@ -281,7 +288,7 @@ class TableRunner:
             outs += [(daemon, data) for daemon in self.other_daemons()]
         for seat, machine in self.machines.items():
             self.events.extend((seat, event) for event in machine.take_events())
-        return outs
+        return outs + cheating.addressed(list(self.machines.values()), self.ready, self.daemon_key)
 
     def _record(self) -> None:
         witness = self.machines[self.hosted_seats[0]]
@@ -290,6 +297,9 @@ class TableRunner:
             return
         referee = audit.referee
         result = deal_result(self.deal_number, self.dealer, audit)
+        named = result["audit"]
+        if audit.verdict is not None and isinstance(named, dict) and self.proofs is not None and not isinstance(witness, Cheater):
+            named["proof"] = str(self._write_proof(self.proofs, witness, audit.verdict))
         if audit.outcome is not None and referee is not None:
             self.sheet.add_deal(list(audit.scores), contract=referee.contract, taker=referee.taker, partner=referee.partner)
         else:
@@ -303,6 +313,13 @@ class TableRunner:
         self.journal.set_deal_state(self.table_id, self.deal_number, SCORED)
         self.last_views = {seat: view for seat, m in self.machines.items() if (view := m.view()) is not None}
         self.machines = {}
+
+    def _write_proof(self, directory: Path, witness: SeatMachine, verdict: Verdict) -> Path:
+        """The signed transcript that proves the verdict, for ``tarot audit`` on any machine."""
+        directory.mkdir(mode=0o700, exist_ok=True)
+        path = directory / f"{self.table_id.hex()}-{self.deal_number}.tarot-proof"
+        path.write_bytes(proof_file(witness.transcript, verdict))
+        return path
 
     def _void_reason(self, audit: DealAudit) -> str:
         """Why a deal scored nothing, for the sheet: who abandoned it, by name, and why."""
@@ -349,7 +366,8 @@ class TableRunner:
             seed = self.journal.seed(self.table_id, self.deal_number, seat)
             if seed is None:  # killed before this seat's seed was written: it never committed
                 return self.start_deal()
-            machine, resend = SeatMachine.resume(
+            factory = cheating.machine_class(self.cheat, self.ready, self.daemon_key, seat)
+            machine, resend = factory.resume(
                 self.ready.setup, self.deal_number, self.dealer, seat, self._identity(seat), seed, stored
             )
             self.machines[seat] = machine
