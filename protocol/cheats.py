@@ -20,7 +20,7 @@ What a cheater tells its transport, beyond the messages :meth:`receive` and :met
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, ClassVar
 
@@ -29,7 +29,7 @@ from nacl.bindings import crypto_core_ed25519_sub as point_sub
 from protocol.cards import DECK, Card, card
 from protocol.deal import Action, Bid, Call, Play
 from protocol.deck import DealKeys, Ecart, Lock, Open, Opening, OpenRecommitted, PublicDeck, SeatDeck, Shuffle
-from protocol.group import CARD_POINTS, GENERATOR, Point, add, card_of, invert, mul, scalar_from_digest, scalar_product
+from protocol.group import GENERATOR, Point, add, card_of, invert, mul, scalar_from_digest, scalar_product
 from protocol.identity import Identity
 from protocol.machine import SeatMachine
 from protocol.messages import Kind, Message, encode, sign_message
