@@ -126,10 +126,15 @@ def test_an_unknown_cheat_is_refused(capsys: pytest.CaptureFixture[str]) -> None
 @pytest.mark.slow
 @pytest.mark.parametrize("players", [5, 3])
 def test_the_cheat_lab_every_kind_twenty_seeds(players: int) -> None:
-    """Every kind × 20 seeds: 100 % caught, no honest seat ever named (scripts/cheat-lab
-    prints the same run as a table)."""
+    """Every kind × 20 seeds: every attack carried out is caught, no honest seat is ever
+    named (scripts/cheat-lab prints the same run as a table).  An attack may find no chance
+    in three deals (a bad écart needs its seat to take with the chien turned): not most."""
     for kind in KINDS:
         if kind == "false-call" and players != 5:
             continue  # nobody calls a card at three
-        for seed in range(20):
-            assert_caught(run_cheat(kind, players, seed))
+        runs = [run_cheat(kind, players, seed) for seed in range(20)]
+        assert sum(run.attempted for run in runs) >= 16, kind
+        for run in runs:
+            assert not run.blamed, run
+            if run.attempted:
+                assert_caught(run)
