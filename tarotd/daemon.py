@@ -456,6 +456,8 @@ class Daemon:
         seat = self._own_seat(runner)
         if seat is None:
             raise ApiError("this daemon has no seat of its own at the table")
+        if seat in runner.bots:
+            raise ApiError("this daemon's seat is played by a bot (tarotd --bot): it takes no moves from a client")
         try:
             action = _action(op, seat, request)
             self._send_deal(runner.act(seat, action))

@@ -42,6 +42,7 @@ SUBNET_PREFIX: Final = "198.18.0."
 PREFIX_LENGTH: Final = 24
 BROADCAST: Final = "198.18.0.255"
 MAX_HOSTS: Final = 253
+ARP_SETTINGS: Final = Path("/proc/sys/net/ipv4/neigh/default")  #: the kernel's ARP table limits
 #: Seconds a process gets to exit after SIGTERM before it is killed, at teardown.
 TERMINATE_GRACE: Final = 2.0
 
@@ -60,6 +61,7 @@ class Lan:
         self.hosts = hosts
         self.id = f"{os.getpid()}{secrets.token_hex(2)}"
         self._namespaces: list[str] = []  # those created, so teardown removes only them
+        self._arp_limits: dict[Path, str] = {}  # the kernel's settings raised here, to restore
         self._processes: list[subprocess.Popen[Any]] = []
 
     def __enter__(self) -> Lan:
@@ -116,16 +118,32 @@ class Lan:
             subprocess.run(["ip", "netns", "delete", namespace], capture_output=True, check=False)
         self._processes.clear()
         self._namespaces.clear()
+        for path, value in self._arp_limits.items():
+            path.write_text(value)
+        self._arp_limits.clear()
         atexit.unregister(self.close)
 
     def _build(self) -> None:
         if shutil.which("ip") is None:
             raise LanError("the ip command is missing (apt-get install iproute2)")
+        self._make_room_in_the_arp_table(self.hosts * (self.hosts - 1))
         self._add_namespace(self.switch)
         _ip("-n", self.switch, "link", "add", "br0", "type", "bridge")
         _ip("-n", self.switch, "link", "set", "br0", "up")
         for i in range(self.hosts):
             self._add_host(i)
+
+    def _make_room_in_the_arp_table(self, entries: int) -> None:
+        """The kernel keeps one ARP table for every namespace, of at most ``gc_thresh3``
+        entries (1,024 by default); past it sends fail with ENOBUFS and hosts silently drop
+        off the LAN — fifty hosts that all talk to each other need 2,450.  Raised for the
+        LAN's lifetime, restored at teardown."""
+        hard, soft = ARP_SETTINGS / "gc_thresh3", ARP_SETTINGS / "gc_thresh2"
+        if not hard.exists() or int(hard.read_text()) >= 2 * entries:
+            return
+        for path, value in ((soft, entries), (hard, 2 * entries)):  # soft ≤ hard at every step
+            self._arp_limits.setdefault(path, path.read_text())
+            path.write_text(str(value))
 
     def _add_host(self, i: int) -> None:
         host = self.namespace(i)

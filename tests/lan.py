@@ -35,20 +35,9 @@ NEEDS_ROOT = pytest.mark.skipif(
 )
 
 
-ARP_LIMIT = Path("/proc/sys/net/ipv4/neigh/default/gc_thresh3")
-
-
 @contextmanager
 def lan_of(hosts: int) -> Iterator[Lan]:
-    """A simulated LAN, or the test skipped if namespaces cannot be made here, or if the
-    kernel's ARP table cannot hold a full mesh of ``hosts``.  That table is one for all the
-    namespaces, capped at ``gc_thresh3`` entries (1,024 by default); past it, sends fail
-    with ENOBUFS ("neighbor table overflow" in the kernel log) and hosts silently drop off
-    the LAN — fifty hosts that all talk to each other need 2,450 entries."""
-    needed, room = hosts * (hosts - 1), int(ARP_LIMIT.read_text()) if ARP_LIMIT.exists() else None
-    if room is not None and needed > room:
-        pytest.skip(f"the kernel's ARP table, shared by every namespace, holds {room} entries and a full mesh "
-                    f"of {hosts} hosts needs {needed}: sysctl -w net.ipv4.neigh.default.gc_thresh3={2 * needed}")
+    """A simulated LAN, or the test skipped if namespaces cannot be made here."""
     lan = Lan(hosts)
     try:
         lan.__enter__()

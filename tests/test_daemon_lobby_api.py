@@ -149,6 +149,7 @@ def test_a_daemon_at_its_table_limit_refuses_to_open_or_join_another(tmp_path: P
             await asyncio.sleep(0.05)
         assert "its limit (tarotd --max-tables)" in await refused(client, "open", name="autre", seats=3)
         assert "its limit" in await refused(client, "join", table="00" * 16)
+        assert "played by a bot" in await refused(client, "play", card="EX")  # --bot: no moves from a client
         assert [t["name"] for t in await client.request("tables")] == ["club"]
         await client.close()
 
