@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 from nacl.bindings import crypto_core_ed25519_sub as point_sub
 
 from protocol.cards import DECK, Card, card
-from protocol.deal import Action, Bid, Call, Play
+from protocol.deal import Action, Bid, Call, Play, ShowPoignee
 from protocol.deck import DealKeys, Ecart, Lock, Open, Opening, OpenRecommitted, PublicDeck, SeatDeck, Shuffle
 from protocol.group import GENERATOR, Point, add, card_of, invert, mul, scalar_from_digest, scalar_product
 from protocol.identity import Identity
@@ -190,12 +190,16 @@ class Cheater(SeatMachine):
 
     def _bid(self, action: Bid) -> Bid:
         """The bid its attack needs, when it is still higher than every bid so far."""
-        game = self.game
-        assert game is not None and self.contract is not None
-        highest = max((b.contract for b in game.bids if b.contract is not None), default=None)
+        assert self.contract is not None
+        highest = self._highest()
         if highest is None or self.contract > highest:
             return Bid(self.seat, self.contract)
         return action
+
+    def _highest(self) -> Contract | None:
+        game = self.game
+        assert game is not None
+        return max((b.contract for b in game.bids if b.contract is not None), default=None)
 
     def _others(self) -> list[int]:
         return [s for s in range(self.table.players) if s != self.seat]
@@ -300,14 +304,15 @@ class FalseCard(_FalseOpening):
 class FalsePoignee(_FalseOpening):
     """Before its first card, shows a poignée of trumps it does not all hold: its own trumps
     and, claimed at the places of other cards, trumps it lacks — or, holding enough, one
-    trump more than the threshold."""
+    trump more than the threshold (in place of the true poignée its player would show)."""
 
     kind = "false-poignee"
     contract = Contract.PETITE
 
     def act(self, action: Action) -> list[Message]:
         game = self.game
-        if isinstance(action, Play) and not self._attempted and game is not None and not game.tricks and self.decision() is not None:
+        first = game is not None and not game.tricks and not self._attempted and self.decision() is not None
+        if isinstance(action, (ShowPoignee, Play)) and first:
             hand = self._hand()
             threshold = self.table.variant.poignee_thresholds[0]
             trumps = [c for c in hand if c.is_trump]
@@ -356,9 +361,7 @@ class Equivocate(Cheater):
     def act(self, action: Action) -> list[Message]:
         if not isinstance(action, Bid) or self._attempted or self.decision() is None:
             return super().act(action)
-        game = self.game
-        assert game is not None
-        highest = max((b.contract for b in game.bids if b.contract is not None), default=None)
+        highest = self._highest()
         higher = [c for c in Contract if highest is None or c > highest]
         other = None if action.contract is not None else (higher[0] if higher else None)
         if action.contract is None and other is None:
