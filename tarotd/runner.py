@@ -350,7 +350,11 @@ class TableRunner:
         """Take the table up where the journal left it: the current deal's machines rebuilt
         from their seeds and stored messages (signing nothing new for a slot already
         spoken in), or the next deal started.  Returns what to send again: peers ignore what
-        they already have."""
+        they already have.
+
+        That includes our messages of the deal before: killed just after scoring it, our
+        last ones (the reveal, the score signature) may have died with the mesh's outbox in
+        memory, and the others cannot finish that deal without them."""
         self.results = json.loads(self.journal.get_setting(self._results_key) or "[]")
         self.sheet = self.journal.sheet(self.table_id) or self.sheet
         deals = list(self.journal.deals(self.table_id))
@@ -358,14 +362,15 @@ class TableRunner:
             return self.start_deal()
         last = deals[-1]
         self.deal_number = last.deal + (1 if last.state == SCORED else 0)
+        earlier = self._own_messages(self.deal_number - 1) if self.deal_number > 0 else []
         if last.state == SCORED:
-            return [] if self.finished else self._deal_again()
+            return earlier + ([] if self.finished else self._deal_again())
         stored = self.journal.messages(self.table_id, self.deal_number)
         outgoing: list[Message] = []
         for seat in self.hosted_seats:
             seed = self.journal.seed(self.table_id, self.deal_number, seat)
             if seed is None:  # killed before this seat's seed was written: it never committed
-                return self.start_deal()
+                return earlier + self.start_deal()
             factory = cheating.machine_class(self.cheat, self.ready, self.daemon_key, seat)
             machine, resend = factory.resume(
                 self.ready.setup, self.deal_number, self.dealer, seat, self._identity(seat), seed, stored
@@ -373,7 +378,15 @@ class TableRunner:
             self.machines[seat] = machine
             outgoing.extend(resend)
         outgoing.extend(m for m in stored if m.seat in self.machines)
-        return [(daemon, encode(m)) for m in outgoing for daemon in self.other_daemons()]
+        return earlier + self._to_others(outgoing)
+
+    def _own_messages(self, deal: int) -> list[Out]:
+        """What the hosted seats signed in ``deal``, to send again."""
+        hosted = set(self.hosted_seats)
+        return self._to_others([m for m in self.journal.messages(self.table_id, deal) if m.seat in hosted])
+
+    def _to_others(self, messages: Sequence[Message]) -> list[Out]:
+        return [(daemon, encode(m)) for m in messages for daemon in self.other_daemons()]
 
 
 def bot_policies(seats: Sequence[int], level: str, seed: int | None = None) -> dict[int, Policy]:
