@@ -82,6 +82,7 @@ class Daemon:
     _progress: float = field(init=False, default_factory=time.monotonic)
     _thinking: set[bytes] = field(init=False, default_factory=set)  #: tables with a bot turn scheduled
     _owed: dict[tuple[bytes, int], float] = field(init=False, default_factory=dict)  #: a player's decision, since
+    _sheets_written: dict[bytes, int] = field(init=False, default_factory=dict)  #: deals in each table's scores.json
     _stood_in: set[tuple[bytes, int]] = field(init=False, default_factory=set)  #: seats a bot plays for now
 
     # --- Start and stop -------------------------------------------------------------
@@ -268,6 +269,7 @@ class Daemon:
                 self._after_step(runner)
 
     def _after_step(self, runner: TableRunner) -> None:
+        self._publish(runner)  # the player sees the card before our bots answer it
         paced = self.options.think > 0
         self._send_deal(runner.step(decisions=0 if paced else None))
         if paced and runner.bot_to_decide() is not None and runner.table_id not in self._thinking:
@@ -276,7 +278,6 @@ class Daemon:
         self._publish(runner)
         if runner.finished:
             self.store.set_table_state(runner.table_id, "finished")
-            self._write_scores(runner)
             if self.options.deals is not None and all(r.finished for r in self.runners.values()):
                 self.done.set()
 
@@ -294,10 +295,14 @@ class Daemon:
             if seat == own:
                 self.api.broadcast({"event": event.kind, "seat": seat, **event.data})
         runner.events.clear()
-        self._write_scores(runner)
+        if self._sheets_written.get(runner.table_id) != runner.completed:
+            self._write_scores(runner)
 
     def _write_scores(self, runner: TableRunner) -> None:
-        """``scores.json`` in the home: what ``tarot scores`` reads, daemon running or not."""
+        """``scores.json`` in the home: what ``tarot scores`` reads, daemon running or not.
+        Written when a table starts and after each deal: replacing a file is slow (the
+        filesystem syncs it), far too slow to do after every message."""
+        self._sheets_written[runner.table_id] = runner.completed
         document = scores_document(runner)
         path = self.home.path / "scores.json"
         temporary = path.with_suffix(".tmp")
