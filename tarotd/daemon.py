@@ -111,8 +111,12 @@ class Daemon:
             await self.discovery.start()
         self._resume_tables()
         if options.table is not None and not self.runners:  # a table taken up again is the one
-            self._send(self.lobby.want(options.table, options.seats))
-            self._start_ready_tables()  # a daemon hosting every seat needs nobody else
+            if options.deals is not None and self._played(options.table):
+                log.info("table %s: its %d deals are played already", options.table, options.deals)
+                self.done.set()  # restarted after the end: nothing more to do
+            else:
+                self._send(self.lobby.want(options.table, options.seats))
+                self._start_ready_tables()  # a daemon hosting every seat needs nobody else
         log.info("tarotd %s [%s] listening on %s", options.name, fingerprint(self.identity.public_key), self.mesh.endpoint)
 
     async def run(self) -> int:
@@ -258,6 +262,9 @@ class Daemon:
         record = TableRecord(setup.table_id, ready.name, setup.players, "playing", time.time(), ready.to_bytes())
         self.store.save_table(record)
         self.store.save_members(setup.table_id, [MemberRecord(s, m.key, m.name, m.endpoint) for s, m in enumerate(ready.members)])
+
+    def _played(self, name: str) -> bool:
+        return any(record.name == name and record.state == "finished" for record in self.store.tables())
 
     def _resume_tables(self) -> None:
         """Tables left unfinished by a crash: rebuild their runners from the journal."""

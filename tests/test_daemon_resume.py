@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from client.api import DaemonRefused, DaemonUnavailable, ask
-from tests.daemons import ROOT, free_ports, scores, wait_all
+from tests.daemons import ROOT, daemon_argv, free_ports, log_path, scores, spawn, wait_all
 
 PLAYERS = 3
 
@@ -75,3 +75,16 @@ def test_killed_and_restarted_daemon_finishes_the_deal(tmp_path: Path, moment: s
     assert isinstance(deals, list) and len(deals) == 2
     assert all(deal["audit"] == "ok" for deal in deals)
     assert "taking table" in (tmp_path / f"d{victim}.log").read_text()
+
+
+def test_a_daemon_started_again_after_its_deals_are_played_exits_at_once(tmp_path: Path) -> None:
+    """``--deals N`` played and saved, then the same command again (a crash just before it
+    exited, a script run twice): it says so and exits 0 — no new table, no waiting."""
+    argv = daemon_argv(tmp_path / "d0", "seul", free_ports(1)[0], [], deals=1, extra=["--bots", "2"])
+    first = spawn(argv, log_path(tmp_path, 0))
+    wait_all([first], tmp_path, timeout=60)
+    sheet = scores(tmp_path / "d0")
+    again = spawn(argv, log_path(tmp_path, 0))
+    wait_all([again], tmp_path, timeout=20)
+    assert scores(tmp_path / "d0") == sheet
+    assert "its 1 deals are played already" in log_path(tmp_path, 0).read_text()
