@@ -308,11 +308,23 @@ def _send_now(sock: zmq.asyncio.Socket, parts: list[bytes]) -> bool:
     """Hand a frame to ZeroMQ without waiting: False if it cannot take it now (no connection,
     high-water mark, unknown routing id).  Nothing here ever waits to send, so pyzmq completes
     the returned future at once."""
+    if sock.closed:  # a link recycled while a delayed frame (fault injection) was on its way
+        return False
     try:
         sent = asyncio.ensure_future(sock.send_multipart(parts, flags=zmq.NOBLOCK))
     except zmq.ZMQError:
         return False
-    return sent.done() and sent.exception() is None
+    if not sent.done():  # pyzmq queued it behind another send: its outcome is the retransmission's business
+        sent.add_done_callback(_forget)
+        return False
+    return sent.exception() is None
+
+
+def _forget(future: asyncio.Future[Any]) -> None:
+    """Retrieve a late send's outcome, so that a failure (the socket closed meanwhile) is not
+    reported as an exception nobody retrieved."""
+    if not future.cancelled():
+        future.exception()
 
 
 class _Wire:
