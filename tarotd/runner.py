@@ -103,7 +103,7 @@ class TableRunner:
     deals_wanted: int | None = None
     deal_number: int = 0
     cheat: str | None = None  #: ``tarotd --cheat``: the daemon's own seat runs this attack (tarotd/cheating.py)
-    proofs: Path | None = None  #: where an honest seat that names a cheater writes the proof file
+    proofs: Path | None = None  #: where (home/proofs) an honest seat that names a cheater writes the proof file
     machines: dict[int, SeatMachine] = field(default_factory=dict)
     sheet: ScoreSheet = field(init=False)
     results: list[dict[str, object]] = field(default_factory=list)  #: one per scored deal
@@ -299,7 +299,9 @@ class TableRunner:
         result = deal_result(self.deal_number, self.dealer, audit)
         named = result["audit"]
         if audit.verdict is not None and isinstance(named, dict) and self.proofs is not None and not isinstance(witness, Cheater):
-            named["proof"] = str(self._write_proof(self.proofs, witness, audit.verdict))
+            # Relative to the home, so that every honest daemon's sheet holds the same row.
+            path = self._write_proof(self.proofs, witness, audit.verdict)
+            named["proof"] = f"{self.proofs.name}/{path.name}"
         if audit.outcome is not None and referee is not None:
             self.sheet.add_deal(list(audit.scores), contract=referee.contract, taker=referee.taker, partner=referee.partner)
         else:

@@ -59,7 +59,7 @@ def check_caught(tmp_path: Path, kind: str, players: int = PLAYERS) -> None:
         assert isinstance(audit, dict), f"{kind}: {home.name} saw no cheat: {sheet}"
         assert audit["culprit"] == cheater_seat(sheet), f"{kind}: {home.name} named {audit}"
         verdicts.append((audit["culprit"], audit["step"], audit["rule"]))
-        proof = Path(audit["proof"])
+        proof = home / audit["proof"]  # relative to the home: the same row at every honest daemon
         assert proof.parent == home / "proofs" and proof.suffix == ".tarot-proof"
         out = subprocess.run([sys.executable, "-m", "client.cli", "audit", str(proof)], cwd=ROOT, capture_output=True, text=True)
         assert out.returncode == 1 and "proof: holds" in out.stdout, out.stdout + out.stderr
