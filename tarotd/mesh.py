@@ -12,9 +12,11 @@ so each TCP connection carries one direction of data and its own feedback.  A DE
 ZeroMQ routing id is drawn at random for each socket and bound to the peer's key by the
 signed HELLO that arrives under it: the ROUTER answers (HELLO-ACK, acknowledgements) to the
 routing id the peer last proved itself on.  Nobody can guess that id, so a stranger cannot
-knock a member's connection off the ROUTER by claiming its id (ZeroMQ would refuse or hand
-over a duplicate id), and a restarted daemon simply comes back under a new one.  Even then
-the id is only a name tag: nothing is accepted under it but a HELLO until one proved the
+knock a member's connection off the ROUTER by claiming its id, while ``ROUTER_HANDOVER`` lets
+a DEALER that reconnects under its own id (after a frame too large, a broken TCP connection)
+take it back at once, even if the ROUTER still holds the dead connection.  (Only someone
+reading the LAN's traffic could learn an id — and could as well reset the TCP connection.)
+Even then the id is only a name tag: nothing is accepted under it but a HELLO until one proved the
 key, and after that only frames carrying the session token the HELLO-ACK issued.
 
 **Wire frames** are one msgpack map each (``t`` is the kind); signed frames carry ``sig``, an
@@ -713,6 +715,7 @@ class Mesh:
     async def start(self) -> None:
         router = self._socket(zmq.ROUTER)
         router.setsockopt(zmq.ROUTER_MANDATORY, 1)
+        router.setsockopt(zmq.ROUTER_HANDOVER, 1)  # a DEALER reconnecting under its id is not refused
         try:
             router.bind(self._listen)
         except zmq.ZMQError:

@@ -60,7 +60,7 @@ def test_a_cable_pulled_for_20_s_in_the_tricks_and_plugged_back_the_table_finish
     with lan_of(3) as lan, fleet(lan, tmp_path, budget=240) as group:
         daemons = [group.start(i, f"joueur{i}", "--table", "club", "--seats", "3", "--deals", "2", "--timeout", "60", "--think", "0.1") for i in range(3)]
         before = wait_for_tricks(group, daemons, daemons[1])
-        assert before["tables"][0]["scored"] == 0, before
+        assert before["tables"][0]["scored"] < 2, before  # a deal is in its tricks
         lan.link_down(1)
         try:
             time.sleep(outage / 2)

@@ -378,13 +378,7 @@ def test_forged_hellos_and_sessions_are_not_delivered() -> None:
                 reauth = decode((await raw.recv_multipart())[0], frozenset({"reauth"}))
                 assert reauth == {"t": "reauth", "s": data["s"]}
                 assert stats.unauthenticated == 1
-            # Even a sniffer who learnt a's routing id cannot take it over (no ROUTER_HANDOVER).
-            async with raw_socket(zmq.DEALER, route) as raw:
-                raw.connect(b.mesh.endpoint)
-                await raw.send(hello(mallory))
-                await asyncio.sleep(0.3)
-            assert b.mesh._peers[a.key].route == route and mallory.public_key not in b.mesh._peers
-            assert b.received == []
+            assert b.mesh._peers[a.key].route == route and b.received == []
             a.mesh.send(b.key, "x", b"genuine")  # a's own connection still works
             await wait_for(lambda: b.received == [(a.key, "x", b"genuine")], "genuine message")
 
