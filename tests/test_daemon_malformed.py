@@ -173,7 +173,7 @@ async def junk_on_the_api(path: Path, rng: random.Random) -> None:
 def test_junk_on_the_peer_socket_and_the_local_api_changes_nothing(tmp_path: Path) -> None:
     rng = random.Random(SEED)
     ports = free_ports(3)
-    processes, homes = start_daemons(tmp_path, 3, 2, ports=ports)
+    processes, homes = start_daemons(tmp_path, 3, 2, "--think", "0.05", ports=ports)  # paced: the junk lands during the deals
     context: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
     endpoint = f"tcp://127.0.0.1:{ports[0]}"
     rounds = 0
