@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import random
 import signal
 import subprocess
@@ -28,32 +27,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from daemons import daemon_argv, free_ports, log_path, scores, spawn  # noqa: E402
+from daemons import daemon_argv, free_ports, log_path, resident_kib, scores, spawn  # noqa: E402
 
 from client.api import DaemonRefused, DaemonUnavailable, ask  # noqa: E402
-
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def rss_mb(pid: int) -> float:
-    """Resident memory of a live process, in MiB (0 if it is gone)."""
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a live process so far."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
-
 
 @dataclass
 class Table:
@@ -66,11 +42,9 @@ class Table:
     timeout: float
     ports: list[int] = field(init=False)
     processes: list[subprocess.Popen[bytes]] = field(init=False, default_factory=list)
-    cpu: list[float] = field(init=False)  #: CPU seconds of daemon lives already ended
 
     def __post_init__(self) -> None:
         self.ports = free_ports(self.players)
-        self.cpu = [0.0] * self.players
         self.processes = [self._spawn(i) for i in range(self.players)]
 
     def home(self, i: int) -> Path:
@@ -86,7 +60,6 @@ class Table:
         process = self.processes[i]
         if process.poll() is not None:
             return  # it has finished its deals
-        self.cpu[i] += cpu_seconds(process.pid)
         process.send_signal(signal.SIGKILL)
         process.wait()
         time.sleep(pause)
@@ -149,7 +122,7 @@ def soak(args: argparse.Namespace, directory: Path) -> tuple[dict[str, Any], boo
             scored = table.scored()
             for mark in marks:
                 if scored is not None and scored >= mark and mark not in rss_at:
-                    rss_at[mark] = [round(rss_mb(p.pid), 1) for p in table.processes]
+                    rss_at[mark] = [round(resident_kib(p.pid) / 1024, 1) for p in table.processes]
                     print(f"deal {scored}: RSS {rss_at[mark]} MiB, {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
     finally:
         table.stop()

@@ -284,8 +284,7 @@ class TableRunner:
             for seat, machine in self.machines.items():
                 if seat != message.seat:
                     queue.extend(machine.receive(message))
-            data = encode(message)
-            outs += [(daemon, data) for daemon in self.other_daemons()]
+            outs += self._to_others([message])
         for seat, machine in self.machines.items():
             self.events.extend((seat, event) for event in machine.take_events())
         return outs + cheating.addressed(list(self.machines.values()), self.ready, self.daemon_key)
@@ -388,7 +387,9 @@ class TableRunner:
         return self._to_others([m for m in self.journal.messages(self.table_id, deal) if m.seat in hosted])
 
     def _to_others(self, messages: Sequence[Message]) -> list[Out]:
-        return [(daemon, encode(m)) for m in messages for daemon in self.other_daemons()]
+        """Each message encoded once, for the daemon of every other member."""
+        daemons = self.other_daemons()
+        return [(daemon, data) for data in map(encode, messages) for daemon in daemons]
 
 
 def bot_policies(seats: Sequence[int], level: str, seed: int | None = None) -> dict[int, Policy]:

@@ -165,3 +165,12 @@ def assert_no_traceback(tmp_path: Path, count: int) -> None:
     for i in range(count):
         text = log_path(tmp_path, i).read_text(errors="replace")
         assert "Traceback" not in text, f"d{i}.log holds a traceback:\n{text[-6000:]}"
+
+
+def resident_kib(pid: int) -> int:
+    """A live process's resident set (``VmRSS``), 0 once it is gone."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            return next((int(line.split()[1]) for line in status if line.startswith("VmRSS:")), 0)
+    except (FileNotFoundError, ProcessLookupError):
+        return 0

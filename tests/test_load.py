@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from daemons import resident_kib
 from lan import NEEDS_ROOT, Daemon, Fleet, check_table, fleet, lan_of
 
 from client.api import DaemonRefused, DaemonUnavailable, ask
@@ -50,15 +51,6 @@ class Watch:
         return (f"the watched daemon saw {self.peers} peers ({self.up} up at once) and "
                 f"{len(self.table_names)} table names; deals scored per table, last seen: {self.scored}; "
                 f"all daemons together at most {self.rss_kib / 1024:.0f} MiB resident")
-
-
-def resident_kib(pid: int) -> int:
-    """A live process's resident set (``VmRSS``), 0 once it is gone."""
-    try:
-        with open(f"/proc/{pid}/status") as status:
-            return next((int(line.split()[1]) for line in status if line.startswith("VmRSS:")), 0)
-    except (FileNotFoundError, ProcessLookupError):
-        return 0
 
 
 def table_names(daemon: Daemon) -> set[str]:
