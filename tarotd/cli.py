@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import signal
 import sys
 from pathlib import Path
@@ -45,6 +46,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--cheat", choices=sorted(CHEATS), default=None, metavar="KIND",
                         help="the cheat lab: this daemon's own seat runs this attack (honest peers must name it)")
     parser.add_argument("--log-level", default="info", choices=("debug", "info", "warning"))
+    # Tests only, never for play: every seed of this daemon's seats (and its lobby's table ids
+    # and dealer coins, and its bots) derived from N, so that a test gets the same cards on every
+    # run — and anyone who knows N knows them too.  Hidden, and refused without TAROT_TESTING=1.
+    parser.add_argument("--deal-seed", type=int, default=None, metavar="N", help=argparse.SUPPRESS)
     return parser
 
 
@@ -67,7 +72,10 @@ def fault_plan(spec: str) -> FaultPlan:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.deal_seed is not None and os.environ.get("TAROT_TESTING") != "1":
+        parser.error("--deal-seed makes every deal predictable: it is for tests only (TAROT_TESTING=1)")
     home = args.home or default_home()
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s", stream=sys.stderr)
     options = Options(
@@ -88,6 +96,7 @@ def main(argv: list[str] | None = None) -> int:
         max_tables=args.max_tables,
         faults=args.faults,
         cheat=args.cheat,
+        deal_seed=args.deal_seed,
     )
     try:
         return asyncio.run(_run(Daemon(options)))

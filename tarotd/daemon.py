@@ -34,7 +34,7 @@ from tarotd.discovery import Peer as DiscoveredPeer
 from tarotd.home import DaemonLock, Home, load_or_create_identity
 from tarotd.lobby import BROADCAST, Lobby, Member, ReadyTable
 from tarotd.mesh import WILDCARD_HOSTS, FaultPlan, Mesh, PeerState, PeerStatus
-from tarotd.runner import Out, TableRunner, bot_policies
+from tarotd.runner import Out, TableRunner, bot_policies, seeded_entropy
 from tarotd.store import MemberRecord, Store, TableRecord
 from tarotd.views import scores_document, seat_state
 
@@ -63,6 +63,10 @@ class Options:
     max_tables: int = 4  #: tables played at once; more are refused, with a logged reason
     faults: FaultPlan | None = None  #: transport faults injected, for tests and soaks
     cheat: str | None = None  #: the cheat lab: this daemon's own seat runs this attack (tarotd/cheating.py)
+    #: Tests only (``tarotd --deal-seed``, refused without ``TAROT_TESTING=1``): the seeds of
+    #: the seats hosted here, the lobby's table ids and coins and the bots' choices all come
+    #: from it, so that a daemon hosting every seat deals the same cards on every run.
+    deal_seed: int | None = None
 
 
 @dataclass
@@ -99,7 +103,8 @@ class Daemon:
         self.mesh = Mesh(self.identity, options.listen, on_message=self._on_message, name=options.name,
                          on_status=self._on_status, faults=options.faults)
         await self.mesh.start()
-        self.lobby = Lobby(self.identity.public_key, self.mesh.endpoint, self.seats)
+        entropy = os.urandom if options.deal_seed is None else seeded_entropy(options.deal_seed)
+        self.lobby = Lobby(self.identity.public_key, self.mesh.endpoint, self.seats, entropy)
         for peer in options.peers:
             self.mesh.connect(_endpoint(peer))
         self.api = ApiServer(self.home.api_sock, self._on_request)
@@ -239,8 +244,8 @@ class Daemon:
         bot_seats = [s for s in seats if ready.members[s].key != self.identity.public_key or self.options.bot]
         level = self.options.bot or self.options.bot_level
         runner = TableRunner(
-            ready, self.identity.public_key, hosted, bot_policies(bot_seats, level), self.store, self.options.deals,
-            cheat=self.options.cheat, proofs=self.home.path / "proofs",
+            ready, self.identity.public_key, hosted, bot_policies(bot_seats, level, self.options.deal_seed), self.store,
+            self.options.deals, cheat=self.options.cheat, proofs=self.home.path / "proofs", deal_seed=self.options.deal_seed,
         )
         self._connect_members(ready.members)
         self.runners[ready.setup.table_id] = runner

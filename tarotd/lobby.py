@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -118,9 +119,14 @@ def first_dealer(coins: list[bytes], players: int) -> int:
 
 
 class Lobby:
-    def __init__(self, daemon_key: bytes, endpoint: str, seats: list[tuple[Identity, str]]) -> None:
-        """``seats``: the identities this daemon hosts, with the names shown to players."""
+    def __init__(
+        self, daemon_key: bytes, endpoint: str, seats: list[tuple[Identity, str]], entropy: Callable[[int], bytes] = os.urandom
+    ) -> None:
+        """``seats``: the identities this daemon hosts, with the names shown to players.
+        ``entropy``: where table ids and dealer coins come from — the OS, but for a test's
+        ``tarotd --deal-seed``, which must form the same table on every run."""
         self.daemon_key = daemon_key
+        self._entropy = entropy
         self.endpoint = endpoint
         self.hosted = {identity.public_key: (identity, name) for identity, name in seats}
         self.offers: dict[bytes, Offer] = {}
@@ -141,7 +147,7 @@ class Lobby:
     def open(self, name: str, seats: int) -> list[Out]:
         if seats not in (3, 4, 5):
             raise ValueError("a table has 3, 4 or 5 seats")
-        table_id = hashlib.sha256(b"tarot/v1/table" + self.daemon_key + os.urandom(16)).digest()[:ID_SIZE]
+        table_id = hashlib.sha256(b"tarot/v1/table" + self.daemon_key + self._entropy(16)).digest()[:ID_SIZE]
         offer = Offer(table_id, name, seats, self.daemon_key, self.members_here()[:seats])
         self.offers[table_id] = offer
         self.joined = table_id
@@ -339,7 +345,7 @@ class Lobby:
     def _sign(self, offer: Offer) -> list[Out]:
         """Each seat hosted here signs the manifest and commits to a coin for the dealer."""
         document = MANIFEST_DOMAIN + manifest_bytes(offer.table_id, offer.name, offer.members)
-        coin = self._coins.setdefault(offer.table_id, os.urandom(32))
+        coin = self._coins.setdefault(offer.table_id, self._entropy(32))
         out: list[Out] = []
         for member in offer.members:
             if member.key in self.hosted:

@@ -13,10 +13,12 @@ rebuilt from its journal (:meth:`TableRunner.resume`) and the deal goes on.
 
 from __future__ import annotations
 
+import hashlib
+import itertools
 import json
 import os
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -29,6 +31,7 @@ from protocol.identity import Identity
 from protocol.machine import Event, SeatMachine
 from protocol.messages import Message, MessageError, decode, encode
 from protocol.players import Policy, decide
+from protocol.proofs import frame
 from protocol.rules import RuleError
 from protocol.scoring import ScoreSheet
 from protocol.transcript import proof_file
@@ -104,6 +107,7 @@ class TableRunner:
     deal_number: int = 0
     cheat: str | None = None  #: ``tarotd --cheat``: the daemon's own seat runs this attack (tarotd/cheating.py)
     proofs: Path | None = None  #: where (home/proofs) an honest seat that names a cheater writes the proof file
+    deal_seed: int | None = None  #: ``tarotd --deal-seed``, tests only: the hosted seats' seeds derived from it
     machines: dict[int, SeatMachine] = field(default_factory=dict)
     sheet: ScoreSheet = field(init=False)
     results: list[dict[str, object]] = field(default_factory=list)  #: one per scored deal
@@ -153,7 +157,7 @@ class TableRunner:
         self.journal.start_deal(self.table_id, self.deal_number, self.dealer)
         outgoing: list[Message] = []
         for seat in self.hosted_seats:
-            seed = self.journal.seed(self.table_id, self.deal_number, seat) or os.urandom(32)
+            seed = self.journal.seed(self.table_id, self.deal_number, seat) or self._new_seed(seat)
             self.journal.save_seed(self.table_id, self.deal_number, seat, seed)
             factory = cheating.machine_class(self.cheat, self.ready, self.daemon_key, seat)
             machine = factory(self.ready.setup, self.deal_number, self.dealer, seat, self._identity(seat), seed)
@@ -270,6 +274,13 @@ class TableRunner:
         return waiting - set(self.machines)
 
     # --- Inside -----------------------------------------------------------------------
+
+    def _new_seed(self, seat: int) -> bytes:
+        """A seat's seed for this deal: from the OS, or from a test's ``--deal-seed`` (the
+        same for the same deal and seat on every run, so that a test can count on a hand)."""
+        if self.deal_seed is None:
+            return os.urandom(32)
+        return seeded(self.deal_seed, b"seat", self.deal_number, seat)
 
     def _identity(self, seat: int) -> Identity:
         return self.identities[self.ready.members[seat].key]
@@ -390,6 +401,22 @@ class TableRunner:
         """Each message encoded once, for the daemon of every other member."""
         daemons = self.other_daemons()
         return [(daemon, data) for data in map(encode, messages) for daemon in daemons]
+
+
+def seeded(deal_seed: int, purpose: bytes, *numbers: int, size: int = 32) -> bytes:
+    """``size`` bytes that stand in for the OS's randomness under ``tarotd --deal-seed``: a
+    hash of the seed, what the bytes are for and where (deal, seat, draw).  Anyone who knows
+    the seed knows every one of them, which is what a test wants and a game must never have."""
+    decimals = (str(n).encode() for n in (deal_seed, *numbers))
+    return hashlib.shake_256(frame(b"tarot/test/deal-seed", purpose, *decimals)).digest(size)
+
+
+def seeded_entropy(deal_seed: int) -> Callable[[int], bytes]:
+    """The lobby's randomness (table ids, dealer coins) under ``tarotd --deal-seed``: draw
+    after draw from :func:`seeded`, so that a daemon hosting every seat under the same keys
+    forms the same table with the same first dealer on every run — the cards depend on both."""
+    draws = itertools.count()
+    return lambda size: seeded(deal_seed, b"lobby", next(draws), size=size)
 
 
 def bot_policies(seats: Sequence[int], level: str, seed: int | None = None) -> dict[int, Policy]:

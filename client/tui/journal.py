@@ -24,7 +24,9 @@ def deal_log(model: Model) -> list[str]:
     if view is None:
         return []
     name = model.name
-    lines = [texts("log_deal", deal=int(state.get("deal", 0)) + 1, dealer=name(view["dealer"]))]
+    # Between deals the state's deal number is the next deal's already; the log is the last one's.
+    number = int(state.get("deal", 0)) if view is model.view else int(state["results"][-1]["deal"])
+    lines = [texts("log_deal", deal=number + 1, dealer=name(view["dealer"]))]
     for bid in view["bids"]:
         contract = bid["contract"]
         lines.append(texts("log_pass", who=name(bid["seat"])) if contract in (None, "pass")
