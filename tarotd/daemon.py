@@ -101,7 +101,7 @@ class Daemon:
             self.seats.append((load_or_create_identity(self.home, f"bot-{k}"), f"{options.name}-bot{k}"))
         self.store = Store(self.home.db)
         self.mesh = Mesh(self.identity, options.listen, on_message=self._on_message, name=options.name,
-                         on_status=self._on_status, faults=options.faults)
+                         before_ack=self.store.sync, on_status=self._on_status, faults=options.faults)
         await self.mesh.start()
         entropy = os.urandom if options.deal_seed is None else seeded_entropy(options.deal_seed)
         self.lobby = Lobby(self.identity.public_key, self.mesh.endpoint, self.seats, entropy)

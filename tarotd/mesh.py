@@ -639,9 +639,11 @@ class Mesh:
     hears nothing from us for its ``timeout`` reports us away).  An exception from it is
     logged and the message still counts as delivered.  The other callbacks are plain
     functions for bookkeeping: ``on_delivered(peer_key, seq)`` right after each delivery and
-    before it is acknowledged, ``on_acked(peer_key, n)`` when a peer acknowledges every seq
-    up to ``n`` (the daemon may forget those), and ``on_status(PeerStatus)`` when a peer's
-    state changes (``away`` carries the time it was last heard).
+    before it is acknowledged, ``before_ack()`` before any acknowledgement leaves (the
+    daemon puts what it wrote on the disk there: once for a burst of messages rather than
+    after each), ``on_acked(peer_key, n)`` when a peer acknowledges every seq up to ``n``
+    (the daemon may forget those), and ``on_status(PeerStatus)`` when a peer's state changes
+    (``away`` carries the time it was last heard).
     """
 
     def __init__(
@@ -653,6 +655,7 @@ class Mesh:
         name: str = "",
         advertise: str | None = None,
         on_delivered: OnSeq | None = None,
+        before_ack: Callable[[], None] | None = None,
         on_acked: OnSeq | None = None,
         on_status: OnStatus | None = None,
         heartbeat: float = 1.0,
@@ -678,6 +681,8 @@ class Mesh:
         self._advertise = advertise
         self._on_message = on_message
         self._on_delivered = on_delivered
+        self._before_ack = before_ack
+        self._acks_held = False  #: before_ack failed last time (logged once)
         self._on_acked = on_acked
         self._on_status = on_status
         self._heartbeat = heartbeat
@@ -1069,6 +1074,16 @@ class Mesh:
         inbound.ack_due = False
         if inbound.session is None or peer.route is None:
             return  # nobody to tell (the peer was struck off)
+        if self._before_ack is not None:
+            try:
+                self._before_ack()
+            except Exception:  # e.g. the disk is full: unacknowledged, the peer sends again
+                self.stats.errors += 1
+                if not self._acks_held:  # once, not every tick
+                    log.exception("mesh: before_ack failed; acknowledgements wait until it succeeds")
+                self._acks_held = inbound.ack_due = True
+                return
+            self._acks_held = False
         top, miss = inbound.holdings()
         fields = {"s": inbound.session, "n": inbound.delivered, "top": top, "miss": miss}
         ack = encode("ack", fields)

@@ -53,6 +53,9 @@ class Journal(Protocol):
 
     def append_message(self, table_id: bytes, deal: int, message: Message, own: bool) -> bool: ...
 
+    def sync(self) -> None:
+        """Put what was written so far on the disk (appended messages may wait for this)."""
+
     def messages(self, table_id: bytes, deal: int) -> list[Message]: ...
 
     def start_deal(self, table_id: bytes, deal: int, dealer: int) -> object: ...
@@ -286,16 +289,24 @@ class TableRunner:
         return self.identities[self.ready.members[seat].key]
 
     def _dispatch(self, messages: Sequence[Message]) -> list[Out]:
-        """Write each signed message down, give it to the other hosted seats, then send it."""
+        """Write each message a hosted seat signed down, give it to the other hosted seats,
+        then send it, once all of them (and what was received before) are on the disk: one
+        sync.  A relay — another seat's message passed on — was written down on arrival,
+        and sending it again can do no harm: it waits for no sync."""
         outs: list[Out] = []
         queue = list(messages)
+        signed_here = False
         while queue:
             message = queue.pop(0)
-            self.journal.append_message(self.table_id, message.deal, message, own=True)
+            if message.seat in self.machines:
+                self.journal.append_message(self.table_id, message.deal, message, own=True)
+                signed_here = True
             for seat, machine in self.machines.items():
                 if seat != message.seat:
                     queue.extend(machine.receive(message))
             outs += self._to_others([message])
+        if signed_here:
+            self.journal.sync()
         for seat, machine in self.machines.items():
             self.events.extend((seat, event) for event in machine.take_events())
         return outs + cheating.addressed(list(self.machines.values()), self.ready, self.daemon_key)
@@ -389,6 +400,9 @@ class TableRunner:
             )
             self.machines[seat] = machine
             outgoing.extend(resend)
+        for message in outgoing:  # what the seed signs again, written down as anything sent
+            self.journal.append_message(self.table_id, self.deal_number, message, own=True)
+        self.journal.sync()
         outgoing.extend(m for m in stored if m.seat in self.machines)
         return earlier + self._to_others(outgoing)
 

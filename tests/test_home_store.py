@@ -273,7 +273,7 @@ def test_database_is_private_and_durable(tmp_path: Path, open_umask: None) -> No
             name: db._db.execute(f"PRAGMA {name}").fetchone()[0]
             for name in ("journal_mode", "synchronous", "foreign_keys")
         }
-        assert pragmas == {"journal_mode": "wal", "synchronous": 2, "foreign_keys": 1}  # 2 = FULL
+        assert pragmas == {"journal_mode": "wal", "synchronous": 1, "foreign_keys": 1}  # 1 = NORMAL: Store.sync fsyncs
         (version,) = db._db.execute("SELECT version FROM schema_version").fetchone()
         assert version == SCHEMA_VERSION == 1
 
@@ -422,6 +422,33 @@ def test_messages_keep_the_order_of_acceptance_per_deal(store: Store) -> None:
     assert store.messages(TABLE, 2) == []
     rows = store._db.execute("SELECT deal, idx, seat, kind, own FROM messages ORDER BY deal, idx").fetchall()
     assert rows == [(0, 0, 4, "play", 0), (0, 1, 0, "play", 1), (0, 2, 2, "play", 0), (1, 0, 0, "play", 0)]
+
+
+def test_every_write_is_synced_but_appended_messages_wait_for_sync(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One fsync of the log for a burst of messages; everything else on the disk at once."""
+    synced: list[str] = []
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        synced.append(os.readlink(f"/proc/self/fd/{fd}"))
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    for n in range(5):
+        store.append_message(TABLE, 0, message(n), own=False)
+    assert synced == []
+    store.sync()
+    assert synced == [f"{store.path}-wal"]
+    store.sync()
+    store.append_message(TABLE, 0, message(0), own=False)  # already there: nothing to sync
+    store.sync()
+    assert len(synced) == 1
+    store.set_setting("x", "y")
+    store.start_deal(TABLE, 0, dealer=0)
+    store.save_seed(TABLE, 0, 0, bytes(32))
+    assert len(synced) == 4
 
 
 def test_append_message_is_idempotent(store: Store) -> None:

@@ -73,7 +73,10 @@ class Node:
         return [body for key, _, body in self.received if key == peer.key]
 
     def state_of(self, peer: Node) -> PeerState | None:
-        return next((s.state for s in self.mesh.peers() if s.key == peer.key), None)
+        return self.state_of_key(peer.key)
+
+    def state_of_key(self, key: bytes) -> PeerState | None:
+        return next((s.state for s in self.mesh.peers() if s.key == key), None)
 
 
 async def wait_for(condition: Callable[[], bool], what: str, timeout: float = 5.0) -> None:
@@ -158,6 +161,51 @@ def test_two_meshes_exchange_both_ways_after_one_connect() -> None:
             assert seen_by_a.last_heard is not None and abs(seen_by_a.last_heard - time.time()) < 2
             (seen_by_b,) = b.mesh.peers()
             assert (seen_by_b.name, seen_by_b.endpoint) == ("alice", a.mesh.endpoint)
+
+    run(test)
+
+
+def test_nothing_is_acknowledged_before_before_ack_has_returned() -> None:
+    """The daemon syncs its journal in ``before_ack``: an acknowledgement never covers a
+    message it could still lose, and while the sync fails none leaves (the sender keeps
+    every message)."""
+
+    async def test() -> None:
+        received: list[bytes] = []
+        durable: list[int] = []  # how many messages were received at each successful call
+        disk_full = True
+        acked_beyond_durable: list[int] = []
+
+        def before_ack() -> None:
+            if disk_full:
+                raise OSError("no space left on device")
+            durable.append(len(received))
+
+        def on_acked(peer: bytes, n: int) -> None:
+            if not durable or n > durable[-1]:
+                acked_beyond_durable.append(n)
+
+        async def on_message(peer: bytes, channel: str, body: bytes) -> None:
+            received.append(body)
+
+        a = Node("alice", on_acked=on_acked)
+        b_identity = Identity.generate()
+        b = Mesh(b_identity, LOCAL, name="bob", on_message=on_message, before_ack=before_ack, heartbeat=0.1, timeout=1.0)
+        async with running(a):
+            await b.start()
+            try:
+                a.mesh.connect(b.endpoint, b.key)
+                await wait_for(lambda: a.state_of_key(b.key) is PeerState.UP, "a sees b up")
+                for i in range(20):
+                    a.mesh.send(b.key, "game", b"%d" % i)
+                await wait_for(lambda: len(received) == 20, "deliveries")
+                await asyncio.sleep(0.3)  # many ticks: acknowledgements would have left
+                assert a.mesh.unacknowledged() == 20 and b.stats.errors > 0
+                disk_full = False
+                await wait_for(lambda: a.mesh.unacknowledged() == 0, "acknowledgements once synced")
+                assert durable and not acked_beyond_durable
+            finally:
+                await b.close()
 
     run(test)
 
