@@ -37,7 +37,7 @@ from protocol.deck import (
     Reveal,
     Shuffle,
 )
-from protocol.group import CARD_POINTS, Point, card_of, invert, mul
+from protocol.group import CARD_POINTS, GroupError, Point, card_of, invert, mul, mul_batches
 from protocol.seeds import SEED_BYTES, SeatSecrets, commitment, derive
 from protocol.verdict import Verdict, VerdictError
 
@@ -80,26 +80,27 @@ class _Replay:
         self.record = record
         self.setup = record.setup
         self.secrets: dict[int, SeatSecrets] = {}
-        self.deck: tuple[Point, ...] = CARD_POINTS  # the latest published list of points
-        self.cards: list[int] = list(range(78))  # the card under each entry of self.deck
+        self.cards: list[int] = list(range(78))  # the card under each point of the latest step
         self.locks = 0
         self.hands: dict[int, tuple[Card, ...]] = {}
         self.chien: tuple[Card, ...] = ()
         self.recommitted: list[int] = []  # the card under each of the taker's re-commitments
         self.ecart: tuple[Card, ...] | None = None
+        self.products: dict[tuple[int, str], list[Point] | GroupError] = {}
 
     def result(self, verdict: Verdict | None) -> DeckAudit:
         return DeckAudit(verdict, self.hands, self.chien, self.ecart)
 
     def run(self, revealed: Mapping[int, bytes | None]) -> None:
         self._check_seeds(revealed)
+        self.products = self._multiply()
         for index, payload in enumerate(self.record.payloads):
             ref = _ref(payload, index)
             match payload:
                 case Shuffle():
-                    self._shuffle(payload, ref)
+                    self._shuffle(payload, index, ref)
                 case Lock():
-                    self._lock(payload, ref)
+                    self._lock(payload, index, ref)
                 case DealKeys():
                     self._keys(payload.seat, "deal", self.setup.dealt_to_others(payload.seat), payload.keys, ref)
                 case ChienKeys():
@@ -132,26 +133,50 @@ class _Replay:
             if self.secrets[seat].blanket_public != commit.blanket_public:
                 _fail(seat, "commit", "its public key A is not the one its seed gives", ref)
 
-    def _shuffle(self, p: Shuffle, ref: str) -> None:
+    def _multiply(self) -> dict[tuple[int, str], list[Point] | GroupError]:
+        """Every multiplication of the shuffles and locks, done at once: each step is replayed
+        from the step published before it, not from the replay, so none waits for another
+        and :func:`mul_batches` can spread them over the cores.  Keyed by (payload index,
+        part); the replay then compares in order, so the first difference still names its
+        seat.  A lock's ``b·F`` is taken from its *published* F, which is only used once
+        that F has been found equal to ``a⁻¹·E``."""
+        jobs: dict[tuple[int, str], tuple[list[bytes], Sequence[Point]]] = {}
+        deck: Sequence[Point] = CARD_POINTS
+        for index, payload in enumerate(self.record.payloads):
+            if isinstance(payload, Shuffle):
+                s = self.secrets[payload.seat]
+                jobs[index, "shuffled"] = ([s.blanket] * len(deck), [deck[k] for k in s.permutation])
+                deck = payload.points
+            elif isinstance(payload, Lock):
+                s = self.secrets[payload.seat]
+                jobs[index, "unlocked"] = ([s.blanket_inverse] * len(deck), deck)
+                jobs[index, "locked"] = (list(s.lock_keys), payload.unlocked)
+                deck = payload.locked
+        return dict(zip(jobs, mul_batches(list(jobs.values()))))
+
+    def _product(self, index: int, part: str) -> list[Point]:
+        product = self.products[index, part]
+        if isinstance(product, GroupError):
+            raise product
+        return product
+
+    def _shuffle(self, p: Shuffle, index: int, ref: str) -> None:
         s = self.secrets[p.seat]
-        expected = [mul(s.blanket, self.deck[k]) for k in s.permutation]
+        expected = self._product(index, "shuffled")
         wrong = sum(1 for mine, theirs in zip(expected, p.points) if mine != theirs)
         if wrong:
             _fail(p.seat, "shuffle", f"its shuffle differs from the one its seed gives at {wrong} of 78 points", ref)
-        self.deck = p.points
         self.cards = [self.cards[k] for k in s.permutation]
 
-    def _lock(self, p: Lock, ref: str) -> None:
-        s = self.secrets[p.seat]
-        unlocked = [mul(s.blanket_inverse, point) for point in self.deck]
+    def _lock(self, p: Lock, index: int, ref: str) -> None:
+        unlocked = self._product(index, "unlocked")
         wrong = [j for j, (mine, theirs) in enumerate(zip(unlocked, p.unlocked)) if mine != theirs]
         if wrong:
             _fail(p.seat, "lock", f"its unlocked points F differ from a⁻¹·E at positions {wrong}", ref)
-        locked = [mul(b, f) for b, f in zip(s.lock_keys, unlocked)]
+        locked = self._product(index, "locked")  # b·F of the published F, equal to a⁻¹·E
         wrong = [j for j, (mine, theirs) in enumerate(zip(locked, p.locked)) if mine != theirs]
         if wrong:
             _fail(p.seat, "lock", f"its locked points E are not its lock keys times F at positions {wrong}", ref)
-        self.deck = p.locked
         self.locks += 1
         if self.locks == self.setup.players:
             self._deal()

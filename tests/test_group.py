@@ -19,6 +19,7 @@ from protocol.group import (
     check_scalar,
     invert,
     mul,
+    mul_batches,
     point_sum,
     scalar_from_digest,
     scalar_mul,
@@ -138,3 +139,20 @@ def test_multiplying_to_the_identity_is_a_group_error() -> None:
         mul(scalar(ORDER), GENERATOR)
     with pytest.raises(GroupError):
         base_mul(scalar(0))
+
+
+def test_batches_give_what_mul_gives_in_order_and_count_every_multiplication() -> None:
+    scalars = [scalar_from_digest(hashlib.sha512(b"%d" % i).digest()) for i in range(40)]
+    batches = [(scalars[k:k + 10], CARD_POINTS[k:k + 10]) for k in range(0, 40, 10)]
+    MULTS.reset()
+    results = mul_batches(batches)
+    assert MULTS.value == 40
+    assert results == [[mul(s, p) for s, p in zip(*batch)] for batch in batches]
+
+
+def test_a_batch_with_an_invalid_point_gives_its_error_and_spoils_no_other() -> None:
+    bad = SMALL_ORDER[1]
+    batches = [([scalar(2)], [GENERATOR]), ([scalar(2), scalar(3)], [GENERATOR, bad]), ([scalar(5)], [GENERATOR])]
+    good, spoiled, also_good = mul_batches(batches)
+    assert good == [mul(scalar(2), GENERATOR)] and also_good == [mul(scalar(5), GENERATOR)]
+    assert isinstance(spoiled, GroupError)
