@@ -12,7 +12,8 @@ from pathlib import Path
 
 from protocol.bots import BOTS
 from protocol.cheats import CHEATS
-from tarotd.daemon import Daemon, Options
+from protocol.identity import is_valid_public_key
+from tarotd.daemon import Daemon, Options, StaticPeer
 from tarotd.home import HomeError, default_home
 from tarotd.mesh import FaultPlan
 from tarotd.store import StoreError
@@ -28,7 +29,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--home", type=Path, default=None, help="home directory (default: $XDG_DATA_HOME/tarot)")
     parser.add_argument("--name", default=None, help="the name other players see")
     parser.add_argument("--listen", default="0.0.0.0:0", metavar="HOST:PORT", help="peer endpoint (port 0: any free port)")
-    parser.add_argument("--peer", action="append", default=[], metavar="HOST:PORT", help="a peer to connect to (repeatable)")
+    parser.add_argument("--peer", action="append", type=static_peer, default=[], metavar="[KEY@]HOST:PORT",
+                        help="a peer to connect to (repeatable); KEY is its daemon's key, 64 hex digits, as its log "
+                             "says at start (or `tarot status --json`): needed with --curve")
+    parser.add_argument("--curve", action="store_true",
+                        help="encrypt all traffic between members (ZeroMQ CURVE, keys derived from the identities); "
+                             "every member must use it")
     parser.add_argument("--no-discovery", action="store_true", help="no LAN broadcast beacons: static peers only")
     parser.add_argument("--discovery-port", type=int, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--bot", choices=sorted(BOTS), default=None, help="play this daemon's own seat with a bot")
@@ -51,6 +57,24 @@ def build_parser() -> argparse.ArgumentParser:
     # run — and anyone who knows N knows them too.  Hidden, and refused without TAROT_TESTING=1.
     parser.add_argument("--deal-seed", type=int, default=None, metavar="N", help=argparse.SUPPRESS)
     return parser
+
+
+def static_peer(text: str) -> StaticPeer:
+    """``KEY@HOST:PORT`` or ``HOST:PORT`` → a :class:`StaticPeer` (``tcp://`` is optional)."""
+    key_text, at, address = text.rpartition("@")
+    endpoint = address if address.startswith("tcp://") else f"tcp://{address}"
+    host, _, port = endpoint[len("tcp://"):].rpartition(":")
+    if not host or not port.isdigit():
+        raise argparse.ArgumentTypeError(f"{address!r} is not HOST:PORT")
+    if not at:
+        return StaticPeer(endpoint)
+    try:
+        key = bytes.fromhex(key_text)
+    except ValueError:
+        key = b""
+    if not is_valid_public_key(key):
+        raise argparse.ArgumentTypeError(f"{key_text!r} is not a daemon's key: 64 hex digits, as its log says at start")
+    return StaticPeer(endpoint, key)
 
 
 def fault_plan(spec: str) -> FaultPlan:
@@ -76,6 +100,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.deal_seed is not None and os.environ.get("TAROT_TESTING") != "1":
         parser.error("--deal-seed makes every deal predictable: it is for tests only (TAROT_TESTING=1)")
+    if args.curve and any(peer.key is None for peer in args.peer):
+        parser.error("--curve encrypts to each peer's key: give it as --peer KEY@HOST:PORT, KEY being the 64 hex "
+                     "digits that peer's daemon logs at start (\"its key\") or `tarot status --json` shows as \"key\"")
     home = args.home or default_home()
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s", stream=sys.stderr)
     options = Options(
@@ -97,6 +124,7 @@ def main(argv: list[str] | None = None) -> int:
         faults=args.faults,
         cheat=args.cheat,
         deal_seed=args.deal_seed,
+        curve=args.curve,
     )
     try:
         return asyncio.run(_run(Daemon(options)))

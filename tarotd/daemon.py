@@ -43,12 +43,21 @@ log = logging.getLogger("tarotd")
 LOBBY, DEAL = "lobby", "deal"
 
 
+@dataclass(frozen=True)
+class StaticPeer:
+    """A ``--peer``: the daemon's endpoint and, if given, its identity key — the one it must
+    prove there, and the one ``--curve`` encrypts to (so with ``--curve`` it is needed)."""
+
+    endpoint: str
+    key: bytes | None = None
+
+
 @dataclass
 class Options:
     home: Path
     name: str
     listen: str = "tcp://0.0.0.0:0"
-    peers: Sequence[str] = ()
+    peers: Sequence[StaticPeer] = ()
     discovery: bool = True
     discovery_port: int | None = None
     bot: str | None = None  #: play this daemon's own seat with a bot of this level
@@ -63,6 +72,7 @@ class Options:
     max_tables: int = 4  #: tables played at once; more are refused, with a logged reason
     faults: FaultPlan | None = None  #: transport faults injected, for tests and soaks
     cheat: str | None = None  #: the cheat lab: this daemon's own seat runs this attack (tarotd/cheating.py)
+    curve: bool = False  #: ZeroMQ CURVE encryption between members, keys derived from the identities
     #: Tests only (``tarotd --deal-seed``, refused without ``TAROT_TESTING=1``): the seeds of
     #: the seats hosted here, the lobby's table ids and coins and the bots' choices all come
     #: from it, so that a daemon hosting every seat deals the same cards on every run.
@@ -101,12 +111,12 @@ class Daemon:
             self.seats.append((load_or_create_identity(self.home, f"bot-{k}"), f"{options.name}-bot{k}"))
         self.store = Store(self.home.db)
         self.mesh = Mesh(self.identity, options.listen, on_message=self._on_message, name=options.name,
-                         before_ack=self.store.sync, on_status=self._on_status, faults=options.faults)
+                         before_ack=self.store.sync, on_status=self._on_status, faults=options.faults, curve=options.curve)
         await self.mesh.start()
         entropy = os.urandom if options.deal_seed is None else seeded_entropy(options.deal_seed)
         self.lobby = Lobby(self.identity.public_key, self.mesh.endpoint, self.seats, entropy)
         for peer in options.peers:
-            self.mesh.connect(_endpoint(peer))
+            self.mesh.connect(peer.endpoint, expected_key=peer.key)
         self.api = ApiServer(self.home.api_sock, self._on_request)
         await self.api.start()
         if options.discovery:
@@ -122,7 +132,9 @@ class Daemon:
             else:
                 self._send(self.lobby.want(options.table, options.seats))
                 self._start_ready_tables()  # a daemon hosting every seat needs nobody else
-        log.info("tarotd %s [%s] listening on %s", options.name, fingerprint(self.identity.public_key), self.mesh.endpoint)
+        log.info("tarotd %s [%s] listening on %s%s; its key (--peer KEY@HOST:PORT): %s", options.name,
+                 fingerprint(self.identity.public_key), self.mesh.endpoint, ", CURVE encryption on" if options.curve else "",
+                 self.identity.public_key.hex())
 
     async def run(self) -> int:
         await self.start()
@@ -487,16 +499,14 @@ class Daemon:
         return {
             "name": self.options.name,
             "fingerprint": fingerprint(self.identity.public_key),
+            "key": self.identity.public_key.hex(),
+            "curve": self.options.curve,
             "endpoint": self.mesh.endpoint,
             "peers": [{"name": p.name, "fingerprint": fingerprint(p.key), "state": p.state.value} for p in self.mesh.peers()],
             "tables": [{"table": r.table_id.hex(), "seats": list(r.ready.setup.names), "deal": r.deal_number,
                         "stage": r.stage, "scored": r.completed, "waiting_for": sorted(r.waiting_for())}
                        for r in self.runners.values()],
         }
-
-
-def _endpoint(peer: str) -> str:
-    return peer if peer.startswith("tcp://") else f"tcp://{peer}"
 
 
 def _action(op: str, seat: int, request: dict[str, Any]) -> Action:

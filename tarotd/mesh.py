@@ -71,6 +71,21 @@ twice that and *disconnects* a peer that exceeds it (ZeroMQ reconnects; nothing 
 Inbound frames go through a token bucket per link and per known peer; all unknown routing
 ids share one.  Nothing a peer sends can raise out of a receive loop: bad frames are counted
 (:class:`MeshStats`) and dropped.
+
+**Encryption** (``curve=True``, ``tarotd --curve``).  Every connection is ZeroMQ CURVE
+(CurveZMQ: an X25519 handshake, then each frame encrypted and authenticated), so a reader of
+the LAN sees who talks to whom and how much, but no longer names, tables, bids, cards played,
+routing ids or session tokens.  A daemon's CURVE key pair is its Ed25519 identity converted
+to X25519 (libsodium's ``crypto_sign_ed25519_*_to_curve25519``): a peer's CURVE key follows
+from the identity key we already know it by (discovery, the lobby, ``--peer KEY@HOST:PORT``,
+its HELLO), so there is nothing new to distribute or trust.  A DEALER must know the far
+end's key before it connects (its ``curve_serverkey``), and the handshake fails unless the
+far end holds that identity's secret.  The ROUTER lets every client key through the
+handshake — a ZAP handler allowing any key runs only so that ZeroMQ tags each frame with the
+client's key (``User-Id``) — and accepts a HELLO only on a connection made under the CURVE
+key derived from the identity that signed it: whoever holds the other end of an encrypted
+connection is the member it says HELLO as.  With and without ``curve``, daemons cannot
+connect at all (ZeroMQ refuses the mechanism mismatch): each link says why, once, in the log.
 """
 
 from __future__ import annotations
@@ -86,13 +101,26 @@ import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Final
 
 import msgpack
 import zmq
 import zmq.asyncio
+import zmq.auth
+from nacl.bindings import crypto_sign_ed25519_pk_to_curve25519, crypto_sign_ed25519_sk_to_curve25519
+from zmq.auth.asyncio import AsyncioAuthenticator
+from zmq.utils import z85
+from zmq.utils.monitor import parse_monitor_message
 
-from protocol.identity import PUBLIC_KEY_SIZE, SIGNATURE_SIZE, Identity, verify
+from protocol.identity import (
+    PUBLIC_KEY_SIZE,
+    SIGNATURE_SIZE,
+    Identity,
+    fingerprint,
+    is_valid_public_key,
+    verify,
+)
 
 log = logging.getLogger(__name__)
 
@@ -119,6 +147,11 @@ MAX_ENDPOINT: Final = 256
 FRAME_OVERHEAD: Final = 256  #: room a data frame's fields take around its body
 ROUTE_PREFIX: Final = b"r"  #: ZeroMQ reserves routing ids that begin with a zero byte
 WILDCARD_HOSTS: Final = frozenset({"0.0.0.0", "*", "[::]"})
+REFUSALS_LOGGED_EVERY: Final = 10.0  #: seconds between log lines about refused CURVE HELLOs
+HANDSHAKE_FAILED_TIMES: Final = 3  #: failed handshakes in a row before a link says it cannot connect
+HANDSHAKE_FAILURES: Final = (
+    zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL | zmq.EVENT_HANDSHAKE_FAILED_AUTH
+)
 
 
 class PeerState(enum.Enum):
@@ -283,6 +316,26 @@ def decode(raw: bytes, kinds: frozenset[str]) -> dict[str, Any] | None:
     if msg.keys() != {"t", *shape} or not all(check(msg[name]) for name, check in shape.items()):
         return None
     return msg
+
+
+# --------------------------------------------------------------------------- CURVE keys
+
+
+@lru_cache(maxsize=1024)
+def curve_public_key(key: bytes) -> bytes:
+    """The CURVE public key, z85-encoded as ZeroMQ takes it and reports it (``User-Id``), of
+    the daemon whose Ed25519 identity key is ``key``.  Cached: the ROUTER derives it for every
+    HELLO.  ValueError for bytes that are no identity key."""
+    if not is_valid_public_key(key):
+        raise ValueError("not an Ed25519 public key: no CURVE key derives from it")
+    return z85.encode(crypto_sign_ed25519_pk_to_curve25519(key))
+
+
+def curve_secret_key(identity: Identity) -> bytes:
+    """The CURVE secret key, z85-encoded, that pairs with :func:`curve_public_key` of
+    ``identity``'s public key.  It goes to ZeroMQ and nowhere else."""
+    secret = crypto_sign_ed25519_sk_to_curve25519(identity.private_bytes() + identity.public_key)
+    return z85.encode(secret)
 
 
 # --------------------------------------------------------------------------- small parts
@@ -560,6 +613,7 @@ class _Link:
     sock: zmq.asyncio.Socket
     bucket: TokenBucket  #: inbound frames
     pace: TokenBucket  #: outbound data frames: stay under the far end's inbound limit
+    monitor: zmq.asyncio.Socket  #: ``sock``'s failed handshakes (see :meth:`Mesh._watch`)
     peer: _Peer | None = None
     session: bytes | None = None  #: the far end's token for us; None: not authenticated
     nonce: bytes | None = None  #: of the HELLO awaiting its ack
@@ -567,6 +621,11 @@ class _Link:
     sent_at: float = 0.0  #: last frame that left
     heard_at: float = field(default_factory=time.monotonic)  #: last valid frame from the far end
     task: asyncio.Task[None] | None = None  #: the loop reading ``sock``
+    watch: asyncio.Task[None] | None = None  #: the loop reading ``monitor``
+
+    def close(self) -> None:
+        self.sock.close(linger=0)
+        self.monitor.close(linger=0)
 
 
 @dataclass(eq=False)
@@ -606,13 +665,14 @@ async def _yield_every(count: int) -> None:
         await asyncio.sleep(0)
 
 
-def _peer_address(frame: zmq.Frame) -> str:
-    """The IP address a frame's TCP connection came from ("" if ZeroMQ cannot say)."""
+def _property(frame: zmq.Frame, name: str) -> str:
+    """What ZeroMQ says of a frame's connection ("" if it cannot say): ``Peer-Address``, the
+    IP address it came from; ``User-Id``, the CURVE key it was made under (z85)."""
     try:
-        address = frame.get("Peer-Address")
+        value = frame.get(name)
     except zmq.ZMQError:
         return ""
-    return address if isinstance(address, str) else ""
+    return value if isinstance(value, str) else ""
 
 
 def _reachable(claimed: str, seen_from: str) -> str:
@@ -666,6 +726,7 @@ class Mesh:
         next_seq: Mapping[bytes, int] | None = None,
         delivered: Mapping[bytes, int] | None = None,
         context: zmq.asyncio.Context | None = None,
+        curve: bool = False,
     ) -> None:
         if len(name) > MAX_NAME:
             raise ValueError(f"a name has at most {MAX_NAME} characters")
@@ -673,6 +734,8 @@ class Mesh:
             raise ValueError("the mesh listens on, and advertises, tcp://HOST:PORT endpoints")
         if not 0 < heartbeat < timeout:
             raise ValueError("the heartbeat must be shorter than the timeout")
+        if curve and context is not None:
+            raise ValueError("a mesh with CURVE makes its own context: it runs the context's ZAP handler")
         self.key = identity.public_key
         self.stats = MeshStats()
         self._identity = identity
@@ -701,6 +764,9 @@ class Mesh:
         self._stranger_bucket = TokenBucket(limits.rate, limits.burst)
         self._tasks: set[asyncio.Task[None]] = set()
         self._closed = False
+        self._curve = (curve_public_key(self.key), curve_secret_key(identity)) if curve else None
+        self._authenticator: AsyncioAuthenticator | None = None
+        self._quiet_until = 0.0  #: no log line about a refused HELLO before this (monotonic)
         self._restore(initial_outbox or {}, next_seq or {}, delivered or {})
 
     # ----------------------------------------------------------------- public API
@@ -721,6 +787,14 @@ class Mesh:
         router = self._socket(zmq.ROUTER)
         router.setsockopt(zmq.ROUTER_MANDATORY, 1)
         router.setsockopt(zmq.ROUTER_HANDOVER, 1)  # a DEALER reconnecting under its id is not refused
+        if self._curve is not None:
+            # Any client key completes the handshake; the ZAP handler is there so that ZeroMQ
+            # tags each frame with it (User-Id), which _on_hello checks against the HELLO's key.
+            self._authenticator = AsyncioAuthenticator(self._context)
+            self._authenticator.configure_curve(domain="*", location=zmq.auth.CURVE_ALLOW_ANY)
+            self._authenticator.start()
+            router.setsockopt(zmq.CURVE_SERVER, 1)
+            router.setsockopt(zmq.CURVE_SECRETKEY, self._curve[1])
         try:
             router.bind(self._listen)
         except zmq.ZMQError:
@@ -743,21 +817,26 @@ class Mesh:
         await asyncio.gather(*tasks, return_exceptions=True)
         self._wire.close()
         for link in list(self._links.values()):
-            link.sock.close(linger=0)
+            link.close()
         self._links.clear()
         if self._router is not None:
             self._router.close(linger=0)
+        if self._authenticator is not None:
+            self._authenticator.stop()
         if self._own_context:
             self._context.destroy(linger=0)
 
     def connect(self, endpoint: str, expected_key: bytes | None = None) -> None:
         """Keep a link to ``endpoint`` (ZeroMQ retries the TCP connection forever).  With
         ``expected_key`` the far end must prove that key, otherwise whatever allowed key it
-        proves becomes the peer.  Peers that connect to us are connected back to on their own."""
+        proves becomes the peer (with CURVE the key is needed: it is what we encrypt to).  Peers
+        that connect to us are connected back to on their own."""
         if self._router is None or self._closed:
             raise RuntimeError("the mesh is not running")
         if not _endpoint(endpoint):
             raise ValueError(f"not a tcp:// endpoint: {endpoint!r}")
+        if self._curve is not None and expected_key is None:
+            raise ValueError(f"CURVE encrypts to the peer's key: connecting to {endpoint} needs it")
         if endpoint in self._links:
             return
         if expected_key is not None:
@@ -878,13 +957,21 @@ class Mesh:
         sock.setsockopt(zmq.IMMEDIATE, 1)  # no queueing for a dead connection: we retransmit
         sock.setsockopt(zmq.RECONNECT_IVL, RECONNECT_IVL_MS)
         sock.setsockopt(zmq.RECONNECT_IVL_MAX, RECONNECT_IVL_MAX_MS)
+        if self._curve is not None:
+            assert expected_key is not None, "connect() takes no link of unknown key under CURVE"
+            public, secret = self._curve
+            sock.setsockopt(zmq.CURVE_SERVERKEY, curve_public_key(expected_key))
+            sock.setsockopt(zmq.CURVE_PUBLICKEY, public)
+            sock.setsockopt(zmq.CURVE_SECRETKEY, secret)
+        monitor = sock.get_monitor_socket(HANDSHAKE_FAILURES | zmq.EVENT_HANDSHAKE_SUCCEEDED)
         sock.connect(endpoint)
         limits = self._limits
         bucket = TokenBucket(limits.rate, limits.burst)
         pace = TokenBucket(limits.rate * SEND_SHARE, limits.burst * SEND_SHARE)
-        link = _Link(endpoint, expected_key, sock, bucket, pace)
+        link = _Link(endpoint, expected_key, sock, bucket, pace, monitor)
         self._links[endpoint] = link
         link.task = self._spawn(self._link_loop(link))
+        link.watch = self._spawn(self._watch(link))
         return link
 
     def _close_link(self, link: _Link) -> None:
@@ -892,9 +979,10 @@ class Mesh:
             del self._links[link.endpoint]
         if link.peer is not None and link.peer.link is link:
             link.peer.link = None
-        if link.task is not None:
-            link.task.cancel()
-        link.sock.close(linger=0)
+        for task in (link.task, link.watch):
+            if task is not None:
+                task.cancel()
+        link.close()
 
     async def _router_loop(self, router: zmq.asyncio.Socket) -> None:
         for count in itertools.count(1):
@@ -917,6 +1005,28 @@ class Mesh:
                 log.exception("mesh: error handling a frame from %s", link.endpoint)
             count += 1
             await _yield_every(count)
+
+    async def _watch(self, link: _Link) -> None:
+        """Say once why a link cannot connect, then stop watching.  ZeroMQ retries a failed
+        handshake forever and silently: a daemon with ``curve`` and one without, or a link given
+        a wrong key, would wait for each other with nothing in the log.  A mechanism mismatch
+        is told at once; another failure (a peer that stopped mid-handshake, say) only after
+        :data:`HANDSHAKE_FAILED_TIMES` in a row."""
+        failures, mismatch = 0, False
+        while not mismatch and failures < HANDSHAKE_FAILED_TIMES:
+            event = parse_monitor_message(await link.monitor.recv_multipart())
+            mismatch = event["value"] == zmq.PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH
+            failures = 0 if event["event"] == zmq.EVENT_HANDSHAKE_SUCCEEDED else failures + 1
+        if mismatch:
+            why = "does not use --curve" if self._curve is not None else "requires --curve"
+            why += " (encryption): every member must use it, or none"
+        elif self._curve is not None and link.expected_key is not None:
+            why = f"fails the CURVE handshake: is it {fingerprint(link.expected_key)}? (check the key given for it)"
+        else:
+            why = "fails the handshake: is it a tarotd?"
+        log.warning("mesh: cannot connect to %s: the daemon there %s", link.endpoint, why)
+        link.sock.disable_monitor()
+        link.monitor.close(linger=0)
 
     async def _tick_loop(self) -> None:
         while True:
@@ -956,7 +1066,7 @@ class Mesh:
         if msg is None:
             return
         if msg["t"] == "hello":
-            self._on_hello(rid, msg, _peer_address(frames[1]), now)
+            self._on_hello(rid, msg, frames[1], now)
             return
         if peer is None or peer.inbound.session is None or msg["s"] != peer.inbound.session:
             self.stats.unauthenticated += 1
@@ -968,13 +1078,17 @@ class Mesh:
         else:
             await self._on_data(peer, msg)
 
-    def _on_hello(self, rid: bytes, msg: dict[str, Any], seen_from: str, now: float) -> None:
+    def _on_hello(self, rid: bytes, msg: dict[str, Any], frame: zmq.Frame, now: float) -> None:
         key: bytes = msg["key"]
         if (
             abs(time.time() - msg["time"]) > self._limits.hello_skew
             or not verify(key, msg["sig"], signing_bytes("hello", msg))
         ):
             self.stats.bad_hello += 1
+            return
+        if self._curve is not None and _property(frame, "User-Id") != curve_public_key(key).decode():
+            self.stats.bad_hello += 1
+            self._log_refusal(key, _property(frame, "Peer-Address"), now)
             return
         if not self._admits(key):
             self.stats.strangers += 1
@@ -1000,7 +1114,20 @@ class Mesh:
         }
         self._wire.send(self._router_sock(), [rid, encode_signed(self._identity, "hello-ack", ack)])
         self._heard(peer, now)
-        self._follow(peer, _reachable(msg["endpoint"], seen_from), restarted, now)
+        self._follow(peer, _reachable(msg["endpoint"], _property(frame, "Peer-Address")), restarted, now)
+
+    def _log_refusal(self, key: bytes, seen_from: str, now: float) -> None:
+        """Say why a HELLO was refused, at most every :data:`REFUSALS_LOGGED_EVERY` seconds:
+        a hostile peer repeating it must not fill the log."""
+        if now < self._quiet_until:
+            return
+        self._quiet_until = now + REFUSALS_LOGGED_EVERY
+        log.warning(
+            "mesh: refused a HELLO signed by %s from %s: its connection's CURVE key is not the one "
+            "derived from that identity (someone without the member's secret key speaking as it)",
+            fingerprint(key),
+            seen_from or "an unknown address",
+        )
 
     def _follow(self, peer: _Peer, endpoint: str, restarted: bool, now: float) -> None:
         """Make sure we have a link back to a peer that said HELLO.  A restarted peer lost our

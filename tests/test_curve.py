@@ -1,0 +1,220 @@
+"""ZeroMQ CURVE between members (``tarotd --curve``): the traffic is encrypted, each daemon's
+CURVE key is derived from its identity key and bound to it, and everything above the mesh —
+deals, faults, heartbeats — works as without it.
+
+The mesh-level tests run meshes in this process; the daemon-level ones run real ``tarotd``
+processes on 127.0.0.1 with static peers given by key (``--peer KEY@HOST:PORT``), their homes'
+identities made beforehand so that the keys are known when the command lines are written.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import zmq
+from daemons import daemon_argv, free_ports, kill_all, log_path, logs, scores, spawn, stop, wait_all
+from test_mesh import Node, connected_pair, hello, raw_socket, run, running, wait_for
+
+from client.api import ask
+from protocol.identity import Identity
+from tarotd.cli import main
+from tarotd.home import Home, load_or_create_identity
+from tarotd.mesh import FaultPlan, PeerState, curve_public_key, curve_secret_key, decode
+
+# --------------------------------------------------------------------------- the mesh
+
+
+def test_a_dealer_must_hold_the_curve_key_of_the_identity_it_says_hello_as(caplog: pytest.LogCaptureFixture) -> None:
+    """Knowing the server's key lets anyone through the handshake; a HELLO is then answered
+    only on a connection made under the CURVE key derived from the identity that signed it."""
+
+    async def say_hello(server: Node, speaker: Identity, public: bytes, secret: bytes) -> dict[str, Any] | None:
+        async with raw_socket(zmq.DEALER) as raw:
+            raw.setsockopt(zmq.CURVE_SERVERKEY, curve_public_key(server.key))
+            raw.setsockopt(zmq.CURVE_PUBLICKEY, public)
+            raw.setsockopt(zmq.CURVE_SECRETKEY, secret)
+            raw.connect(server.mesh.endpoint)
+            await raw.send(hello(speaker))
+            try:
+                frames = await asyncio.wait_for(raw.recv_multipart(), timeout=2)
+            except TimeoutError:
+                return None
+            return decode(frames[0], frozenset({"hello-ack"}))
+
+    async def test() -> None:
+        server, member = Node("server", curve=True), Identity.generate()
+        async with running(server):
+            stats = server.mesh.stats
+            stranger_public, stranger_secret = zmq.curve_keypair()
+            with caplog.at_level(logging.WARNING, logger="tarotd.mesh"):
+                assert await say_hello(server, member, stranger_public, stranger_secret) is None
+            assert stats.bad_hello == 1 and server.mesh.peers() == []
+            assert "its connection's CURVE key is not the one derived from that identity" in caplog.text
+            # The same HELLO under the member's own CURVE key pair is answered.
+            own = (curve_public_key(member.public_key), curve_secret_key(member))
+            reply = await say_hello(server, member, *own)
+            assert reply is not None and reply["to"] == member.public_key and stats.bad_hello == 1
+
+    run(test)
+
+
+def test_curve_meshes_deliver_exactly_once_in_order_under_faults_with_heartbeats() -> None:
+    async def test() -> None:
+        def faults(seed: int) -> FaultPlan:
+            return FaultPlan(drop=0.1, duplicate=0.05, reorder=0.05, delay_ms=30, seed=seed)
+
+        a, b = Node("a", curve=True, faults=faults(1)), Node("b", curve=True, faults=faults(2))
+        async with running(a, b):
+            await connected_pair(a, b)
+            for i in range(500):
+                a.mesh.send(b.key, "x", b"%d" % i)
+                b.mesh.send(a.key, "y", b"%d" % i)
+            await wait_for(lambda: len(b.received) >= 500 and len(a.received) >= 500, "all", 15)
+            assert b.bodies_from(a) == a.bodies_from(b) == [b"%d" % i for i in range(500)]
+            assert a.mesh.stats.retransmits > 0 and b.mesh.stats.duplicates > 0  # the faults happened
+            await asyncio.sleep(0.5)  # idle: only heartbeats keep the peers up
+            assert a.state_of(b) is b.state_of(a) is PeerState.UP
+            assert a.mesh.stats.errors == b.mesh.stats.errors == 0
+
+    run(test)
+
+
+@pytest.mark.parametrize(
+    ("dialler_curve", "listener_curve", "wrong_key", "said"),
+    [
+        (False, True, False, "the daemon there requires --curve"),
+        (True, False, False, "the daemon there does not use --curve"),
+        (True, True, True, "the daemon there fails the CURVE handshake"),
+    ],
+)
+def test_a_link_that_cannot_connect_says_why(
+    caplog: pytest.LogCaptureFixture, dialler_curve: bool, listener_curve: bool, wrong_key: bool, said: str
+) -> None:
+    async def test() -> None:
+        dialler, listener = Node("dialler", curve=dialler_curve), Node("listener", curve=listener_curve)
+        async with running(dialler, listener):
+            with caplog.at_level(logging.WARNING, logger="tarotd.mesh"):
+                expected = Identity.generate().public_key if wrong_key else listener.key
+                dialler.mesh.connect(listener.mesh.endpoint, expected)
+                await wait_for(lambda: said in caplog.text, "the reason in the log", 10)
+                await asyncio.sleep(0.5)  # it keeps failing: still said once
+            assert caplog.text.count("cannot connect") == 1
+            assert dialler.state_of(listener) is not PeerState.UP
+
+    run(test)
+
+
+def test_a_curve_mesh_needs_the_key_of_whatever_it_connects_to() -> None:
+    async def test() -> None:
+        node = Node("alone", curve=True)
+        async with running(node):
+            with pytest.raises(ValueError, match="needs it"):
+                node.mesh.connect("tcp://127.0.0.1:9")
+
+    run(test)
+
+
+# --------------------------------------------------------------------------- the daemon
+
+
+def test_curve_with_a_peer_given_without_its_key_is_a_usage_error(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--home", str(tmp_path), "--curve", "--peer", "127.0.0.1:47475"])
+    assert exit_info.value.code == 2
+    assert "--peer KEY@HOST:PORT" in capsys.readouterr().err
+    assert not (tmp_path / "identity.key").exists()  # refused before anything started
+
+
+def identity_keys(tmp_path: Path, count: int) -> list[str]:
+    """The identity keys, in hex, of homes ``d0``… made now, as ``--peer KEY@…`` takes them."""
+    return [load_or_create_identity(Home(tmp_path / f"d{i}")).public_key.hex() for i in range(count)]
+
+
+def test_three_curve_daemons_play_a_deal_with_identical_audited_score_sheets(tmp_path: Path) -> None:
+    ports, keys = free_ports(3), identity_keys(tmp_path, 3)
+    processes = []
+    for i in range(3):
+        peers = [arg for j in range(3) if j != i for arg in ("--peer", f"{keys[j]}@127.0.0.1:{ports[j]}")]
+        argv = daemon_argv(tmp_path / f"d{i}", f"joueur{i}", ports[i], [], deals=1, timeout=40, extra=["--curve", *peers])
+        processes.append(spawn(argv, log_path(tmp_path, i)))
+    wait_all(processes, tmp_path, timeout=55)
+    sheets = [scores(tmp_path / f"d{i}") for i in range(3)]
+    assert all(sheet == sheets[0] for sheet in sheets)
+    deals = sheets[0]["deals"]
+    assert isinstance(deals, list) and len(deals) == 1
+    assert deals[0]["audit"] == "ok" and sum(deals[0]["scores"]) == 0
+    assert "CURVE encryption on" in log_path(tmp_path, 0).read_text()
+
+
+async def relay(port: int, target: int, record: bytearray) -> asyncio.Server:
+    """A TCP relay on ``port`` to ``target`` on 127.0.0.1 that records what passes, both ways."""
+
+    async def pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while data := await reader.read(65536):
+                record.extend(data)
+                writer.write(data)
+                await writer.drain()
+        except ConnectionError:
+            pass
+        finally:
+            writer.close()
+
+    async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        upstream_reader, upstream_writer = await asyncio.open_connection("127.0.0.1", target)
+        await asyncio.gather(pump(reader, upstream_writer), pump(upstream_reader, writer))
+
+    return await asyncio.start_server(connection, "127.0.0.1", port)
+
+
+async def status_when_up(home: Path, process: subprocess.Popen[bytes], timeout: float) -> dict[str, Any]:
+    """The daemon's status once it sees a peer up (its link through the relay proved the key)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert process.poll() is None, f"the daemon exited with status {process.returncode}"
+        try:
+            status: dict[str, Any] = await ask(home, "status")
+            if any(peer["state"] == "up" for peer in status["peers"]):
+                return status
+        except Exception:  # noqa: BLE001 -- not started yet: its socket is not there
+            pass
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"no peer came up in {timeout} s")
+
+
+@pytest.mark.parametrize("curve", [False, True], ids=["plain", "curve"])
+def test_curve_hides_what_a_relay_between_two_daemons_sees(tmp_path: Path, curve: bool) -> None:
+    """Alice reaches Bob through a recording relay.  In clear, her name and the frame kinds are
+    there to read; with ``--curve`` neither is, although as many bytes went through."""
+    alice_port, bob_port, relay_port = free_ports(3)
+    keys = identity_keys(tmp_path, 2)
+    option = ["--curve"] if curve else []
+    alice = daemon_argv(tmp_path / "d0", "alice-in-the-clear", alice_port, [], bot=None, table=None,
+                        extra=[*option, "--peer", f"{keys[1]}@127.0.0.1:{relay_port}"])
+    bob = daemon_argv(tmp_path / "d1", "bob", bob_port, [], bot=None, table=None, extra=option)
+    record = bytearray()
+
+    async def scenario() -> dict[str, Any]:
+        server = await relay(relay_port, bob_port, record)
+        processes = [spawn(alice, log_path(tmp_path, 0)), spawn(bob, log_path(tmp_path, 1))]
+        try:
+            status = await status_when_up(tmp_path / "d0", processes[0], timeout=40)
+            await asyncio.sleep(1.5)  # a heartbeat or so on the relayed link
+            stopped = await asyncio.gather(*(asyncio.to_thread(stop, process) for process in processes))
+            assert stopped == [0, 0], logs(tmp_path, 2)  # (the relay keeps relaying meanwhile)
+            return status
+        finally:
+            kill_all(processes)
+            server.close()
+
+    status = asyncio.run(scenario())
+    assert status["curve"] is curve and status["key"] == keys[0]
+    assert len(record) > 300, "the traffic went through the relay"
+    for plain_text in (b"alice-in-the-clear", b"hello"):
+        assert (plain_text in record) is not curve, plain_text
