@@ -204,8 +204,10 @@ class Store:
         self._db.close()
 
     def sync(self) -> None:
-        """Put every commit so far on the disk (one fsync of the write-ahead log), if any
-        is not there yet: what SQLite's ``synchronous=FULL`` does after each commit."""
+        """Put every commit so far on the disk (one ``fdatasync`` of the write-ahead log, as
+        SQLite does), if any is not there yet: what ``synchronous=FULL`` does after each
+        commit.  (``fsync`` would also write the file's times, for nothing: ten times slower
+        here under load.)"""
         if not self._unsynced:
             return
         try:
@@ -216,7 +218,7 @@ class Store:
         except OSError as exc:
             raise StoreError(f"could not open the log of {self.path} to sync it: {exc}") from exc
         try:
-            os.fsync(fd)
+            os.fdatasync(fd)
         except OSError as exc:
             raise StoreError(f"could not sync the log of {self.path} to the disk: {exc}") from exc
         finally:

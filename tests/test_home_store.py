@@ -429,13 +429,13 @@ def test_every_write_is_synced_but_appended_messages_wait_for_sync(
 ) -> None:
     """One fsync of the log for a burst of messages; everything else on the disk at once."""
     synced: list[str] = []
-    real_fsync = os.fsync
+    real_fdatasync = os.fdatasync
 
-    def fsync(fd: int) -> None:
+    def fdatasync(fd: int) -> None:
         synced.append(os.readlink(f"/proc/self/fd/{fd}"))
-        real_fsync(fd)
+        real_fdatasync(fd)
 
-    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "fdatasync", fdatasync)
     for n in range(5):
         store.append_message(TABLE, 0, message(n), own=False)
     assert synced == []
