@@ -59,14 +59,20 @@ class ApiServer:
         return len(self._clients)
 
     async def start(self) -> None:
-        if self.path.exists() or self.path.is_symlink():
-            self.path.unlink()
+        """Listen on :attr:`path`.  The socket is made under another name and renamed into
+        place once it listens: a client that sees the path can connect (a socket file also
+        exists between ``bind`` and ``listen``, refusing connections)."""
+        fresh = self.path.with_name(self.path.name + ".new")
+        for stale in (self.path, fresh):
+            if stale.exists() or stale.is_symlink():
+                stale.unlink()
         old = os.umask(0o177)  # the socket file is created 0600, never wider for an instant
         try:
-            self._server = await asyncio.start_unix_server(self._serve, path=str(self.path), limit=MAX_LINE)
+            self._server = await asyncio.start_unix_server(self._serve, path=str(fresh), limit=MAX_LINE)
         finally:
             os.umask(old)
-        os.chmod(self.path, 0o600)
+        os.chmod(fresh, 0o600)
+        os.replace(fresh, self.path)
 
     async def close(self) -> None:
         for writer in list(self._clients):
