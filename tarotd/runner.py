@@ -118,6 +118,10 @@ class TableRunner:
     between_deals: bool = False  #: the last deal is scored; the next waits for the player's "next"
     last_views: dict[int, SeatView] = field(default_factory=dict)  #: each hosted seat's view as the last deal ended
     _ahead: list[Message] = field(default_factory=list)  #: messages of a deal not started here yet
+    #: SHA-256 of every frame handed to this deal's machines (a message's digest): each one
+    #: arrives up to once from its signer and once relayed by every other daemon, and a copy
+    #: is known by its hash before it costs a decode, a write and a pass through the machines.
+    _seen: set[bytes] = field(default_factory=set)
     _stand_ins: dict[int, Policy] = field(default_factory=dict)  #: bots autoplaying for absent players
 
     def __post_init__(self) -> None:
@@ -176,6 +180,8 @@ class TableRunner:
 
     def receive(self, data: bytes) -> list[Out]:
         """A message from another daemon: checked, written down, handed to the hosted seats."""
+        if hashlib.sha256(data).digest() in self._seen:
+            return []  # a copy (a relay) of a message the machines have had
         try:
             message = decode(data)
         except MessageError:
@@ -194,6 +200,7 @@ class TableRunner:
         return self._deliver(message)
 
     def _deliver(self, message: Message) -> list[Out]:
+        self._seen.add(message.digest)
         self.journal.append_message(self.table_id, self.deal_number, message, own=False)
         outgoing: list[Message] = []
         for machine in self.machines.values():
@@ -300,6 +307,7 @@ class TableRunner:
             message = queue.pop(0)
             if message.seat in self.machines:
                 self.journal.append_message(self.table_id, message.deal, message, own=True)
+                self._seen.add(message.digest)  # the others relay it back
                 signed_here = True
             for seat, machine in self.machines.items():
                 if seat != message.seat:
@@ -336,6 +344,7 @@ class TableRunner:
         self.journal.set_deal_state(self.table_id, self.deal_number, SCORED)
         self.last_views = {seat: view for seat, m in self.machines.items() if (view := m.view()) is not None}
         self.machines = {}
+        self._seen.clear()
 
     def _write_proof(self, directory: Path, witness: SeatMachine, verdict: Verdict) -> Path:
         """The signed transcript that proves the verdict, for ``tarot audit`` on any machine."""
@@ -412,9 +421,14 @@ class TableRunner:
         return self._to_others([m for m in self.journal.messages(self.table_id, deal) if m.seat in hosted])
 
     def _to_others(self, messages: Sequence[Message]) -> list[Out]:
-        """Each message encoded once, for the daemon of every other member."""
+        """Each message encoded once, for the daemon of every other member but its signer's
+        (which has it: a relay sent back there would only be dropped)."""
         daemons = self.other_daemons()
-        return [(daemon, data) for data in map(encode, messages) for daemon in daemons]
+        outs: list[Out] = []
+        for message in messages:
+            data, signer = encode(message), self.ready.members[message.seat].daemon
+            outs.extend((daemon, data) for daemon in daemons if daemon != signer)
+        return outs
 
 
 def seeded(deal_seed: int, purpose: bytes, *numbers: int, size: int = 32) -> bytes:
