@@ -52,6 +52,7 @@ from protocol.group import (
     card_of,
     check_point,
     check_scalar,
+    first_invalid_point,
     invert,
     mul,
     point_sum,
@@ -657,9 +658,10 @@ class PublicDeck:
 
     def _points(self, seat: int, step: str, points: Sequence[bytes], name: str, ref: str) -> None:
         """Every point valid, none repeated."""
-        for k, point in enumerate(points):
+        bad = first_invalid_point(points)
+        if bad is not None:
             try:
-                check_point(point, f"{name}[{k}]")
+                check_point(points[bad], f"{name}[{bad}]")
             except GroupError as error:
                 self._fail(seat, step, str(error), ref)
         if len(set(points)) != len(points):

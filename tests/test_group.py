@@ -17,6 +17,7 @@ from protocol.group import (
     card_of,
     check_point,
     check_scalar,
+    first_invalid_point,
     invert,
     mul,
     mul_batches,
@@ -156,3 +157,15 @@ def test_a_batch_with_an_invalid_point_gives_its_error_and_spoils_no_other() -> 
     good, spoiled, also_good = mul_batches(batches)
     assert good == [mul(scalar(2), GENERATOR)] and also_good == [mul(scalar(5), GENERATOR)]
     assert isinstance(spoiled, GroupError)
+
+
+@pytest.mark.parametrize("size", [1, 78, 156])
+def test_the_first_invalid_point_is_found_wherever_it_is(size: int) -> None:
+    points: list[object] = [CARD_POINTS[k % 78] for k in range(size)]
+    assert first_invalid_point(points) is None
+    for where, bad in [(size - 1, SMALL_ORDER[2]), (size // 2, b"\x01" * 31), (0, "not bytes")]:
+        spoiled = list(points)
+        spoiled[where] = bad
+        if where + 1 < size:
+            spoiled[-1] = SMALL_ORDER[3]  # a later one does not hide the first
+        assert first_invalid_point(spoiled) == where
