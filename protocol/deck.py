@@ -55,6 +55,7 @@ from protocol.group import (
     first_invalid_point,
     invert,
     mul,
+    mul_each,
     point_sum,
     scalar_product,
 )
@@ -889,7 +890,7 @@ class SeatDeck:
         self._my_turn(public, Phase.SHUFFLE)
         s = self.secrets
         previous = public.current_points()
-        points = tuple(mul(s.blanket, previous[p]) for p in s.permutation)
+        points = tuple(mul_each([s.blanket] * len(previous), [previous[p] for p in s.permutation]))
         base = public.current_sum()
         proof = prove(self.setup.binding(self.seat, "shuffle"), s.blanket, s.blanket_public, base, mul(s.blanket, base), s.nonce_key)
         return Shuffle(self.seat, points, proof.to_bytes())
@@ -899,8 +900,8 @@ class SeatDeck:
         self._my_turn(public, Phase.LOCK)
         s = self.secrets
         previous = public.current_points()
-        unlocked = tuple(mul(s.blanket_inverse, point) for point in previous)
-        locked = tuple(mul(b, f) for b, f in zip(s.lock_keys, unlocked))
+        unlocked = tuple(mul_each([s.blanket_inverse] * len(previous), previous))
+        locked = tuple(mul_each(s.lock_keys, unlocked))
         binding = self.setup.binding(self.seat, "lock")
         if self.setup.weighted_lock:
             proof = prove_batch(binding, s.blanket, s.blanket_public, unlocked, previous, s.nonce_key)

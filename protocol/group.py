@@ -146,6 +146,20 @@ def mul_batches(batches: Sequence[tuple[Sequence[Scalar], Sequence[Point]]]) -> 
     return list(_pool().map(_mul_batch, batches))
 
 
+def mul_each(scalars: Sequence[Scalar], points: Sequence[Point]) -> list[Point]:
+    """``[s · p for s, p in zip(scalars, points)]`` in slices over the cores: a seat's own
+    shuffle or lock step (78 multiplications at a time) is what the other seats wait for."""
+    if len(scalars) != len(points):
+        raise ValueError(f"{len(scalars)} scalars for {len(points)} points")
+    size = max(_CHUNK, -(-len(points) // _WORKERS))
+    products: list[Point] = []
+    for batch in mul_batches([(scalars[k:k + size], points[k:k + size]) for k in range(0, len(points), size)]):
+        if isinstance(batch, GroupError):
+            raise batch
+        products += batch
+    return products
+
+
 def _mul_batch(batch: tuple[Sequence[Scalar], Sequence[Point]]) -> list[Point] | GroupError:
     scalars, points = batch
     multiply = _sodium.crypto_scalarmult_ed25519_noclamp

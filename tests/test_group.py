@@ -21,6 +21,7 @@ from protocol.group import (
     invert,
     mul,
     mul_batches,
+    mul_each,
     point_sum,
     scalar_from_digest,
     scalar_mul,
@@ -169,3 +170,14 @@ def test_the_first_invalid_point_is_found_wherever_it_is(size: int) -> None:
         if where + 1 < size:
             spoiled[-1] = SMALL_ORDER[3]  # a later one does not hide the first
         assert first_invalid_point(spoiled) == where
+
+
+def test_mul_each_is_mul_over_the_cores() -> None:
+    scalars = [scalar_from_digest(hashlib.sha512(b"%d" % i).digest()) for i in range(78)]
+    MULTS.reset()
+    assert mul_each(scalars, CARD_POINTS) == [mul(s, p) for s, p in zip(scalars, CARD_POINTS)]
+    assert MULTS.value == 2 * 78
+    with pytest.raises(GroupError):
+        mul_each(scalars, [*CARD_POINTS[:77], SMALL_ORDER[1]])
+    with pytest.raises(ValueError, match="77 scalars for 78 points"):
+        mul_each(scalars[:77], CARD_POINTS)
