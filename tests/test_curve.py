@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -205,6 +206,12 @@ def test_curve_hides_what_a_relay_between_two_daemons_sees(tmp_path: Path, curve
         processes = [spawn(alice, log_path(tmp_path, 0)), spawn(bob, log_path(tmp_path, 1))]
         try:
             status = await status_when_up(tmp_path / "d0", processes[0], timeout=40)
+            shown = await asyncio.to_thread(
+                subprocess.run, [sys.executable, "-m", "client.cli", "--home", str(tmp_path / "d0"), "status"],
+                capture_output=True, text=True, check=True,
+            )
+            first, key_line = shown.stdout.splitlines()[:2]
+            assert first.endswith(", CURVE") is curve and key_line.split()[:2] == ["key", keys[0]]
             await asyncio.sleep(1.5)  # a heartbeat or so on the relayed link
             stopped = await asyncio.gather(*(asyncio.to_thread(stop, process) for process in processes))
             assert stopped == [0, 0], logs(tmp_path, 2)  # (the relay keeps relaying meanwhile)
