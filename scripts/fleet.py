@@ -27,7 +27,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from daemons import daemon_argv, free_ports, log_path, resident_kib, scores, spawn  # noqa: E402
+try:
+    from daemons import daemon_argv, free_ports, log_path, resident_kib, scores, spawn  # noqa: E402
+except ModuleNotFoundError as missing:  # the helpers of tests/daemons.py need the test extras
+    sys.exit(f"{sys.argv[0]}: {missing}: run scripts/test once (it makes .venv with the test extras),"
+             " or pip install -e '.[test]' in the environment TAROT_VENV names")
 
 from client.api import DaemonRefused, DaemonUnavailable, ask  # noqa: E402
 
