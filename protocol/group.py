@@ -179,6 +179,11 @@ def _pool() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(_WORKERS, thread_name_prefix="tarot-mul")
 
 
+# A forked child (a process pool's worker, say) has none of the parent's threads: its work
+# must not wait in the parent's pool's queue for them, so it makes its own.
+os.register_at_fork(after_in_child=_pool.cache_clear)
+
+
 def base_mul(scalar: Scalar) -> Point:
     """``scalar · G`` for the standard generator ``G``."""
     MULTS.value += 1

@@ -1,6 +1,8 @@
 """The group layer: card points, validation of every received point and scalar, the counter."""
 
 import hashlib
+import os
+import signal
 
 import pytest
 from nacl import bindings as sodium
@@ -181,3 +183,20 @@ def test_mul_each_is_mul_over_the_cores() -> None:
         mul_each(scalars, [*CARD_POINTS[:77], SMALL_ORDER[1]])
     with pytest.raises(ValueError, match="77 scalars for 78 points"):
         mul_each(scalars[:77], CARD_POINTS)
+
+
+def test_a_forked_child_multiplies_over_its_own_threads() -> None:
+    batches = [([scalar(2)] * 50, [GENERATOR] * 50), ([scalar(3)] * 50, [GENERATOR] * 50)]
+    expected = mul_batches(batches)  # the parent's pool is made now
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: would wait forever on the parent's pool, whose threads it lacks
+        signal.alarm(10)  # then dies, and the parent reads nothing
+        try:
+            os.write(write, b"ok" if mul_batches(batches) == expected else b"wrong")
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as answer:
+        assert answer.read() == b"ok"
+    os.waitpid(pid, 0)
