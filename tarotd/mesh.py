@@ -1017,13 +1017,16 @@ class Mesh:
             event = parse_monitor_message(await link.monitor.recv_multipart())
             mismatch = event["value"] == zmq.PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH
             failures = 0 if event["event"] == zmq.EVENT_HANDSHAKE_SUCCEEDED else failures + 1
+        # The far end may hang up before we read why (a reset, no detail): then we can only
+        # say what it may be.
         if mismatch:
             why = "does not use --curve" if self._curve is not None else "requires --curve"
             why += " (encryption): every member must use it, or none"
         elif self._curve is not None and link.expected_key is not None:
-            why = f"fails the CURVE handshake: is it {fingerprint(link.expected_key)}? (check the key given for it)"
+            why = (f"fails the CURVE handshake: is it {fingerprint(link.expected_key)} (check the key "
+                   "given for it), and does it use --curve too?")
         else:
-            why = "fails the handshake: is it a tarotd?"
+            why = "fails the handshake: does it use --curve (then every member must), or is it no tarotd?"
         log.warning("mesh: cannot connect to %s: the daemon there %s", link.endpoint, why)
         link.sock.disable_monitor()
         link.monitor.close(linger=0)
