@@ -173,7 +173,9 @@ async def junk_on_the_api(path: Path, rng: random.Random) -> None:
 def test_junk_on_the_peer_socket_and_the_local_api_changes_nothing(tmp_path: Path) -> None:
     rng = random.Random(SEED)
     ports = free_ports(3)
-    processes, homes = start_daemons(tmp_path, 3, 2, "--think", "0.05", ports=ports)  # paced: the junk lands during the deals
+    # Paced, so that the junk lands during the deals; a third deal keeps the daemons up while
+    # the junk of the second round lands (a table over is a daemon gone, not one that fell silent).
+    processes, homes = start_daemons(tmp_path, 3, 3, "--think", "0.05", ports=ports)
     context: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
     endpoint = f"tcp://127.0.0.1:{ports[0]}"
     rounds = 0
@@ -204,7 +206,7 @@ def test_junk_on_the_peer_socket_and_the_local_api_changes_nothing(tmp_path: Pat
     sheets = [scores(home) for home in homes]
     assert sheets[0] == sheets[1] == sheets[2]
     deals = sheets[0]["deals"]
-    assert isinstance(deals, list) and len(deals) == 2
+    assert isinstance(deals, list) and len(deals) == 3
     for deal in deals:
         assert deal["audit"] == "ok" and sum(deal["scores"]) == 0
     assert_no_traceback(tmp_path, 3)
