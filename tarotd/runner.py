@@ -292,6 +292,15 @@ class TableRunner:
             return os.urandom(32)
         return seeded(self.deal_seed, b"seat", self.deal_number, seat)
 
+    def _write_down_signed(self, message: Message) -> bool:
+        """Journal ``message`` if a seat hosted here signed it (True), and know it when the
+        others relay it back; a relay of another seat's message was written down on arrival."""
+        if message.seat not in self.machines:
+            return False
+        self.journal.append_message(self.table_id, message.deal, message, own=True)
+        self._seen.add(message.digest)
+        return True
+
     def _identity(self, seat: int) -> Identity:
         return self.identities[self.ready.members[seat].key]
 
@@ -305,10 +314,7 @@ class TableRunner:
         signed_here = False
         while queue:
             message = queue.pop(0)
-            if message.seat in self.machines:
-                self.journal.append_message(self.table_id, message.deal, message, own=True)
-                self._seen.add(message.digest)  # the others relay it back
-                signed_here = True
+            signed_here |= self._write_down_signed(message)
             for seat, machine in self.machines.items():
                 if seat != message.seat:
                     queue.extend(machine.receive(message))
@@ -410,7 +416,7 @@ class TableRunner:
             self.machines[seat] = machine
             outgoing.extend(resend)
         for message in outgoing:  # what the seed signs again, written down as anything sent
-            self.journal.append_message(self.table_id, self.deal_number, message, own=True)
+            self._write_down_signed(message)
         self.journal.sync()
         outgoing.extend(m for m in stored if m.seat in self.machines)
         return earlier + self._to_others(outgoing)
