@@ -84,10 +84,14 @@ def first_invalid_point(points: Sequence[object]) -> int | None:
     None.  A shuffle or lock step sends 78 or 156 points, each checked by every other seat
     (≈ 0.4 of a multiplication each): the checks are spread over the cores like
     :func:`mul_batches`."""
-    if len(points) < 2 * _CHUNK or _WORKERS < 2:
+    parts = _slices(len(points))
+    if len(parts) < 2:
         return _first_invalid(points, 0)
-    chunks = [(points[k:k + _CHUNK], k) for k in range(0, len(points), _CHUNK)]
-    return next((bad for bad in _pool().map(lambda chunk: _first_invalid(*chunk), chunks) if bad is not None), None)
+
+    def first_in(part: slice) -> int | None:
+        return _first_invalid(points[part], part.start)
+
+    return next((bad for bad in _pool().map(first_in, parts) if bad is not None), None)
 
 
 def _first_invalid(points: Sequence[object], offset: int) -> int | None:
@@ -151,9 +155,8 @@ def mul_each(scalars: Sequence[Scalar], points: Sequence[Point]) -> list[Point]:
     shuffle or lock step (78 multiplications at a time) is what the other seats wait for."""
     if len(scalars) != len(points):
         raise ValueError(f"{len(scalars)} scalars for {len(points)} points")
-    size = max(_CHUNK, -(-len(points) // _WORKERS))
     products: list[Point] = []
-    for batch in mul_batches([(scalars[k:k + size], points[k:k + size]) for k in range(0, len(points), size)]):
+    for batch in mul_batches([(scalars[part], points[part]) for part in _slices(len(points))]):
         if isinstance(batch, GroupError):
             raise batch
         products += batch
@@ -170,7 +173,13 @@ def _mul_batch(batch: tuple[Sequence[Scalar], Sequence[Point]]) -> list[Point] |
 
 
 _WORKERS = min(4, os.cpu_count() or 1)
-_CHUNK = 40  #: points checked by one worker at a time (a handover costs about one check)
+_CHUNK = 40  #: the fewest points a worker is handed (a handover costs about one check)
+
+
+def _slices(length: int) -> list[slice]:
+    """``range(length)`` cut into one slice per worker, none shorter than :data:`_CHUNK`."""
+    size = max(_CHUNK, -(-length // _WORKERS))
+    return [slice(k, k + size) for k in range(0, length, size)]
 
 
 @cache
