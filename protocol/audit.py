@@ -137,20 +137,26 @@ def wrong_signature(public: PublicDeal, audit: DealAudit) -> Verdict | None:
     return None
 
 
-#: Audits by transcript head and live verdict.  The audit is a pure function of the chain and
-#: of the signed proof that stopped the deal outside it, if any (an equivocation): seats that
-#: share a process (the simulator) need not replay the deck five times.
-_BY_HEAD: dict[tuple[bytes, Verdict | None], DealAudit] = {}
+#: Audits by transcript head, live verdict and trusted seats.  The audit is a pure function of
+#: the chain, of the signed proof that stopped the deal outside it, if any (an equivocation),
+#: and of the seats whose deck steps it took as published: seats that share a process (the
+#: simulator) need not replay the deck five times, but an audit that trusted one seat's steps
+#: is no audit for a caller that trusts another's.
+_BY_HEAD: dict[tuple[bytes, Verdict | None, frozenset[int]], DealAudit] = {}
 _BY_HEAD_SIZE = 16
 
 
-def audit_public(public: PublicDeal, head: bytes | None = None) -> DealAudit:
+def audit_public(public: PublicDeal, head: bytes | None = None, trusted: frozenset[int] = frozenset()) -> DealAudit:
     """Audit a deal whose chain ``public`` has already followed (a seat's own replica), and
-    whose transcript ends at ``head`` when given."""
-    key = None if head is None else (head, public.verdict)
+    whose transcript ends at ``head`` when given.
+
+    ``trusted``: the seats whose shuffle and lock steps the caller computed itself (a daemon's
+    own seats), taken as published rather than replayed — see
+    :func:`~protocol.audit_deck.audit_deck`.  A deviation in those steps is not found."""
+    key = None if head is None else (head, public.verdict, trusted)
     if key is not None and key in _BY_HEAD:
         return _BY_HEAD[key]
-    result = _audit(public)
+    result = _audit(public, trusted)
     if key is not None:
         if len(_BY_HEAD) >= _BY_HEAD_SIZE:
             del _BY_HEAD[next(iter(_BY_HEAD))]
@@ -158,10 +164,10 @@ def audit_public(public: PublicDeal, head: bytes | None = None) -> DealAudit:
     return result
 
 
-def _audit(public: PublicDeal) -> DealAudit:
+def _audit(public: PublicDeal, trusted: frozenset[int]) -> DealAudit:
     table, dealer = public.table, public.dealer
     revealed = {seat: public.seeds.get(seat) for seat in range(table.players)}
-    deck = audit_deck(public.deck.record, revealed)
+    deck = audit_deck(public.deck.record, revealed, trusted)
     verdict = _first_verdict(public, deck.verdict)
     zeros = tuple(0 for _ in range(table.players))
     if deck.verdict is not None or len(deck.hands) != table.players:

@@ -74,6 +74,14 @@ class SeatMachine:
         self.secret = self.deck_class(self.public.deck.setup, seat, seed)
         self.transcript = Transcript(table.table_id, deal_number, table.members, table.names)
         self.audit: DealAudit | None = None
+        #: Seats whose shuffle and lock the end-of-deal audit takes as published instead of
+        #: replaying them (see :func:`~protocol.audit_deck.audit_deck`).  Empty here, so that
+        #: seats sharing a process and one audit (the simulator, the cheat lab) check every
+        #: step.  A daemon sets it to the seats it hosts: it computed their steps itself, from
+        #: their seeds and the steps published before them, with deterministic derivations —
+        #: replaying them proves nothing to it.  Never a cheating machine's seat: a trusted
+        #: step is not checked at all.
+        self.trusted_seats: frozenset[int] = frozenset()
         self._sent_rounds: dict[Kind, bytes] = {}  # round kind -> the head it was sent on
         self._outbox: list[Message] = []
         self._early: list[Message] = []
@@ -291,7 +299,7 @@ class SeatMachine:
 
     def _score_signature(self) -> WirePayload:
         if self.audit is None:
-            self.audit = audit_public(self.public, self.transcript.head)
+            self.audit = audit_public(self.public, self.transcript.head, self.trusted_seats)
         return signed_score(self.audit)
 
     # --- Receiving ----------------------------------------------------------------

@@ -1,0 +1,179 @@
+"""The end-of-deal audit may take a daemon's own seats' deck steps as published (issue 9).
+
+A daemon computed its own seats' shuffle and lock itself, from their seeds and the steps
+published before them: replaying them proves nothing to it.  Trusting them must change no
+honest audit, save exactly their multiplications, still name any other seat that deviates,
+and never let an audit made with one trusted set serve a caller with another.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+import protocol.audit as audit_module
+import protocol.machine as machine_module
+from client.simulation import Cheat, play_one_deal, sim_table
+from deck_tables import fresh_table, plain, reveal_all, turn_chien
+from protocol.audit import DealAudit, audit_public
+from protocol.audit_deck import DeckAudit, audit_deck
+from protocol.cheats import BadLockDeck, TracerDeck
+from protocol.deck import Lock, PublicDeck, SeatDeck, Shuffle, deal_in_one_process
+from protocol.group import MULTS
+from protocol.machine import SeatMachine
+from protocol.public import PublicDeal
+
+EVERYONE = frozenset(range(5))
+
+
+@pytest.fixture(autouse=True)
+def empty_cache(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Each test starts with no audit cached (and leaves none behind)."""
+    monkeypatch.setattr(audit_module, "_BY_HEAD", {})
+    yield
+
+
+def whole_deck(salt: int) -> tuple[list[SeatDeck], PublicDeck]:
+    """Five seats: deal, turn the chien, an écart by seat 0, a card opened by each, reveal."""
+    seats, public = fresh_table(5, salt=salt)
+    deal_in_one_process(seats, [public])
+    chien = turn_chien(seats, public)
+    taker = seats[0]
+    pool = sorted(plain([*taker.hand(public).values(), *chien]))
+    public.receive(taker.ecart(public, pool[: len(chien)]))
+    public.receive(taker.open([pool[len(chien)]]))  # after its écart, from its re-commitments
+    for seat in seats[1:]:
+        public.receive(seat.open([min(seat.hand(public).values())]))
+    reveal_all(seats, public)
+    return seats, public
+
+
+def counted(record_and_seeds: tuple[list[SeatDeck], PublicDeck], trusted: frozenset[int]) -> tuple[DeckAudit, int]:
+    seats, public = record_and_seeds
+    MULTS.reset()
+    result = audit_deck(public.record, {seat.seat: seat.seed for seat in seats}, trusted)
+    return result, MULTS.value
+
+
+def steps_of(public: PublicDeck, seat: int) -> int:
+    """The multiplications a seat's shuffle and lock cost the replay, from the payloads."""
+    total = 0
+    for payload in public.record.payloads:
+        if isinstance(payload, Shuffle) and payload.seat == seat:
+            total += len(payload.points)
+        elif isinstance(payload, Lock) and payload.seat == seat:
+            total += len(payload.unlocked) + len(payload.locked)
+    return total
+
+
+@pytest.mark.parametrize("salt", [0, 7])
+def test_trusting_seats_changes_nothing_in_an_honest_deck_audit_and_saves_their_steps(salt: int) -> None:
+    table = whole_deck(salt)
+    full, everything = counted(table, frozenset())
+    assert full.clean, full.verdict
+    assert full.ecart is not None and len(full.hands) == 5
+    for trusted in (frozenset({0}), frozenset({3}), frozenset({1, 4}), EVERYONE):
+        result, mults = counted(table, trusted)
+        assert result == full  # verdict, hands, chien and écart
+        saved = sum(steps_of(table[1], seat) for seat in trusted)
+        assert saved == 234 * len(trusted)  # 78 for the shuffle, 2 × 78 for the lock
+        assert mults == everything - saved
+
+
+def _audited_deal(seed: int, cheat: Cheat | None = None) -> tuple[list[SeatMachine], PublicDeal, bytes]:
+    table, identities = sim_table(5, seed=seed)
+    machines = play_one_deal(table, identities, 0, seed % 5, seed, ["random"] * 5, cheat)
+    honest = next(m for m in machines if cheat is None or m.seat != cheat.seat)
+    assert honest.done
+    return machines, honest.public, honest.transcript.head
+
+
+def _same(a: DealAudit, b: DealAudit) -> None:
+    assert (a.verdict, a.scores, a.penalty, a.outcome, a.abandoned) == (b.verdict, b.scores, b.penalty, b.outcome, b.abandoned)
+    assert a.referee is not None and b.referee is not None
+    assert (a.referee.dealt, a.referee.chien, a.referee.ecart, a.referee.phase) == (b.referee.dealt, b.referee.chien, b.referee.ecart, b.referee.phase)
+
+
+@pytest.mark.parametrize("seed", [3, 11])
+def test_an_honest_deal_audits_the_same_with_a_seat_trusted(seed: int) -> None:
+    _, public, _ = _audited_deal(seed)
+    plain_audit = audit_public(public)
+    assert plain_audit.ok and plain_audit.outcome is not None
+    for seat in range(5):
+        _same(audit_public(public, None, frozenset({seat})), plain_audit)
+
+
+def _deck_with(cheater: int, deck: type[SeatDeck]) -> tuple[list[SeatDeck], PublicDeck]:
+    """Commit, shuffle and lock with one bent step that the live checks let through."""
+    seats, public = fresh_table(5, cheaters={cheater: deck})
+    for seat in seats:
+        public.receive(seat.commit())
+    for seat in seats:
+        public.receive(seat.shuffle(public))
+    for seat in seats:
+        public.receive(seat.lock(public))
+    return seats, public
+
+
+@pytest.mark.parametrize(("deck", "step"), [(TracerDeck, "shuffle"), (BadLockDeck, "lock")])
+@pytest.mark.parametrize("cheater", [0, 2])
+def test_an_untrusted_deviation_is_still_named_and_a_trusted_one_is_by_design_not(
+    deck: type[SeatDeck], step: str, cheater: int
+) -> None:
+    table = _deck_with(cheater, deck)
+    others = EVERYONE - {cheater}
+    for trusted in (frozenset(), frozenset({(cheater + 1) % 5}), others):
+        verdict = counted(table, trusted)[0].verdict
+        assert verdict is not None and (verdict.seat, verdict.step) == (cheater, step)
+    # Trust only what you computed yourself: the cheater's own daemon would miss it.
+    assert counted(table, frozenset({cheater}))[0].clean
+
+
+def test_the_cache_keys_on_the_trusted_seats() -> None:
+    _, public, head = _audited_deal(3)
+    MULTS.reset()
+    first = audit_public(public, head)
+    everything = MULTS.value
+    MULTS.reset()
+    assert audit_public(public, head) is first and MULTS.value == 0  # served from the cache
+    for seat in (0, 1):
+        MULTS.reset()
+        mine = audit_public(public, head, frozenset({seat}))
+        assert mine is not first and MULTS.value == everything - 234  # audited afresh
+        _same(mine, first)
+        MULTS.reset()
+        assert audit_public(public, head, frozenset({seat})) is mine and MULTS.value == 0
+
+
+def test_an_audit_that_trusted_the_cheater_is_not_served_to_the_others() -> None:
+    """Seat 2 bends a lock: its own trust would miss it, every other seat's audit names it."""
+    _, public, head = _audited_deal(5, Cheat(2, "bad-lock"))
+    blind = audit_public(public, head, frozenset({2}))
+    assert blind.verdict is None or blind.verdict.seat != 2
+    for trusted in (frozenset(), frozenset({0})):
+        verdict = audit_public(public, head, trusted).verdict
+        assert verdict is not None and (verdict.seat, verdict.step) == (2, "lock")
+
+
+def test_a_machine_trusts_no_seat_unless_told_and_passes_its_trust_to_the_audit(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: dict[int, frozenset[int]] = {}
+
+    def spy(public: PublicDeal, head: bytes | None = None, trusted: frozenset[int] = frozenset()) -> DealAudit:
+        seen[public.own_seat] = trusted  # type: ignore[index]
+        return audit_public(public, head, trusted)
+
+    monkeypatch.setattr(machine_module, "audit_public", spy)
+    machines, _, _ = _audited_deal(3)
+    assert all(m.trusted_seats == frozenset() for m in machines)
+    assert seen == {seat: frozenset() for seat in range(5)}
+
+    seen.clear()
+    table, identities = sim_table(5, seed=3)
+    resumed, _ = SeatMachine.resume(table, 0, 3, 1, identities[1], machines[1].seed, machines[1].transcript.messages)
+    assert resumed.trusted_seats == frozenset()  # the attribute exists on every constructor path
+    resumed.trusted_seats = frozenset({1})
+    resumed.audit = None
+    audited = resumed._score_signature()
+    assert seen == {1: frozenset({1})}
+    assert audited == machines[1]._score_signature()
