@@ -40,7 +40,11 @@ from tarotd.views import scores_document, seat_state
 
 log = logging.getLogger("tarotd")
 
-LOBBY, DEAL = "lobby", "deal"
+LOBBY, DEAL, RELAYS = "lobby", "deal", "relays"
+#: Seconds relays wait to go out together (tarotd/runner.py, "Relays"): long enough for a
+#: batch to gather the messages of a few plays, short enough for a proof to be everywhere
+#: before the next trick.
+RELAY_DELAY = 0.1
 
 
 @dataclass(frozen=True)
@@ -98,6 +102,7 @@ class Daemon:
     _owed: dict[tuple[bytes, int], float] = field(init=False, default_factory=dict)  #: a player's decision, since
     _sheets_written: dict[bytes, int] = field(init=False, default_factory=dict)  #: deals in each table's scores.json
     _stood_in: set[tuple[bytes, int]] = field(init=False, default_factory=set)  #: seats a bot plays for now
+    _relaying: set[bytes] = field(init=False, default_factory=set)  #: tables with a batch of relays scheduled
 
     # --- Start and stop -------------------------------------------------------------
 
@@ -145,6 +150,8 @@ class Daemon:
             await self.done.wait()
             for task in tasks:
                 task.cancel()
+            for runner in self.runners.values():
+                self._send_relays(runner)
             await self._linger(self.options.timeout)
         finally:
             await self.close()
@@ -194,10 +201,10 @@ class Daemon:
             if joined is not None:  # the other members of our table: a star of --peer meets this way
                 self._connect_members(joined.members)
             self._start_ready_tables()
-        elif channel == DEAL:
+        elif channel in (DEAL, RELAYS):
             for runner in list(self.runners.values()):
                 if peer in runner.other_daemons():
-                    self._send_deal(runner.receive(body))
+                    self._send_deal(runner.receive(body) if channel == DEAL else runner.receive_relays(body))
                     self._after_step(runner)
 
     def _connect_members(self, members: Sequence[Member]) -> None:
@@ -296,9 +303,13 @@ class Daemon:
         self._publish(runner)  # the player sees the card before our bots answer it
         paced = self.options.think > 0
         self._send_deal(runner.step(decisions=0 if paced else None))
+        loop = asyncio.get_running_loop()
         if paced and runner.bot_to_decide() is not None and runner.table_id not in self._thinking:
             self._thinking.add(runner.table_id)
-            asyncio.get_running_loop().call_later(self.options.think, self._bot_turn, runner)
+            loop.call_later(self.options.think, self._bot_turn, runner)
+        if runner.relays and runner.table_id not in self._relaying:
+            self._relaying.add(runner.table_id)
+            loop.call_later(RELAY_DELAY, self._send_relays, runner)
         self._publish(runner)
         if runner.finished:
             self.store.set_table_state(runner.table_id, "finished")
@@ -310,6 +321,11 @@ class Daemon:
         self._thinking.discard(runner.table_id)
         self._send_deal(runner.step(decisions=1))
         self._after_step(runner)
+
+    def _send_relays(self, runner: TableRunner) -> None:
+        self._relaying.discard(runner.table_id)
+        for daemon, batch in runner.take_relays():
+            self.mesh.send(daemon, RELAYS, batch)
 
     def _publish(self, runner: TableRunner) -> None:
         """The events of the player's own seat go to its clients; those of the bot seats

@@ -9,6 +9,14 @@ and starts the next deal with the next dealer (counter-clockwise).
 Everything a seat signs or receives is written to the journal *before* it is sent or acted
 on, with each deal's seeds before the first commitment: a daemon killed at any moment is
 rebuilt from its journal (:meth:`TableRunner.resume`) and the deal goes on.
+
+**Relays.**  A seat passes on every message it accepts from another seat (protocol/machine.py):
+a seat an equivocator sent another message for the same slot then holds both, the proof, and
+a message still reaches a daemon whose link to its signer is down.  Neither needs the relay
+at once, and sent at once every message would cross the table four times at five players,
+each copy a frame to receive, hash and acknowledge.  So what a hosted seat signs goes out at
+once, while relays wait in :attr:`TableRunner.relays` until the daemon sends them together,
+one frame per daemon (:meth:`TableRunner.take_relays`, :meth:`TableRunner.receive_relays`).
 """
 
 from __future__ import annotations
@@ -22,6 +30,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
+
+import msgpack
 
 from protocol.audit import DealAudit
 from protocol.bots import make_bot
@@ -40,8 +50,10 @@ from protocol.view import SeatView
 from tarotd import cheating
 from tarotd.lobby import ReadyTable
 
-Out = tuple[bytes, bytes]  #: (destination daemon key, encoded message)
+Out = tuple[bytes, bytes]  #: (destination daemon key, encoded message — or a batch of relays)
 MAX_AHEAD = 512  #: messages of the next deal kept while this one ends here
+MAX_RELAYED = 512  #: messages in one batch of relays; a batch holding more is refused whole
+RELAY_BATCH_BYTES = 512 * 1024  #: a batch is cut before it grows past this (the mesh takes 2 MiB frames)
 
 
 class Journal(Protocol):
@@ -123,6 +135,8 @@ class TableRunner:
     #: is known by its hash before it costs a decode, a write and a pass through the machines.
     _seen: set[bytes] = field(default_factory=set)
     _stand_ins: dict[int, Policy] = field(default_factory=dict)  #: bots autoplaying for absent players
+    #: Messages of other seats the hosted seats accepted, to pass on with the next batch.
+    relays: list[Message] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.sheet = ScoreSheet(list(self.ready.setup.names))
@@ -169,6 +183,7 @@ class TableRunner:
             factory = cheating.machine_class(self.cheat, self.ready, self.daemon_key, seat)
             machine = factory(self.ready.setup, self.deal_number, self.dealer, seat, self._identity(seat), seed)
             cheating.arm(machine, lambda: self.journal.messages(self.table_id, self.deal_number - 1))
+            machine.trusted_seats = self._trusted
             self.machines[seat] = machine
         for machine in list(self.machines.values()):
             outgoing.extend(machine.start())
@@ -189,6 +204,31 @@ class TableRunner:
         if message.table_id != self.table_id:
             return []  # another table (a message for a hosted seat is checked by its machine: a copy, or a forgery that names its signer)
         return self._route(message)
+
+    def receive_relays(self, data: bytes) -> list[Out]:
+        """A batch of relays from another daemon (:meth:`take_relays`): each message is
+        received as if it came alone; a batch that is not a list of byte strings, or longer
+        than :data:`MAX_RELAYED`, is refused whole."""
+        try:
+            batch = msgpack.unpackb(data, raw=False)
+        except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError):
+            return []
+        if type(batch) is not list or len(batch) > MAX_RELAYED or not all(type(item) is bytes for item in batch):
+            return []
+        outs: list[Out] = []
+        for item in batch:
+            outs += self.receive(item)
+        return outs
+
+    def take_relays(self) -> list[Out]:
+        """The relays waiting, as batches for the daemon of every other member but each
+        message's signer's (which has it); none are left waiting."""
+        relays, self.relays = self.relays, []
+        outs: list[Out] = []
+        for daemon in self.other_daemons():
+            wires = [encode(m) for m in relays if self.ready.members[m.seat].daemon != daemon]
+            outs.extend((daemon, batch) for batch in _batches(wires))
+        return outs
 
     def _route(self, message: Message) -> list[Out]:
         if message.deal > self.deal_number or (message.deal == self.deal_number and not self.machines):
@@ -301,24 +341,33 @@ class TableRunner:
         self._seen.add(message.digest)
         return True
 
+    @property
+    def _trusted(self) -> frozenset[int]:
+        """The seats whose shuffle and lock the audit need not replay: ours, computed here
+        from our seeds — unless a seat of ours cheats (the lab), when every step is replayed."""
+        return frozenset() if self.cheat is not None else frozenset(self.hosted_seats)
+
     def _identity(self, seat: int) -> Identity:
         return self.identities[self.ready.members[seat].key]
 
     def _dispatch(self, messages: Sequence[Message]) -> list[Out]:
         """Write each message a hosted seat signed down, give it to the other hosted seats,
         then send it, once all of them (and what was received before) are on the disk: one
-        sync.  A relay — another seat's message passed on — was written down on arrival,
-        and sending it again can do no harm: it waits for no sync."""
+        sync.  A relay — another seat's message passed on — was written down on arrival:
+        it waits in :attr:`relays` for the next batch."""
         outs: list[Out] = []
         queue = list(messages)
         signed_here = False
         while queue:
             message = queue.pop(0)
-            signed_here |= self._write_down_signed(message)
+            if self._write_down_signed(message):
+                signed_here = True
+                outs += self._to_others([message])
+            else:
+                self.relays.append(message)
             for seat, machine in self.machines.items():
                 if seat != message.seat:
                     queue.extend(machine.receive(message))
-            outs += self._to_others([message])
         if signed_here:
             self.journal.sync()
         for seat, machine in self.machines.items():
@@ -413,6 +462,7 @@ class TableRunner:
             machine, resend = factory.resume(
                 self.ready.setup, self.deal_number, self.dealer, seat, self._identity(seat), seed, stored
             )
+            machine.trusted_seats = self._trusted
             self.machines[seat] = machine
             outgoing.extend(resend)
         for message in outgoing:  # what the seed signs again, written down as anything sent
@@ -435,6 +485,26 @@ class TableRunner:
             data, signer = encode(message), self.ready.members[message.seat].daemon
             outs.extend((daemon, data) for daemon in daemons if daemon != signer)
         return outs
+
+
+def _batches(wires: Sequence[bytes]) -> list[bytes]:
+    """``wires`` packed into msgpack lists of at most :data:`MAX_RELAYED` messages and about
+    :data:`RELAY_BATCH_BYTES` bytes each."""
+    batches: list[bytes] = []
+    start, size = 0, 0
+    for end, wire in enumerate(wires):
+        if end > start and (end - start >= MAX_RELAYED or size + len(wire) > RELAY_BATCH_BYTES):
+            batches.append(_packed(wires[start:end]))
+            start, size = end, 0
+        size += len(wire)
+    if start < len(wires):
+        batches.append(_packed(wires[start:]))
+    return batches
+
+
+def _packed(wires: Sequence[bytes]) -> bytes:
+    packed: bytes = msgpack.packb(list(wires), use_bin_type=True)
+    return packed
 
 
 def seeded(deal_seed: int, purpose: bytes, *numbers: int, size: int = 32) -> bytes:

@@ -5,15 +5,17 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+import msgpack
 import pytest
 
 from protocol.identity import Identity
-from protocol.messages import Message, encode
+from protocol.messages import Message, decode, encode
 from protocol.players import decide
 from protocol.scoring import ScoreSheet
 from tarotd.lobby import Member, ReadyTable
 from protocol.public import TableSetup
-from tarotd.runner import TableRunner, bot_policies
+from tarotd import runner as runner_module
+from tarotd.runner import MAX_RELAYED, TableRunner, bot_policies
 
 
 class MemoryJournal:
@@ -155,7 +157,7 @@ def test_a_daemon_killed_mid_deal_resumes_from_its_journal(power_cut: bool) -> N
     for runner in runners:
         pending += runner.start_deal()
     delivered = 0
-    crashes = [150, 420]  # mid-deal: during the shuffle/deal steps and during the tricks
+    crashes = [40, 150]  # mid-deal: during the lock/deal steps and during the tricks
     for _ in range(200_000):
         for runner in runners:
             pending += synced(runner, runner.step())
@@ -217,3 +219,79 @@ def test_a_person_reads_the_score_sheet_before_the_next_deal() -> None:
     assert all(r.sheet == person.sheet for r in runners) and len(person.sheet.rows) == 2
     with pytest.raises(ValueError, match="finished"):
         person.next_deal()
+
+
+def test_relays_wait_for_a_batch_that_reaches_every_daemon_but_the_signers() -> None:
+    """What a hosted seat signs goes out at once; what it passes on of the others' waits in
+    ``relays`` for one batch per daemon, and a batch is received as its messages would be."""
+    a, b, c = make_runners([1, 1, 1], deals=1)
+    first = a.start_deal()
+    b.start_deal(), c.start_deal()
+    commit = next(data for daemon, data in first if daemon == b.daemon_key)
+    outs = b.receive(commit)
+    assert all(decode(data).seat in b.hosted_seats for _, data in outs)  # no relay in them
+    assert [m.seat for m in b.relays] == a.hosted_seats
+    batches = b.take_relays()
+    assert not b.relays and [daemon for daemon, _ in batches] == [c.daemon_key]  # not back to a
+    journal = c.journal
+    assert isinstance(journal, MemoryJournal)
+    before = len(journal.journal)
+    c.receive_relays(batches[0][1])
+    assert journal.journal[before][1] == decode(commit)
+    assert c.receive_relays(batches[0][1]) == [] and len(journal.journal) == before + 1  # a copy
+
+
+@pytest.mark.parametrize(
+    "junk",
+    [b"\xc1", msgpack.packb({"not": "a list"}), msgpack.packb([b"ok", 3]), msgpack.packb([b"x"] * (MAX_RELAYED + 1))],
+    ids=["not-msgpack", "a-map", "not-bytes", "too-many"],
+)
+def test_a_malformed_batch_of_relays_changes_nothing(junk: bytes) -> None:
+    a, _, _ = make_runners([1, 1, 1], deals=1)
+    a.start_deal()
+    journal = a.journal
+    assert isinstance(journal, MemoryJournal)
+    before = list(journal.journal)
+    assert a.receive_relays(junk) == []
+    assert journal.journal == before and not a.relays
+
+
+def test_relays_are_cut_into_batches_under_the_size_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(runner_module, "RELAY_BATCH_BYTES", 100)
+    wires = [bytes([k]) * 40 for k in range(7)]
+    batches = [msgpack.unpackb(batch) for batch in runner_module._batches(wires)]
+    assert [len(batch) for batch in batches] == [2, 2, 2, 1]
+    assert [wire for batch in batches for wire in batch] == wires
+
+
+def test_a_table_finishes_over_relays_alone_when_a_link_loses_everything() -> None:
+    """Daemons 0 and 1 cannot reach each other directly: every message between them goes
+    round through the relays of the two others, and the table plays its deals as usual."""
+    runners = make_runners([1, 1, 1, 1], deals=2)
+    cut = {(runners[0].daemon_key, runners[1].daemon_key), (runners[1].daemon_key, runners[0].daemon_key)}
+    by_key = {r.daemon_key: r for r in runners}
+    pending: list[tuple[bytes, bytes, bytes, bool]] = []  # (from, to, data, is a batch)
+
+    def send(runner: TableRunner, outs: list[tuple[bytes, bytes]], batch: bool = False) -> None:
+        pending.extend((runner.daemon_key, to, data, batch) for to, data in synced(runner, outs))
+
+    for runner in runners:
+        send(runner, runner.start_deal())
+    for _ in range(200_000):
+        for runner in runners:
+            send(runner, runner.step())
+        if not pending:
+            if all(r.finished for r in runners):
+                break
+            for runner in runners:  # nothing else moves: the relays go out
+                send(runner, runner.take_relays(), batch=True)
+            continue
+        sender, destination, data, batch = pending.pop(0)
+        if (sender, destination) in cut:
+            continue
+        target = by_key[destination]
+        send(target, target.receive_relays(data) if batch else target.receive(data))
+    assert all(r.finished for r in runners)
+    sheets = [r.sheet for r in runners]
+    assert all(sheet == sheets[0] for sheet in sheets) and len(sheets[0].rows) == 2
+    assert all(result["audit"] == "ok" for r in runners for result in r.results)
