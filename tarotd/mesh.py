@@ -6,9 +6,11 @@ dropped links, restarts and a hostile LAN.  This module gives exactly that and k
 of tarot.
 
 **Sockets.**  Each daemon binds one ROUTER (``listen``) and opens one DEALER per peer
-(``connect``).  Traffic *from* A *to* B always travels on A's DEALER to B's ROUTER, and B's
-answers about that stream (the HELLO-ACK, acknowledgements) come back on the same connection,
-so each TCP connection carries one direction of data and its own feedback.  A DEALER's
+(``connect``), plain ZeroMQ sockets the event loop drives directly (:mod:`tarotd.zsocket`:
+pyzmq's asyncio layer cost a quarter of a daemon's CPU).  Traffic *from* A *to* B always
+travels on A's DEALER to B's ROUTER, and B's answers about that stream (the HELLO-ACK,
+acknowledgements) come back on the same connection, so each TCP connection carries one
+direction of data and its own feedback.  A DEALER's
 ZeroMQ routing id is drawn at random for each socket and bound to the peer's key by the
 signed HELLO that arrives under it: the ROUTER answers (HELLO-ACK, acknowledgements) to the
 routing id the peer last proved itself on.  Nobody can guess that id, so a stranger cannot
@@ -92,7 +94,6 @@ from __future__ import annotations
 
 import asyncio
 import enum
-import itertools
 import logging
 import math
 import os
@@ -108,7 +109,10 @@ import msgpack
 import zmq
 import zmq.asyncio
 import zmq.auth
-from nacl.bindings import crypto_sign_ed25519_pk_to_curve25519, crypto_sign_ed25519_sk_to_curve25519
+from nacl.bindings import (
+    crypto_sign_ed25519_pk_to_curve25519,
+    crypto_sign_ed25519_sk_to_curve25519,
+)
 from zmq.auth.asyncio import AsyncioAuthenticator
 from zmq.utils import z85
 from zmq.utils.monitor import parse_monitor_message
@@ -121,6 +125,7 @@ from protocol.identity import (
     is_valid_public_key,
     verify,
 )
+from tarotd.zsocket import LoopSocket
 
 log = logging.getLogger(__name__)
 
@@ -359,44 +364,22 @@ class TokenBucket:
         return True
 
 
-def _send_now(sock: zmq.asyncio.Socket, parts: list[bytes]) -> bool:
-    """Hand a frame to ZeroMQ without waiting: False if it cannot take it now (no connection,
-    high-water mark, unknown routing id).  Nothing here ever waits to send, so pyzmq completes
-    the returned future at once."""
-    if sock.closed:  # a link recycled while a delayed frame (fault injection) was on its way
-        return False
-    try:
-        sent = asyncio.ensure_future(sock.send_multipart(parts, flags=zmq.NOBLOCK))
-    except zmq.ZMQError:
-        return False
-    if not sent.done():  # pyzmq queued it behind another send: its outcome is the retransmission's business
-        sent.add_done_callback(_forget)
-        return False
-    return sent.exception() is None
-
-
-def _forget(future: asyncio.Future[Any]) -> None:
-    """Retrieve a late send's outcome, so that a failure (the socket closed meanwhile) is not
-    reported as an exception nobody retrieved."""
-    if not future.cancelled():
-        future.exception()
-
-
 class _Wire:
     """Puts frames on sockets, through the fault plan when there is one."""
 
     def __init__(self, faults: FaultPlan | None) -> None:
         self._faults = faults
         self._rng = random.Random(faults.seed if faults else 0)
-        self._held: dict[tuple[int, bytes], tuple[zmq.asyncio.Socket, list[bytes]]] = {}
+        self._held: dict[tuple[int, bytes], tuple[LoopSocket, list[bytes]]] = {}
         self._timers: set[asyncio.TimerHandle] = set()
 
-    def send(self, sock: zmq.asyncio.Socket, parts: list[bytes]) -> bool:
+    def send(self, sock: LoopSocket, parts: list[bytes]) -> bool:
         """True if the frame left, or the fault plan took charge of it (so a dropped frame
-        looks sent: finding out is the retransmission's job, as on a real network)."""
+        looks sent: finding out is the retransmission's job, as on a real network).  A frame
+        the fault plan delays finds its socket closed if its link was recycled meanwhile."""
         faults = self._faults
         if faults is None:
-            return _send_now(sock, parts)
+            return sock.send(parts)
         rng = self._rng
         if rng.random() < faults.drop:
             return True
@@ -424,16 +407,16 @@ class _Wire:
         self._timers.clear()
         self._held.clear()
 
-    def _send_later(self, sock: zmq.asyncio.Socket, parts: list[bytes]) -> None:
+    def _send_later(self, sock: LoopSocket, parts: list[bytes]) -> None:
         assert self._faults is not None
         delay = self._rng.uniform(0, self._faults.delay_ms) / 1000
         if delay <= 0:
-            _send_now(sock, parts)
+            sock.send(parts)
             return
 
         def fire() -> None:
             self._timers.discard(timer)
-            _send_now(sock, parts)
+            sock.send(parts)
 
         timer = asyncio.get_running_loop().call_later(delay, fire)
         self._timers.add(timer)
@@ -610,7 +593,7 @@ class _Link:
 
     endpoint: str
     expected_key: bytes | None
-    sock: zmq.asyncio.Socket
+    sock: LoopSocket
     bucket: TokenBucket  #: inbound frames
     pace: TokenBucket  #: outbound data frames: stay under the far end's inbound limit
     monitor: zmq.asyncio.Socket  #: ``sock``'s failed handshakes (see :meth:`Mesh._watch`)
@@ -624,7 +607,7 @@ class _Link:
     watch: asyncio.Task[None] | None = None  #: the loop reading ``monitor``
 
     def close(self) -> None:
-        self.sock.close(linger=0)
+        self.sock.close()
         self.monitor.close(linger=0)
 
 
@@ -663,6 +646,15 @@ async def _yield_every(count: int) -> None:
     otherwise starve the housekeeping (acks, pings) of this mesh and everything else."""
     if count % YIELD_EVERY == 0:
         await asyncio.sleep(0)
+
+
+def _monitor(sock: zmq.Socket[Any], events: int) -> zmq.asyncio.Socket:
+    """A PAIR socket that receives ``sock``'s ``events``.  It stays on pyzmq's asyncio layer
+    (a few events per connection): a plain socket makes it in its own context, which is the
+    mesh's asyncio one, so it is an asyncio socket that :meth:`Mesh._watch` can await."""
+    monitor = sock.get_monitor_socket(events)
+    assert isinstance(monitor, zmq.asyncio.Socket), "the mesh's context is an asyncio Context"
+    return monitor
 
 
 def _property(frame: zmq.Frame, name: str) -> str:
@@ -755,7 +747,7 @@ class Mesh:
         self._boot = os.urandom(TOKEN_SIZE)
         self._own_context = context is None
         self._context = context or zmq.asyncio.Context()
-        self._router: zmq.asyncio.Socket | None = None
+        self._router: LoopSocket | None = None
         self._endpoint: str | None = None
         self._allowed: frozenset[bytes] | None = None
         self._peers: dict[bytes, _Peer] = {}
@@ -800,9 +792,9 @@ class Mesh:
         except zmq.ZMQError:
             router.close(linger=0)
             raise
-        self._router = router
         self._endpoint = router.getsockopt_string(zmq.LAST_ENDPOINT)
-        self._spawn(self._router_loop(router))
+        self._router = LoopSocket(router)
+        self._spawn(self._router_loop(self._router))
         self._spawn(self._tick_loop())
 
     async def close(self) -> None:
@@ -820,7 +812,7 @@ class Mesh:
             link.close()
         self._links.clear()
         if self._router is not None:
-            self._router.close(linger=0)
+            self._router.close()
         if self._authenticator is not None:
             self._authenticator.stop()
         if self._own_context:
@@ -937,8 +929,11 @@ class Mesh:
 
     # ----------------------------------------------------------------- sockets and tasks
 
-    def _socket(self, kind: int) -> zmq.asyncio.Socket:
-        sock = self._context.socket(kind)
+    def _socket(self, kind: int) -> zmq.Socket[Any]:
+        """A plain socket, not an asyncio one: see :mod:`tarotd.zsocket` for why.  Made by the
+        context, so that its ``destroy`` closes it too."""
+        # pyzmq's stubs tie socket_class to the context's own socket class
+        sock: zmq.Socket[Any] = self._context.socket(kind, socket_class=zmq.Socket)  # type: ignore[arg-type]
         sock.setsockopt(zmq.LINGER, 0)
         sock.setsockopt(zmq.SNDHWM, self._limits.hwm)
         sock.setsockopt(zmq.RCVHWM, self._limits.hwm)
@@ -963,12 +958,12 @@ class Mesh:
             sock.setsockopt(zmq.CURVE_SERVERKEY, curve_public_key(expected_key))
             sock.setsockopt(zmq.CURVE_PUBLICKEY, public)
             sock.setsockopt(zmq.CURVE_SECRETKEY, secret)
-        monitor = sock.get_monitor_socket(HANDSHAKE_FAILURES | zmq.EVENT_HANDSHAKE_SUCCEEDED)
+        monitor = _monitor(sock, HANDSHAKE_FAILURES | zmq.EVENT_HANDSHAKE_SUCCEEDED)
         sock.connect(endpoint)
         limits = self._limits
         bucket = TokenBucket(limits.rate, limits.burst)
         pace = TokenBucket(limits.rate * SEND_SHARE, limits.burst * SEND_SHARE)
-        link = _Link(endpoint, expected_key, sock, bucket, pace, monitor)
+        link = _Link(endpoint, expected_key, LoopSocket(sock), bucket, pace, monitor)
         self._links[endpoint] = link
         link.task = self._spawn(self._link_loop(link))
         link.watch = self._spawn(self._watch(link))
@@ -984,20 +979,21 @@ class Mesh:
                 task.cancel()
         link.close()
 
-    async def _router_loop(self, router: zmq.asyncio.Socket) -> None:
-        for count in itertools.count(1):
-            parts = await router.recv_multipart(copy=False)
+    async def _router_loop(self, router: LoopSocket) -> None:
+        count = 0
+        while (frames := await router.recv_frames()) is not None:  # None: closed
             try:
-                await self._on_router_frames(parts)
+                await self._on_router_frames(frames)
             except Exception:
                 self.stats.errors += 1
                 log.exception("mesh: error handling an inbound frame")
+            count += 1
             await _yield_every(count)
 
     async def _link_loop(self, link: _Link) -> None:
         count = 0
-        while not link.sock.closed:  # a handler may close its own link (a stranger, say)
-            parts = await link.sock.recv_multipart()
+        # None: the socket closed, perhaps by a handler here (its link took a stranger, say)
+        while (parts := await link.sock.recv()) is not None:
             try:
                 self._on_link_frames(link, parts)
             except Exception:
@@ -1028,7 +1024,8 @@ class Mesh:
         else:
             why = "fails the handshake: does it use --curve (then every member must), or is it no tarotd?"
         log.warning("mesh: cannot connect to %s: the daemon there %s", link.endpoint, why)
-        link.sock.disable_monitor()
+        link.sock.socket.disable_monitor()
+        link.sock.rouse()  # any call on the socket may take in the FD's signal (tarotd.zsocket)
         link.monitor.close(linger=0)
 
     async def _tick_loop(self) -> None:
@@ -1219,7 +1216,7 @@ class Mesh:
         ack = encode("ack", fields)
         inbound.ack_due = not self._wire.send(self._router_sock(), [peer.route, ack])
 
-    def _router_sock(self) -> zmq.asyncio.Socket:
+    def _router_sock(self) -> LoopSocket:
         assert self._router is not None, "frames only arrive once started"
         return self._router
 
@@ -1363,12 +1360,22 @@ class Mesh:
 
     def _tick(self, now: float) -> None:
         self._wire.flush()
+        self._rouse_sockets()
         for link in list(self._links.values()):
             self._service_link(link, now)
         for peer in self._peers.values():
             if peer.inbound.ack_due or peer.inbound.early:  # gaps: keep the sender informed
                 self._send_ack(peer)
             self._update_state(peer, now)
+
+    def _rouse_sockets(self) -> None:
+        """Look once a tick whether a receive loop waits with a message queued.  The
+        edge-triggered rule (:mod:`tarotd.zsocket`) is kept on every call, and this is defence
+        in depth: should a wake-up ever be missed, a loop waits a tick, not for ever — a
+        ROUTER that waited for ever would lose the game.  One ``EVENTS`` per socket per tick."""
+        self._router_sock().rouse()
+        for link in self._links.values():
+            link.sock.rouse()
 
     def _service_link(self, link: _Link, now: float) -> None:
         if link.sent_at > link.heard_at and now - link.heard_at > self._timeout:

@@ -457,6 +457,35 @@ def test_strangers_are_refused_both_ways() -> None:
     run(test)
 
 
+# --------------------------------------------------------------------------- sockets
+
+
+def test_closed_links_and_a_closed_mesh_end_their_loops_and_drop_their_readers() -> None:
+    """The ROUTER and the DEALERs are plain sockets the event loop reads (tarotd.zsocket):
+    closing one must end its receive loop cleanly and remove its reader, or the loop would
+    call back on a closed descriptor (or on another file given its number)."""
+
+    async def test() -> None:
+        a, b = Node("a"), Node("b")
+        loop = asyncio.get_running_loop()
+        async with running(a, b):
+            await connected_pair(a, b)
+            link = a.mesh._links[b.mesh.endpoint]
+            link_fd = link.sock.socket.FD
+            a.mesh.allow([])  # b struck off: a closes its link to b at once
+            assert link.task is not None and link.sock.closed
+            await asyncio.wait([link.task], timeout=5)
+            assert link.task.done()
+            assert not loop.remove_reader(link_fd), "a closed link's reader was removed"
+            assert b.mesh._router is not None
+            fds = [b.mesh._router.socket.FD, *(other.sock.socket.FD for other in b.mesh._links.values())]
+            assert len(fds) == 2
+        assert not any(loop.remove_reader(fd) for fd in fds), "a closed mesh removed its readers"
+        assert a.mesh.stats.errors == b.mesh.stats.errors == 0
+
+    run(test)
+
+
 # --------------------------------------------------------------------------- hostile input
 
 
