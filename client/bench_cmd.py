@@ -58,7 +58,7 @@ class Plan:
     plays: int  #: plays timed at the table with a seat played through the API
 
 
-#: Enough for medians that move by a few per cent between runs: about three minutes.
+#: Enough for medians that move by a few per cent between runs: under two minutes, quiet.
 FULL = Plan("full", deck_runs=15, audit_deals=3, audit_runs=5, bot_deals=20, plays=150)
 #: A smoke run for CI and the tests: under a minute, the same figures, wider spreads.
 QUICK = Plan("quick", deck_runs=3, audit_deals=1, audit_runs=3, bot_deals=3, plays=20)
