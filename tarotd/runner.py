@@ -477,14 +477,10 @@ class TableRunner:
         return self._to_others([m for m in self.journal.messages(self.table_id, deal) if m.seat in hosted])
 
     def _to_others(self, messages: Sequence[Message]) -> list[Out]:
-        """Each message encoded once, for the daemon of every other member but its signer's
-        (which has it: a relay sent back there would only be dropped)."""
+        """Messages the hosted seats signed, each encoded once, for the daemon of every other
+        member (relays go in batches: :meth:`take_relays`)."""
         daemons = self.other_daemons()
-        outs: list[Out] = []
-        for message in messages:
-            data, signer = encode(message), self.ready.members[message.seat].daemon
-            outs.extend((daemon, data) for daemon in daemons if daemon != signer)
-        return outs
+        return [(daemon, data) for data in map(encode, messages) for daemon in daemons]
 
 
 def _batches(wires: Sequence[bytes]) -> list[bytes]:
