@@ -53,6 +53,16 @@ def dealt_table(players: int, salt: int = 0, dealer: int = 0) -> tuple[list[Seat
     return copy.deepcopy(_dealt(players, salt, dealer), memo={id(card): card for card in DECK})
 
 
+def lock_rounds(seats: list[SeatDeck], public: PublicDeck) -> None:
+    """Commit, shuffle and lock, every seat in turn — up to the deal keys, nobody dealt yet."""
+    for seat in seats:
+        public.receive(seat.commit())
+    for seat in seats:
+        public.receive(seat.shuffle(public))
+    for seat in seats:
+        public.receive(seat.lock(public))
+
+
 def truth(seats: list[SeatDeck], public: PublicDeck) -> list[int | None]:
     """The card index under each pack position, opened with every seat's key (None: no card)."""
     return [

@@ -15,7 +15,7 @@ import pytest
 import protocol.audit as audit_module
 import protocol.machine as machine_module
 from client.simulation import Cheat, play_one_deal, sim_table
-from deck_tables import fresh_table, plain, reveal_all, turn_chien
+from deck_tables import fresh_table, lock_rounds, plain, reveal_all, turn_chien
 from protocol.audit import DealAudit, audit_public
 from protocol.audit_deck import DeckAudit, audit_deck
 from protocol.cheats import BadLockDeck, TracerDeck
@@ -107,12 +107,7 @@ def test_an_honest_deal_audits_the_same_with_a_seat_trusted(seed: int) -> None:
 def _deck_with(cheater: int, deck: type[SeatDeck]) -> tuple[list[SeatDeck], PublicDeck]:
     """Commit, shuffle and lock with one bent step that the live checks let through."""
     seats, public = fresh_table(5, cheaters={cheater: deck})
-    for seat in seats:
-        public.receive(seat.commit())
-    for seat in seats:
-        public.receive(seat.shuffle(public))
-    for seat in seats:
-        public.receive(seat.lock(public))
+    lock_rounds(seats, public)
     return seats, public
 
 

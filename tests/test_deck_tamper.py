@@ -14,7 +14,7 @@ from dataclasses import replace
 import pytest
 from nacl.bindings import crypto_core_ed25519_sub as sub
 
-from deck_tables import dealt_table, fresh_table, plain, reveal_all, seed_for, truth, turn_chien
+from deck_tables import dealt_table, fresh_table, lock_rounds, plain, reveal_all, seed_for, truth, turn_chien
 from protocol.audit_deck import audit_deck
 from protocol.cards import DECK, Card, card
 from protocol.deck import (
@@ -53,12 +53,7 @@ def verdict_of(action: object) -> Verdict:
 
 def deal_rounds(seats: list[SeatDeck], public: PublicDeck) -> None:
     """Commit, shuffle, lock and deal keys — without anybody decrypting yet."""
-    for seat in seats:
-        public.receive(seat.commit())
-    for seat in seats:
-        public.receive(seat.shuffle(public))
-    for seat in seats:
-        public.receive(seat.lock(public))
+    lock_rounds(seats, public)
     for seat in seats:
         public.receive(seat.deal_keys())
 
@@ -344,12 +339,7 @@ def test_a_wrong_lock_key_is_named_by_its_recipient(players: int) -> None:
 
 def test_malformed_deal_keys_are_refused_at_once() -> None:
     seats, public = fresh_table(3)
-    for seat in seats:
-        public.receive(seat.commit())
-    for seat in seats:
-        public.receive(seat.shuffle(public))
-    for seat in seats:
-        public.receive(seat.lock(public))
+    lock_rounds(seats, public)
     honest = seats[1].deal_keys()
     verdict = verdict_of(lambda: public.receive(replace(honest, keys=honest.keys[1:])))
     assert (verdict.seat, verdict.step) == (1, "deal") and "instead of" in verdict.reason
@@ -376,12 +366,7 @@ def test_a_wrong_chien_key_is_named_when_the_chien_is_turned() -> None:
 
 def test_withholding_deal_keys_after_seeing_ones_own_hand_is_named() -> None:
     seats, public = fresh_table(5)
-    for seat in seats:
-        public.receive(seat.commit())
-    for seat in seats:
-        public.receive(seat.shuffle(public))
-    for seat in seats:
-        public.receive(seat.lock(public))
+    lock_rounds(seats, public)
     for seat in seats:
         if seat.seat != 3:
             public.receive(seat.deal_keys())
