@@ -7,7 +7,7 @@ of tarot.
 
 **Sockets.**  Each daemon binds one ROUTER (``listen``) and opens one DEALER per peer
 (``connect``), plain ZeroMQ sockets the event loop drives directly (:mod:`tarotd.zsocket`:
-pyzmq's asyncio layer cost a quarter of a daemon's CPU).  Traffic *from* A *to* B always
+pyzmq's asyncio layer cost a third of the mesh's CPU).  Traffic *from* A *to* B always
 travels on A's DEALER to B's ROUTER, and B's answers about that stream (the HELLO-ACK,
 acknowledgements) come back on the same connection, so each TCP connection carries one
 direction of data and its own feedback.  A DEALER's

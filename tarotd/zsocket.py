@@ -1,8 +1,9 @@
 """ZeroMQ sockets driven by the asyncio event loop directly, without pyzmq's asyncio layer.
 
 **Why.**  pyzmq's ``zmq.asyncio`` makes a future for every frame sent or received, keeps
-queues of them, and converts flags through Python enums on each: in a daemon that was about a
-quarter of its CPU.  The mesh needs none of it: it only ever sends without waiting (a frame
+queues of them, and converts flags through Python enums on each: a third of the mesh's own
+CPU (two meshes exchanging 20,000 messages each way: 7.4 s before, 4.8 s after), about 5 % of
+a daemon's at a table.  The mesh needs none of it: it only ever sends without waiting (a frame
 ZeroMQ cannot take now is the retransmission's business) and reads each socket in one loop.
 So a :class:`LoopSocket` is a plain ``zmq.Socket`` whose sends are plain calls, and whose
 receive waits on the event loop only when nothing is queued.
