@@ -74,14 +74,6 @@ class SeatMachine:
         self.secret = self.deck_class(self.public.deck.setup, seat, seed)
         self.transcript = Transcript(table.table_id, deal_number, table.members, table.names)
         self.audit: DealAudit | None = None
-        #: Seats whose shuffle and lock the end-of-deal audit takes as published instead of
-        #: replaying them (see :func:`~protocol.audit_deck.audit_deck`).  Empty here, so that
-        #: seats sharing a process and one audit (the simulator, the cheat lab) check every
-        #: step.  A daemon sets it to the seats it hosts: it computed their steps itself, from
-        #: their seeds and the steps published before them, with deterministic derivations —
-        #: replaying them proves nothing to it.  Never a cheating machine's seat: a trusted
-        #: step is not checked at all.
-        self.trusted_seats: frozenset[int] = frozenset()
         self._sent_rounds: dict[Kind, bytes] = {}  # round kind -> the head it was sent on
         self._outbox: list[Message] = []
         self._early: list[Message] = []
@@ -89,6 +81,21 @@ class SeatMachine:
         self._rejected: list[Verdict] = []
 
     # --- The caller's side ------------------------------------------------------------
+
+    @property
+    def trusted_seats(self) -> frozenset[int]:
+        """Seats whose shuffle and lock this machine takes as published: neither checked live
+        (:attr:`PublicDeck.trusted`) nor replayed by the end-of-deal audit (see
+        :func:`~protocol.audit_deck.audit_deck`).  Empty unless set, so that seats sharing a
+        process and one audit (the simulator, the cheat lab) check every step.  A daemon sets
+        it to the seats it hosts: it computed their steps itself, from their seeds and the
+        steps published before them, with deterministic derivations — checking them proves
+        nothing to it.  Never a cheating machine's seat: a trusted step is not checked at all."""
+        return self.public.deck.trusted
+
+    @trusted_seats.setter
+    def trusted_seats(self, seats: frozenset[int]) -> None:
+        self.public.deck.trusted = seats
 
     @property
     def seed(self) -> bytes:

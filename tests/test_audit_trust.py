@@ -1,9 +1,10 @@
-"""The end-of-deal audit may take a daemon's own seats' deck steps as published (issue 9).
+"""A daemon may take its own seats' deck steps as published, live and in the end-of-deal
+audit (issue 9).
 
 A daemon computed its own seats' shuffle and lock itself, from their seeds and the steps
-published before them: replaying them proves nothing to it.  Trusting them must change no
-honest audit, save exactly their multiplications, still name any other seat that deviates,
-and never let an audit made with one trusted set serve a caller with another.
+published before them: checking or replaying them proves nothing to it.  Trusting them must
+change no honest audit, save exactly their multiplications, still name any other seat that
+deviates, and never let an audit made with one trusted set serve a caller with another.
 """
 
 from __future__ import annotations
@@ -18,11 +19,12 @@ from client.simulation import Cheat, play_one_deal, sim_table
 from deck_tables import fresh_table, lock_rounds, plain, reveal_all, turn_chien
 from protocol.audit import DealAudit, audit_public
 from protocol.audit_deck import DeckAudit, audit_deck
-from protocol.cheats import BadLockDeck, TracerDeck
+from protocol.cheats import BadLockDeck, BadShuffleDeck, TracerDeck
 from protocol.deck import Lock, PublicDeck, SeatDeck, Shuffle, deal_in_one_process
 from protocol.group import MULTS
 from protocol.machine import SeatMachine
 from protocol.public import PublicDeal
+from protocol.verdict import VerdictError
 
 EVERYONE = frozenset(range(5))
 
@@ -172,3 +174,47 @@ def test_a_machine_trusts_no_seat_unless_told_and_passes_its_trust_to_the_audit(
     audited = resumed._score_signature()
     assert seen == {1: frozenset({1})}
     assert audited == machines[1]._score_signature()
+
+
+@pytest.mark.parametrize("cheater", [0, 3])
+def test_the_live_checks_skip_a_trusted_step_and_only_a_trusted_one(cheater: int) -> None:
+    """A shuffle with a repeated point: refused at once by a deck that does not trust its
+    seat, taken as published by one that does (a daemon never bends its own steps)."""
+    for trusted, refused in ((frozenset(), True), (EVERYONE - {cheater}, True), (frozenset({cheater}), False)):
+        seats, public = fresh_table(5, cheaters={cheater: BadShuffleDeck})
+        public.trusted = trusted
+        for seat in seats:
+            public.receive(seat.commit())
+        for seat in seats[:cheater]:
+            public.receive(seat.shuffle(public))
+        bent = seats[cheater].shuffle(public)
+        if refused:
+            with pytest.raises(VerdictError) as caught:
+                public.receive(bent)
+            assert (caught.value.verdict.seat, caught.value.verdict.step) == (cheater, "shuffle")
+            assert "repeats a point" in caught.value.verdict.reason
+        else:
+            public.receive(bent)
+            assert public.current_points() == bent.points
+
+
+def test_a_trusted_step_still_feeds_the_check_of_the_next_one() -> None:
+    """The sum a trusted step skipped is made when the next, untrusted, step is checked."""
+    seats, public = fresh_table(5, salt=3)
+    public.trusted = frozenset({0, 2})
+    lock_rounds(seats, public)
+    assert public.phase.value == "deal"
+    seats, public = fresh_table(5, salt=3, cheaters={1: BadShuffleDeck})
+    public.trusted = frozenset({0})
+    for seat in seats:
+        public.receive(seat.commit())
+    public.receive(seats[0].shuffle(public))
+    with pytest.raises(VerdictError):
+        public.receive(seats[1].shuffle(public))
+
+
+def test_a_machine_hands_its_trust_to_its_deck() -> None:
+    table, identities = sim_table(5, seed=2)
+    machine = SeatMachine(table, 0, 0, 1, identities[1])
+    machine.trusted_seats = frozenset({1})
+    assert machine.public.deck.trusted == frozenset({1}) == machine.trusted_seats
