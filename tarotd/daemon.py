@@ -11,6 +11,7 @@ messages all live in ``protocol``.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import os
@@ -266,6 +267,7 @@ class Daemon:
             ready, self.identity.public_key, hosted, bot_policies(bot_seats, level, self.options.deal_seed), self.store,
             self.options.deals, cheat=self.options.cheat, proofs=self.home.path / "proofs", deal_seed=self.options.deal_seed,
         )
+        runner.on_events = functools.partial(self._publish, runner)
         self._connect_members(ready.members)
         self.runners[ready.setup.table_id] = runner
         return runner

@@ -137,6 +137,12 @@ class TableRunner:
     _stand_ins: dict[int, Policy] = field(default_factory=dict)  #: bots autoplaying for absent players
     #: Messages of other seats the hosted seats accepted, to pass on with the next batch.
     relays: list[Message] = field(default_factory=list)
+    #: Called with the events of a message received, before the sync that must precede
+    #: sending what the hosted seats signed in answer: a player sees a card as soon as it is
+    #: checked, not after the disk (the last card of a deal makes every seat sign its
+    #: reveal, and an fsync shared by five daemons took up to 10 ms).  Showing what another
+    #: seat did needs no sync: that seat holds it, and a restart is sent it again.
+    on_events: Callable[[], None] | None = None
 
     def __post_init__(self) -> None:
         self.sheet = ScoreSheet(list(self.ready.setup.names))
@@ -245,6 +251,9 @@ class TableRunner:
         outgoing: list[Message] = []
         for machine in self.machines.values():
             outgoing.extend(machine.receive(message))
+        self._take_events()
+        if self.events and self.on_events is not None:
+            self.on_events()
         return self._dispatch(outgoing)
 
     def step(self, decisions: int | None = None) -> list[Out]:
@@ -370,9 +379,12 @@ class TableRunner:
                     queue.extend(machine.receive(message))
         if signed_here:
             self.journal.sync()
+        self._take_events()
+        return outs + cheating.addressed(list(self.machines.values()), self.ready, self.daemon_key)
+
+    def _take_events(self) -> None:
         for seat, machine in self.machines.items():
             self.events.extend((seat, event) for event in machine.take_events())
-        return outs + cheating.addressed(list(self.machines.values()), self.ready, self.daemon_key)
 
     def _record(self) -> None:
         witness = self.machines[self.hosted_seats[0]]

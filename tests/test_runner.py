@@ -295,3 +295,44 @@ def test_a_table_finishes_over_relays_alone_when_a_link_loses_everything() -> No
     sheets = [r.sheet for r in runners]
     assert all(sheet == sheets[0] for sheet in sheets) and len(sheets[0].rows) == 2
     assert all(result["audit"] == "ok" for r in runners for result in r.results)
+
+
+class LoggedJournal(MemoryJournal):
+    """A memory journal that logs what a hosted seat signs and every sync, in order."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.log: list[str] = []
+
+    def append_message(self, table_id: bytes, deal: int, message: Message, own: bool) -> bool:
+        if own:
+            self.log.append(f"sign {message.kind.value}")
+        return super().append_message(table_id, deal, message, own)
+
+    def sync(self) -> None:
+        self.log.append("sync")
+        super().sync()
+
+
+def test_a_player_sees_what_it_received_before_the_sync_of_what_its_seat_signs_in_answer() -> None:
+    """``on_events`` shows the events of a message received before the answer the hosted seat
+    signed to it (its reveal after the last card, say) is written down and synced; the answer
+    itself still leaves only after the sync (``synced`` checks that)."""
+    runners = make_runners([1, 1, 1, 1, 1], deals=1)
+    for runner in runners:
+        journal = runner.journal = LoggedJournal()
+
+        def show(runner: TableRunner = runner, journal: LoggedJournal = journal) -> None:
+            journal.log.extend(f"show {event.kind}" for _, event in runner.events)
+            runner.events.clear()
+
+        runner.on_events = show
+    run(runners, shuffle_seed=2)
+    assert all(r.finished for r in runners)
+    for runner in runners:
+        assert isinstance(runner.journal, LoggedJournal)
+        log = runner.journal.log
+        reveal = log.index("sign reveal")
+        last_card = max(k for k, line in enumerate(log[:reveal]) if line == "show play")
+        assert "sync" not in log[last_card:reveal]  # shown, then signed, then synced
+        assert "sync" in log[reveal:]
