@@ -38,7 +38,8 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Any, ClassVar, Iterable, Mapping, NoReturn, Self, Sequence, TypeGuard, Union
+from functools import partial
+from typing import Any, Callable, ClassVar, Iterable, Mapping, NoReturn, Self, Sequence, TypeGuard, TypeVar, Union
 
 from protocol.cards import DECK, Card
 from protocol.group import (
@@ -53,6 +54,7 @@ from protocol.group import (
     check_point,
     check_scalar,
     first_invalid_point,
+    in_background,
     invert,
     mul,
     mul_each,
@@ -426,6 +428,8 @@ class Reveal:
 
 
 Payload = Union[Commit, Shuffle, Lock, DealKeys, ChienKeys, Open, Ecart, OpenRecommitted, Reveal]
+_Step = TypeVar("_Step", Shuffle, Lock)
+_Result = TypeVar("_Result")
 PAYLOAD_TYPES: dict[str, type[Payload]] = {
     cls.KIND: cls for cls in (Commit, Shuffle, Lock, DealKeys, ChienKeys, Open, Ecart, OpenRecommitted, Reveal)
 }
@@ -486,8 +490,11 @@ class PublicDeck:
     rule raises :class:`VerdictError` and leaves the state as it was.
     """
 
-    def __init__(self, setup: DeckSetup) -> None:
+    def __init__(self, setup: DeckSetup, own_seat: int | None = None) -> None:
         self.setup = setup
+        #: The seat whose replica this is, if any: it checks at full priority only the steps
+        #: it waits for (:meth:`_waits_for`).  None (an auditor) checks every step so.
+        self.own_seat = own_seat
         #: Seats whose shuffle and lock are taken without their point and proof checks: steps
         #: the caller computed itself (``SeatMachine.trusted_seats``).  A seat checking its own
         #: step before sending it would hold up every other seat, and could find nothing.
@@ -696,25 +703,44 @@ class PublicDeck:
 
     def _on_shuffle(self, p: Shuffle, ref: str) -> None:
         self._expect(p, ref, Phase.SHUFFLE, "shuffle", turn=len(self._shuffles))
-        if p.seat in self.trusted:
-            self._shuffles.append(p)
-            self._current_sum = None  # summed when the next step is checked, not before sending
-            return
+        # A trusted step is summed when the next step is checked, not before it is sent.
+        image = None if p.seat in self.trusted else self._run_check(p, ref, self._check_shuffle)
+        self._shuffles.append(p)
+        self._current_sum = image
+
+    def _check_shuffle(self, p: Shuffle, ref: str) -> Point:
+        """Check a shuffle step; its image ``Σ Dᵢ``, the next step's input sum."""
         self._points(p.seat, "shuffle", p.points, "points", ref)
         proof = self._proof(p.seat, "shuffle", p.proof, ref)
         image = point_sum(p.points)
         a = self._commits[p.seat].blanket_public
         if not verify(self.setup.binding(p.seat, "shuffle"), a, self.current_sum(), image, proof):
             self._fail(p.seat, "shuffle", "the proof that the shuffle used its committed key does not hold", ref)
-        self._shuffles.append(p)
-        self._current_sum = image
+        return image
 
     def _on_lock(self, p: Lock, ref: str) -> None:
         self._expect(p, ref, Phase.LOCK, "lock", turn=len(self._locks))
-        if p.seat in self.trusted:
-            self._locks.append(p)
-            self._current_sum = None
-            return
+        if p.seat not in self.trusted:
+            self._run_check(p, ref, self._check_lock)
+        self._locks.append(p)
+        self._current_sum = None
+
+    def _run_check(self, p: _Step, ref: str, check: Callable[[_Step, str], _Result]) -> _Result:
+        """``check(p, ref)``: now if this seat waits for it, else in the background (see
+        :func:`~protocol.group.in_background`) — at the same moment, at a lower priority."""
+        if self._waits_for(p):
+            return check(p, ref)
+        return in_background(partial(check, p, ref))
+
+    def _waits_for(self, p: Shuffle | Lock) -> bool:
+        """Whether this deck's seat waits for the check of step ``p`` before it can go on:
+        the step just before its own turn, and the last lock (everyone's deal keys follow).
+        A deck without a seat waits for every check."""
+        players = self.setup.players
+        last_lock = isinstance(p, Lock) and p.seat == players - 1
+        return self.own_seat is None or last_lock or (p.seat + 1) % players == self.own_seat
+
+    def _check_lock(self, p: Lock, ref: str) -> None:
         self._points(p.seat, "lock", p.unlocked, "unlocked", ref)
         self._points(p.seat, "lock", p.locked, "locked", ref)
         proof = self._proof(p.seat, "lock", p.proof, ref)
@@ -726,8 +752,6 @@ class PublicDeck:
             holds = verify(binding, a, point_sum(p.unlocked), self.current_sum(), proof)
         if not holds:
             self._fail(p.seat, "lock", "the proof that the unlocked points used its committed key does not hold", ref)
-        self._locks.append(p)
-        self._current_sum = None
 
     def _on_deal_keys(self, p: DealKeys, ref: str) -> None:
         self._expect(p, ref, Phase.DEAL, "deal")

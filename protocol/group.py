@@ -23,9 +23,12 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import suppress
 from functools import cache, reduce
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence, TypeVar
 
 from nacl import bindings as _sodium
 from nacl.exceptions import CryptoError
@@ -182,15 +185,61 @@ def _slices(length: int) -> list[slice]:
     return [slice(k, k + size) for k in range(0, length, size)]
 
 
-@cache
 def _pool() -> ThreadPoolExecutor:
+    """The pool for the calling thread's work: the background pool's threads hand theirs on
+    to one another, at their own low priority (see :func:`in_background`)."""
+    return _background_pool() if getattr(_background, "active", False) else _foreground_pool()
+
+
+@cache
+def _foreground_pool() -> ThreadPoolExecutor:
     """Made on first use: most processes never need it."""
     return ThreadPoolExecutor(_WORKERS, thread_name_prefix="tarot-mul")
 
 
+#: The niceness of background threads: the lowest, so that they run on what the work
+#: somebody waits for leaves of the cores.
+BACKGROUND_NICENESS = 19
+_background = threading.local()
+_T = TypeVar("_T")
+
+
+def in_background(work: Callable[[], _T]) -> _T:
+    """``work()``, on threads of the lowest CPU priority; the caller waits for it.
+
+    For checks nobody waits for.  When the five daemons of a table share a machine's cores,
+    every seat checks each shuffle and lock step as it comes, while the next seat must check
+    it and then compute its own — the step everybody waits for.  With the other seats'
+    checks on low-priority threads, the next seat's work gets the cores first.  The checks
+    are the same and done before the caller goes on: only the order in which the machine
+    runs them changes.  (A thread's own niceness is Linux's; elsewhere the work runs at the
+    usual priority.)  Callers take turns: the pool has one thread for ``work`` and enough
+    for the slices it hands on, not for two callers at once."""
+    if getattr(_background, "active", False):
+        return work()  # already there
+    with _background_turn:
+        return _background_pool().submit(work).result()
+
+
+_background_turn = threading.Lock()
+
+
+@cache
+def _background_pool() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(_WORKERS + 1, thread_name_prefix="tarot-background", initializer=_into_background)
+
+
+def _into_background() -> None:
+    _background.active = True
+    if sys.platform.startswith("linux"):  # a thread's own niceness (POSIX would renice the process)
+        with suppress(OSError):  # a sandbox that forbids it: the work runs at the usual priority
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), BACKGROUND_NICENESS)
+
+
 # A forked child (a process pool's worker, say) has none of the parent's threads: its work
-# must not wait in the parent's pool's queue for them, so it makes its own.
-os.register_at_fork(after_in_child=_pool.cache_clear)
+# must not wait in the parent's pools' queues for them, so it makes its own.
+os.register_at_fork(after_in_child=_foreground_pool.cache_clear)
+os.register_at_fork(after_in_child=_background_pool.cache_clear)
 
 
 def base_mul(scalar: Scalar) -> Point:

@@ -109,7 +109,8 @@ class PublicDeal:
 
     def __post_init__(self) -> None:
         self.deck = PublicDeck(
-            DeckSetup(self.table.table_id, self.deal_number, self.table.variant, self.dealer, self.table.weighted_lock)
+            DeckSetup(self.table.table_id, self.deal_number, self.table.variant, self.dealer, self.table.weighted_lock),
+            self.own_seat,
         )
 
     @property

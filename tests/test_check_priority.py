@@ -1,0 +1,113 @@
+"""Checks nobody waits for run on low-priority threads (issue 9).
+
+A seat waits for the check of the step just before its turn and of the last lock; every
+other shuffle and lock step it checks in :func:`protocol.group.in_background`, at the same
+moment as before and with the same outcome, on threads of the lowest CPU priority — so that,
+when a table's daemons share a machine, the seat the table waits for gets the cores first.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+
+import pytest
+
+import protocol.deck as deck_module
+import protocol.group as group
+from deck_tables import fresh_table
+from protocol.cheats import BadShuffleDeck
+from protocol.deck import Lock, PublicDeck, Shuffle
+from protocol.group import CARD_POINTS, in_background
+from protocol.verdict import VerdictError
+
+linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a thread's own niceness is Linux's")
+
+
+def niceness() -> int:
+    return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+
+def test_in_background_gives_the_result_and_the_error_of_the_work() -> None:
+    assert in_background(lambda: 6 * 7) == 42
+
+    def fails() -> None:
+        raise ValueError("refused")
+
+    with pytest.raises(ValueError, match="refused"):
+        in_background(fails)
+
+
+@linux_only
+def test_the_work_and_the_slices_it_hands_on_run_at_the_lowest_priority(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[tuple[str, int]] = []
+    first_invalid = group._first_invalid
+
+    def spy(points: object, offset: int) -> int | None:
+        seen.append((threading.current_thread().name, niceness()))
+        return first_invalid(points, offset)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(group, "_first_invalid", spy)
+    points = list(CARD_POINTS)
+    points[60] = b"\x00" * 32  # not a point of the subgroup
+    assert in_background(lambda: (niceness(), group.first_invalid_point(points))) == (group.BACKGROUND_NICENESS, 60)
+    assert len(seen) == len(group._slices(78)) and all(
+        name.startswith("tarot-background") and nice == group.BACKGROUND_NICENESS for name, nice in seen
+    )
+    seen.clear()
+    assert group.first_invalid_point(points) == 60  # the foreground keeps its priority
+    assert seen and all(nice == niceness() for _, nice in seen)
+
+
+def test_in_background_from_the_background_runs_the_work_where_it_is() -> None:
+    outer = in_background(lambda: (threading.get_ident(), in_background(threading.get_ident)))
+    assert outer[0] == outer[1]
+
+
+def _chain(own_seat: int | None) -> list[tuple[str, int]]:
+    """The shuffle and lock steps a deck checked in the background, over a whole chain."""
+    background: list[tuple[str, int]] = []
+    seats, driver = fresh_table(5, salt=6)
+    observer = PublicDeck(driver.setup, own_seat)
+    with pytest.MonkeyPatch.context() as patch:
+        def spy(work: object) -> object:
+            step = work.args[0]  # type: ignore[attr-defined]
+            assert isinstance(step, (Shuffle, Lock))
+            background.append((step.KIND, step.seat))
+            return in_background(work)  # type: ignore[arg-type]
+
+        patch.setattr(deck_module, "in_background", spy)
+        for seat in seats:
+            for deck in (driver, observer):
+                deck.receive(seat.commit())
+        for step in ("shuffle", "lock"):
+            for seat in seats:
+                payload = getattr(seat, step)(driver)
+                driver.receive(payload)
+                observer.receive(payload)
+    assert observer.current_points() == driver.current_points()
+    return background
+
+
+def test_a_seat_checks_at_full_priority_the_steps_it_waits_for_and_only_those() -> None:
+    # Seat 3 builds on seat 2's shuffle and lock; everyone waits for the last lock (seat 4's).
+    assert _chain(3) == [("shuffle", 0), ("shuffle", 1), ("shuffle", 3), ("shuffle", 4), ("lock", 0), ("lock", 1), ("lock", 3)]
+    # Seat 0 locks first: it builds on the last shuffle.
+    assert _chain(0) == [("shuffle", k) for k in range(4)] + [("lock", k) for k in range(4)]
+    assert _chain(None) == []  # an auditor waits for everything
+
+
+def test_a_step_checked_in_the_background_is_refused_as_at_once() -> None:
+    seats, driver = fresh_table(5, cheaters={0: BadShuffleDeck})
+    driver.trusted = frozenset(range(5))
+    observer = PublicDeck(driver.setup, own_seat=3)
+    for seat in seats:
+        driver.receive(seat.commit())
+        observer.receive(seat.commit())
+    bent = seats[0].shuffle(driver)
+    with pytest.raises(VerdictError) as caught:
+        observer.receive(bent)
+    assert (caught.value.verdict.seat, caught.value.verdict.step) == (0, "shuffle")
+    assert "repeats a point" in caught.value.verdict.reason
+    assert observer.current_points() == CARD_POINTS  # nothing taken
