@@ -217,11 +217,15 @@ def in_background(work: Callable[[], _T]) -> _T:
     for the slices it hands on, not for two callers at once."""
     if getattr(_background, "active", False):
         return work()  # already there
-    with _background_turn:
+    with _background_turn():
         return _background_pool().submit(work).result()
 
 
-_background_turn = threading.Lock()
+@cache
+def _background_turn() -> threading.Lock:
+    """Made again in a forked child, like the pools: a lock a parent's thread held is never
+    released there."""
+    return threading.Lock()
 
 
 @cache
@@ -240,6 +244,7 @@ def _into_background() -> None:
 # must not wait in the parent's pools' queues for them, so it makes its own.
 os.register_at_fork(after_in_child=_foreground_pool.cache_clear)
 os.register_at_fork(after_in_child=_background_pool.cache_clear)
+os.register_at_fork(after_in_child=_background_turn.cache_clear)
 
 
 def base_mul(scalar: Scalar) -> Point:

@@ -9,6 +9,7 @@ when a table's daemons share a machine, the seat the table waits for gets the co
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import threading
 
@@ -111,3 +112,28 @@ def test_a_step_checked_in_the_background_is_refused_as_at_once() -> None:
     assert (caught.value.verdict.seat, caught.value.verdict.step) == (0, "shuffle")
     assert "repeats a point" in caught.value.verdict.reason
     assert observer.current_points() == CARD_POINTS  # nothing taken
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork only")
+def test_a_forked_child_checks_in_its_own_background() -> None:
+    """A child forked while the parent's turn is taken (another thread in the background)
+    must not wait for a lock and threads it does not have."""
+    started, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        started.set()
+        release.wait()
+
+    parent = threading.Thread(target=lambda: in_background(hold))
+    parent.start()
+    try:
+        assert started.wait(10)
+        pid = os.fork()
+        if pid == 0:  # the child: exit 0 only if its own background answers within 10 s
+            signal.alarm(10)
+            os._exit(0 if in_background(lambda: 42) == 42 else 1)
+        _, status = os.waitpid(pid, 0)
+    finally:
+        release.set()
+        parent.join()
+    assert os.waitstatus_to_exitcode(status) == 0
