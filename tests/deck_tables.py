@@ -53,14 +53,23 @@ def dealt_table(players: int, salt: int = 0, dealer: int = 0) -> tuple[list[Seat
     return copy.deepcopy(_dealt(players, salt, dealer), memo={id(card): card for card in DECK})
 
 
-def lock_rounds(seats: list[SeatDeck], public: PublicDeck) -> None:
-    """Commit, shuffle and lock, every seat in turn — up to the deal keys, nobody dealt yet."""
+def commit_round(seats: list[SeatDeck], public: PublicDeck, *observers: PublicDeck) -> None:
+    """Every seat's commitment, fed to ``public`` and to the ``observers`` (other seats'
+    public decks watching the same table)."""
     for seat in seats:
-        public.receive(seat.commit())
-    for seat in seats:
-        public.receive(seat.shuffle(public))
-    for seat in seats:
-        public.receive(seat.lock(public))
+        for deck in (public, *observers):
+            deck.receive(seat.commit())
+
+
+def lock_rounds(seats: list[SeatDeck], public: PublicDeck, *observers: PublicDeck) -> None:
+    """Commit, shuffle and lock, every seat in turn — up to the deal keys, nobody dealt yet.
+    The seats build on ``public``; every payload is fed to the ``observers`` too."""
+    commit_round(seats, public, *observers)
+    for step in ("shuffle", "lock"):
+        for seat in seats:
+            payload = getattr(seat, step)(public)  # the seat's own method: a cheater's bends it
+            for deck in (public, *observers):
+                deck.receive(payload)
 
 
 def truth(seats: list[SeatDeck], public: PublicDeck) -> list[int | None]:

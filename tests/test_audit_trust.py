@@ -16,7 +16,7 @@ import pytest
 import protocol.audit as audit_module
 import protocol.machine as machine_module
 from client.simulation import Cheat, play_one_deal, sim_table
-from deck_tables import fresh_table, lock_rounds, plain, reveal_all, turn_chien
+from deck_tables import commit_round, fresh_table, lock_rounds, plain, reveal_all, turn_chien
 from protocol.audit import DealAudit, audit_public
 from protocol.audit_deck import DeckAudit, audit_deck
 from protocol.cheats import BadLockDeck, BadShuffleDeck, TracerDeck
@@ -183,8 +183,7 @@ def test_the_live_checks_skip_a_trusted_step_and_only_a_trusted_one(cheater: int
     for trusted, refused in ((frozenset(), True), (EVERYONE - {cheater}, True), (frozenset({cheater}), False)):
         seats, public = fresh_table(5, cheaters={cheater: BadShuffleDeck})
         public.trusted = trusted
-        for seat in seats:
-            public.receive(seat.commit())
+        commit_round(seats, public)
         for seat in seats[:cheater]:
             public.receive(seat.shuffle(public))
         bent = seats[cheater].shuffle(public)
@@ -206,8 +205,7 @@ def test_a_trusted_step_still_feeds_the_check_of_the_next_one() -> None:
     assert public.phase.value == "deal"
     seats, public = fresh_table(5, salt=3, cheaters={1: BadShuffleDeck})
     public.trusted = frozenset({0})
-    for seat in seats:
-        public.receive(seat.commit())
+    commit_round(seats, public)
     public.receive(seats[0].shuffle(public))
     with pytest.raises(VerdictError):
         public.receive(seats[1].shuffle(public))

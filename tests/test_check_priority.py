@@ -17,7 +17,7 @@ import pytest
 
 import protocol.deck as deck_module
 import protocol.group as group
-from deck_tables import fresh_table
+from deck_tables import commit_round, fresh_table, lock_rounds
 from protocol.cheats import BadShuffleDeck
 from protocol.deck import Lock, PublicDeck, Shuffle
 from protocol.group import CARD_POINTS, in_background
@@ -79,14 +79,7 @@ def _chain(own_seat: int | None) -> list[tuple[str, int]]:
             return in_background(work)  # type: ignore[arg-type]
 
         patch.setattr(deck_module, "in_background", spy)
-        for seat in seats:
-            for deck in (driver, observer):
-                deck.receive(seat.commit())
-        for step in ("shuffle", "lock"):
-            for seat in seats:
-                payload = getattr(seat, step)(driver)
-                driver.receive(payload)
-                observer.receive(payload)
+        lock_rounds(seats, driver, observer)
     assert observer.current_points() == driver.current_points()
     return background
 
@@ -103,9 +96,7 @@ def test_a_step_checked_in_the_background_is_refused_as_at_once() -> None:
     seats, driver = fresh_table(5, cheaters={0: BadShuffleDeck})
     driver.trusted = frozenset(range(5))
     observer = PublicDeck(driver.setup, own_seat=3)
-    for seat in seats:
-        driver.receive(seat.commit())
-        observer.receive(seat.commit())
+    commit_round(seats, driver, observer)
     bent = seats[0].shuffle(driver)
     with pytest.raises(VerdictError) as caught:
         observer.receive(bent)
