@@ -188,7 +188,7 @@ def _slices(length: int) -> list[slice]:
 def _pool() -> ThreadPoolExecutor:
     """The pool for the calling thread's work: the background pool's threads hand theirs on
     to one another, at their own low priority (see :func:`in_background`)."""
-    return _background_pool() if getattr(_background, "active", False) else _foreground_pool()
+    return _background_pool() if _in_background() else _foreground_pool()
 
 
 @cache
@@ -215,10 +215,14 @@ def in_background(work: Callable[[], _T]) -> _T:
     runs them changes.  (A thread's own niceness is Linux's; elsewhere the work runs at the
     usual priority.)  Callers take turns: the pool has one thread for ``work`` and enough
     for the slices it hands on, not for two callers at once."""
-    if getattr(_background, "active", False):
+    if _in_background():
         return work()  # already there
     with _background_turn():
         return _background_pool().submit(work).result()
+
+
+def _in_background() -> bool:
+    return getattr(_background, "active", False)
 
 
 @cache
