@@ -19,7 +19,10 @@ showing two signed messages for one slot, so a message must have exactly one byt
 :func:`decode` is the gate for untrusted bytes: whatever it is fed, it returns a valid
 :class:`Message` or raises :class:`MessageError` with the precise reason.  Checking the
 signature is a separate step (:func:`verify_signature`), because only the transcript knows
-which key the claimed seat has.
+which key the claimed seat has.  A message object remembers the key its signature was proven
+for — by checking it, or by :func:`sign_message` making it — so that the seat that signed a
+message, and every other seat hosted in the same process, do not check it again: a check
+costs about 0.15 ms, on the path of every step of a deal.
 """
 
 from __future__ import annotations
@@ -127,6 +130,8 @@ class Message:
     signature: bytes
     _body: bytes = field(init=False, compare=False)
     _wire: bytes = field(init=False, compare=False)
+    #: The key the signature is known to check against (see :func:`verify_signature`).
+    _signer: bytes | None = field(init=False, compare=False, default=None)
 
     def __post_init__(self) -> None:
         payload, body = _make_body(
@@ -166,7 +171,9 @@ def sign_message(
     anything peers would reject, so a local bug fails here rather than on every other seat."""
     payload, body = _make_body(PROTOCOL_VERSION, table_id, deal, kind, seat, payload, prev)
     signature = identity.sign(SIGNING_DOMAIN + body)
-    return Message(PROTOCOL_VERSION, table_id, deal, kind, seat, payload, prev, signature)
+    message = Message(PROTOCOL_VERSION, table_id, deal, kind, seat, payload, prev, signature)
+    object.__setattr__(message, "_signer", identity.public_key)  # made here: nothing to check
+    return message
 
 
 def encode(message: Message) -> bytes:
@@ -175,8 +182,14 @@ def encode(message: Message) -> bytes:
 
 
 def verify_signature(message: Message, public_key: bytes) -> bool:
-    """True if ``public_key`` signed this message.  Never raises."""
-    return verify(public_key, message.signature, message.signed_data)
+    """True if ``public_key`` signed this message.  Never raises.  A message checked once, or
+    signed in this process, is not checked again for the same key."""
+    if message._signer == public_key:
+        return True
+    if not verify(public_key, message.signature, message.signed_data):
+        return False
+    object.__setattr__(message, "_signer", public_key)
+    return True
 
 
 def decode(data: bytes, *, max_size: int = MAX_FRAME_SIZE) -> Message:

@@ -16,11 +16,11 @@ import pytest
 import protocol.audit as audit_module
 import protocol.machine as machine_module
 from client.simulation import Cheat, play_one_deal, sim_table
-from deck_tables import commit_round, fresh_table, lock_rounds, plain, reveal_all, turn_chien
+from deck_tables import commit_round, dealt_table, fresh_table, lock_rounds, plain, reveal_all, turn_chien
 from protocol.audit import DealAudit, audit_public
 from protocol.audit_deck import DeckAudit, audit_deck
 from protocol.cheats import BadLockDeck, BadShuffleDeck, TracerDeck
-from protocol.deck import Lock, PublicDeck, SeatDeck, Shuffle, deal_in_one_process
+from protocol.deck import Lock, Open, Opening, PublicDeck, SeatDeck, Shuffle, deal_in_one_process
 from protocol.group import MULTS
 from protocol.machine import SeatMachine
 from protocol.public import PublicDeal
@@ -216,3 +216,25 @@ def test_a_machine_hands_its_trust_to_its_deck() -> None:
     machine = SeatMachine(table, 0, 0, 1, identities[1])
     machine.trusted_seats = frozenset({1})
     assert machine.public.deck.trusted == frozenset({1}) == machine.trusted_seats
+
+
+def test_a_trusted_seats_card_is_opened_without_a_multiplication_and_only_its_own() -> None:
+    """A card played by the daemon's own seat was opened with the key it holds: the deck
+    learns the card without undoing the lock chain.  Another seat's card is still checked,
+    and a trusted seat still cannot open a position dealt to someone else."""
+    seats, public = dealt_table(5, salt=4)
+    public.trusted = frozenset({2})
+    (position, played), (_, other) = sorted(seats[2].hand(public).items())[:2]
+    key = seats[2].secrets.lock_keys[position]
+    MULTS.reset()
+    public.receive(Open(2, (Opening(position, key, played.index),)))
+    assert MULTS.value == 0
+    elsewhere, card_ = min(seats[3].hand(public).items())
+    with pytest.raises(VerdictError, match="not dealt to it"):
+        public.receive(Open(2, (Opening(elsewhere, key, card_.index),)))
+    public.receive(Open(3, (Opening(elsewhere, seats[3].secrets.lock_keys[elsewhere], card_.index),)))
+    assert MULTS.value == 1
+    seats, public = dealt_table(5, salt=4)  # the same bent opening, from a seat not trusted
+    public.trusted = frozenset({3})
+    with pytest.raises(VerdictError, match=f"claimed {other.code} at position {position}"):
+        public.receive(Open(2, (Opening(position, key, other.index),)))

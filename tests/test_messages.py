@@ -144,6 +144,47 @@ def test_signature_covers_the_domain_and_every_field() -> None:
         assert not verify_signature(forged, ALICE.public_key), change
 
 
+def checks_counted(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
+    """The keys the real signature check is run for, from now on."""
+    import protocol.messages
+
+    keys: list[bytes] = []
+
+    def counting(public_key: bytes, signature: bytes, data: bytes) -> bool:
+        keys.append(public_key)
+        return verify(public_key, signature, data)
+
+    monkeypatch.setattr(protocol.messages, "verify", counting)
+    return keys
+
+
+def test_a_message_signed_here_is_not_checked_again_for_its_signer(monkeypatch: pytest.MonkeyPatch) -> None:
+    keys = checks_counted(monkeypatch)
+    message = sample()
+    assert verify_signature(message, ALICE.public_key) and keys == []
+    assert not verify_signature(message, BOB.public_key) and keys == [BOB.public_key]
+
+
+def test_a_received_message_is_checked_once_per_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    keys = checks_counted(monkeypatch)
+    received = decode(encode(sample()))
+    assert verify_signature(received, ALICE.public_key) and verify_signature(received, ALICE.public_key)
+    assert keys == [ALICE.public_key]
+    for _ in range(2):  # a failed check is not remembered: it is run again, and fails again
+        assert not verify_signature(received, BOB.public_key)
+    assert keys == [ALICE.public_key, BOB.public_key, BOB.public_key]
+    assert decode(encode(received)) == received  # the memo is not part of the message
+
+
+def test_a_message_signed_by_an_outsider_in_a_seats_name_is_still_refused() -> None:
+    """What cheats.py does: sign a seat's message with a key that is not the seat's.  The
+    memo names the outsider's key, so the seat's key is checked for real, and fails."""
+    forged = sign_message(BOB, TABLE, 7, Kind.PLAY, 2, {"position": 17}, PREV)
+    assert verify_signature(forged, BOB.public_key)
+    assert not verify_signature(forged, ALICE.public_key)
+    assert not verify_signature(dataclasses.replace(sample(), signature=forged.signature), ALICE.public_key)
+
+
 def test_repr_is_short() -> None:
     message = sample(Kind.SHUFFLE, {"deck": [bytes(32)] * 78})
     assert len(repr(message)) < 100 and "shuffle" in repr(message)
