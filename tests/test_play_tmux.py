@@ -79,3 +79,18 @@ def test_scripts_play_in_tmux_plays_a_whole_deal_and_stops_its_daemons(state_hom
         assert _processes_mentioning(str(runs[0])) == []  # every daemon it started, stopped
     finally:
         pane.kill()
+
+
+def test_scripts_play_names_no_bot_like_the_player(state_home: Path) -> None:
+    """A player called Anne plays against bruno and chloe, not against a second anne: two
+    seats of one name would share a column title on the score sheet."""
+    env = {**os.environ, "XDG_STATE_HOME": str(state_home), "LANG": "C.UTF-8"}
+    command = f"cd {ROOT} && scripts/play --players 3 --lang en --name Anne --think 0; echo EXITED $?; read"
+    pane = Pane(command, env)
+    try:
+        screen = pane.wait(lambda s: "Your hand" in s and "bruno" in s and "chloe" in s, "the table")
+        assert "Anne (you)" in screen and "anne" not in screen.replace("Anne (you)", "")
+        pane.keys("q")
+        pane.wait(lambda s: "EXITED 0" in s, "scripts/play to stop", timeout=30)
+    finally:
+        pane.kill()
