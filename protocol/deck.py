@@ -808,9 +808,12 @@ class PublicDeck:
     def _check_opening(self, p: Open, o: Opening, ref: str) -> None:
         """The key opens position ``o.where`` to the card claimed: the other seats' keys and
         this one undo the whole lock chain.  One multiplication, on the path of every card
-        played, and so not done for a trusted seat's own card."""
+        played, and so not done for a trusted seat's own card.  Checked forwards — the card
+        locked by every key is the final point — which is the same equation as the unlock
+        without the scalar inversion (≈ 50 µs, a tenth of a card's check)."""
         self._scalars(p.seat, "open", [o.key], "key", ref)
-        if self._unlock(o.where, [o.key, *self._keys[o.where].values()]) != CARD_POINTS[o.card]:
+        keys = scalar_product([o.key, *self._keys[o.where].values()])
+        if mul(keys, CARD_POINTS[o.card]) != self.final_point(o.where):
             if not self.key_matches(p.seat, o.where, o.key):
                 self._fail(p.seat, "open", f"its key for position {o.where} does not match its lock", ref, self.ref("lock", p.seat))
             self._fail(p.seat, "open", f"claimed {DECK[o.card].code} at position {o.where}, which holds another card", ref)
