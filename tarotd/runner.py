@@ -363,12 +363,20 @@ class TableRunner:
         """Write each message a hosted seat signed down, give it to the other hosted seats,
         then send it, once all of them (and what was received before) are on the disk: one
         sync.  A relay — another seat's message passed on — was written down on arrival:
-        it waits in :attr:`relays` for the next batch."""
+        it waits in :attr:`relays` for the next batch.
+
+        Every hosted seat that accepts a message passes it on, so with several seats here the
+        same message comes back once per seat: it is taken once.  (Taken again, each of a
+        three-seat daemon's messages left three times for every other daemon.)"""
         outs: list[Out] = []
         queue = list(messages)
+        taken: set[bytes] = set()
         signed_here = False
         while queue:
             message = queue.pop(0)
+            if message.digest in taken or (message.seat in self.machines and message.digest in self._seen):
+                continue  # passed back by another hosted seat: every machine here has it
+            taken.add(message.digest)
             if self._write_down_signed(message):
                 signed_here = True
                 outs += self._to_others([message])

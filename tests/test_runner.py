@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections import Counter
 from dataclasses import dataclass
 
 import msgpack
@@ -239,6 +240,28 @@ def test_relays_wait_for_a_batch_that_reaches_every_daemon_but_the_signers() -> 
     c.receive_relays(batches[0][1])
     assert journal.journal[before][1] == decode(commit)
     assert c.receive_relays(batches[0][1]) == [] and len(journal.journal) == before + 1  # a copy
+
+
+def test_a_daemon_hosting_several_seats_sends_and_relays_each_message_once() -> None:
+    """Each seat here that accepts a message passes it on; the daemon takes it once — its
+    own seats' messages leave once for each other daemon, a relay batch holds no copy."""
+    runners = make_runners([1, 3, 1], deals=1)
+    host = runners[1]
+    frames: list[tuple[bytes, bytes]] = []
+    relayed: list[list[bytes]] = []
+    original = host._dispatch
+
+    def counting(messages: list[Message]) -> list[tuple[bytes, bytes]]:
+        outs = original(messages)
+        frames.extend((daemon, decode(data).digest) for daemon, data in outs)
+        relayed.append([m.digest for m in host.relays])
+        return outs
+
+    host._dispatch = counting  # type: ignore[method-assign]
+    run(runners, shuffle_seed=4)
+    per_message = Counter(digest for _, digest in frames)
+    assert frames and set(per_message.values()) == {2}  # to each of the two other daemons, once
+    assert all(len(set(batch)) == len(batch) for batch in relayed)
 
 
 @pytest.mark.parametrize(
