@@ -61,10 +61,20 @@ def play_one_deal(pane: Pane) -> str:
     raise AssertionError(f"no score sheet within 120 s; the screen:\n{pane.screen()}")
 
 
-def test_scripts_play_in_tmux_plays_a_whole_deal_and_stops_its_daemons(state_home: Path) -> None:
+def scripts_play(state_home: Path, name: str) -> Pane:
+    """``scripts/play`` for three players in English, with bots that answer at once; the
+    pane shows ``EXITED`` and the script's status once it stops."""
     env = {**os.environ, "XDG_STATE_HOME": str(state_home), "LANG": "C.UTF-8"}
-    command = f"cd {ROOT} && scripts/play --players 3 --lang en --name marie --think 0; echo EXITED $?; read"
-    pane = Pane(command, env)
+    return Pane(f"cd {ROOT} && scripts/play --players 3 --lang en --name {name} --think 0; echo EXITED $?; read", env)
+
+
+def quit_play(pane: Pane) -> None:
+    pane.keys("q")
+    pane.wait(lambda s: "EXITED 0" in s, "scripts/play to stop", timeout=30)
+
+
+def test_scripts_play_in_tmux_plays_a_whole_deal_and_stops_its_daemons(state_home: Path) -> None:
+    pane = scripts_play(state_home, "marie")
     try:
         screen = pane.wait(lambda s: "Your hand" in s and re.search(r"\d+♠|\d+♥|\d+♦|\d+♣", s), "the hand")
         assert "marie (you)" in screen and "anne" in screen and "bruno" in screen
@@ -73,8 +83,7 @@ def test_scripts_play_in_tmux_plays_a_whole_deal_and_stops_its_daemons(state_hom
         assert re.search(r"Garde|Petite", screen)  # the contract of the deal, in French
         runs = list((state_home / "tarot").iterdir())
         assert len(runs) == 1 and len(_processes_mentioning(str(runs[0]))) == 3  # you and two bots
-        pane.keys("q")
-        pane.wait(lambda s: "EXITED 0" in s, "scripts/play to stop", timeout=30)
+        quit_play(pane)
         assert not (state_home / "tarot" / runs[0].name).exists()  # its run directory removed
         assert _processes_mentioning(str(runs[0])) == []  # every daemon it started, stopped
     finally:
@@ -84,13 +93,10 @@ def test_scripts_play_in_tmux_plays_a_whole_deal_and_stops_its_daemons(state_hom
 def test_scripts_play_names_no_bot_like_the_player(state_home: Path) -> None:
     """A player called Anne plays against bruno and chloe, not against a second anne: two
     seats of one name would share a column title on the score sheet."""
-    env = {**os.environ, "XDG_STATE_HOME": str(state_home), "LANG": "C.UTF-8"}
-    command = f"cd {ROOT} && scripts/play --players 3 --lang en --name Anne --think 0; echo EXITED $?; read"
-    pane = Pane(command, env)
+    pane = scripts_play(state_home, "Anne")
     try:
         screen = pane.wait(lambda s: "Your hand" in s and "bruno" in s and "chloe" in s, "the table")
         assert "Anne (you)" in screen and "anne" not in screen.replace("Anne (you)", "")
-        pane.keys("q")
-        pane.wait(lambda s: "EXITED 0" in s, "scripts/play to stop", timeout=30)
+        quit_play(pane)
     finally:
         pane.kill()
