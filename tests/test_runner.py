@@ -339,8 +339,9 @@ class LoggedJournal(MemoryJournal):
 
 def test_a_player_sees_what_it_received_before_the_sync_of_what_its_seat_signs_in_answer() -> None:
     """``on_events`` shows the events of a message received before the answer the hosted seat
-    signed to it (its reveal after the last card, say) is written down and synced; the answer
-    itself still leaves only after the sync (``synced`` checks that)."""
+    signed to it (its reveal after the last card, or after the last bid when every seat passed)
+    is written down and synced; the answer itself still leaves only after the sync (``synced``
+    checks that)."""
     runners = make_runners([1, 1, 1, 1, 1], deals=1)
     for runner in runners:
         journal = runner.journal = LoggedJournal()
@@ -356,6 +357,6 @@ def test_a_player_sees_what_it_received_before_the_sync_of_what_its_seat_signs_i
         assert isinstance(runner.journal, LoggedJournal)
         log = runner.journal.log
         reveal = log.index("sign reveal")
-        last_card = max(k for k, line in enumerate(log[:reveal]) if line == "show play")
-        assert "sync" not in log[last_card:reveal]  # shown, then signed, then synced
+        last_shown = max(k for k, line in enumerate(log[:reveal]) if line.startswith("show "))
+        assert "sync" not in log[last_shown:reveal]  # shown, then signed, then synced
         assert "sync" in log[reveal:]
