@@ -230,12 +230,14 @@ def _unpack(data: bytes, what: str) -> object:
         raise MessageError(f"{what} is not one msgpack value ({reason})") from None
 
 
+_KINDS: Final[Mapping[str, Kind]] = MappingProxyType({kind.value: kind for kind in Kind})
+
+
 def _kind(value: object) -> Kind:
-    if type(value) is str:
-        for kind in Kind:
-            if kind.value == value:
-                return kind
-    raise MessageError(f"unknown message kind {_describe(value)}")
+    kind = _KINDS.get(value) if type(value) is str else None
+    if kind is None:
+        raise MessageError(f"unknown message kind {_describe(value)}")
+    return kind
 
 
 def _make_body(

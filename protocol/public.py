@@ -21,7 +21,8 @@ import enum
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import suppress
 from dataclasses import dataclass, field
-from typing import NoReturn
+from types import MappingProxyType
+from typing import Final, NoReturn
 
 from protocol.cards import DECK, Card, CardCodeError, card
 from protocol.deal import Action, AnnounceChelem, Bid, Call, Deal, Ecart, Phase, Play, ShowPoignee
@@ -54,6 +55,20 @@ class Stage(enum.Enum):
     SIGN = "sign"
     DONE = "done"
 
+
+#: The stages where every seat answers at once, and the kind of their answer.
+_ROUND_KINDS: Final[Mapping[Stage, Kind]] = MappingProxyType({
+    Stage.COMMIT: Kind.COMMIT,
+    Stage.DEAL_KEYS: Kind.DEAL_KEYS,
+    Stage.HAND_CHECK: Kind.PETIT_SEC,
+    Stage.CHIEN: Kind.CHIEN_OPEN,
+    Stage.REVEAL: Kind.REVEAL,
+    Stage.SIGN: Kind.SCORE_SIGN,
+})
+#: The stages where one seat decides (but the play), and the kind of its decision.
+_TURN_KINDS: Final[Mapping[Stage, Kind]] = MappingProxyType(
+    {Stage.BIDDING: Kind.BID, Stage.CALL: Kind.CALL, Stage.ECART: Kind.ECART, Stage.CHELEM: Kind.CHELEM}
+)
 
 #: Hand check statuses.
 HAND_OK, HAND_PETIT_SEC, HAND_BAD = "ok", "petit-sec", "bad-hand"
@@ -130,25 +145,18 @@ class PublicDeal:
         if stage in (Stage.SHUFFLE, Stage.LOCK):
             kind = Kind.SHUFFLE if stage is Stage.SHUFFLE else Kind.LOCK
             return Rounds(tuple(Slot(kind, s) for s in sorted(self.deck.waiting_for())), False)
-        round_kinds = {
-            Stage.COMMIT: Kind.COMMIT,
-            Stage.DEAL_KEYS: Kind.DEAL_KEYS,
-            Stage.HAND_CHECK: Kind.PETIT_SEC,
-            Stage.CHIEN: Kind.CHIEN_OPEN,
-            Stage.REVEAL: Kind.REVEAL,
-            Stage.SIGN: Kind.SCORE_SIGN,
-        }
-        if stage in round_kinds:
+        round_kind = _ROUND_KINDS.get(stage)
+        if round_kind is not None:
             seats = answering if stage in (Stage.REVEAL, Stage.SIGN) else everyone
-            return Rounds(tuple(Slot(round_kinds[stage], s) for s in seats), True)
+            return Rounds(tuple(Slot(round_kind, s) for s in seats), True)
         if stage is Stage.DONE:
             return Rounds((), False)
         game = self._game()
         seat = game.to_act
         assert seat is not None
-        turn_kinds = {Stage.BIDDING: Kind.BID, Stage.CALL: Kind.CALL, Stage.ECART: Kind.ECART, Stage.CHELEM: Kind.CHELEM}
-        if stage in turn_kinds:
-            return Rounds((Slot(turn_kinds[stage], seat),), False)
+        turn_kind = _TURN_KINDS.get(stage)
+        if turn_kind is not None:
+            return Rounds((Slot(turn_kind, seat),), False)
         slots = [Slot(Kind.PLAY, seat)]
         if game.poignee_allowed(seat):
             slots.append(Slot(Kind.POIGNEE, seat))
