@@ -383,7 +383,7 @@ class TableRunner:
             else:
                 self.relays.append(message)
             for seat, machine in self.machines.items():
-                if seat != message.seat:
+                if seat != message.seat and not machine.transcript.accepted(message):  # not its own relay
                     queue.extend(machine.receive(message))
         if signed_here:
             self.journal.sync()

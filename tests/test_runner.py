@@ -10,6 +10,7 @@ import msgpack
 import pytest
 
 from protocol.identity import Identity
+from protocol.machine import SeatMachine
 from protocol.messages import Message, decode, encode
 from protocol.players import decide
 from protocol.scoring import ScoreSheet
@@ -263,6 +264,23 @@ def test_a_daemon_hosting_several_seats_sends_and_relays_each_message_once() -> 
     assert frames and set(per_message.values()) == {2}  # to each of the two other daemons, once
     assert all(len(set(batch)) == len(batch) for batch in relayed)
 
+
+
+def test_each_hosted_seat_is_handed_each_message_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A seat that accepts a message passes it on (a relay): the runner hands it to the other
+    seats hosted here, not back to the one that passed it on, which has it."""
+    handed: Counter[tuple[int, bytes]] = Counter()
+    original = SeatMachine.receive
+
+    def counting(machine: SeatMachine, message: Message) -> list[Message]:
+        handed[(id(machine), message.digest)] += 1
+        return original(machine, message)
+
+    monkeypatch.setattr(SeatMachine, "receive", counting)
+    runners = make_runners([1, 3, 1], deals=1)
+    run(runners, shuffle_seed=4)
+    assert all(r.finished for r in runners)
+    assert handed and max(handed.values()) == 1, handed.most_common(3)
 
 @pytest.mark.parametrize(
     "junk",
