@@ -1,5 +1,5 @@
-"""The daemon's SQLite store: tables, members, deals, transcripts, seeds, score sheets, peers,
-and the mesh's outbox.
+"""The daemon's SQLite store: tables, members, deals, transcripts, seeds, score sheets, peers
+and settings.
 
 The daemon's rule is *written before sent*: whatever it is about to tell a peer (a message it
 signed, a seed it committed to) or to acknowledge (a message it received) is on the disk
@@ -43,7 +43,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
 
 from protocol.messages import Message, MessageError, decode, encode
 from protocol.scoring import ScoreSheet, ScoreSheetError
@@ -85,11 +85,6 @@ class PeerRecord:
     endpoint: str
     last_seen: float  #: seconds since the epoch
 
-
-class OutboxEntry(NamedTuple):
-    seq: int
-    channel: str
-    body: bytes
 
 
 #: The state of a deal row written by :meth:`Store.start_deal`.
@@ -169,9 +164,17 @@ _SCHEMA_V1: Final = (
     ) STRICT""",
 )
 
+#: Version 2: the mesh keeps what it has not had acknowledged in memory, and a restarted
+#: daemon sends its own messages again from the transcripts (``TableRunner.resume``): the
+#: outbox and delivery marks of version 1 were never written.
+_SCHEMA_V2: Final = (
+    "DROP TABLE mesh_outbox",
+    "DROP TABLE mesh_delivered",
+)
+
 #: ``_MIGRATIONS[n]`` takes the schema from version ``n`` to ``n + 1`` (0 is an empty file).
 #: A change of schema is a new entry here, never an edit of an old one.
-_MIGRATIONS: Final = (_SCHEMA_V1,)
+_MIGRATIONS: Final = (_SCHEMA_V1, _SCHEMA_V2)
 SCHEMA_VERSION: Final = len(_MIGRATIONS)
 
 
@@ -567,51 +570,6 @@ class Store:
             (),
         )
         return [PeerRecord(*row) for row in rows]
-
-    # -- the mesh's resend state
-
-    def outbox_put(self, peer: bytes, seq: int, channel: str, body: bytes) -> None:
-        """Keep frame ``seq`` for ``peer`` until the peer acknowledges it.  Putting the same
-        frame again is a no-op; another frame under a used ``seq`` is refused, since the
-        peer may already hold the first one."""
-        self._insert_once(
-            f"outbox frame {seq}",
-            "INSERT INTO mesh_outbox (peer, seq, channel, body) VALUES (?, ?, ?, ?)"
-            " ON CONFLICT DO NOTHING",
-            "SELECT channel, body FROM mesh_outbox WHERE peer = ? AND seq = ?",
-            (peer, seq),
-            (channel, body),
-        )
-
-    def outbox(self, peer: bytes) -> list[OutboxEntry]:
-        """The frames not yet acknowledged by ``peer``, by sequence number."""
-        rows = self._read(
-            "the outbox",
-            "SELECT seq, channel, body FROM mesh_outbox WHERE peer = ? ORDER BY seq",
-            (peer,),
-        )
-        return [OutboxEntry(*row) for row in rows]
-
-    def outbox_trim(self, peer: bytes, up_to_seq: int) -> None:
-        """Forget the frames ``peer`` acknowledged: every ``seq <= up_to_seq``."""
-        with self._write("trim the outbox") as db:
-            db.execute("DELETE FROM mesh_outbox WHERE peer = ? AND seq <= ?", (peer, up_to_seq))
-
-    def delivered(self, peer: bytes) -> int:
-        """The last sequence number recorded by :meth:`set_delivered` for ``peer``; 0 if none."""
-        rows = self._read("a delivery mark", "SELECT last_seq FROM mesh_delivered WHERE peer = ?", (peer,))
-        last: int = rows[0][0] if rows else 0
-        return last
-
-    def set_delivered(self, peer: bytes, seq: int) -> None:
-        """Raise the peer's delivery mark to ``seq``.  It never goes down: a late, smaller
-        mark must not make the mesh deliver again what it already delivered."""
-        with self._write("save a delivery mark") as db:
-            db.execute(
-                "INSERT INTO mesh_delivered (peer, last_seq) VALUES (?, ?)"
-                " ON CONFLICT (peer) DO UPDATE SET last_seq = max(last_seq, excluded.last_seq)",
-                (peer, seq),
-            )
 
     # -- settings
 

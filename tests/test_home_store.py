@@ -19,13 +19,13 @@ import pytest
 from protocol.identity import Identity
 from protocol.messages import Kind, Message, encode, sign_message
 from protocol.scoring import ScoreSheet
+from tarotd import store as store_module
 from tarotd.home import DaemonLock, Home, HomeError, default_home, load_or_create_identity
 from tarotd.store import (
     DEAL_STARTED,
     SCHEMA_VERSION,
     DealRecord,
     MemberRecord,
-    OutboxEntry,
     PeerRecord,
     Store,
     StoreError,
@@ -275,7 +275,7 @@ def test_database_is_private_and_durable(tmp_path: Path, open_umask: None) -> No
         }
         assert pragmas == {"journal_mode": "wal", "synchronous": 1, "foreign_keys": 1}  # 1 = NORMAL: Store.sync fsyncs
         (version,) = db._db.execute("SELECT version FROM schema_version").fetchone()
-        assert version == SCHEMA_VERSION == 1
+        assert version == SCHEMA_VERSION == 2
 
 
 def test_database_with_wider_permissions_is_narrowed(tmp_path: Path) -> None:
@@ -293,13 +293,11 @@ def test_everything_survives_reopening(tmp_path: Path) -> None:
         db.start_deal(TABLE, 0, 2)
         db.save_seed(TABLE, 0, 1, b"s" * 32)
         db.append_message(TABLE, 0, message(1), own=True)
-        db.set_delivered(b"peer", 9)
     with Store(path) as db:
         assert db.tables() == [TableRecord(TABLE, "salle 1", 3, "playing", 1.5, b"manifest")]
         assert db.deals(TABLE) == [DealRecord(0, 2, DEAL_STARTED)]
         assert db.seed(TABLE, 0, 1) == b"s" * 32
         assert db.messages(TABLE, 0) == [message(1)]
-        assert db.delivered(b"peer") == 9
 
 
 def test_a_file_that_is_not_a_database_is_refused(tmp_path: Path) -> None:
@@ -530,34 +528,21 @@ def test_peers(store: Store) -> None:
     ]
 
 
-def test_outbox(store: Store) -> None:
-    for seq in (2, 1, 3):
-        store.outbox_put(b"peer", seq, "table", f"frame {seq}".encode())
-    store.outbox_put(b"peer", 2, "table", b"frame 2")  # again: fine
-    store.outbox_put(b"other", 1, "lobby", b"hello")
-    assert store.outbox(b"peer") == [
-        OutboxEntry(1, "table", b"frame 1"),
-        OutboxEntry(2, "table", b"frame 2"),
-        OutboxEntry(3, "table", b"frame 3"),
-    ]
-    seq, channel, body = store.outbox(b"other")[0]
-    assert (seq, channel, body) == (1, "lobby", b"hello")
-    with pytest.raises(StoreError, match="different outbox frame 2"):
-        store.outbox_put(b"peer", 2, "table", b"another frame")
-    with pytest.raises(StoreError, match="different outbox frame 2"):
-        store.outbox_put(b"peer", 2, "lobby", b"frame 2")
-    store.outbox_trim(b"peer", 2)
-    assert [entry.seq for entry in store.outbox(b"peer")] == [3]
-    assert len(store.outbox(b"other")) == 1
-
-
-def test_delivery_marks_only_go_up(store: Store) -> None:
-    assert store.delivered(b"peer") == 0
-    store.set_delivered(b"peer", 5)
-    store.set_delivered(b"peer", 3)
-    assert store.delivered(b"peer") == 5
-    store.set_delivered(b"peer", 8)
-    assert store.delivered(b"peer") == 8 and store.delivered(b"other") == 0
+def test_a_version_1_database_is_upgraded_without_the_mesh_tables_it_never_used(tmp_path: Path) -> None:
+    """Version 1 made an outbox and delivery marks for the mesh, which keeps them in memory:
+    version 2 drops both, and keeps everything else."""
+    path = tmp_path / "tarot.db"
+    with sqlite3.connect(path) as raw:
+        for statement in store_module._SCHEMA_V1:
+            raw.execute(statement)
+        raw.execute("INSERT INTO schema_version (version) VALUES (1)")
+        raw.execute("INSERT INTO settings (key, value) VALUES ('name', 'Anne')")
+        raw.execute("INSERT INTO mesh_delivered (peer, last_seq) VALUES (x'00', 3)")
+    with Store(path) as db:
+        assert db.get_setting("name") == "Anne"
+        tables = {name for (name,) in db._db.execute("SELECT name FROM sqlite_schema WHERE type = 'table'")}
+        assert "settings" in tables and not {"mesh_outbox", "mesh_delivered"} & tables
+        assert db._db.execute("SELECT version FROM schema_version").fetchall() == [(2,)]
 
 
 def test_settings(store: Store) -> None:
