@@ -94,6 +94,7 @@ from __future__ import annotations
 
 import asyncio
 import enum
+import itertools
 import logging
 import math
 import os
@@ -648,11 +649,19 @@ async def _yield_every(count: int) -> None:
         await asyncio.sleep(0)
 
 
+_MONITOR_NUMBERS = itertools.count()
+
+
 def _monitor(sock: zmq.Socket[Any], events: int) -> zmq.asyncio.Socket:
     """A PAIR socket that receives ``sock``'s ``events``.  It stays on pyzmq's asyncio layer
     (a few events per connection): a plain socket makes it in its own context, which is the
-    mesh's asyncio one, so it is an asyncio socket that :meth:`Mesh._watch` can await."""
-    monitor = sock.get_monitor_socket(events)
+    mesh's asyncio one, so it is an asyncio socket that :meth:`Mesh._watch` can await.
+
+    Its endpoint has a number of its own.  pyzmq would name it after the socket's file
+    descriptor, which a link replaced under load reuses while ZeroMQ still tears the old
+    socket's monitor down: the new link's monitor then fails with "Address already in use"
+    and the peer stays unreachable (seen with fifty daemons on two cores)."""
+    monitor = sock.get_monitor_socket(events, addr=f"inproc://tarot-monitor-{os.getpid()}-{next(_MONITOR_NUMBERS)}")
     assert isinstance(monitor, zmq.asyncio.Socket), "the mesh's context is an asyncio Context"
     return monitor
 

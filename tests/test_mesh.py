@@ -19,6 +19,7 @@ import msgpack
 import pytest
 import zmq
 import zmq.asyncio
+import zmq.utils.monitor
 
 from protocol.identity import Identity
 from tarotd.mesh import (
@@ -29,6 +30,7 @@ from tarotd.mesh import (
     OutboxFull,
     PeerState,
     PeerStatus,
+    _monitor,
     _reachable,
     decode,
     encode,
@@ -389,6 +391,30 @@ def test_silent_peer_is_reported_away_then_up_again() -> None:
             async with running(b2):
                 await wait_for(lambda: a.state_of(b) is PeerState.UP, "up again", 8)
             assert [s.state for s in a.statuses] == [PeerState.UP, PeerState.AWAY, PeerState.UP]
+
+    run(test)
+
+
+def test_a_new_links_monitor_does_not_collide_with_one_zeromq_has_not_torn_down_yet() -> None:
+    """pyzmq names a monitor after its socket's file descriptor; a socket closed under load
+    can still hold that name when a new socket reuses the descriptor (a recycled link).  The
+    mesh names its monitors itself, so the new link is watched anyway."""
+    async def test() -> None:
+        context = zmq.asyncio.Context()
+        sock = context.socket(zmq.DEALER)
+        stale = context.socket(zmq.PAIR)
+        try:
+            stale.bind(f"inproc://monitor.s-{sock.FD}")  # what the old socket's monitor left behind
+            attempts = zmq.EVENT_CONNECT_DELAYED | zmq.EVENT_CONNECT_RETRIED  # nothing listens there
+            monitor = _monitor(sock, attempts)
+            sock.connect("tcp://127.0.0.1:1")
+            event = zmq.utils.monitor.parse_monitor_message(await asyncio.wait_for(monitor.recv_multipart(), 2))
+            assert event["event"] & attempts
+            sock.disable_monitor()
+        finally:
+            for s in (sock, stale):
+                s.close(linger=0)
+            context.destroy(linger=0)
 
     run(test)
 
