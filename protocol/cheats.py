@@ -142,13 +142,16 @@ class BadKeyDeck(CheatingDeck):
 
 
 class BadEcartDeck(CheatingDeck):
-    """The écart it re-commits holds a king (else a bout, else any card) it never had, in place
-    of one card it discards: the points of a card it does not own go to its tricks.  Its own
-    view stays the honest écart, so it plays on as if nothing happened."""
+    """The écart it re-commits holds a king (else the excuse, else any card but a trump) it
+    never had, in place of one card it discards: the points of a card it does not own go to
+    its tricks.  Never a trump: a trump in the écart is shown to everyone, and the forgery
+    would stop the deal at once instead of waiting for the audit.  Its own view stays the
+    honest écart, so it plays on as if nothing happened."""
 
     def ecart(self, public: PublicDeck, discard: Sequence[Card]) -> Ecart:
         held = [*self.hand(public).values(), *(public.chien() or ())]
-        preference = [*(c for c in DECK if c.is_king), *(c for c in DECK if c.is_bout), *DECK]
+        hidden = [c for c in DECK if not c.is_trump]
+        preference = [*(c for c in hidden if c.is_king), *(c for c in hidden if c.is_bout), *hidden]
         forged = next(c for c in preference if c not in held)
         dropped = next((c for c in discard if not c.is_trump), discard[0])
         self.deviated = True
