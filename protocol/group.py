@@ -26,7 +26,6 @@ import os
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import suppress
 from functools import cache, reduce
 from typing import Callable, Iterable, Sequence, TypeVar
@@ -201,11 +200,6 @@ def _foreground_pool() -> ThreadPoolExecutor:
 #: The niceness of background threads: the lowest, so that they run on what the work
 #: somebody waits for leaves of the cores.
 BACKGROUND_NICENESS = 19
-#: Seconds a caller waits for its background work before it does the work itself, at its
-#: own priority.  A check takes tens of milliseconds; a machine whose cores other programs
-#: keep busy could starve the lowest priority for minutes, and the caller (a daemon's event
-#: loop) waits meanwhile: no heartbeat answered, its seat silent, the table timing it out.
-BACKGROUND_PATIENCE = 1.0
 _background = threading.local()
 _T = TypeVar("_T")
 
@@ -220,20 +214,11 @@ def in_background(work: Callable[[], _T]) -> _T:
     are the same and done before the caller goes on: only the order in which the machine
     runs them changes.  (A thread's own niceness is Linux's; elsewhere the work runs at the
     usual priority.)  Callers take turns: the pool has one thread for ``work`` and enough
-    for the slices it hands on, not for two callers at once.
-
-    Work not done within :data:`BACKGROUND_PATIENCE` is done again by the caller, at its own
-    priority, and the starved copy's result is dropped: the checks are pure, so either gives
-    the same answer (and its multiplications are counted twice)."""
+    for the slices it hands on, not for two callers at once."""
     if _in_background():
         return work()  # already there
     with _background_turn():
-        starved = _background_pool().submit(work)
-        try:
-            return starved.result(timeout=BACKGROUND_PATIENCE)
-        except FutureTimeout:
-            starved.cancel()  # if it never started; a started copy ends on its own
-    return work()
+        return _background_pool().submit(work).result()
 
 
 def _in_background() -> bool:

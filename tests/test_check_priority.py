@@ -12,7 +12,6 @@ import os
 import signal
 import sys
 import threading
-import time
 
 import pytest
 
@@ -60,27 +59,6 @@ def test_the_work_and_the_slices_it_hands_on_run_at_the_lowest_priority(monkeypa
     seen.clear()
     assert group.first_invalid_point(points) == 60  # the foreground keeps its priority
     assert seen and all(nice == niceness() for _, nice in seen)
-
-
-def test_work_the_background_cannot_start_in_time_is_done_by_the_caller(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A machine busy with other programs can starve the lowest priority: past the patience,
-    the caller does the work itself, at its own priority, and is not held up longer."""
-    monkeypatch.setattr(group, "BACKGROUND_PATIENCE", 0.05)
-    caller = threading.get_ident()
-    starved = threading.Event()
-
-    def work() -> int:
-        if threading.get_ident() != caller:
-            starved.wait(10)  # the background copy gets no core
-        return threading.get_ident()
-
-    started = time.monotonic()
-    try:
-        assert in_background(work) == caller
-        assert time.monotonic() - started < 5
-    finally:
-        starved.set()  # let the starved copy end
-    assert in_background(lambda: 6 * 7) == 42  # the pool takes work again
 
 
 def test_in_background_from_the_background_runs_the_work_where_it_is() -> None:
