@@ -86,7 +86,6 @@ class PeerRecord:
     last_seen: float  #: seconds since the epoch
 
 
-
 #: The state of a deal row written by :meth:`Store.start_deal`.
 DEAL_STARTED: Final = "started"
 

@@ -265,7 +265,6 @@ def test_a_daemon_hosting_several_seats_sends_and_relays_each_message_once() -> 
     assert all(len(set(batch)) == len(batch) for batch in relayed)
 
 
-
 def test_each_hosted_seat_is_handed_each_message_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """A seat that accepts a message passes it on (a relay): the runner hands it to the other
     seats hosted here, not back to the one that passed it on, which has it."""
@@ -281,6 +280,7 @@ def test_each_hosted_seat_is_handed_each_message_once(monkeypatch: pytest.Monkey
     run(runners, shuffle_seed=4)
     assert all(r.finished for r in runners)
     assert handed and max(handed.values()) == 1, handed.most_common(3)
+
 
 @pytest.mark.parametrize(
     "junk",
