@@ -428,11 +428,23 @@ class Reveal:
 
 
 Payload = Union[Commit, Shuffle, Lock, DealKeys, ChienKeys, Open, Ecart, OpenRecommitted, Reveal]
-_Step = TypeVar("_Step", Shuffle, Lock)
 _Result = TypeVar("_Result")
 PAYLOAD_TYPES: dict[str, type[Payload]] = {
     cls.KIND: cls for cls in (Commit, Shuffle, Lock, DealKeys, ChienKeys, Open, Ecart, OpenRecommitted, Reveal)
 }
+
+
+@dataclass(frozen=True)
+class _StepInput:
+    """The points a shuffle or lock step was computed from, as the check of that step reads
+    them: taken from the deck before the check, because the check may still be running on
+    a starved background thread when the deck has moved on (see :meth:`PublicDeck._run_check`)."""
+
+    points: tuple[Point, ...]
+    known_sum: Point | None  #: their sum, if the deck had it at hand
+
+    def sum(self) -> Point:
+        return self.known_sum if self.known_sum is not None else point_sum(self.points)
 
 
 def payload_from_wire(obj: object) -> Payload:
@@ -705,33 +717,39 @@ class PublicDeck:
     def _on_shuffle(self, p: Shuffle, ref: str) -> None:
         self._expect(p, ref, Phase.SHUFFLE, "shuffle", turn=len(self._shuffles))
         # A trusted step is summed when the next step is checked, not before it is sent.
-        image = None if p.seat in self.trusted else self._run_check(p, ref, self._check_shuffle)
+        image = None if p.seat in self.trusted else self._run_check(p, partial(self._check_shuffle, p, ref, self._step_input()))
         self._shuffles.append(p)
         self._current_sum = image
 
-    def _check_shuffle(self, p: Shuffle, ref: str) -> Point:
+    def _check_shuffle(self, p: Shuffle, ref: str, before: _StepInput) -> Point:
         """Check a shuffle step; its image ``Σ Dᵢ``, the next step's input sum."""
         self._points(p.seat, "shuffle", p.points, "points", ref)
         proof = self._proof(p.seat, "shuffle", p.proof, ref)
         image = point_sum(p.points)
         a = self._commits[p.seat].blanket_public
-        if not verify(self.setup.binding(p.seat, "shuffle"), a, self.current_sum(), image, proof):
+        if not verify(self.setup.binding(p.seat, "shuffle"), a, before.sum(), image, proof):
             self._fail(p.seat, "shuffle", "the proof that the shuffle used its committed key does not hold", ref)
         return image
 
     def _on_lock(self, p: Lock, ref: str) -> None:
         self._expect(p, ref, Phase.LOCK, "lock", turn=len(self._locks))
         if p.seat not in self.trusted:
-            self._run_check(p, ref, self._check_lock)
+            self._run_check(p, partial(self._check_lock, p, ref, self._step_input()))
         self._locks.append(p)
         self._current_sum = None
 
-    def _run_check(self, p: _Step, ref: str, check: Callable[[_Step, str], _Result]) -> _Result:
-        """``check(p, ref)``: now if this seat waits for it, else in the background (see
-        :func:`~protocol.group.in_background`) — at the same moment, at a lower priority."""
+    def _step_input(self) -> _StepInput:
+        return _StepInput(self.current_points(), self._current_sum)
+
+    def _run_check(self, p: Shuffle | Lock, check: Callable[[], _Result]) -> _Result:
+        """``check()`` of step ``p``: now if this seat waits for it, else in the background
+        (see :func:`~protocol.group.in_background`) — at the same moment, at a lower
+        priority.  A check reads the deck only through the step input it was handed and the
+        commits (settled before the first shuffle), and changes nothing: a copy starved in
+        the background may finish after the caller did it again and the deck moved on."""
         if self._waits_for(p):
-            return check(p, ref)
-        return in_background(partial(check, p, ref))
+            return check()
+        return in_background(check)
 
     def _waits_for(self, p: Shuffle | Lock) -> bool:
         """Whether this deck's seat waits for the check of step ``p`` before it can go on:
@@ -741,16 +759,16 @@ class PublicDeck:
         last_lock = isinstance(p, Lock) and p.seat == players - 1
         return self.own_seat is None or last_lock or (p.seat + 1) % players == self.own_seat
 
-    def _check_lock(self, p: Lock, ref: str) -> None:
+    def _check_lock(self, p: Lock, ref: str, before: _StepInput) -> None:
         self._points(p.seat, "lock", p.unlocked, "unlocked", ref)
         self._points(p.seat, "lock", p.locked, "locked", ref)
         proof = self._proof(p.seat, "lock", p.proof, ref)
         a = self._commits[p.seat].blanket_public
         binding = self.setup.binding(p.seat, "lock")
         if self.setup.weighted_lock:
-            holds = verify_batch(binding, a, p.unlocked, self.current_points(), proof)
+            holds = verify_batch(binding, a, p.unlocked, before.points, proof)
         else:
-            holds = verify(binding, a, point_sum(p.unlocked), self.current_sum(), proof)
+            holds = verify(binding, a, point_sum(p.unlocked), before.sum(), proof)
         if not holds:
             self._fail(p.seat, "lock", "the proof that the unlocked points used its committed key does not hold", ref)
 

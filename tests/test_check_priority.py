@@ -4,6 +4,8 @@ A seat waits for the check of the step just before its turn and of the last lock
 other shuffle and lock step it checks in :func:`protocol.group.in_background`, at the same
 moment as before and with the same outcome, on threads of the lowest CPU priority — so that,
 when a table's daemons share a machine, the seat the table waits for gets the cores first.
+A check starved there past its patience is done by the caller itself, and a late copy of it
+finishing afterwards changes nothing.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import os
 import signal
 import sys
 import threading
+import time
 
 import pytest
 
@@ -66,6 +69,27 @@ def test_in_background_from_the_background_runs_the_work_where_it_is() -> None:
     assert outer[0] == outer[1]
 
 
+def test_a_caller_does_the_work_itself_once_the_background_is_starved_past_its_patience() -> None:
+    caller = threading.get_ident()
+    release = threading.Event()
+
+    def work() -> int:
+        if threading.get_ident() != caller:
+            release.wait(10)  # the background copy gets no core
+        return threading.get_ident()
+
+    try:
+        assert in_background(work, patience=0.05) == caller
+        # The starved copy still holds the background: the next caller does not queue behind it.
+        assert in_background(threading.get_ident, patience=10) == caller
+    finally:
+        release.set()
+    deadline = time.monotonic() + 10
+    while group._background_turn().locked() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert in_background(threading.get_ident) != caller  # the background is free again
+
+
 def _chain(own_seat: int | None) -> list[tuple[str, int]]:
     """The shuffle and lock steps a deck checked in the background, over a whole chain."""
     background: list[tuple[str, int]] = []
@@ -90,6 +114,29 @@ def test_a_seat_checks_at_full_priority_the_steps_it_waits_for_and_only_those() 
     # Seat 0 locks first: it builds on the last shuffle.
     assert _chain(0) == [("shuffle", k) for k in range(4)] + [("lock", k) for k in range(4)]
     assert _chain(None) == []  # an auditor waits for everything
+
+
+def test_a_late_copy_of_a_background_check_finds_what_the_first_found_and_changes_nothing() -> None:
+    """What a copy starved in the background does when it finishes after the caller did the
+    check again and the deck moved on: it must check the step against the points that step
+    was computed from, not the deck's latest."""
+    done: list[tuple[object, object]] = []
+    seats, driver = fresh_table(5, salt=7)
+    observer = PublicDeck(driver.setup, own_seat=2)
+    with pytest.MonkeyPatch.context() as patch:
+        def first_copy(work: object) -> object:
+            result = work()  # type: ignore[operator]
+            done.append((work, result))
+            return result
+
+        patch.setattr(deck_module, "in_background", first_copy)
+        lock_rounds(seats, driver, observer)
+    points = observer.current_points()
+    assert len(done) == 7
+    for work, result in done:
+        assert work() == result  # type: ignore[operator]
+    assert observer.current_points() == points == driver.current_points()
+    assert observer.current_sum() == group.point_sum(points)
 
 
 def test_a_step_checked_in_the_background_is_refused_as_at_once() -> None:
