@@ -55,8 +55,10 @@ receiver told ``f`` skips the seqs the sender no longer holds (the sender had ou
 them, so we delivered them before we lost track: counted in ``gaps``), and a sender
 acknowledged beyond anything it remembers sending renumbers its messages past that point.
 
-**Persistence** is the daemon's: it passes ``initial_outbox`` / ``next_seq`` / ``delivered``
-after a restart, records deliveries in ``on_delivered`` and trims its copy in ``on_acked``.
+**Persistence** is the caller's: it may pass ``initial_outbox`` / ``next_seq`` / ``delivered``
+after a restart, record deliveries in ``on_delivered`` and trim its copy in ``on_acked``.
+The daemon passes none of them: a restarted daemon starts its links afresh (the two rules
+above) and sends its own messages again from the transcripts (``TableRunner.resume``).
 
 **Liveness.**  Any valid frame from a peer counts as hearing from it; an idle link pings every
 ``heartbeat``; a peer not heard from for ``timeout`` is ``away``.  ZeroMQ reconnects a broken
