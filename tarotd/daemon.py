@@ -36,6 +36,7 @@ from tarotd.home import DaemonLock, Home, load_or_create_identity
 from tarotd.lobby import BROADCAST, Lobby, Member, ReadyTable
 from tarotd.mesh import WILDCARD_HOSTS, FaultPlan, Mesh, PeerState, PeerStatus
 from tarotd.runner import Out, TableRunner, bot_policies, seeded_entropy
+from tarotd.silence import SilenceClock
 from tarotd.store import MemberRecord, Store, TableRecord
 from tarotd.views import scores_document, seat_state
 
@@ -46,6 +47,8 @@ LOBBY, DEAL, RELAYS = "lobby", "deal", "relays"
 #: batch to gather the messages of a whole trick between bots, short enough for a proof to be
 #: everywhere before a person has played the next card.  (0.1 s gave 2–4 % slower deals.)
 RELAY_DELAY = 0.25
+HEARTBEAT = 1.0  #: seconds between two heartbeats of the game (offers repeated, silent seats timed out)
+HELD = 0.5  #: a heartbeat this late means the event loop was held: see :meth:`Daemon._tick`
 
 
 @dataclass(frozen=True)
@@ -98,7 +101,7 @@ class Daemon:
     runners: dict[bytes, TableRunner] = field(init=False, default_factory=dict)
     done: asyncio.Event = field(init=False, default_factory=asyncio.Event)
     _lock: DaemonLock | None = field(init=False, default=None)
-    _progress: float = field(init=False, default_factory=time.monotonic)
+    silence: SilenceClock = field(init=False)
     _thinking: set[bytes] = field(init=False, default_factory=set)  #: tables with a bot turn scheduled
     _owed: dict[tuple[bytes, int], float] = field(init=False, default_factory=dict)  #: a player's decision, since
     _sheets_written: dict[bytes, int] = field(init=False, default_factory=dict)  #: deals in each table's scores.json
@@ -110,6 +113,7 @@ class Daemon:
     async def start(self) -> None:
         options = self.options
         self.home = Home(options.home)
+        self.silence = SilenceClock(options.timeout)
         self._lock = DaemonLock(self.home)
         self.identity = load_or_create_identity(self.home)
         self.seats = [(self.identity, options.name)]
@@ -188,8 +192,6 @@ class Daemon:
     def _send_deal(self, outs: list[Out]) -> None:
         for daemon, data in outs:
             self.mesh.send(daemon, DEAL, data)
-        if outs:
-            self._progress = time.monotonic()
 
     async def _on_message(self, peer: bytes, channel: str, body: bytes) -> None:
         if channel == LOBBY:
@@ -352,9 +354,16 @@ class Daemon:
         os.replace(temporary, path)
 
     async def _tick(self) -> None:
-        """Heartbeat of the game: offers repeated, silent seats timed out."""
+        """Heartbeat of the game: offers repeated, silent seats timed out.  A heartbeat
+        late by more than :data:`HELD` means the event loop was held (an audit on a starved
+        machine): the daemon heard nobody meanwhile, and that is not their silence."""
+        due = time.monotonic() + HEARTBEAT
         while True:
-            await asyncio.sleep(1.0)
+            await asyncio.sleep(max(0.0, due - time.monotonic()))
+            now = time.monotonic()
+            if now - due > HELD:
+                self.silence.held(now - due)
+            due = now + HEARTBEAT
             try:
                 self._heartbeat()
             except Exception:  # a bug must not stop the heartbeat of every table
@@ -362,13 +371,14 @@ class Daemon:
 
     def _heartbeat(self) -> None:
         self._send(self.lobby.announcements())
-        if time.monotonic() - self._progress > self.options.timeout:
-            for runner in self.runners.values():
-                if runner.waiting_for() and runner.stage != "commit":  # a player between deals
-                    log.warning("table %s: seats %s silent for %.0f s", runner.table_id.hex()[:8], sorted(runner.waiting_for()), self.options.timeout)
-                    self._send_deal(runner.stall())
-                    self._after_step(runner)
-            self._progress = time.monotonic()
+        now = time.monotonic()
+        for runner in list(self.runners.values()):
+            if not self.silence.silent(runner.table_id, runner.progress, now):
+                continue
+            if runner.waiting_for() and runner.stage != "commit":  # a player between deals
+                log.warning("table %s: seats %s silent for %.0f s", runner.table_id.hex()[:8], sorted(runner.waiting_for()), self.options.timeout)
+                self._send_deal(runner.stall())
+                self._after_step(runner)
 
     async def _autoplay_loop(self, patience: float) -> None:
         """A player whose client is closed does not hold the table up: after ``patience``

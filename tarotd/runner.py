@@ -26,7 +26,7 @@ import itertools
 import json
 import os
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -331,6 +331,14 @@ class TableRunner:
         for machine in self.machines.values():
             waiting |= machine.waiting_for()
         return waiting - set(self.machines)
+
+    @property
+    def progress(self) -> Hashable:
+        """A mark that changes whenever the deal moves here — a new deal, a message added to
+        the chain, a seat's message of a round collected — and only then: the daemon times a
+        silent seat from its last change (:mod:`tarotd.silence`)."""
+        chain = max((len(machine.transcript.messages) for machine in self.machines.values()), default=0)
+        return self.deal_number, chain, frozenset(self.waiting_for())
 
     # --- Inside -----------------------------------------------------------------------
 

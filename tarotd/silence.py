@@ -1,0 +1,44 @@
+"""When a table's silence becomes a time-out (``tarotd --timeout``).
+
+A seat the deal waits for is treated as gone once the *table* has not moved for the timeout:
+no message taken in by its machines, none signed here, no seat of a round collected.  Timing
+it from this daemon's own last message instead, as the daemon once did, abandoned honest
+deals: a daemon whose seat has nothing to say while the others bid or play hears the deal
+move, yet sends nothing for as long as the others take — four players answering in 10 s
+each leave a daemon silent for 30 s and more between two of its cards — and it timed out
+whichever seat's turn had just come, each daemon a different one (measured: four bots
+answering in 0.5 s, a timeout of 1.2 s, nine time-outs in one deal, the sheets naming two
+different culprits).
+
+Nor is the time a daemon's own event loop was held (an audit on a starved machine) anyone
+else's silence: it heard nobody meanwhile, so that time is not counted (:meth:`held`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+
+
+@dataclass
+class SilenceClock:
+    """For each table, its last progress mark and since when it has shown it."""
+
+    timeout: float  #: seconds a table may stand still while it waits for a seat
+    _since: dict[bytes, tuple[Hashable, float]] = field(default_factory=dict)
+
+    def silent(self, table: bytes, progress: Hashable, now: float) -> bool:
+        """True if ``table`` has shown the same ``progress`` (any value that changes
+        whenever the deal moves) for more than :attr:`timeout` seconds by ``now``.  The
+        clock then starts again, so that a table stalled in vain is not stalled at every
+        look but a whole timeout later."""
+        mark = self._since.get(table)
+        if mark is not None and mark[0] == progress and now - mark[1] <= self.timeout:
+            return False  # standing still, not for long yet
+        self._since[table] = (progress, now)
+        return mark is not None and mark[0] == progress  # standing still for too long
+
+    def held(self, seconds: float) -> None:
+        """This daemon heard nothing for ``seconds`` (its event loop was busy): that time
+        is taken off every table's silence."""
+        self._since = {table: (progress, since + seconds) for table, (progress, since) in self._since.items()}
