@@ -137,6 +137,7 @@ TOKEN_SIZE: Final = 16  #: nonces, sessions and boot ids: unguessable, and cheap
 SIGNING_DOMAIN: Final = b"tarot/v1/mesh/"
 
 TICK: Final = 0.02  #: seconds between housekeeping rounds; also the acknowledgement delay
+HELD: Final = 0.5  #: a housekeeping round this late means the event loop was held (:meth:`Mesh._not_listening`)
 RETRANSMIT_AFTER: Final = 0.5  #: an unacknowledged message is sent again after this long ...
 FAST_RETRANSMIT_AFTER: Final = 0.2  #: ... or this long if the receiver reports it missing,
 MAX_RTO: Final = 10.0  #: ... or longer when the measured round trip is (up to this)
@@ -1040,13 +1041,29 @@ class Mesh:
         link.monitor.close(linger=0)
 
     async def _tick_loop(self) -> None:
+        due = time.monotonic() + TICK
         while True:
-            await asyncio.sleep(TICK)
+            await asyncio.sleep(max(0.0, due - time.monotonic()))
+            now = time.monotonic()
+            if now - due > HELD:
+                self._not_listening(now - due)
+            due = now + TICK
             try:
-                self._tick(time.monotonic())
+                self._tick(now)
             except Exception:
                 self.stats.errors += 1
                 log.exception("mesh: error in housekeeping")
+
+    def _not_listening(self, seconds: float) -> None:
+        """Our event loop was held for ``seconds`` (a long computation of the caller's): what
+        the peers sent meanwhile waits unread in our sockets, so that time is not their
+        silence.  Counted as such, every link that had sent last would be recycled at once,
+        the answers queued in its socket thrown away with it, and every peer reported away."""
+        for link in self._links.values():
+            link.heard_at += seconds
+        for peer in self._peers.values():
+            if peer.last_heard is not None:
+                peer.last_heard += seconds
 
     def _screen(
         self, bucket: TokenBucket, parts: list[bytes], kinds: frozenset[str], now: float

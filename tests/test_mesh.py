@@ -632,3 +632,23 @@ def test_wildcard_endpoints_are_reached_at_the_address_the_peer_came_from() -> N
     assert _reachable("tcp://0.0.0.0:7000", "192.0.2.4") == "tcp://192.0.2.4:7000"
     assert _reachable("tcp://[::]:7000", "2001:db8::4") == "tcp://[2001:db8::4]:7000"
     assert _reachable("tcp://192.0.2.9:7000", "192.0.2.4") == "tcp://192.0.2.9:7000"
+
+
+def test_a_held_event_loop_is_not_the_peers_silence() -> None:
+    """The daemon's event loop held for longer than the timeout (an audit on a starved
+    machine): the peers' frames wait unread meanwhile, and nobody is reported away for it."""
+
+    async def test() -> None:
+        a = Node("a", heartbeat=0.05, timeout=0.3)
+        b = Node("b", heartbeat=0.05, timeout=0.3)
+        async with running(a), running(b):
+            await connected_pair(a, b)
+            a.mesh.send(b.key, "x", b"before")
+            time.sleep(1.0)  # both meshes share this loop: both are held
+            a.mesh.send(b.key, "x", b"after")
+            await wait_for(lambda: len(b.received) == 2, "both messages", 3)
+            await asyncio.sleep(0.3)
+            assert [s.state for s in a.statuses] == [PeerState.UP]
+            assert [s.state for s in b.statuses] == [PeerState.UP]
+
+    run(test)
