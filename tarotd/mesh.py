@@ -61,11 +61,13 @@ The daemon passes none of them: a restarted daemon starts its links afresh (the 
 above) and sends its own messages again from the transcripts (``TableRunner.resume``).
 
 **Liveness.**  Any valid frame from a peer counts as hearing from it; an idle link pings every
-``heartbeat``; a peer not heard from for ``timeout`` is ``away``.  ZeroMQ reconnects a broken
-TCP connection by itself (``RECONNECT_IVL`` doubling up to ``RECONNECT_IVL_MAX``); a link
-whose frames leave but get no answer for ``timeout`` gets a fresh socket (see
-:meth:`Mesh._recycle`).  A link says HELLO again when the far end answers ``reauth`` (it
-restarted and lost our session) or when the peer's own HELLO shows a new ``boot``.
+``heartbeat``; a peer not heard from for ``timeout`` is ``away`` — not counting the time our
+own event loop was held, when its frames waited unread in our sockets
+(:meth:`Mesh._not_listening`).  ZeroMQ reconnects a broken TCP connection by itself
+(``RECONNECT_IVL`` doubling up to ``RECONNECT_IVL_MAX``); a link whose frames leave but get
+no answer for ``timeout`` gets a fresh socket (see :meth:`Mesh._recycle`).  A link says
+HELLO again when the far end answers ``reauth`` (it restarted and lost our session) or when
+the peer's own HELLO shows a new ``boot``.
 
 **HELLO freshness.**  A HELLO's ``time`` must be within ``hello_skew`` of our clock and its
 nonce new to us, or whoever replayed a captured HELLO would get a session under its key.
