@@ -4,8 +4,8 @@ A seat the deal waits for is treated as gone once the *table* has not moved for 
 no message taken in by its machines, none signed here, no seat of a round collected.  Timing
 it from this daemon's own last message instead, as the daemon once did, abandoned honest
 deals: a daemon whose seat has nothing to say while the others bid or play hears the deal
-move, yet sends nothing for as long as the others take — four players answering in 10 s
-each leave a daemon silent for 30 s and more between two of its cards — and it timed out
+move, yet sends nothing for as long as the others take — five players answering in 8 s
+each leave a daemon silent for 32 s between two of its cards — and it timed out
 whichever seat's turn had just come, each daemon a different one (measured: four bots
 answering in 0.5 s, a timeout of 1.2 s, nine time-outs in one deal, the sheets naming two
 different culprits).
