@@ -38,6 +38,8 @@ from protocol.view import SeatView, seat_view
 
 #: The kinds that carry a decision of the seat's player (the rest the machine sends itself).
 _DECISIONS = frozenset({Kind.BID, Kind.CALL, Kind.ECART, Kind.CHELEM, Kind.POIGNEE, Kind.PLAY})
+#: The stages at which the deal waits for a player's decision.
+_DECIDING = frozenset({Stage.BIDDING, Stage.CALL, Stage.ECART, Stage.CHELEM, Stage.PLAY})
 
 #: Messages kept aside, per sending seat, because they came early (a reordering network);
 #: retried as the chain moves.
@@ -137,12 +139,20 @@ class SeatMachine:
     def waiting_for(self) -> set[int]:
         return {slot.seat for slot in self.transcript.awaiting}
 
+    @property
+    def deciding(self) -> int | None:
+        """The seat whose player owes a decision now — a bid, a call, an écart, a chelem, a
+        card — or None while the deal waits for the deck's steps or is over.  A person may
+        think; a daemon computing a step may not: the daemon gives each its own timeout."""
+        game = self.public.mine
+        if game is None or self.public.stopped or self.public.stage not in _DECIDING:
+            return None
+        return game.to_act
+
     def decision(self) -> Phase | None:
         """The phase of the decision this seat owes now, or None."""
         game = self.public.mine
-        if game is None or self.public.stopped or game.to_act != self.seat:
-            return None
-        if self.public.stage not in (Stage.BIDDING, Stage.CALL, Stage.ECART, Stage.CHELEM, Stage.PLAY):
+        if game is None or self.deciding != self.seat:
             return None
         return game.phase
 

@@ -42,7 +42,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--table", default=None, metavar="NAME", help="join the table of this name (open it if nobody has)")
     parser.add_argument("--seats", type=int, choices=(3, 4, 5), default=5)
     parser.add_argument("--deals", type=int, default=None, metavar="N", help="play N deals, save them, and exit")
-    parser.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS", help="wait for a silent seat this long")
+    parser.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
+                        help="wait this long for a seat at a deck step, or for one whose daemon is away")
+    parser.add_argument("--decision-timeout", type=float, default=300.0, metavar="SECONDS",
+                        help="wait this long for a player deciding (a bid, a card) at a daemon that answers")
     parser.add_argument("--think", type=float, default=0.0, metavar="SECONDS", help="bots take this long to decide")
     parser.add_argument("--autoplay", type=float, default=None, metavar="SECONDS",
                         help="with no client connected, a bot decides for you after this long")
@@ -118,6 +121,7 @@ def main(argv: list[str] | None = None) -> int:
         seats=args.seats,
         deals=args.deals,
         timeout=args.timeout,
+        decision_timeout=args.decision_timeout,
         think=args.think,
         autoplay=args.autoplay,
         max_tables=args.max_tables,

@@ -74,7 +74,8 @@ class Options:
     table: str | None = None
     seats: int = 5
     deals: int | None = None
-    timeout: float = 30.0  #: seconds without progress before a silent seat is treated as gone
+    timeout: float = 30.0  #: seconds a table may stand still at a deck step, or for a seat whose daemon is away
+    decision_timeout: float = 300.0  #: seconds it may stand still while a player at a daemon that answers decides
     think: float = 0.0  #: seconds a bot takes to decide, so that a person can follow the game
     autoplay: float | None = None  #: with no client connected, a bot decides for the player after this
     max_tables: int = 4  #: tables played at once; more are refused, with a logged reason
@@ -113,7 +114,7 @@ class Daemon:
     async def start(self) -> None:
         options = self.options
         self.home = Home(options.home)
-        self.silence = SilenceClock(options.timeout)
+        self.silence = SilenceClock()
         self._lock = DaemonLock(self.home)
         self.identity = load_or_create_identity(self.home)
         self.seats = [(self.identity, options.name)]
@@ -373,12 +374,23 @@ class Daemon:
         self._send(self.lobby.announcements())
         now = time.monotonic()
         for runner in list(self.runners.values()):
-            if not self.silence.silent(runner.table_id, runner.progress, now):
+            patience = self._patience(runner)
+            if not self.silence.silent(runner.table_id, runner.progress, now, patience):
                 continue
             if runner.waiting_for() and runner.stage != "commit":  # a player between deals
-                log.warning("table %s: seats %s silent for %.0f s", runner.table_id.hex()[:8], sorted(runner.waiting_for()), self.options.timeout)
+                log.warning("table %s: seats %s silent for %.0f s", runner.table_id.hex()[:8], sorted(runner.waiting_for()), patience)
                 self._send_deal(runner.stall())
                 self._after_step(runner)
+
+    def _patience(self, runner: TableRunner) -> float:
+        """How long ``runner``'s table may stand still before the seats it waits for are
+        treated as gone: a player thinking at a daemon that answers, ``--decision-timeout``;
+        a deck step, which nobody has to think about, or a seat whose daemon is away,
+        ``--timeout``."""
+        seat = runner.deciding
+        if seat is None or seat in self._away(runner):
+            return self.options.timeout
+        return self.options.decision_timeout
 
     async def _autoplay_loop(self, patience: float) -> None:
         """A player whose client is closed does not hold the table up: after ``patience``

@@ -333,6 +333,13 @@ class TableRunner:
         return waiting - set(self.machines)
 
     @property
+    def deciding(self) -> int | None:
+        """The seat whose player owes a decision now, if the deal waits for one rather than
+        for a deck step (:attr:`SeatMachine.deciding`)."""
+        machine = next(iter(self.machines.values()), None)
+        return None if machine is None else machine.deciding
+
+    @property
     def progress(self) -> Hashable:
         """A mark that changes whenever the deal moves here — a new deal, a message added to
         the chain, a seat's message of a round collected — and only then: the daemon times a

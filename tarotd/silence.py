@@ -12,6 +12,10 @@ different culprits).
 
 Nor is the time a daemon's own event loop was held (an audit on a starved machine) anyone
 else's silence: it heard nobody meanwhile, so that time is not counted (:meth:`held`).
+
+How long a table may stand still is the daemon's to say, look by look: a person deciding at a
+daemon that answers may think for ``--decision-timeout``; a deck step, which a daemon computes
+without anyone's say, or a seat whose daemon is away, gets ``--timeout``.
 """
 
 from __future__ import annotations
@@ -24,16 +28,15 @@ from dataclasses import dataclass, field
 class SilenceClock:
     """For each table, its last progress mark and since when it has shown it."""
 
-    timeout: float  #: seconds a table may stand still while it waits for a seat
     _since: dict[bytes, tuple[Hashable, float]] = field(default_factory=dict)
 
-    def silent(self, table: bytes, progress: Hashable, now: float) -> bool:
+    def silent(self, table: bytes, progress: Hashable, now: float, timeout: float) -> bool:
         """True if ``table`` has shown the same ``progress`` (any value that changes
-        whenever the deal moves) for more than :attr:`timeout` seconds by ``now``.  The
-        clock then starts again, so that a table stalled in vain is not stalled at every
-        look but a whole timeout later."""
+        whenever the deal moves) for more than ``timeout`` seconds by ``now``.  The clock
+        then starts again, so that a table stalled in vain is not stalled at every look but
+        a whole timeout later."""
         mark = self._since.get(table)
-        if mark is not None and mark[0] == progress and now - mark[1] <= self.timeout:
+        if mark is not None and mark[0] == progress and now - mark[1] <= timeout:
             return False  # standing still, not for long yet
         self._since[table] = (progress, now)
         return mark is not None and mark[0] == progress  # standing still for too long

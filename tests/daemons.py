@@ -52,9 +52,12 @@ def daemon_argv(
     extra: Sequence[str] = (),
 ) -> list[str]:
     """The command line of one daemon on 127.0.0.1 with static peers.  ``bot=None`` leaves
-    the daemon's own seat to a client on the local API; ``deals=None`` keeps it running."""
+    the daemon's own seat to a client on the local API; ``deals=None`` keeps it running.
+    ``timeout`` is both ``--timeout`` and ``--decision-timeout`` (a later ``--decision-timeout``
+    in ``extra`` wins)."""
     argv = [sys.executable, "-m", "tarotd.cli", "--home", str(home), "--name", name,
-            "--listen", f"127.0.0.1:{port}", "--no-discovery", "--timeout", str(timeout)]
+            "--listen", f"127.0.0.1:{port}", "--no-discovery", "--timeout", str(timeout),
+            "--decision-timeout", str(timeout)]
     for peer in peer_ports:
         argv += ["--peer", f"127.0.0.1:{peer}"]
     if bot is not None:
