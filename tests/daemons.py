@@ -8,6 +8,7 @@ listens or connects beyond 127.0.0.1 (``--no-discovery``: no broadcast beacons).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -19,6 +20,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+
+from client.api import DaemonRefused, DaemonUnavailable, ask
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -151,6 +154,17 @@ def scores(home: Path) -> dict[str, object]:
         cwd=ROOT, capture_output=True, check=True,
     )
     return json.loads(out.stdout)  # type: ignore[no-any-return]
+
+
+def stage_of(home: Path) -> str:
+    """Where the deal of the daemon with ``home`` is (its ``status``: "bidding", "play, trick
+    3"…), or "" if it does not answer; asked in-process, so that polling is quick."""
+    try:
+        current = asyncio.run(ask(home, "status"))
+    except (DaemonUnavailable, DaemonRefused, OSError):
+        return ""
+    tables = current.get("tables") if isinstance(current, dict) else None
+    return str(tables[0]["stage"]) if isinstance(tables, list) and tables else ""
 
 
 def wait_for_path(path: Path, process: subprocess.Popen[bytes], timeout: float = 15) -> None:

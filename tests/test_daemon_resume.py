@@ -3,7 +3,6 @@ the deal up where it was, and every score sheet ends identical."""
 
 from __future__ import annotations
 
-import asyncio
 import signal
 import subprocess
 import sys
@@ -13,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from client.api import DaemonRefused, DaemonUnavailable, ask
-from tests.daemons import ROOT, daemon_argv, free_ports, log_path, scores, spawn, wait_all
+from tests.daemons import ROOT, daemon_argv, free_ports, log_path, scores, spawn, stage_of, wait_all
 
 PLAYERS = 3
 #: Three deals, so that one of them reaches the tricks: at three players everyone passed 5 of
@@ -29,16 +27,6 @@ def command(tmp_path: Path, ports: list[int], i: int) -> list[str]:
         "--listen", f"127.0.0.1:{ports[i]}", *peers, "--no-discovery", "--bot", "basic",
         "--table", "club", "--seats", str(PLAYERS), "--deals", str(DEALS), "--timeout", "30", "--think", "0.1",
     ]
-
-
-def stage_of(home: Path) -> str:
-    """The victim's stage, asked over its local API (in-process: polling must be quick)."""
-    try:
-        current = asyncio.run(ask(home, "status"))
-    except (DaemonUnavailable, DaemonRefused, OSError):
-        return ""
-    tables = current.get("tables") if isinstance(current, dict) else None
-    return str(tables[0]["stage"]) if isinstance(tables, list) and tables else ""
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ import pytest
 
 from client.api import DaemonRefused, DaemonUnavailable, ask
 from tarotd.silence import SilenceClock
-from tests.daemons import kill_all, logs, scores, start_daemons, wait_all
+from tests.daemons import kill_all, logs, scores, stage_of, start_daemons, wait_all
 
 TABLE, OTHER = b"T" * 16, b"U" * 16
 
@@ -51,15 +51,6 @@ def test_the_time_the_daemon_was_held_is_nobodys_silence() -> None:
     assert clock.silent(TABLE, "a", 7.5, timeout=2.0)
 
 
-def stage(home: Path) -> str:
-    try:
-        status = asyncio.run(ask(home, "status"))
-    except (DaemonUnavailable, DaemonRefused, OSError):
-        return ""
-    tables = status.get("tables") if isinstance(status, dict) else None
-    return str(tables[0]["stage"]) if isinstance(tables, list) and tables else ""
-
-
 def test_seats_that_each_answer_within_the_timeout_are_never_timed_out(tmp_path: Path) -> None:
     """Five bots answering in 0.3 s against a timeout of 1 s: each daemon sends nothing for
     1.2 s and more between two of its cards (four others play meanwhile), and timed out
@@ -67,7 +58,7 @@ def test_seats_that_each_answer_within_the_timeout_are_never_timed_out(tmp_path:
     processes, homes = start_daemons(tmp_path, 5, None, "--think", "0.3", timeout=1.0)
     try:
         deadline = time.monotonic() + 90
-        while not stage(homes[0]).startswith("play, trick 4"):
+        while not stage_of(homes[0]).startswith("play, trick 4"):
             if time.monotonic() > deadline or any(p.poll() is not None for p in processes):
                 pytest.fail(f"the table did not reach its fourth trick:\n{logs(tmp_path, 5)}")
             time.sleep(0.1)
@@ -75,6 +66,14 @@ def test_seats_that_each_answer_within_the_timeout_are_never_timed_out(tmp_path:
         kill_all(processes)
     text = logs(tmp_path, 5, tail=1_000_000)
     assert "silent for" not in text, text
+
+
+def decision(home: Path) -> object:
+    """The decision the seat of the daemon with ``home`` owes now ("bidding"…), or None."""
+    try:
+        return asyncio.run(ask(home, "state")).get("decision")
+    except (DaemonUnavailable, DaemonRefused, OSError):
+        return None
 
 
 def test_a_player_deciding_at_a_daemon_that_answers_has_the_decision_timeout(tmp_path: Path) -> None:
@@ -97,10 +96,3 @@ def test_a_player_deciding_at_a_daemon_that_answers_has_the_decision_timeout(tmp
     for home in homes[1:]:
         (deal,) = scores(home)["deals"]
         assert deal["audit"]["culprit"] == seat and "stopped answering" in deal["audit"]["rule"], deal
-
-
-def decision(home: Path) -> object:
-    try:
-        return asyncio.run(ask(home, "state")).get("decision")
-    except (DaemonUnavailable, DaemonRefused, OSError):
-        return None
