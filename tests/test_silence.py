@@ -52,15 +52,16 @@ def test_the_time_the_daemon_was_held_is_nobodys_silence() -> None:
 
 
 def test_seats_that_each_answer_within_the_timeout_are_never_timed_out(tmp_path: Path) -> None:
-    """Five bots answering in 0.3 s against a timeout of 1 s: each daemon sends nothing for
-    1.2 s and more between two of its cards (four others play meanwhile), and timed out
-    whoever's turn had just come when the silence was its own."""
-    processes, homes = start_daemons(tmp_path, 5, None, "--think", "0.3", timeout=1.0)
+    """Five bots answering in 0.6 s against a timeout of 2 s: each daemon sends nothing for
+    2.4 s and more between two of its cards (four others play meanwhile), and timed out
+    whoever's turn had just come when the silence was its own (the old code: twelve
+    time-outs in 25 s)."""
+    processes, homes = start_daemons(tmp_path, 5, None, "--think", "0.6", timeout=2.0)
     try:
         deadline = time.monotonic() + 90
-        while not stage_of(homes[0]).startswith("play, trick 4"):
+        while not stage_of(homes[0]).startswith("play, trick 3"):
             if time.monotonic() > deadline or any(p.poll() is not None for p in processes):
-                pytest.fail(f"the table did not reach its fourth trick:\n{logs(tmp_path, 5)}")
+                pytest.fail(f"the table did not reach its third trick:\n{logs(tmp_path, 5)}")
             time.sleep(0.1)
     finally:
         kill_all(processes)
