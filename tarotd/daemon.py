@@ -37,6 +37,7 @@ from tarotd.lobby import BROADCAST, Lobby, Member, ReadyTable
 from tarotd.mesh import WILDCARD_HOSTS, FaultPlan, Mesh, PeerState, PeerStatus
 from tarotd.runner import Out, TableRunner, bot_policies, seeded_entropy
 from tarotd.silence import SilenceClock
+from tarotd.ticks import ticks
 from tarotd.store import MemberRecord, Store, TableRecord
 from tarotd.views import scores_document, seat_state
 
@@ -48,7 +49,6 @@ LOBBY, DEAL, RELAYS = "lobby", "deal", "relays"
 #: everywhere before a person has played the next card.  (0.1 s gave 2–4 % slower deals.)
 RELAY_DELAY = 0.25
 HEARTBEAT = 1.0  #: seconds between two heartbeats of the game (offers repeated, silent seats timed out)
-HELD = 0.5  #: a heartbeat this late means the event loop was held: see :meth:`Daemon._tick`
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,7 @@ class Daemon:
     runners: dict[bytes, TableRunner] = field(init=False, default_factory=dict)
     done: asyncio.Event = field(init=False, default_factory=asyncio.Event)
     _lock: DaemonLock | None = field(init=False, default=None)
-    silence: SilenceClock = field(init=False)
+    silence: SilenceClock = field(init=False, default_factory=SilenceClock)
     _thinking: set[bytes] = field(init=False, default_factory=set)  #: tables with a bot turn scheduled
     _owed: dict[tuple[bytes, int], float] = field(init=False, default_factory=dict)  #: a player's decision, since
     _sheets_written: dict[bytes, int] = field(init=False, default_factory=dict)  #: deals in each table's scores.json
@@ -114,7 +114,6 @@ class Daemon:
     async def start(self) -> None:
         options = self.options
         self.home = Home(options.home)
-        self.silence = SilenceClock()
         self._lock = DaemonLock(self.home)
         self.identity = load_or_create_identity(self.home)
         self.seats = [(self.identity, options.name)]
@@ -355,24 +354,19 @@ class Daemon:
         os.replace(temporary, path)
 
     async def _tick(self) -> None:
-        """Heartbeat of the game: offers repeated, silent seats timed out.  A heartbeat
-        late by more than :data:`HELD` means the event loop was held (an audit on a starved
-        machine): the daemon heard nobody meanwhile, and that is not their silence."""
-        due = time.monotonic() + HEARTBEAT
-        while True:
-            await asyncio.sleep(max(0.0, due - time.monotonic()))
-            now = time.monotonic()
-            if now - due > HELD:
-                self.silence.held(now - due)
-            due = now + HEARTBEAT
+        """Heartbeat of the game: offers repeated, silent seats timed out.  The time the
+        event loop was held (an audit on a starved machine) is nobody's silence: the daemon
+        heard nobody meanwhile (:mod:`tarotd.ticks`)."""
+        async for now, held in ticks(HEARTBEAT):
+            if held:
+                self.silence.held(held)
             try:
-                self._heartbeat()
+                self._heartbeat(now)
             except Exception:  # a bug must not stop the heartbeat of every table
                 log.exception("error in the daemon's heartbeat")
 
-    def _heartbeat(self) -> None:
+    def _heartbeat(self, now: float) -> None:
         self._send(self.lobby.announcements())
-        now = time.monotonic()
         for runner in list(self.runners.values()):
             patience = self._patience(runner)
             if not self.silence.silent(runner.table_id, runner.progress, now, patience):

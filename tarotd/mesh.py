@@ -130,6 +130,7 @@ from protocol.identity import (
     is_valid_public_key,
     verify,
 )
+from tarotd.ticks import ticks
 from tarotd.zsocket import LoopSocket
 
 log = logging.getLogger(__name__)
@@ -139,7 +140,6 @@ TOKEN_SIZE: Final = 16  #: nonces, sessions and boot ids: unguessable, and cheap
 SIGNING_DOMAIN: Final = b"tarot/v1/mesh/"
 
 TICK: Final = 0.02  #: seconds between housekeeping rounds; also the acknowledgement delay
-HELD: Final = 0.5  #: a housekeeping round this late means the event loop was held (:meth:`Mesh._not_listening`)
 RETRANSMIT_AFTER: Final = 0.5  #: an unacknowledged message is sent again after this long ...
 FAST_RETRANSMIT_AFTER: Final = 0.2  #: ... or this long if the receiver reports it missing,
 MAX_RTO: Final = 10.0  #: ... or longer when the measured round trip is (up to this)
@@ -1043,13 +1043,9 @@ class Mesh:
         link.monitor.close(linger=0)
 
     async def _tick_loop(self) -> None:
-        due = time.monotonic() + TICK
-        while True:
-            await asyncio.sleep(max(0.0, due - time.monotonic()))
-            now = time.monotonic()
-            if now - due > HELD:
-                self._not_listening(now - due)
-            due = now + TICK
+        async for now, held in ticks(TICK):
+            if held:
+                self._not_listening(held)
             try:
                 self._tick(now)
             except Exception:

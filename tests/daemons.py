@@ -156,13 +156,19 @@ def scores(home: Path) -> dict[str, object]:
     return json.loads(out.stdout)  # type: ignore[no-any-return]
 
 
+def answer(home: Path, op: str) -> object:
+    """The daemon with ``home``'s answer to ``op``, or None if it does not answer (not
+    started yet, or gone); asked in-process, so that polling is quick."""
+    try:
+        return asyncio.run(ask(home, op))
+    except (DaemonUnavailable, DaemonRefused, OSError):
+        return None
+
+
 def stage_of(home: Path) -> str:
     """Where the deal of the daemon with ``home`` is (its ``status``: "bidding", "play, trick
-    3"…), or "" if it does not answer; asked in-process, so that polling is quick."""
-    try:
-        current = asyncio.run(ask(home, "status"))
-    except (DaemonUnavailable, DaemonRefused, OSError):
-        return ""
+    3"…), or "" if it does not answer."""
+    current = answer(home, "status")
     tables = current.get("tables") if isinstance(current, dict) else None
     return str(tables[0]["stage"]) if isinstance(tables, list) and tables else ""
 

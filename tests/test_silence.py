@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 from pathlib import Path
 
 import pytest
 
-from client.api import DaemonRefused, DaemonUnavailable, ask
 from tarotd.silence import SilenceClock
-from tests.daemons import kill_all, logs, scores, stage_of, start_daemons, wait_all
+from tests.daemons import answer, kill_all, logs, scores, stage_of, start_daemons, wait_all
 
 TABLE, OTHER = b"T" * 16, b"U" * 16
 
@@ -71,10 +69,8 @@ def test_seats_that_each_answer_within_the_timeout_are_never_timed_out(tmp_path:
 
 def decision(home: Path) -> object:
     """The decision the seat of the daemon with ``home`` owes now ("bidding"…), or None."""
-    try:
-        return asyncio.run(ask(home, "state")).get("decision")
-    except (DaemonUnavailable, DaemonRefused, OSError):
-        return None
+    state = answer(home, "state")
+    return state.get("decision") if isinstance(state, dict) else None
 
 
 def test_a_player_deciding_at_a_daemon_that_answers_has_the_decision_timeout(tmp_path: Path) -> None:
