@@ -16,7 +16,7 @@ import json
 import logging
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -121,7 +121,7 @@ class Daemon:
             self.seats.append((load_or_create_identity(self.home, f"bot-{k}"), f"{options.name}-bot{k}"))
         self.store = Store(self.home.db)
         self.mesh = Mesh(self.identity, options.listen, on_message=self._on_message, name=options.name,
-                         before_ack=self.store.sync, on_status=self._on_status, faults=options.faults, curve=options.curve)
+                         before_ack=self._journal_on_disk, on_status=self._on_status, faults=options.faults, curve=options.curve)
         await self.mesh.start()
         entropy = os.urandom if options.deal_seed is None else seeded_entropy(options.deal_seed)
         self.lobby = Lobby(self.identity.public_key, self.mesh.endpoint, self.seats, entropy)
@@ -218,6 +218,12 @@ class Daemon:
             host = member.endpoint[len("tcp://"):].rpartition(":")[0]
             if member.daemon != self.identity.public_key and host not in WILDCARD_HOSTS:
                 self.mesh.connect(member.endpoint, expected_key=member.daemon)
+
+    def _journal_on_disk(self) -> Awaitable[None] | None:
+        """The mesh's ``before_ack``: what it acknowledges is on the disk first, the loop
+        going on meanwhile (:meth:`Store.sync_later`)."""
+        syncing = self.store.sync_later()
+        return None if syncing is None else asyncio.wrap_future(syncing)
 
     def _on_status(self, status: PeerStatus) -> None:
         """A peer came up: tell it about our open tables (it may have started after us)."""

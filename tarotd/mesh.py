@@ -31,7 +31,8 @@ kind           direction            fields
 ``hello``      DEALER → ROUTER      key, name, endpoint, nonce (16 B), time (unix s),
                                     boot (16 B, new each process), sig
 ``hello-ack``  ROUTER → DEALER      key, to (the HELLO's key), name, nonce (the HELLO's),
-                                    session (16 B), n (last seq delivered from ``to``), sig
+                                    session (16 B), n (last seq from ``to`` delivered and on our
+                                    disk), sig
 ``data``       DEALER → ROUTER      s (session), f (lowest seq the sender still holds),
                                     q (seq), c (channel), b (body)
 ``ping``       DEALER → ROUTER      s — sent when the link is idle for ``heartbeat``
@@ -44,8 +45,9 @@ kind           direction            fields
 acknowledged.  The DEALER sends them in order, at most ``window`` beyond the last
 acknowledged seq, paced below the peer's inbound rate limit.  The receiver buffers early
 arrivals, drops duplicates, hands each seq to ``on_message`` once and in order, and
-acknowledges every :data:`TICK` while it has news or gaps (a ``ping`` is answered by an
-``ack`` at once: it doubles as the pong).  A message the receiver reports missing is sent
+acknowledges every :data:`TICK` while it has news or gaps, once what it acknowledges is on
+its disk (``before_ack``; a ``ping`` is answered by an ``ack`` as soon as that allows: it
+doubles as the pong).  A message the receiver reports missing is sent
 again at once if one sent after it arrived, or once its ack is overdue by the measured round
 trip; a message neither acknowledged nor reported held, after the retransmission timeout
 (:data:`RETRANSMIT_AFTER`, or the measured round trip if longer, doubled on each expiry
@@ -572,6 +574,9 @@ class _Inbound:
     early: dict[int, tuple[str, bytes]] = field(default_factory=dict)
     early_bytes: int = 0
     ack_due: bool = False
+    #: Every seq up to this is on our disk (``before_ack`` was done after its delivery): what
+    #: a HELLO-ACK may tell the sender it need not send again.
+    durable: int = 0
 
     def new_session(self) -> None:
         """The sender said HELLO: it re-sends everything after ``delivered`` from now on, and
@@ -654,6 +659,10 @@ async def _yield_every(count: int) -> None:
         await asyncio.sleep(0)
 
 
+#: An acknowledgement as taken before its wait for the disk: to whom, in which session, and
+#: the ``n``, ``top`` and ``miss`` it says.
+_Ack = tuple[_Peer, bytes | None, int, int, list[int]]
+
 _MONITOR_NUMBERS = itertools.count()
 
 
@@ -707,7 +716,8 @@ class Mesh:
     functions for bookkeeping: ``on_delivered(peer_key, seq)`` right after each delivery and
     before it is acknowledged, ``before_ack()`` before any acknowledgement leaves (the
     daemon puts what it wrote on the disk there: once for a burst of messages rather than
-    after each), ``on_acked(peer_key, n)`` when a peer acknowledges every seq up to ``n``
+    after each; if it returns an awaitable, the acknowledgements wait for that while the
+    loop goes on — the daemon's ``fdatasync`` runs on a thread), ``on_acked(peer_key, n)`` when a peer acknowledges every seq up to ``n``
     (the daemon may forget those), and ``on_status(PeerStatus)`` when a peer's state changes
     (``away`` carries the time it was last heard).
     """
@@ -721,7 +731,7 @@ class Mesh:
         name: str = "",
         advertise: str | None = None,
         on_delivered: OnSeq | None = None,
-        before_ack: Callable[[], None] | None = None,
+        before_ack: Callable[[], Awaitable[None] | None] | None = None,
         on_acked: OnSeq | None = None,
         on_status: OnStatus | None = None,
         heartbeat: float = 1.0,
@@ -752,6 +762,7 @@ class Mesh:
         self._on_delivered = on_delivered
         self._before_ack = before_ack
         self._acks_held = False  #: before_ack failed last time (logged once)
+        self._durable_wait: asyncio.Task[None] | None = None  #: acks waiting for before_ack's awaitable
         self._on_acked = on_acked
         self._on_status = on_status
         self._heartbeat = heartbeat
@@ -900,7 +911,7 @@ class Mesh:
         for key in {*outbox, *next_seq, *delivered}:
             peer = self._peer(key)
             peer.outbox = _Outbox(outbox.get(key, ()), next_seq.get(key, 1))
-            peer.inbound.delivered = delivered.get(key, 0)
+            peer.inbound.delivered = peer.inbound.durable = delivered.get(key, 0)
 
     def _peer(self, key: bytes) -> _Peer:
         peer = self._peers.get(key)
@@ -1100,7 +1111,8 @@ class Mesh:
             return
         self._heard(peer, now)
         if msg["t"] == "ping":
-            self._send_ack(peer)
+            peer.inbound.ack_due = True
+            self._acknowledge([peer])
         else:
             await self._on_data(peer, msg)
 
@@ -1136,7 +1148,7 @@ class Mesh:
             "name": self._name,
             "nonce": msg["nonce"],
             "session": peer.inbound.session,
-            "n": peer.inbound.delivered,
+            "n": peer.inbound.durable,
         }
         self._wire.send(self._router_sock(), [rid, encode_signed(self._identity, "hello-ack", ack)])
         self._heard(peer, now)
@@ -1222,25 +1234,56 @@ class Mesh:
             if self._on_delivered is not None:
                 self._call(self._on_delivered, peer.key, seq)
 
-    def _send_ack(self, peer: _Peer) -> None:
-        inbound = peer.inbound
-        inbound.ack_due = False
-        if inbound.session is None or peer.route is None:
-            return  # nobody to tell (the peer was struck off)
-        if self._before_ack is not None:
-            try:
-                self._before_ack()
-            except Exception:  # e.g. the disk is full: unacknowledged, the peer sends again
-                self.stats.errors += 1
-                if not self._acks_held:  # once, not every tick
-                    log.exception("mesh: before_ack failed; acknowledgements wait until it succeeds")
-                self._acks_held = inbound.ack_due = True
-                return
-            self._acks_held = False
-        top, miss = inbound.holdings()
-        fields = {"s": inbound.session, "n": inbound.delivered, "top": top, "miss": miss}
-        ack = encode("ack", fields)
-        inbound.ack_due = not self._wire.send(self._router_sock(), [peer.route, ack])
+    def _acknowledge(self, peers: list[_Peer]) -> None:
+        """Acknowledge what ``peers`` delivered once it is on our disk: ``before_ack()`` puts
+        it there, at once or by the awaitable it returns.  Meanwhile the loop goes on
+        delivering; what arrives then is acknowledged by a later round, and while one round
+        waits for the disk no other starts (they would only wait for the same disk)."""
+        peers = [peer for peer in peers if peer.inbound.session is not None and peer.route is not None]
+        if not peers or self._durable_wait is not None:
+            return  # nobody to tell (a peer struck off), or the round waiting says it soon
+        try:
+            pending = self._before_ack() if self._before_ack is not None else None
+        except Exception:  # e.g. the disk is full: unacknowledged, the peer sends again
+            self._hold_acks(peers)
+            return
+        # Taken with nothing delivered since before_ack(): they tell only what it covered.
+        acks = [(peer, peer.inbound.session, peer.inbound.delivered, *peer.inbound.holdings()) for peer in peers]
+        for peer in peers:
+            peer.inbound.ack_due = False
+        if pending is None:
+            self._send_acks(acks)
+        else:
+            self._durable_wait = self._spawn(self._ack_when_durable(pending, acks))
+
+    async def _ack_when_durable(self, pending: Awaitable[None], acks: list[_Ack]) -> None:
+        try:
+            await pending
+        except Exception:
+            self._hold_acks([peer for peer, *_ in acks])
+            return
+        finally:
+            self._durable_wait = None
+        self._send_acks(acks)
+
+    def _send_acks(self, acks: list[_Ack]) -> None:
+        self._acks_held = False
+        for peer, session, delivered, top, miss in acks:
+            inbound = peer.inbound
+            inbound.durable = max(inbound.durable, delivered)
+            if session != inbound.session or peer.route is None:
+                continue  # the peer said HELLO since: it resends what our HELLO-ACK did not cover
+            ack = encode("ack", {"s": session, "n": delivered, "top": top, "miss": miss})
+            if not self._wire.send(self._router_sock(), [peer.route, ack]):
+                inbound.ack_due = True
+
+    def _hold_acks(self, peers: list[_Peer]) -> None:
+        self.stats.errors += 1
+        if not self._acks_held:  # once, not every tick
+            log.exception("mesh: before_ack failed; acknowledgements wait until it succeeds")
+        self._acks_held = True
+        for peer in peers:
+            peer.inbound.ack_due = True
 
     def _router_sock(self) -> LoopSocket:
         assert self._router is not None, "frames only arrive once started"
@@ -1389,9 +1432,9 @@ class Mesh:
         self._rouse_sockets()
         for link in list(self._links.values()):
             self._service_link(link, now)
+        # With gaps (early arrivals), keep the sender informed.
+        self._acknowledge([peer for peer in self._peers.values() if peer.inbound.ack_due or peer.inbound.early])
         for peer in self._peers.values():
-            if peer.inbound.ack_due or peer.inbound.early:  # gaps: keep the sender informed
-                self._send_ack(peer)
             self._update_state(peer, now)
 
     def _rouse_sockets(self) -> None:

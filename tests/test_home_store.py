@@ -4,6 +4,7 @@ every store method round-tripping, and a store that a ``kill -9`` mid-write leav
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import sqlite3
@@ -11,6 +12,7 @@ import stat
 import subprocess
 import sys
 import textwrap
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -447,6 +449,73 @@ def test_every_write_is_synced_but_appended_messages_wait_for_sync(
     store.start_deal(TABLE, 0, dealer=0)
     store.save_seed(TABLE, 0, 0, bytes(32))
     assert len(synced) == 4
+
+
+def test_sync_later_syncs_on_its_own_thread_what_was_committed_when_it_was_called(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The mesh's acknowledgements wait for it, the event loop does not: the ``fdatasync``
+    runs on the store's thread, and covers the commits made before the call, not those
+    made while it runs."""
+    started, release = threading.Event(), threading.Event()
+    synced: list[str] = []
+    real_fdatasync = os.fdatasync
+
+    def slow_fdatasync(fd: int) -> None:
+        synced.append(threading.current_thread().name)
+        started.set()
+        assert release.wait(5)
+        real_fdatasync(fd)
+
+    monkeypatch.setattr(os, "fdatasync", slow_fdatasync)
+    assert store.sync_later() is None  # nothing written yet
+    store.append_message(TABLE, 0, message(0), own=False)
+    syncing = store.sync_later()
+    assert syncing is not None and started.wait(5)
+    assert store.messages(TABLE, 0) == [message(0)]  # the caller goes on meanwhile
+    store.append_message(TABLE, 0, message(1), own=False)
+    store._commit_queued()  # committed while the sync runs: not covered by it
+    assert not syncing.done()
+    release.set()
+    assert syncing.result(timeout=5) is None
+    assert synced == [synced[0]] and synced[0].startswith("tarotd-sync")
+    store.sync()  # message(1) still needed its own sync
+    assert len(synced) == 2
+    assert store.sync_later() is None  # now everything is on the disk
+
+
+def test_a_failed_sync_later_says_why_and_leaves_the_commits_to_sync(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def disk_failure(fd: int) -> None:
+        raise OSError(errno.EIO, "Input/output error")
+
+    store.append_message(TABLE, 0, message(0), own=False)
+    with monkeypatch.context() as patch:
+        patch.setattr(os, "fdatasync", disk_failure)
+        syncing = store.sync_later()
+        assert syncing is not None
+        with pytest.raises(StoreError, match="could not sync the log .* Input/output error"):
+            syncing.result(timeout=5)
+    again = store.sync_later()
+    assert again is not None and again.result(timeout=5) is None
+
+
+def test_closing_waits_for_a_sync_later_still_running(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    release = threading.Event()
+    real_fdatasync = os.fdatasync
+
+    def slow_fdatasync(fd: int) -> None:
+        assert release.wait(5)
+        real_fdatasync(fd)
+
+    monkeypatch.setattr(os, "fdatasync", slow_fdatasync)
+    store.append_message(TABLE, 0, message(0), own=False)
+    syncing = store.sync_later()
+    assert syncing is not None
+    threading.Timer(0.2, release.set).start()
+    store.close()
+    assert syncing.done() and syncing.exception() is None
 
 
 def test_a_burst_of_messages_is_one_transaction_committed_before_what_follows(store: Store) -> None:

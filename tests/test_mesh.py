@@ -212,6 +212,63 @@ def test_nothing_is_acknowledged_before_before_ack_has_returned() -> None:
     run(test)
 
 
+def test_acknowledgements_wait_for_the_disk_while_the_loop_goes_on_delivering() -> None:
+    """``before_ack`` may return an awaitable (the daemon's ``fdatasync`` on a thread): the
+    loop goes on delivering meanwhile, no acknowledgement leaves before the awaitable is
+    done, each covers only what was delivered when ``before_ack`` was called, and one that
+    fails holds the acknowledgements until a later one succeeds."""
+
+    async def test() -> None:
+        loop = asyncio.get_running_loop()
+        disk_busy = True
+        waits: list[tuple[int, asyncio.Future[None]]] = []  # (deliveries at the call, the wait)
+        durable = 0  # deliveries covered by the waits done so far
+        acked_beyond_durable: list[int] = []
+
+        def before_ack() -> asyncio.Future[None]:
+            waits.append((len(b.received), loop.create_future()))
+            return waits[-1][1]
+
+        def on_acked(peer: bytes, n: int) -> None:
+            if n > durable:
+                acked_beyond_durable.append(n)
+
+        async def disk() -> None:
+            nonlocal durable
+            while True:
+                await asyncio.sleep(0.01)
+                for covered, wait in waits:
+                    if not disk_busy and not wait.done():
+                        durable = max(durable, covered)
+                        wait.set_result(None)
+
+        a = Node("alice", on_acked=on_acked, timeout=5.0)
+        b = Node("bob", before_ack=before_ack, timeout=5.0)
+        async with running(a, b):
+            flushing = asyncio.create_task(disk())
+            try:
+                a.mesh.connect(b.mesh.endpoint, b.key)
+                await wait_for(lambda: a.state_of(b) is PeerState.UP, "a sees b up")
+                for i in range(20):
+                    a.mesh.send(b.key, "game", b"%d" % i)
+                await wait_for(lambda: len(b.bodies_from(a)) == 20, "deliveries while the disk is busy")
+                await asyncio.sleep(0.3)  # many ticks
+                pending = [wait for _, wait in waits if not wait.done()]
+                assert len(pending) == 1  # one round waits; no other starts meanwhile
+                assert a.mesh.unacknowledged() == 20
+                pending[0].set_exception(OSError("no space left on device"))
+                await wait_for(lambda: b.mesh.stats.errors == 1, "the failed wait counted")
+                await asyncio.sleep(0.1)
+                assert a.mesh.unacknowledged() == 20  # held: the messages are not on b's disk
+                disk_busy = False
+                await wait_for(lambda: a.mesh.unacknowledged() == 0, "acknowledgements once on the disk")
+                assert not acked_beyond_durable
+            finally:
+                flushing.cancel()
+
+    run(test)
+
+
 def test_unacknowledged_counts_what_an_up_peer_has_not_acknowledged_yet() -> None:
     async def test() -> None:
         a, b = Node("alice"), Node("bob")
