@@ -717,9 +717,10 @@ class Mesh:
     before it is acknowledged, ``before_ack()`` before any acknowledgement leaves (the
     daemon puts what it wrote on the disk there: once for a burst of messages rather than
     after each; if it returns an awaitable, the acknowledgements wait for that while the
-    loop goes on — the daemon's ``fdatasync`` runs on a thread), ``on_acked(peer_key, n)`` when a peer acknowledges every seq up to ``n``
-    (the daemon may forget those), and ``on_status(PeerStatus)`` when a peer's state changes
-    (``away`` carries the time it was last heard).
+    loop goes on — the daemon's ``fdatasync`` runs on a thread), ``on_acked(peer_key, n)``
+    when a peer acknowledges every seq up to ``n`` (the daemon may forget those), and
+    ``on_status(PeerStatus)`` when a peer's state changes (``away`` carries the time it was
+    last heard).
     """
 
     def __init__(

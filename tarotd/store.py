@@ -32,6 +32,8 @@ Anything wrong with the file itself — not a database, another program's databa
 from a newer ``tarotd``, a damaged row — is a :class:`StoreError` saying which file and what
 to do, never a bare ``sqlite3`` exception.  The connection is used from the daemon's one
 asyncio thread; every write is a handful of statements, short enough not to stall the loop.
+The one other thread, :meth:`Store.sync_later`'s, never touches the connection: it opens the
+log's file and syncs it.
 """
 
 from __future__ import annotations
