@@ -261,21 +261,23 @@ class Store:
         so it touches no connection, only the log's file."""
         if self._synced >= commits:
             return
+        self._fdatasync_log()
+        with self._synced_lock:
+            self._synced = max(self._synced, commits)
+
+    def _fdatasync_log(self) -> None:
         try:
             fd = os.open(f"{self.path}-wal", os.O_RDONLY)
         except FileNotFoundError:  # no log: every commit is in the database file, synced by SQLite
-            fd = None
+            return
         except OSError as exc:
             raise StoreError(f"could not open the log of {self.path} to sync it: {exc}") from exc
-        if fd is not None:
-            try:
-                os.fdatasync(fd)
-            except OSError as exc:
-                raise StoreError(f"could not sync the log of {self.path} to the disk: {exc}") from exc
-            finally:
-                os.close(fd)
-        with self._synced_lock:
-            self._synced = max(self._synced, commits)
+        try:
+            os.fdatasync(fd)
+        except OSError as exc:
+            raise StoreError(f"could not sync the log of {self.path} to the disk: {exc}") from exc
+        finally:
+            os.close(fd)
 
     def __enter__(self) -> Store:
         return self

@@ -13,7 +13,7 @@ import subprocess
 import sys
 import textwrap
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -451,33 +451,50 @@ def test_every_write_is_synced_but_appended_messages_wait_for_sync(
     assert len(synced) == 4
 
 
+class HeldDisk:
+    """``os.fdatasync`` held until :meth:`release`: a slow disk, noting which thread waits."""
+
+    def __init__(self, fdatasync: Callable[[int], None]) -> None:
+        self.started, self._released = threading.Event(), threading.Event()
+        self.threads: list[str] = []
+        self._fdatasync = fdatasync
+
+    def fdatasync(self, fd: int) -> None:
+        self.threads.append(threading.current_thread().name)
+        self.started.set()
+        assert self._released.wait(5)
+        self._fdatasync(fd)
+
+    def release(self) -> None:
+        self._released.set()
+
+
+@pytest.fixture
+def held_disk(monkeypatch: pytest.MonkeyPatch) -> HeldDisk:
+    """Ask for it after ``store``: opening the store syncs on the test's own thread, which
+    nothing would release."""
+    disk = HeldDisk(os.fdatasync)
+    monkeypatch.setattr(os, "fdatasync", disk.fdatasync)
+    return disk
+
+
 def test_sync_later_syncs_on_its_own_thread_what_was_committed_when_it_was_called(
-    store: Store, monkeypatch: pytest.MonkeyPatch
+    store: Store, held_disk: HeldDisk
 ) -> None:
     """The mesh's acknowledgements wait for it, the event loop does not: the ``fdatasync``
     runs on the store's thread, and covers the commits made before the call, not those
     made while it runs."""
-    started, release = threading.Event(), threading.Event()
-    synced: list[str] = []
-    real_fdatasync = os.fdatasync
-
-    def slow_fdatasync(fd: int) -> None:
-        synced.append(threading.current_thread().name)
-        started.set()
-        assert release.wait(5)
-        real_fdatasync(fd)
-
-    monkeypatch.setattr(os, "fdatasync", slow_fdatasync)
     assert store.sync_later() is None  # nothing written yet
     store.append_message(TABLE, 0, message(0), own=False)
     syncing = store.sync_later()
-    assert syncing is not None and started.wait(5)
+    assert syncing is not None and held_disk.started.wait(5)
     assert store.messages(TABLE, 0) == [message(0)]  # the caller goes on meanwhile
     store.append_message(TABLE, 0, message(1), own=False)
     store._commit_queued()  # committed while the sync runs: not covered by it
     assert not syncing.done()
-    release.set()
+    held_disk.release()
     assert syncing.result(timeout=5) is None
+    synced = held_disk.threads
     assert synced == [synced[0]] and synced[0].startswith("tarotd-sync")
     store.sync()  # message(1) still needed its own sync
     assert len(synced) == 2
@@ -501,19 +518,11 @@ def test_a_failed_sync_later_says_why_and_leaves_the_commits_to_sync(
     assert again is not None and again.result(timeout=5) is None
 
 
-def test_closing_waits_for_a_sync_later_still_running(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
-    release = threading.Event()
-    real_fdatasync = os.fdatasync
-
-    def slow_fdatasync(fd: int) -> None:
-        assert release.wait(5)
-        real_fdatasync(fd)
-
-    monkeypatch.setattr(os, "fdatasync", slow_fdatasync)
+def test_closing_waits_for_a_sync_later_still_running(store: Store, held_disk: HeldDisk) -> None:
     store.append_message(TABLE, 0, message(0), own=False)
     syncing = store.sync_later()
     assert syncing is not None
-    threading.Timer(0.2, release.set).start()
+    threading.Timer(0.2, held_disk.release).start()
     store.close()
     assert syncing.done() and syncing.exception() is None
 
