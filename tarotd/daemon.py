@@ -32,7 +32,7 @@ from tarotd.api import ApiError, ApiServer
 from tarotd.discovery import DISCOVERY_PORT
 from tarotd.discovery import Announcement, Discovery, TableInfo
 from tarotd.discovery import Peer as DiscoveredPeer
-from tarotd.home import DaemonLock, Home, load_or_create_identity
+from tarotd.home import DaemonLock, Home, load_or_create_identity, replace_private
 from tarotd.lobby import BROADCAST, Lobby, Member, ReadyTable
 from tarotd.mesh import WILDCARD_HOSTS, FaultPlan, Mesh, PeerState, PeerStatus
 from tarotd.runner import Out, TableRunner, bot_policies, seeded_entropy
@@ -353,11 +353,8 @@ class Daemon:
         Written when a table starts and after each deal: replacing a file is slow (the
         filesystem syncs it), far too slow to do after every message."""
         self._sheets_written[runner.table_id] = runner.completed
-        document = scores_document(runner)
-        path = self.home.path / "scores.json"
-        temporary = path.with_suffix(".tmp")
-        temporary.write_text(json.dumps(document, ensure_ascii=False, indent=1))
-        os.replace(temporary, path)
+        document = json.dumps(scores_document(runner), ensure_ascii=False, indent=1)
+        replace_private(self.home.scores, document.encode())
 
     async def _tick(self) -> None:
         """Heartbeat of the game: offers repeated, silent seats timed out.  The time the

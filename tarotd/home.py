@@ -4,16 +4,19 @@ One home is one daemon.  Everything ``tarotd`` keeps lives in one private direct
 
     identity.key    the daemon's own Ed25519 key (the "main" seat)
     keys/NAME.key   one more key per extra seat it hosts ("bot-1", "bot-2", ...)
-    tarot.db        the SQLite store: tables, transcripts, seeds, score sheets (tarotd.store)
-    api.sock        the local client API
-    api.token       the API token, where the API listens on 127.0.0.1 instead
+    tarot.db        the SQLite store: tables, transcripts, seeds, score sheets (tarotd.store),
+                    with SQLite's tarot.db-wal and tarot.db-shm beside it
+    api.sock        the local client API, a Unix socket (tarotd.api)
     daemon.pid      the lock that keeps a second daemon out, and the pid of the one inside
-    daemon.log      the log
+    scores.json     the score sheet of the last table, for ``tarot scores`` (daemon running or not)
+    proofs/         the proof files of the cheating this daemon's seats found (tarotd.runner)
 
-The directory is mode 0700 and every secret in it 0600: the keys sign as the player, and the
-database holds the deal seeds, which open the player's cards before the reveal.  Keeping it
-all in one place is what lets ``--home DIR`` run several daemons side by side on one machine
-(tests, a player plus bot daemons) without any of them stepping on another.
+The log is not kept here: the daemon writes it to its standard error, for whoever started
+it to keep or not.  The directory is mode 0700, and the keys, the database, the socket and
+the score sheet in it 0600: the keys sign as the player, and the database holds the deal
+seeds, which open the player's cards before the reveal.  Keeping it all in one place is what
+lets ``--home DIR`` run several daemons side by side on one machine (tests, a player plus
+bot daemons) without any of them stepping on another.
 """
 
 from __future__ import annotations
@@ -94,16 +97,12 @@ class Home:
         return self.path / "api.sock"
 
     @property
-    def api_token(self) -> Path:
-        return self.path / "api.token"
-
-    @property
     def pid_file(self) -> Path:
         return self.path / "daemon.pid"
 
     @property
-    def log_file(self) -> Path:
-        return self.path / "daemon.log"
+    def scores(self) -> Path:
+        return self.path / "scores.json"
 
     def key_path(self, name: str = MAIN) -> Path:
         """Where the identity called ``name`` is kept: ``identity.key`` for the daemon's own
@@ -198,6 +197,22 @@ def _create_key(path: Path) -> Identity:
         temporary.unlink(missing_ok=True)
     log.info("created identity %s in %s", identity.fingerprint, path)
     return identity
+
+
+def replace_private(path: Path, data: bytes) -> None:
+    """Replace the file ``path`` with ``data``, mode 0600 from its first byte.
+
+    Through a temporary file renamed into place, so that a reader finds the old content or
+    the new, never half of it; created 0600 rather than narrowed afterwards, so that it is
+    never readable by others for an instant, whatever the umask.  Not synced: this is for
+    files the daemon can write again (``scores.json``), not for what must survive a crash.
+    """
+    temporary = path.with_name(f".{path.name}.tmp")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with open(fd, "wb") as file:
+        os.fchmod(fd, 0o600)  # a temporary left by a crash may have another mode
+        file.write(data)
+    os.replace(temporary, path)
 
 
 def _sync_directory(path: Path) -> None:

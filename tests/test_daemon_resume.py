@@ -4,6 +4,7 @@ the deal up where it was, and every score sheet ends identical."""
 from __future__ import annotations
 
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -75,6 +76,7 @@ def test_a_daemon_started_again_after_its_deals_are_played_exits_at_once(tmp_pat
     first = spawn(argv, log_path(tmp_path, 0))
     wait_all([first], tmp_path, timeout=60)
     sheet = scores(tmp_path / "d0")
+    assert stat.S_IMODE((tmp_path / "d0" / "scores.json").stat().st_mode) == 0o600  # like the keys
     again = spawn(argv, log_path(tmp_path, 0))
     wait_all([again], tmp_path, timeout=20)
     assert scores(tmp_path / "d0") == sheet

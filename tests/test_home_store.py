@@ -22,7 +22,7 @@ from protocol.identity import Identity
 from protocol.messages import Kind, Message, encode, sign_message
 from protocol.scoring import ScoreSheet
 from tarotd import store as store_module
-from tarotd.home import DaemonLock, Home, HomeError, default_home, load_or_create_identity
+from tarotd.home import DaemonLock, Home, HomeError, default_home, load_or_create_identity, replace_private
 from tarotd.store import (
     DEAL_STARTED,
     SCHEMA_VERSION,
@@ -103,13 +103,21 @@ def test_default_home_without_a_usable_xdg_data_home(
 def test_home_is_created_private_with_its_paths(tmp_path: Path, open_umask: None) -> None:
     home = Home(tmp_path / "a" / "b" / "tarot")
     assert home.path.is_dir() and mode(home.path) == 0o700
-    names = [home.identity_key, home.db, home.api_sock, home.api_token, home.pid_file, home.log_file]
-    assert [p.name for p in names] == [
-        "identity.key", "tarot.db", "api.sock", "api.token", "daemon.pid", "daemon.log"
-    ]
+    names = [home.identity_key, home.db, home.api_sock, home.pid_file, home.scores]
+    assert [p.name for p in names] == ["identity.key", "tarot.db", "api.sock", "daemon.pid", "scores.json"]
     assert all(p.parent == home.path for p in names)
     assert home.key_path() == home.identity_key
     assert home.key_path("bot-1") == home.path / "keys" / "bot-1.key"
+
+
+def test_a_private_file_is_replaced_whole_and_0600_whatever_the_umask(home: Home, open_umask: None) -> None:
+    """``scores.json`` was written 0644 beside 0600 keys and database: now 0600, even over an
+    older, wider file, with no temporary left behind."""
+    home.scores.write_text("{}")
+    home.scores.chmod(0o644)
+    replace_private(home.scores, b'{"deals": []}')
+    assert home.scores.read_bytes() == b'{"deals": []}' and mode(home.scores) == 0o600
+    assert sorted(p.name for p in home.path.iterdir()) == ["scores.json"]
 
 
 def test_home_with_wider_permissions_is_narrowed(tmp_path: Path) -> None:
