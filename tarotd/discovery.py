@@ -422,7 +422,9 @@ class RateLimiter:
 
 # Linux ioctls on an AF_INET socket, and the interface flags they report (<linux/if.h>).
 _SIOCGIFFLAGS: Final = 0x8913
+_SIOCGIFADDR: Final = 0x8915
 _SIOCGIFBRDADDR: Final = 0x8919
+_SIOCGIFNETMASK: Final = 0x891B
 _IFF_UP: Final = 0x1
 _IFF_BROADCAST: Final = 0x2
 _IFF_LOOPBACK: Final = 0x8
@@ -432,9 +434,12 @@ LIMITED_BROADCAST: Final = "255.255.255.255"
 
 
 def broadcast_addresses() -> list[str]:
-    """The IPv4 broadcast address of every interface that is up, is not loopback and has
-    one, e.g. ``["192.168.1.255"]``.  Asked again before every beacon, so a laptop that joins
-    a network is heard on it within a second.
+    """The IPv4 broadcast address of every interface that is up, is not loopback and can
+    broadcast, e.g. ``["192.168.1.255"]``.  Asked again before every beacon, so a laptop that
+    joins a network is heard on it within a second.  An address given no broadcast address
+    (``ip addr add 10.0.0.2/24 dev eth0``, without ``brd``) gets the one of its subnet,
+    derived from the netmask: the kernel reports 0.0.0.0 for it, and the LAN is there all the
+    same.
 
     Why this way: ``socket.if_nameindex()`` plus the ``SIOCGIFFLAGS``/``SIOCGIFBRDADDR``
     ioctls is standard library only, needs neither iproute2 nor a subprocess, and costs
@@ -461,11 +466,27 @@ def _interface_broadcast(probe: socket.socket, name: str) -> str | None:
         (flags,) = struct.unpack_from("H", fcntl.ioctl(probe, _SIOCGIFFLAGS, request), _IFNAMSIZ)
         if flags & _IFF_LOOPBACK or not flags & _IFF_UP or not flags & _IFF_BROADCAST:
             return None
-        reply = fcntl.ioctl(probe, _SIOCGIFBRDADDR, request)
+        address = _ioctl_address(probe, _SIOCGIFBRDADDR, request)
+        if address != "0.0.0.0":
+            return address
+        own, netmask = (_ioctl_address(probe, code, request) for code in (_SIOCGIFADDR, _SIOCGIFNETMASK))
     except OSError:  # no IPv4 address on it (EADDRNOTAVAIL), or it just went away
         return None
-    address = socket.inet_ntoa(reply[20:24])
-    return None if address == "0.0.0.0" else address
+    return subnet_broadcast(own, netmask)
+
+
+def _ioctl_address(probe: socket.socket, code: int, request: bytes) -> str:
+    return socket.inet_ntoa(fcntl.ioctl(probe, code, request)[20:24])
+
+
+def subnet_broadcast(address: str, netmask: str) -> str | None:
+    """The broadcast address of the subnet of ``address`` under ``netmask``, or None where
+    there is none: a /31 or /32 has no room for one, and a netmask with holes is no subnet."""
+    try:
+        network = ipaddress.IPv4Network(f"{address}/{netmask}", strict=False)
+    except ValueError:
+        return None
+    return str(network.broadcast_address) if network.prefixlen < 31 else None
 
 
 # --- the asyncio endpoint -------------------------------------------------------------
@@ -539,6 +560,7 @@ class Discovery:
         self._closed: asyncio.Future[None] | None = None
         self._task: asyncio.Task[None] | None = None
         self._last_timestamp = 0
+        self._reaching: bool | None = None  #: whether the last beacon had anywhere to go
 
     async def start(self) -> None:
         """Bind the socket and send the first beacon now, then one every interval."""
@@ -625,7 +647,26 @@ class Discovery:
     def _destinations(self) -> list[tuple[str, int]]:
         port = self.address[1]
         found = [(address, port) for address in broadcast_addresses()] if self.broadcast else []
-        return found + [target for target in self._targets if target not in found]
+        destinations = found + [target for target in self._targets if target not in found]
+        self._say_reach(destinations)
+        return destinations
+
+    def _say_reach(self, destinations: list[tuple[str, int]]) -> None:
+        """Say in the log, once, that the beacons reach no network, and once that they do
+        again: otherwise a laptop on no LAN (cable out, Wi-Fi off, an interface with no IPv4
+        address) looks exactly like a LAN where nobody plays.  Without broadcast, the targets
+        are the caller's choice, none included."""
+        reaching = bool(destinations) or not self.broadcast
+        if reaching == self._reaching:
+            return
+        if not reaching:
+            log.warning(
+                "discovery reaches no network: no interface but loopback is up with an IPv4 address to broadcast to, so no "
+                "daemon on a LAN can find this one, nor this one them, until one is (--peer HOST:PORT needs no discovery)"
+            )
+        elif self._reaching is not None:
+            log.info("discovery reaches a network again: beacons to %s", ", ".join(host for host, _ in destinations))
+        self._reaching = reaching
 
     def _received(self, data: bytes, source: str) -> None:
         now = asyncio.get_running_loop().time()

@@ -10,10 +10,15 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import logging
+import shlex
 import socket
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import msgpack
 import pytest
@@ -39,7 +44,10 @@ from tarotd.discovery import (
     decode_beacon,
     encode_beacon,
     make_beacon,
+    subnet_broadcast,
 )
+
+ROOT = Path(__file__).resolve().parent.parent
 
 ALICE = Identity.from_private_bytes(bytes(range(32)))
 BOB = Identity.from_private_bytes(bytes(range(1, 33)))
@@ -583,3 +591,59 @@ def test_broadcast_addresses_skip_loopback() -> None:
         parsed = ipaddress.IPv4Address(address)
         assert not parsed.is_loopback
     assert len(set(addresses)) == len(addresses)
+
+
+@pytest.mark.parametrize(
+    "address, netmask, broadcast",
+    [
+        ("10.9.0.1", "255.255.255.0", "10.9.0.255"),
+        ("172.16.5.9", "255.255.0.0", "172.16.255.255"),
+        ("192.168.1.7", "255.255.255.252", "192.168.1.7"),  # a /30: .4–.7, .7 the broadcast
+        ("10.0.0.1", "255.255.255.254", None),  # a /31 point-to-point link: none
+        ("10.0.0.1", "255.255.255.255", None),
+        ("10.0.0.1", "255.0.255.0", None),  # holes: no subnet
+    ],
+)
+def test_the_broadcast_address_of_a_subnet_comes_from_its_netmask(address: str, netmask: str, broadcast: str | None) -> None:
+    assert subnet_broadcast(address, netmask) == broadcast
+
+
+def test_an_address_added_without_brd_gets_the_broadcast_of_its_subnet() -> None:
+    """``ip addr add 10.9.0.1/24 dev v0``, no ``brd``: the kernel reports 0.0.0.0 as its
+    broadcast address, and the daemon sent no beacon on that LAN at all.  In a network
+    namespace of its own, so the machine's interfaces are neither seen nor touched."""
+    setup = (
+        "ip link add v0 type veth peer name v1 && ip addr add 10.9.0.1/24 dev v0 && ip link set v0 up && "
+        "ip link add v2 type veth peer name v3 && ip addr add 10.8.0.1/16 brd 10.8.255.255 dev v2 && ip link set v2 up"
+    )
+    try:
+        made = subprocess.run(["unshare", "--net", "sh", "-c", setup], capture_output=True, text=True, timeout=30)
+    except FileNotFoundError:
+        pytest.skip("no unshare here")
+    if made.returncode != 0:
+        pytest.skip(f"no network namespace with veth interfaces here: {made.stderr.strip()}")
+    probe = f"{setup} && exec {shlex.quote(sys.executable)} -c 'from tarotd.discovery import broadcast_addresses; print(broadcast_addresses())'"
+    found = subprocess.run(["unshare", "--net", "sh", "-c", probe], capture_output=True, text=True, timeout=30, cwd=ROOT, check=True)
+    assert found.stdout.strip() == "['10.9.0.255', '10.8.255.255']"
+
+
+def test_discovery_says_once_that_it_reaches_no_network_and_once_that_it_does_again(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """With no interface to broadcast on, the daemon used to beacon into nothing without a
+    word: now one warning however many beacons go nowhere, one line when a network is back."""
+    interfaces: list[str] = []
+    monkeypatch.setattr("tarotd.discovery.broadcast_addresses", lambda: list(interfaces))
+
+    async def scenario() -> None:
+        discovery = Discovery(ALICE, announcing("alice", 7000), port=0, host="127.0.0.1", interval=0.02)
+        async with discovery:
+            await asyncio.sleep(0.2)
+            interfaces.append("127.255.255.255")
+            await asyncio.sleep(0.1)
+
+    with caplog.at_level(logging.INFO, logger="tarotd.discovery"):
+        asyncio.run(scenario())
+    lines = [record.getMessage() for record in caplog.records]
+    assert sum("reaches no network" in line for line in lines) == 1, lines
+    assert sum("reaches a network again: beacons to 127.255.255.255" in line for line in lines) == 1, lines
