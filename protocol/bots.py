@@ -484,13 +484,13 @@ class BasicPolicy:
         (and a partner who knows itself), whose side is expected to win; a defender shows only
         a double or more: that many trumps in defence means the taker is short of them.
         """
-        sizes = rules.poignee_sizes_available(view.hand, view.variant)
+        sizes = rules.poignee_sizes_available(view.hand, view.variant, view.poignee_ecart)
         if not sizes:
             return None
         attacking = view.taker == view.seat or view.partner == view.seat
         if not attacking and len(sizes) < 2:
             return None
-        return rules.default_poignee(view.hand, view.variant, max(sizes))
+        return rules.default_poignee(view.hand, view.variant, max(sizes), view.poignee_ecart)
 
     # -- the play --
 

@@ -281,8 +281,14 @@ class Deal:
             and seat == self.to_act
             and not self.tricks
             and all(p.seat != seat for p in self.poignees)
-            and (hand is None or bool(rules.poignee_sizes_available(hand, self.variant)))
+            and (hand is None or bool(rules.poignee_sizes_available(hand, self.variant, self.poignee_ecart(seat))))
         )
+
+    def poignee_ecart(self, seat: int) -> tuple[Card, ...]:
+        """The écart whose trumps ``seat`` may show again in its poignée: the taker's (a
+        replica knows only the trumps shown in it, which are all it needs); nothing for the
+        others.  See :func:`rules.poignee_trumps`."""
+        return self.ecart if seat == self.taker else ()
 
     # --- Applying actions ---
 
@@ -412,7 +418,7 @@ class Deal:
     def _poignee_size(self, poignee: ShowPoignee) -> PoigneeSize:
         hand = self.hands[poignee.seat]
         if hand is not None:
-            return rules.check_poignee(hand, poignee.cards, self.variant)
+            return rules.check_poignee(hand, poignee.cards, self.variant, self.poignee_ecart(poignee.seat))
         # A replica: the deck proves the cards are the player's, the audit checks the rest.
         size = self.variant.poignee_size(len(poignee.cards))
         if size is None or any(not (c.is_trump or c.is_excuse) for c in poignee.cards):

@@ -30,7 +30,7 @@ from protocol.deck import DeckUsageError, SeatDeck
 from protocol.identity import Identity
 from protocol.messages import Kind, Message, sign_message, verify_signature
 from protocol.messages import Payload as WirePayload
-from protocol.public import HAND_BAD, HAND_OK, HAND_PETIT_SEC, PublicDeal, Stage, TableSetup, action_of
+from protocol.public import HAND_BAD, HAND_OK, HAND_PETIT_SEC, POIGNEE_ECART, PublicDeal, Stage, TableSetup, action_of
 from protocol.rules import RuleError, has_petit_sec
 from protocol.transcript import Transcript
 from protocol.verdict import Verdict, VerdictError
@@ -251,7 +251,13 @@ class SeatMachine:
         if isinstance(action, AnnounceChelem):
             return Kind.CHELEM, {"announce": action.announce}
         if isinstance(action, ShowPoignee):
-            return Kind.POIGNEE, {"open": self.secret.open(action.cards).to_wire()}  # type: ignore[dict-item]
+            # The écart's trumps are named, not opened: the écart opened them already.
+            again = [c for c in action.cards if c in (self.public.own_ecart or ())]
+            opened = self.secret.open([c for c in action.cards if c not in again])
+            payload = {"open": opened.to_wire()}  # type: ignore[dict-item]
+            if again:
+                payload[POIGNEE_ECART] = codes(again)  # type: ignore[assignment]
+            return Kind.POIGNEE, payload
         assert isinstance(action, Play)
         return Kind.PLAY, {"open": self.secret.open([action.card]).to_wire()}  # type: ignore[dict-item]
 

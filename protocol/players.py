@@ -58,10 +58,10 @@ class RandomPolicy:
         return self.rng.random() < self.chelem_rate
 
     def poignee(self, view: SeatView) -> list[Card] | None:
-        sizes = rules.poignee_sizes_available(view.hand, view.variant)
+        sizes = rules.poignee_sizes_available(view.hand, view.variant, view.poignee_ecart)
         if not sizes or self.rng.random() >= self.poignee_rate:
             return None
-        return rules.default_poignee(view.hand, view.variant, self.rng.choice(sizes))
+        return rules.default_poignee(view.hand, view.variant, self.rng.choice(sizes), view.poignee_ecart)
 
     def play(self, view: SeatView, legal: list[Card]) -> Card:
         return self.rng.choice(legal)

@@ -74,6 +74,8 @@ _TURN_KINDS: Final[Mapping[Stage, Kind]] = MappingProxyType(
 HAND_OK, HAND_PETIT_SEC, HAND_BAD = "ok", "petit-sec", "bad-hand"
 
 UNUSED_KIND = "a message of a kind the deal does not use"
+#: The field of a poignée message that names the trumps of the taker's écart shown again.
+POIGNEE_ECART = "ecart"
 
 
 @dataclass(frozen=True)
@@ -404,7 +406,16 @@ class PublicDeal:
         return tuple(DECK[o.card] for o in opened.openings)
 
     def _on_poignee(self, message: Message, payload: dict[str, WirePayload]) -> None:
-        self._push(message, ShowPoignee(message.seat, self._opened_cards(message, payload.get("open"))))
+        opened = self._opened_cards(message, payload.get("open"))
+        codes = _shown_again(payload)
+        if codes is None:
+            self._fail(message, "the trumps shown again from the écart are a list of card codes")
+        again = tuple(self._card(message, code) for code in codes)
+        shown = self._game().poignee_ecart(message.seat)
+        for c in again:
+            if c not in shown:
+                self._fail(message, f"showed {c.code} again from its écart, where it did not show it")
+        self._push(message, ShowPoignee(message.seat, (*opened, *again)))
 
     def _on_play(self, message: Message, payload: dict[str, WirePayload]) -> None:
         cards = self._opened_cards(message, payload.get("open"))
@@ -440,6 +451,15 @@ def _seats(value: WirePayload) -> set[int]:
     if not isinstance(value, list):
         return set()
     return {s for s in value if isinstance(s, int) and not isinstance(s, bool)}
+
+
+def _shown_again(payload: dict[str, WirePayload]) -> list[WirePayload] | None:
+    """The codes of the écart's trumps a taker shows again in its poignée (FFT: « l'atout
+    écarté doit être remontré avec la triple Poignée »), None if they are not a list.  Its
+    écart opened them to every seat already, so the poignée names them instead of opening
+    them: they are no longer in the hand the deck lets it open."""
+    again = payload.get(POIGNEE_ECART, [])
+    return again if isinstance(again, list) else None
 
 
 def _field(message: Message, name: str) -> WirePayload:
@@ -493,4 +513,6 @@ def action_of(message: Message, ecart: tuple[Card, ...]) -> Action:
     opened = payload_from_wire(payload.get("open"))
     assert isinstance(opened, (Open, OpenRecommitted))
     cards = tuple(DECK[o.card] for o in opened.openings)
-    return ShowPoignee(seat, cards) if message.kind is Kind.POIGNEE else Play(seat, cards[0])
+    if message.kind is Kind.PLAY:
+        return Play(seat, cards[0])
+    return ShowPoignee(seat, (*cards, *(card(str(code)) for code in _shown_again(payload) or ())))

@@ -108,42 +108,63 @@ def check_ecart(hand: Collection[Card], ecart: Collection[Card], size: int) -> N
 # --- Poignées -------------------------------------------------------------------------
 
 
-def check_poignee(hand: Collection[Card], shown: Collection[Card], variant: Variant) -> PoigneeSize:
+def poignee_trumps(hand: Iterable[Card], ecart: Iterable[Card] = ()) -> list[Card]:
+    """The trumps (and the Excuse) a player may show in a poignée: those of its hand and, for
+    the taker, those of its écart.
+
+    The écart's trumps were shown to the table when they were discarded, and the FFT counts
+    them in the taker's poignée: « Lorsque le preneur possède 4 Rois et 15 atouts, l'atout
+    écarté doit être remontré avec la triple Poignée qui est alors comptabilisée. »  They are
+    the taker's trumps as much as those in its hand, for the thresholds and for the Excuse.
+    """
+    return [*(c for c in hand if c.is_trump or c.is_excuse), *(c for c in ecart if c.is_trump)]
+
+
+def check_poignee(
+    hand: Collection[Card], shown: Collection[Card], variant: Variant, ecart: Collection[Card] = ()
+) -> PoigneeSize:
     """The size of a valid poignée, or :class:`RuleError`.
 
-    Exactly a threshold count of trumps from the hand; the Excuse may stand in for a trump
-    only when the player has no other trump (it then shows every trump it holds).
+    Exactly a threshold count of trumps from the hand, or from the écart when the player is
+    the taker (see :func:`poignee_trumps`); the Excuse may stand in for a trump only when the
+    player has no other trump (it then shows every trump it holds).
     """
     shown = list(shown)
+    held = poignee_trumps(hand, ecart)
     if len(set(shown)) != len(shown):
         raise RuleError("a poignée shows each trump once")
     for c in shown:
-        if c not in hand:
-            raise RuleError(f"{c.code} is not in your hand")
+        if c not in hand and c not in held:
+            where = "your hand nor among the trumps of your écart" if ecart else "your hand"
+            raise RuleError(f"{c.code} is not in {where}")
         if not (c.is_trump or c.is_excuse):
             raise RuleError(f"{c.code} is not a trump: a poignée shows only trumps (and maybe the Excuse)")
     size = variant.poignee_size(len(shown))
     if size is None:
         counts = "/".join(str(t) for t in variant.poignee_thresholds)
         raise RuleError(f"a poignée shows exactly {counts} trumps at {variant.players} players")
-    if EXCUSE in shown and any(c.is_trump and c not in shown for c in hand):
+    if EXCUSE in shown and any(c.is_trump and c not in shown for c in held):
         raise RuleError("the Excuse may be shown in a poignée only when you hold no other trump")
     return size
 
 
-def poignee_sizes_available(hand: Collection[Card], variant: Variant) -> list[PoigneeSize]:
-    """The poignées this hand could show (the Excuse counts when it completes all trumps)."""
-    count = sum(1 for c in hand if c.is_trump) + (1 if EXCUSE in hand else 0)
+def poignee_sizes_available(hand: Collection[Card], variant: Variant, ecart: Collection[Card] = ()) -> list[PoigneeSize]:
+    """The poignées this hand (and the taker's écart) could show; the Excuse counts when it
+    completes all trumps."""
+    count = len(poignee_trumps(hand, ecart))
     return [size for size, t in zip(PoigneeSize, variant.poignee_thresholds) if count >= t]
 
 
-def default_poignee(hand: Collection[Card], variant: Variant, size: PoigneeSize) -> list[Card]:
-    """The trumps a player usually shows for ``size``: the lowest ones, hiding the higher rest.
+def default_poignee(
+    hand: Collection[Card], variant: Variant, size: PoigneeSize, ecart: Collection[Card] = ()
+) -> list[Card]:
+    """The trumps a player usually shows for ``size``: the écart's first, which the table has
+    seen already, then the lowest of the hand, hiding the higher rest.
 
     The Excuse is used only when the trumps alone are not enough (and then all are shown).
     """
     needed = variant.threshold(size)
-    trumps = sorted((c for c in hand if c.is_trump), key=lambda c: c.rank)
+    trumps = sorted((c for c in poignee_trumps(hand, ecart) if c.is_trump), key=lambda c: (c not in ecart, c.rank))
     if len(trumps) >= needed:
         return trumps[:needed]
     if EXCUSE in hand and len(trumps) + 1 == needed:

@@ -41,6 +41,12 @@ class SeatView:
         return self.variant.players
 
     @property
+    def poignee_ecart(self) -> tuple[Card, ...]:
+        """The écart whose trumps this seat may show again in its poignée: its own, if it is
+        the taker (see :meth:`protocol.deal.Deal.poignee_ecart`)."""
+        return self.ecart if self.seat == self.taker else ()
+
+    @property
     def played(self) -> set[Card]:
         return {c for t in self.tricks for c in t.cards} | set(self.current)
 

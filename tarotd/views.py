@@ -59,13 +59,14 @@ def decision_options(machine: SeatMachine) -> dict[str, Any] | None:
         return {"ecart": {"allowed": codes(allowed), "size": game.variant.chien_size, "trumps_needed": trumps}}
     if phase is Phase.CHELEM:
         return {"chelem": [False, True]}
-    hand = game.hand(seat)
+    hand, ecart = game.hand(seat), game.poignee_ecart(seat)
     poignee = None
     if game.poignee_allowed(seat):
-        sizes = rules.poignee_sizes_available(hand, game.variant)
+        sizes = rules.poignee_sizes_available(hand, game.variant, ecart)
         poignee = {
             "sizes": {size.code: game.variant.threshold(size) for size in sizes},
-            "trumps": codes([c for c in hand if c.is_trump or c.is_excuse]),
+            "trumps": codes(rules.poignee_trumps(hand, ecart)),
+            "ecart": codes(c for c in ecart if c.is_trump),
         }
     return {"cards": codes(game.legal_cards(seat)), "poignee": poignee}
 

@@ -8,7 +8,7 @@ from protocol.cards import DECK, EXCUSE, card, cards
 from protocol.deal import AnnounceChelem, Bid, Call, Deal, Ecart, Phase, Play, ShowPoignee
 from protocol.rules import RuleError
 from protocol.scoring import Camp, score_deal
-from protocol.variants import Contract, variant
+from protocol.variants import Contract, PoigneeSize, variant
 from protocol.view import seat_view
 
 
@@ -254,3 +254,53 @@ def test_after_an_excuse_lead_the_called_suit_stays_forbidden_on_the_first_trick
     assert all(c.suit.value != "H" for c in deal.legal_cards(2))
     with pytest.raises(RuleError, match="called suit"):
         deal.push(Play(2, next(c for c in hand if c.suit.value == "H")))
+
+
+# --- The écart's trumps in the taker's poignée -------------------------------------------
+
+
+def garde_with(players: int, held: str) -> Deal:
+    """Seat 1 takes a Garde with ``held`` as its hand and the chien (the chien last); the other
+    cards go to the other seats in deck order."""
+    v = variant(players)
+    taker = cards(held)
+    rest = [c for c in DECK if c not in taker]
+    others = [tuple(rest[k * v.hand_size : (k + 1) * v.hand_size]) for k in range(players - 1)]
+    hands = (others[0], tuple(taker[: v.hand_size]), *others[1:])
+    deal = Deal(v, 0, hands, tuple(taker[v.hand_size :]))
+    for seat in range(1, players + 1):
+        deal.push(Bid(seat % players, Contract.GARDE if seat == 1 else None))
+    if v.calls_a_card:
+        deal.push(Call(1, card("KS")))  # its own king: the taker plays alone
+    return deal
+
+
+@pytest.mark.parametrize(
+    "players, held, ecart",
+    [
+        # « Lorsque le preneur possède 4 Rois et 15 atouts, l'atout écarté doit être remontré
+        # avec la triple Poignée qui est alors comptabilisée. »  4 players: 24 cards, 5 of
+        # them neither a king nor a trump, so the écart of 6 takes a trump; 14 stay in hand.
+        (4, "KS KH KD KC " + " ".join(f"T{r}" for r in range(1, 16)) + " 1S 2S 3S 4S 5S", "1S 2S 3S 4S 5S T15"),
+        # The same with the Excuse: 4 kings, 14 trumps and the Excuse leave 5 other cards;
+        # 13 trumps in hand, the écart's and the Excuse make the 15 of the triple.
+        (4, "KS KH KD KC EX " + " ".join(f"T{r}" for r in range(1, 15)) + " 1S 2S 3S 4S 5S", "1S 2S 3S 4S 5S T14"),
+        # 5 players: 4 kings and 13 trumps among 18 cards leave one other card, so the écart
+        # of 3 takes two trumps; 11 stay in hand, two short of the triple's 13.
+        (5, "KS KH KD KC " + " ".join(f"T{r}" for r in range(1, 14)) + " 1S", "1S T12 T13"),
+    ],
+    ids=["4p-four-kings-fifteen-trumps", "4p-with-the-excuse", "5p-two-trumps-in-the-ecart"],
+)
+def test_the_taker_shows_the_trumps_of_its_ecart_again_in_a_triple_poignee(players: int, held: str, ecart: str) -> None:
+    deal = garde_with(players, held)
+    deal.push(Ecart(1, tuple(cards(ecart))))
+    deal.push(AnnounceChelem(1, False))
+    shown = tuple(c for c in cards(held) if c.is_trump or c.is_excuse)
+    threshold = variant(players).threshold(PoigneeSize.TRIPLE)
+    assert len(shown) == threshold and sum(1 for c in deal.hand(1) if c.is_trump) < threshold
+    assert deal.poignee_allowed(1)
+    deal.push(ShowPoignee(1, shown))
+    play_out(deal, {})
+    outcome = deal.outcome()
+    assert outcome is not None and outcome.poignees == ((Camp.ATTACK, PoigneeSize.TRIPLE),)
+

@@ -5,17 +5,26 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 import pytest
 
+import protocol.audit_deck
+import protocol.deck
 from client.simulation import play_one_deal, sim_table, simulate
-from protocol.cards import Card, card
+from protocol import seeds
+from protocol.bots import BasicPolicy, make_bot
+from protocol.cards import DECK, Card, card, cards
 from protocol.deal import Phase
+from protocol.layout import CHIEN, deal_layout
 from protocol.machine import Event, SeatMachine
-from protocol.messages import decode, encode
-from protocol.players import decide
-from protocol.bots import make_bot
+from protocol.identity import Identity
+from protocol.messages import Kind, decode, encode, sign_message
+from protocol.players import Policy, decide
+from protocol.public import TableSetup
+from protocol.scoring import Camp
+from protocol.variants import Contract, PoigneeSize, Variant, variant
+from protocol.view import SeatView
 
 
 @pytest.mark.parametrize("players", [3, 4, 5])
@@ -122,23 +131,37 @@ def test_a_seat_sees_no_hidden_card(players: int) -> None:
             if view is not None and game is not None and view.partner is not None and view.partner != machine.seat:
                 assert view.called in {c for t in game.tricks for c in t.cards} | set(game.current)
 
-        queue = [m for machine in machines for m in machine.start()]
-        while not all(m.done for m in machines):
-            while queue:
-                message = decode(encode(queue.pop(0)))
-                for machine in machines:
-                    if machine.seat != message.seat:
-                        queue.extend(machine.receive(message))
-                        check(machine)
-            deciding = next((m for m in machines if m.decision() is not None), None)
-            if deciding is None:
-                break
-            assert deciding.game is not None
-            for action in decide(deciding.game, policies[deciding.seat]):
-                queue.extend(deciding.act(action))
-            check(deciding)
+        play_through(machines, policies, check)
         assert all(m.done for m in machines)
         assert machines[0].audit is not None and machines[0].audit.ok
+
+
+def play_through(
+    machines: list[SeatMachine],
+    policies: Sequence[Policy],
+    check: Callable[[SeatMachine], None] = lambda _: None,
+    until: Callable[[], bool] = lambda: False,
+) -> None:
+    """Run a deal in one process: every message, encoded and decoded, to every other seat, and
+    each decision from the seat's policy; ``check`` sees each machine after each step.  Stops
+    at the end, or at the first decision once every message is in and ``until()`` holds."""
+    queue = [m for machine in machines for m in machine.start()]
+    while not all(m.done for m in machines):
+        while queue:
+            message = decode(encode(queue.pop(0)))
+            for machine in machines:
+                if machine.seat != message.seat:
+                    queue.extend(machine.receive(message))
+                    check(machine)
+        if until():
+            return
+        deciding = next((m for m in machines if m.decision() is not None), None)
+        if deciding is None:
+            break
+        assert deciding.game is not None
+        for action in decide(deciding.game, policies[deciding.seat]):
+            queue.extend(deciding.act(action))
+        check(deciding)
 
 
 def test_the_taker_does_not_know_its_partner_until_the_king_falls() -> None:
@@ -156,3 +179,78 @@ def test_the_taker_does_not_know_its_partner_until_the_king_falls() -> None:
             assert machine.game is not None and machine.game.partner == referee.partner
         return
     pytest.skip("no deal with a partner among these seeds")
+
+
+# --- The écart's trumps in a poignée ---------------------------------------------------------
+
+
+def stack_the_deck(monkeypatch: pytest.MonkeyPatch, v: Variant, dealer: int, hands: Sequence[Sequence[Card]], chien: Sequence[Card]) -> None:
+    """Deal ``hands`` and ``chien`` whatever the seeds: the last seat to shuffle puts the pack in
+    that order, the others leave it as it is.  Every seat and the audit derive the secrets with
+    the same function, so they all agree on the stacked pack and find nothing wrong."""
+    piles = {seat: list(hand) for seat, hand in enumerate(hands)} | {CHIEN: list(chien)}
+    order = tuple(piles[owner].pop(0).index for owner in deal_layout(v, dealer).owner)
+    derive = seeds.derive
+
+    def stacked(seed: bytes, table_id: bytes, deal: int, seat: int, v: Variant) -> seeds.SeatSecrets:
+        identity = tuple(range(len(DECK)))
+        return dataclasses.replace(derive(seed, table_id, deal, seat, v), permutation=order if seat == v.players - 1 else identity)
+
+    monkeypatch.setattr(protocol.deck, "derive", stacked)
+    monkeypatch.setattr(protocol.audit_deck, "derive", stacked)
+
+
+class GardeBy(BasicPolicy):
+    """The basic bot, but for the bidding: ``taker`` bids a Garde, everybody else passes."""
+
+    def __init__(self, taker: int) -> None:
+        super().__init__()
+        self.taker = taker
+
+    def bid(self, view: SeatView, options: list[Contract]) -> Contract | None:
+        return Contract.GARDE if view.seat == self.taker else None
+
+
+def four_kings_and_fifteen_trumps(monkeypatch: pytest.MonkeyPatch) -> tuple[TableSetup, list[Identity], list[SeatMachine]]:
+    """A four-player table where seat 1 (the dealer's right) holds the four kings and fourteen
+    trumps, and the chien a fifteenth and five small spades."""
+    taker = cards("KS KH KD KC") + [c for c in DECK if c.is_trump and c.rank <= 14]
+    chien = cards("T15 1S 2S 3S 4S 5S")
+    rest = [c for c in DECK if c not in taker and c not in chien]
+    stack_the_deck(monkeypatch, variant(4), 0, [rest[:18], taker, rest[18:36], rest[36:]], chien)
+    table, identities = sim_table(4, seed=22)
+    return table, identities, [SeatMachine(table, 0, 0, s, identities[s], bytes([22, s]) * 16) for s in range(4)]
+
+
+def test_the_takers_triple_poignee_shows_the_ecart_trump_again_through_the_protocol(monkeypatch: pytest.MonkeyPatch) -> None:
+    """« Lorsque le preneur possède 4 Rois et 15 atouts, l'atout écarté doit être remontré avec
+    la triple Poignée qui est alors comptabilisée. »  The écart opened its trump to every seat;
+    the poignée names it again beside the fourteen it opens from the hand, and every seat and
+    the audit count the triple."""
+    _, _, machines = four_kings_and_fifteen_trumps(monkeypatch)
+    play_through(machines, [GardeBy(1)] * 4)
+    for machine in machines:
+        audit = machine.audit
+        assert audit is not None and audit.ok and audit.outcome is not None
+        assert audit.outcome.poignees == ((Camp.ATTACK, PoigneeSize.TRIPLE),)
+        assert machine.public.game is not None and machine.public.game.poignees[0].size is PoigneeSize.TRIPLE
+    game = machines[0].public.game
+    assert game is not None and len(game.ecart) == 1  # the one trump the écart had to take, opened to every seat
+    poignee = next(m for m in machines[0].transcript.messages if m.kind is Kind.POIGNEE)
+    assert isinstance(poignee.payload, dict) and poignee.payload["ecart"] == [game.ecart[0].code]
+
+
+def test_a_poignee_names_again_only_the_trumps_its_ecart_showed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Named rather than opened, a trump of the hand would be shown without proof: the seats
+    refuse a poignée that names, as the écart's, a trump the écart did not show."""
+    table, identities, machines = four_kings_and_fifteen_trumps(monkeypatch)
+    play_through(machines, [GardeBy(1)] * 4, until=lambda: machines[1].decision() is Phase.PLAYING)
+    taker = machines[1]
+    assert taker.game is not None
+    hand = [c for c in taker.game.hand(1) if c.is_trump]
+    payload = {"open": taker.secret.open(hand[1:]).to_wire(), "ecart": [hand[0].code, *(c.code for c in taker.game.ecart if c.is_trump)]}
+    forged = sign_message(identities[1], table.table_id, 0, Kind.POIGNEE, 1, payload, taker.transcript.head)  # type: ignore[arg-type]
+    machines[0].receive(decode(encode(forged)))
+    verdict = machines[0].public.verdict
+    assert verdict is not None and verdict.seat == 1
+    assert verdict.reason == f"showed {hand[0].code} again from its écart, where it did not show it"

@@ -231,3 +231,47 @@ def test_poignee_sizes_and_default_choice() -> None:
     almost = cards("T2 T3 T4 T5 T6 T7 T8 EX")
     assert card("EX") in default_poignee(almost, variant(5), PoigneeSize.SIMPLE)
 
+
+
+# The FFT on the taker whose écart had to take a trump: « Lorsque le preneur possède 4 Rois et
+# 15 atouts, l'atout écarté doit être remontré avec la triple Poignée qui est alors
+# comptabilisée. »  The écart's trumps were shown to the table: they count in its poignée.
+TRUMPS_1_TO_14 = cards(" ".join(f"T{r}" for r in range(1, 15)))
+
+
+def test_the_ecart_trump_is_shown_again_with_the_triple_poignee() -> None:
+    # 4 players: 4 kings and 15 trumps among the 24 cards of hand and chien leave 5 other
+    # cards for an écart of 6, so one trump goes there; 14 stay in hand, one short of 15.
+    hand = cards("KS KH KD KC") + TRUMPS_1_TO_14
+    ecart = cards("1S 2S 3S 4S 5S T15")
+    triple = TRUMPS_1_TO_14 + cards("T15")
+    assert poignee_sizes_available(hand, variant(4)) == [PoigneeSize.SIMPLE, PoigneeSize.DOUBLE]
+    assert poignee_sizes_available(hand, variant(4), ecart) == list(PoigneeSize)
+    assert check_poignee(hand, triple, variant(4), ecart) is PoigneeSize.TRIPLE
+    # The trump the table has already seen is the first one shown, for any poignée.
+    assert default_poignee(hand, variant(4), PoigneeSize.TRIPLE, ecart) == [card("T15"), *TRUMPS_1_TO_14]
+    assert default_poignee(hand, variant(4), PoigneeSize.SIMPLE, ecart)[0] is card("T15")
+    # Only the taker has an écart; and its other cards were never shown.
+    with pytest.raises(RuleError, match="T15 is not in your hand"):
+        check_poignee(hand, triple, variant(4))
+    with pytest.raises(RuleError, match="1S is not in your hand nor among the trumps of your écart"):
+        check_poignee(hand, [*TRUMPS_1_TO_14, card("1S")], variant(4), ecart)
+
+
+def test_the_ecart_trump_counts_as_a_trump_held_beside_the_excuse() -> None:
+    # 4 players, 4 kings, 14 trumps and the Excuse: 5 other cards, so one trump in the écart.
+    # « L'Excuse peut remplacer un Atout manquant mais la présentation de l'Excuse dans la
+    # Poignée implique que l'annonceur n'a pas d'autre Atout »: with the écart's trump, the
+    # thirteen of the hand and the Excuse make the fifteen of a triple.
+    hand = cards("KS KH KD KC EX") + TRUMPS_1_TO_14[:13]
+    ecart = cards("1S 2S 3S 4S 5S T14")
+    shown = TRUMPS_1_TO_14 + cards("EX")
+    assert check_poignee(hand, shown, variant(4), ecart) is PoigneeSize.TRIPLE
+    assert default_poignee(hand, variant(4), PoigneeSize.TRIPLE, ecart) == [card("T14"), *TRUMPS_1_TO_14[:13], card("EX")]
+    # 5 players, 2 kings, 13 trumps and the Excuse among 18: 2 other cards, a trump in the
+    # écart of 3.  Twelve trumps and the Excuse would hide that trump: the Excuse is refused.
+    hand = cards("KS KH EX") + TRUMPS_1_TO_14[:12]
+    ecart = cards("1S 2S T13")
+    with pytest.raises(RuleError, match="no other trump"):
+        check_poignee(hand, [*TRUMPS_1_TO_14[:12], card("EX")], variant(5), ecart)
+    assert check_poignee(hand, TRUMPS_1_TO_14[:13], variant(5), ecart) is PoigneeSize.TRIPLE

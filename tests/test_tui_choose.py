@@ -75,6 +75,17 @@ def test_a_poignee_starts_with_the_lowest_trumps_and_checks_the_count_and_the_ex
     assert "EX" in short.picked and short.problem() is None  # the Excuse completes all trumps
 
 
+def test_a_poignee_starts_with_the_trumps_of_the_takers_ecart() -> None:
+    # « l'atout écarté doit être remontré avec la triple Poignée »: the écart's trump, which
+    # is not in the hand to be marked, is in the poignée from the start.
+    hand = [f"T{r}" for r in range(1, 15)]
+    picker = PoigneePicker([*hand, "T15"], {"simple": 10, "double": 13, "triple": 15}, ["T15"])
+    assert picker.picked == ["T15", *hand[:9]] and picker.size == "simple"
+    for code in hand[9:]:
+        assert picker.toggle(code) is None
+    assert picker.size == "triple" and picker.problem() is None
+
+
 def test_every_sentence_exists_in_both_languages_and_common_refusals_are_translated() -> None:
     assert set(_TEXT["fr"]) == set(_TEXT["en"])
     fr, en = Texts("fr"), Texts("en")

@@ -123,17 +123,19 @@ class EcartPicker:
 class PoigneePicker:
     """The trumps of a poignée (the daemon's ``options.poignee``): trumps only, as many as a
     threshold exactly, the Excuse only to complete a poignée of all the player's trumps.
-    It starts with the usual choice, the lowest trumps of the smallest poignée, so that
-    showing one is a key and Enter."""
+    It starts with the usual choice, the smallest poignée of the taker's écart trumps (the
+    table has seen them: they are not in the hand to be marked) and then the lowest of the
+    hand, so that showing one is a key and Enter."""
 
-    trumps: list[str]  #: the trumps and the Excuse the hand holds
+    trumps: list[str]  #: the trumps and the Excuse the hand holds, and the taker's écart trumps
     sizes: dict[str, int]  #: threshold of each poignée the hand allows, e.g. {"simple": 8}
+    ecart: list[str] = field(default_factory=list)  #: the trumps of the taker's écart
     picked: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if not self.picked:
             smallest = min(self.sizes.values())
-            lowest = sorted((c for c in self.trumps if c != "EX"), key=lambda c: card(c).rank)
+            lowest = sorted((c for c in self.trumps if c != "EX"), key=lambda c: (c not in self.ecart, card(c).rank))
             self.picked = lowest[:smallest] if len(lowest) >= smallest else [*lowest, "EX"]
 
     def toggle(self, code: str) -> Refusal | None:

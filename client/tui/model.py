@@ -121,7 +121,7 @@ class Model:
         offer = self.options.get("poignee")
         if self.decision != "playing" or not offer:
             return False
-        self.poignee = PoigneePicker(list(offer["trumps"]), dict(offer["sizes"]))
+        self.poignee = PoigneePicker(list(offer["trumps"]), dict(offer["sizes"]), list(offer["ecart"]))
         self.cursor = HandCursor(self.hand, set(offer["trumps"]))
         return True
 
