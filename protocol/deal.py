@@ -548,10 +548,16 @@ class Deal:
         )
 
     def _petit_au_bout(self) -> Camp | None:
-        """The camp that takes the Petit in the last trick (the one before, when a chelem ends
-        on the Excuse)."""
+        """The camp that takes the Petit in the last trick — « Le camp qui réalise la dernière
+        levée, à condition que cette levée comprenne le Petit » — whoever played it, the
+        Excuse that takes the last trick of a chelem included; and, when a chelem ends on the
+        Excuse, the camp that takes it in the trick before (« le Petit sera considéré au Bout
+        s'il est mené à l'avant dernier pli »)."""
         last = self.tricks[-1]
-        if last.played_by(last.winner, self.variant.players) is EXCUSE:
-            last = self.tricks[-2]
-        return self.camp(last.winner) if PETIT in last.cards else None
+        if PETIT in last.cards:
+            return self.camp(last.winner)
+        before = self.tricks[-2]
+        if last.played_by(last.winner, self.variant.players) is EXCUSE and PETIT in before.cards:
+            return self.camp(before.winner)
+        return None
 

@@ -304,3 +304,38 @@ def test_the_taker_shows_the_trumps_of_its_ecart_again_in_a_triple_poignee(playe
     outcome = deal.outcome()
     assert outcome is not None and outcome.poignees == ((Camp.ATTACK, PoigneeSize.TRIPLE),)
 
+
+# --- Petit au bout ------------------------------------------------------------------------
+
+
+def test_petit_in_the_last_trick_taken_by_the_excuse_of_a_chelem_is_au_bout() -> None:
+    # « Le camp qui réalise la dernière levée, à condition que cette levée comprenne le Petit,
+    # bénéficie d'une prime ».  The taker (seat 1) leads every trick of its chelem and keeps
+    # the Excuse for the last (« s'il détient l'Excuse, la jouer en dernier »); seat 2 follows
+    # the spades and trumps led until only its Petit is left: the last trick is EX T1 QD ND,
+    # and the Excuse takes it, Petit included, for the attack.
+    hands = [
+        "4D 5D 6D 7D 8D 9D 10D JD ND KD 1C 2C 3C 4C 5C 6C 7C 8C",
+        "EX KS QS NS JS 10S 9S 8S " + " ".join(f"T{r}" for r in range(12, 22)),
+        "1S 2S 3S 4S 5S 6S 7S " + " ".join(f"T{r}" for r in range(1, 12)),
+        HEARTS + " 1D 2D 3D QD",
+    ]
+    deal = make_deal(4, 0, hands, "9C 10C JC NC QC KC")
+    for seat, bid in ((1, Contract.GARDE_SANS), (2, None), (3, None), (0, None)):
+        deal.push(Bid(seat, bid))
+    deal.push(AnnounceChelem(1, True))
+    spades = "KS QS NS JS 10S 9S 8S"
+    play_out(deal, {
+        1: f"{spades} {' '.join(f'T{r}' for r in range(21, 11, -1))} EX".split(),
+        2: f"7S 6S 5S 4S 3S 2S 1S {' '.join(f'T{r}' for r in range(11, 0, -1))}".split(),
+        3: (HEARTS + " 1D 2D 3D QD").split(),
+        0: "4D 5D 6D 7D 8D 9D 10D JD KD 1C 2C 3C 4C 5C 6C 7C 8C ND".split(),
+    })
+    last = deal.tricks[-1]
+    assert last.cards == tuple(cards("EX T1 QD ND")) and last.winner == 1
+    outcome = deal.outcome()
+    assert outcome is not None and outcome.chelem is Camp.ATTACK
+    assert outcome.petit_au_bout is Camp.ATTACK
+    # 91 points, 3 bouts: d = 55.  u = (25+55)·4 + 10·4 + 400 = 760; the taker 3u.
+    score = score_deal(outcome)
+    assert (score.taker, score.defender) == (2280, -760)
