@@ -27,14 +27,6 @@ _CAMPS = "attack, defence"
 _SIZES = ", ".join(s.code for s in PoigneeSize)
 _MAX_POINTS = TOTAL_HALF_POINTS // 2  # 91
 
-#: --chelem value → (announced, camp that took every trick)
-CHELEM_CHOICES: dict[str, tuple[bool, Camp | None]] = {
-    "announced": (True, Camp.ATTACK),
-    "unannounced": (False, Camp.ATTACK),
-    "announced-failed": (True, None),
-    "defence": (False, Camp.DEFENCE),
-}
-
 
 def parse_players(text: str) -> int:
     if text.strip() in ("3", "4", "5"):
@@ -94,6 +86,18 @@ def parse_camp(text: str) -> Camp:
     raise argparse.ArgumentTypeError(f"unknown camp {text!r}: use {_CAMPS}")
 
 
+def parse_chelem(text: str) -> Camp:
+    """The camp that took every trick.  Whether the taker announced it is another question
+    (``--chelem-announced``): the two combine freely, as in the score."""
+    try:
+        return parse_camp(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(
+            f"unknown chelem {text!r}: name the camp that took every trick, {_CAMPS} "
+            "(a chelem announced by the taker is --chelem-announced)"
+        ) from None
+
+
 def parse_poignee(text: str) -> tuple[Camp, PoigneeSize]:
     camp_text, colon, size_text = text.partition(":")
     if not colon:
@@ -111,15 +115,6 @@ def parse_poignee(text: str) -> tuple[Camp, PoigneeSize]:
             return camp, size
     raise argparse.ArgumentTypeError(
         f"unknown poignée size {size_text!r} in {text!r}: use {_SIZES} (e.g. defence:double)"
-    )
-
-
-def parse_chelem(text: str) -> str:
-    if text.strip().lower() in CHELEM_CHOICES:
-        return text.strip().lower()
-    raise argparse.ArgumentTypeError(
-        f"unknown chelem {text!r}: use one of {', '.join(CHELEM_CHOICES)} "
-        "(announced = announced and made; defence = the defence took every trick)"
     )
 
 
@@ -175,8 +170,13 @@ def register(subparsers: SubParsers) -> None:
         "--chelem",
         type=parse_chelem,
         default=None,
-        metavar="{" + ",".join(CHELEM_CHOICES) + "}",
-        help="announced (and made), unannounced (made), announced-failed, defence (took every trick)",
+        metavar="CAMP",
+        help=f"the camp that took every trick: {_CAMPS}",
+    )
+    parser.add_argument(
+        "--chelem-announced",
+        action="store_true",
+        help="the taker announced a chelem (made with --chelem attack, failed otherwise)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     parser.set_defaults(run=run)
@@ -188,7 +188,6 @@ def outcome_from_args(args: argparse.Namespace) -> DealOutcome:
             f"--alone is only for 5 players (the taker without a partner), not {args.players}: "
             "at 3 or 4 players the taker is always alone"
         )
-    announced, chelem = CHELEM_CHOICES[args.chelem] if args.chelem else (False, None)
     try:
         return DealOutcome(
             players=args.players,
@@ -197,8 +196,8 @@ def outcome_from_args(args: argparse.Namespace) -> DealOutcome:
             bouts=args.bouts,
             poignees=tuple(args.poignee),
             petit_au_bout=args.petit_au_bout,
-            chelem_announced=announced,
-            chelem=chelem,
+            chelem_announced=args.chelem_announced,
+            chelem=args.chelem,
             alone=args.alone,
         )
     except ValueError as exc:

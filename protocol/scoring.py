@@ -165,6 +165,7 @@ class DealOutcome:
         self._check_bouts_and_points()
         self._check_poignees()
         self._check_petit_and_chelem()
+        self._check_half_point()
 
     def _check_bouts_and_points(self) -> None:
         # Each bout is at least 8 half points in the tricks of the camp that holds it.
@@ -243,6 +244,36 @@ class DealOutcome:
                 f"the {self.chelem.value} took every trick, so the {self.petit_au_bout.value} "
                 "cannot have taken the Petit au bout"
             )
+
+    def _check_half_point(self) -> None:
+        """Every card is worth an odd number of half points — a bout or a king 9, a queen 7, a
+        cavalier 5, a valet 3, any other card 1 — and an Excuse that stays with its camp is
+        exchanged for a low card, one card for another.  So the attack's points end in .5
+        exactly when it counts an odd number of cards: its tricks, a card a player each, and
+        the écart or the chien it counts (none on a Garde Contre).  At four players that number
+        is always even; at three and five a chelem, which fixes the tricks, fixes it too."""
+        v = variant(self.players)
+        counted = 0 if self.contract is Contract.GARDE_CONTRE else v.chien_size
+        tricks = {Camp.ATTACK: (v.tricks,), Camp.DEFENCE: (0,), None: tuple(range(1, v.tricks))}[self.chelem]
+        parities = {(self.players * t + counted) % 2 for t in tricks}
+        if self.attack_half_points % 2 in parities:
+            return
+        tricks_of = f"tricks of {self.players} cards"
+        held = {Camp.ATTACK: f"all {v.tricks} {tricks_of}", Camp.DEFENCE: "no trick", None: f"its {tricks_of}"}[self.chelem]
+        aside = {
+            Contract.PETITE: f" and the écart of {counted}",
+            Contract.GARDE: f" and the écart of {counted}",
+            Contract.GARDE_SANS: f" and the chien of {counted}",
+            Contract.GARDE_CONTRE: " (the chien goes to the defence)",
+        }[self.contract]
+        even = parities == {0}
+        raise ValueError(
+            f"the attack cannot have {_half(self.attack_half_points)} points: it counts {held}{aside}, "
+            f"always an {'even' if even else 'odd'} number of cards, and "
+            "every card is worth a whole number of points and a half (a bout or a king 4.5, a queen "
+            "3.5, a cavalier 2.5, a valet 1.5, any other card 0.5; the Excuse kept by its camp is "
+            f"exchanged for a low card), so its points {'are whole' if even else 'end in .5'}"
+        )
 
     @property
     def attack_size(self) -> int:

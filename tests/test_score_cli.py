@@ -41,7 +41,7 @@ FFT_EXAMPLES: list[tuple[list[str], dict[str, object]]] = [
     # Garde, chelem announced and made, 87 with 2 bouts: (25+46)·2 + 20 + 20 + 400 = 582
     (
         "--players 4 --contract garde --bouts 2 --points 87 --poignee attack:simple "
-        "--petit-au-bout attack --chelem announced".split(),
+        "--petit-au-bout attack --chelem attack --chelem-announced".split(),
         {"won": True, "difference": 46, "taker": 1746, "partner": None, "defender": -582},
     ),
 ]
@@ -55,7 +55,7 @@ OTHER_TABLES: list[tuple[list[str], dict[str, object]]] = [
     ),
     # 3p garde sans, 3 bouts, 91, chelem unannounced, Petit au bout: 80·4 + 40 + 200 = 560
     (
-        "--players 3 --contract garde-sans --bouts 3 --points 91 --chelem unannounced --petit-au-bout attack".split(),
+        "--players 3 --contract garde-sans --bouts 3 --points 91 --chelem attack --petit-au-bout attack".split(),
         {"won": True, "difference": 55, "taker": 1120, "partner": None, "defender": -560},
     ),
     # 5p garde, 2 bouts, 45: u = 29·2 = 58; taker 2u, partner u
@@ -75,12 +75,13 @@ OTHER_TABLES: list[tuple[list[str], dict[str, object]]] = [
     ),
     # 5p garde, 2 bouts, 55, chelem announced and failed: 39·2 − 200 = −122
     (
-        "--players 5 --contract garde --bouts 2 --points 55 --chelem announced-failed".split(),
+        "--players 5 --contract garde --bouts 2 --points 55 --chelem-announced".split(),
         {"won": True, "difference": 14, "taker": -244, "partner": -122, "defender": 122},
     ),
-    # 5p garde alone, 1 bout, 6, the defence took every trick: −70·2 − 200 = −340
+    # 5p garde alone, 1 bout (the Excuse, kept), 6.5 (with the écart of 3), the defence took
+    # every trick: −70·2 − 200 = −340
     (
-        "--players 5 --contract garde --bouts 1 --points 6 --alone --chelem defence".split(),
+        "--players 5 --contract garde --bouts 1 --points 6.5 --alone --chelem defence".split(),
         {"won": False, "difference": 45, "taker": -1360, "partner": None, "defender": 340},
     ),
     # 5p garde, 1 bout, 55, poignées of both camps (both to the winner): 29·2 + 20 + 20 = 98
@@ -202,7 +203,7 @@ BASE = "score --players 4 --contract garde --bouts 2 --points 49".split()
         ([*BASE, "--alone"], ["5 players"]),
         (["score", "--players", "4", "--contract", "garde", "--bouts", "4", "--points", "49"], ["0, 1, 2 or 3"]),
         (["score", "--players", "6", "--contract", "garde", "--bouts", "2", "--points", "49"], ["3, 4 or 5"]),
-        ([*BASE, "--chelem", "yes"], ["announced", "unannounced", "announced-failed", "defence"]),
+        ([*BASE, "--chelem", "yes"], ["attack", "defence", "--chelem-announced"]),
         (["score", "--players", "4"], ["--contract", "--bouts", "--points"]),
         ([*BASE, "--chelem", "defence"], ["chelem"]),  # 49 with 2 bouts is won: no defence chelem
     ],
@@ -230,3 +231,50 @@ def test_no_command_opens_the_game_and_without_a_daemon_says_how_to_start_one(
 def test_help_exits_zero(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["score", "--help"]) == 0
     assert "--petit-au-bout" in capsys.readouterr().out
+
+
+def test_a_chelem_announced_and_suffered_pays_both_penalties(capsys: pytest.CaptureFixture[str]) -> None:
+    # « Chelem annoncé mais non réalisé : 200 points sont déduits du total. » and « Paradoxalement,
+    # il arrive que la défense inflige un Chelem au déclarant. Dans ce cas, chaque défenseur
+    # reçoit, en plus de la marque normale, une prime de 200 points. »  4p garde, 0 bouts, 3
+    # points (the écart): lost by 53, u = −(25+53)·2 − 200 − 200 = −556; the taker 3u.
+    argv = "--players 4 --contract garde --bouts 0 --points 3 --chelem defence --chelem-announced".split()
+    assert _json_of(argv, capsys) == {"won": False, "difference": 53, "taker": -1668, "partner": None, "defender": 556}
+
+
+@pytest.mark.parametrize(
+    "argv, reason",
+    [
+        # At four the attack counts tricks of 4 cards and an écart or chien of 6 (or none): an
+        # even number of cards, which the rulebook counts « deux par deux », a whole point a pair.
+        ("--players 4 --contract garde --bouts 2 --points 40.5", "its tricks of 4 cards and the écart of 6"),
+        ("--players 4 --contract garde-contre --bouts 2 --points 45.5", "its tricks of 4 cards (the chien goes"),
+        # At three, a chelem is all 24 tricks of 3 cards and the chien of 6: 78 cards.
+        ("--players 3 --contract garde-sans --bouts 3 --points 90.5 --chelem attack", "all 24 tricks of 3 cards"),
+        # At five, a Garde Contre made in a chelem is all 15 tricks of 5 cards: 75 cards, and a
+        # chelem of the defence leaves the attack the 3 cards of its écart.
+        ("--players 5 --contract garde-contre --bouts 3 --points 91 --chelem attack", "end in .5"),
+        ("--players 5 --contract garde --bouts 1 --points 6 --chelem defence", "no trick and the écart of 3"),
+    ],
+)
+def test_points_no_pile_can_hold_are_refused_saying_why(argv: str, reason: str, capsys: pytest.CaptureFixture[str]) -> None:
+    # « Valeur de chaque carte : 1 Oudler […] 4,5 points, 1 Roi 4,5 points, 1 Dame 3,5 points,
+    # 1 Cavalier 2,5 points, 1 Valet 1,5 point, Toute autre carte 0,5 point »: every card is a
+    # whole number of points and a half, so the points are whole with an even number of cards.
+    assert main(["score", *argv.split()]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and reason in err, err
+    assert "worth a whole number of points and a half" in err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        "--players 3 --contract garde --bouts 2 --points 40.5",
+        "--players 5 --contract garde --bouts 2 --points 40.5",
+        "--players 5 --contract garde-contre --bouts 3 --points 90.5 --chelem attack",
+        "--players 5 --contract garde --bouts 1 --points 5.5 --chelem defence --chelem-announced",
+    ],
+)
+def test_half_points_where_a_pile_can_hold_them(argv: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["score", *argv.split(), "--json"]) == 0

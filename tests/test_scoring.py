@@ -108,7 +108,7 @@ def test_fft_score_sheet() -> None:
 # ------------------------------------------------------------------ the half-point rule
 
 
-@pytest.mark.parametrize("players", [3, 4, 5])
+@pytest.mark.parametrize("players", [3, 5])
 def test_half_point_goes_to_the_winner(players: int) -> None:
     # FFT (3- and 5-player sections): 40.5 with 2 bouts is lost by ONE point …
     lost = score_deal(DealOutcome(players, PETITE, hp("40.5"), 2))
@@ -123,6 +123,25 @@ def test_juste_fait_wins_by_zero(contract: Contract) -> None:
     # Exactly 41 with 2 bouts: "juste fait" is won, d = 0, u = 25·m.
     score = score_deal(DealOutcome(4, contract, hp("41"), 2))
     assert (score.won, score.difference, score.unit) == (True, 0, 25 * contract.multiplier)
+
+
+def test_no_half_point_at_four_players() -> None:
+    # « On compte les cartes deux par deux pour faciliter le décompte » — and every card is a
+    # whole number of points and a half (« 1 Roi : 4,5 points … Toute autre carte : 0,5
+    # point »), so a pair is whole.  At four the attack counts tricks of 4 cards and the écart
+    # or chien of 6, or no chien: pairs only, never 40.5.
+    for contract in Contract:
+        with pytest.raises(ValueError, match="always an even number of cards.*so its points are whole"):
+            DealOutcome(4, contract, hp("40.5"), 2)
+    # At three and five a trick is an odd number of cards; a chelem fixes how many tricks.
+    assert DealOutcome(3, GARDE, hp("90.5"), 3).won
+    with pytest.raises(ValueError, match="all 24 tricks of 3 cards and the écart of 6"):
+        DealOutcome(3, GARDE, hp("90.5"), 3, chelem=A)
+    assert DealOutcome(5, CONTRE, hp("90.5"), 3, chelem=A).won  # 75 cards: the chien is the defence's
+    with pytest.raises(ValueError, match="so its points end in .5"):
+        DealOutcome(5, CONTRE, hp("91"), 3, chelem=A)
+    with pytest.raises(ValueError, match="no trick and the chien of 3"):
+        DealOutcome(5, SANS, hp("20"), 1, chelem=D)
 
 
 def test_points_to_make() -> None:
@@ -159,9 +178,9 @@ VECTORS: list[tuple[DealOutcome, tuple[bool, int, int, int | None, int]]] = [
     # d = 91 − 36 = 55, u = (25+55)·4 + 10·4 + 200 = 320 + 40 + 200 = 560; taker 1120, defenders −560
     (DealOutcome(3, SANS, hp("91"), 3, petit_au_bout=A, chelem=A), (True, 55, 1120, None, -560)),
     # --- 4 players: taker 3u
-    # 4p petite, 0 bouts, 56.5 pts: the half goes to the attack → 57, won by 1, u = 26;
-    # taker 78, defenders −26
-    (DealOutcome(4, PETITE, hp("56.5"), 0), (True, 1, 78, None, -26)),
+    # 4p petite, 0 bouts, 57 pts (never 56.5 at four: see test_no_half_point_at_four_players):
+    # won by 1, u = 26; taker 78, defenders −26
+    (DealOutcome(4, PETITE, hp("57"), 0), (True, 1, 78, None, -26)),
     # 4p garde contre, 1 bout, 60 pts: d = 9, u = (25+9)·6 = 204; taker 612, defenders −204
     (DealOutcome(4, CONTRE, hp("60"), 1), (True, 9, 612, None, -204)),
     # 4p garde, 1 bout, 45 pts, chelem announced and failed: lost by 6,
@@ -177,9 +196,9 @@ VECTORS: list[tuple[DealOutcome, tuple[bool, int, int, int | None, int]]] = [
     # 4p garde, chelem announced AND the defence took every trick: both −200 apply, C = −400.
     # 0 bouts, 3 pts (the écart): lost by 53, u = −(25+53)·2 − 400 = −556; taker −1668, defenders +556
     (DealOutcome(4, GARDE, hp("3"), 0, chelem_announced=True, chelem=D), (False, 53, -1668, None, 556)),
-    # 4p garde contre, 3 bouts, 36.5 pts → 37, won by 1; double poignée by the attack, Petit au
-    # bout by the attack: u = (25+1)·6 + 10·6 + 30 = 156 + 60 + 30 = 246; taker 738, defenders −246
-    (DealOutcome(4, CONTRE, hp("36.5"), 3, ((A, DOUBLE),), petit_au_bout=A), (True, 1, 738, None, -246)),
+    # 4p garde contre, 3 bouts, 37 pts, won by 1; double poignée by the attack, Petit au bout by
+    # the attack: u = (25+1)·6 + 10·6 + 30 = 156 + 60 + 30 = 246; taker 738, defenders −246
+    (DealOutcome(4, CONTRE, hp("37"), 3, ((A, DOUBLE),), petit_au_bout=A), (True, 1, 738, None, -246)),
     # 4p garde sans, 2 bouts, 60 pts, Petit au bout by the defence, double poignée by the
     # defence: d = 19, u = (25+19)·4 − 10·4 + 30 = 176 − 40 + 30 = 166; taker 498, defenders −166
     (DealOutcome(4, SANS, hp("60"), 2, ((D, DOUBLE),), petit_au_bout=D), (True, 19, 498, None, -166)),
@@ -229,9 +248,10 @@ VECTORS: list[tuple[DealOutcome, tuple[bool, int, int, int | None, int]]] = [
     # 5p garde alone, 3 bouts, 88 pts, chelem made unannounced: d = 52,
     # u = (25+52)·2 + 200 = 354; taker 1416, defenders −354
     (DealOutcome(5, GARDE, hp("88"), 3, chelem=A, alone=True), (True, 52, 1416, None, -354)),
-    # 5p garde alone, 1 bout, 6 pts, the defence took every trick: lost by 45,
+    # 5p garde alone, 1 bout (its Excuse, kept for a low card: 4 pts), 6.5 pts with the écart of 3,
+    # the defence took every trick: 6.5 → 6 (the half to the defence), lost by 45,
     # u = −(25+45)·2 − 200 = −340; taker −1360, defenders +340
-    (DealOutcome(5, GARDE, hp("6"), 1, chelem=D, alone=True), (False, 45, -1360, None, 340)),
+    (DealOutcome(5, GARDE, hp("6.5"), 1, chelem=D, alone=True), (False, 45, -1360, None, 340)),
     # 5p petite alone, 2 bouts, 30 pts, chelem announced and failed: lost by 11,
     # u = −(25+11) − 200 = −236; taker −944, defenders +236
     (DealOutcome(5, PETITE, hp("30"), 2, chelem_announced=True, alone=True), (False, 11, -944, None, 236)),
@@ -355,6 +375,13 @@ def outcomes(draw: st.DrawFn) -> DealOutcome:
     elif chelem is D:
         high = min(high, need - 1)
     points = draw(st.integers(low, high))
+    # Every card is an odd number of half points: at four players, and whenever a chelem fixes
+    # the tricks, the cards the attack counts fix whether its points are whole.
+    counted = 0 if contract is CONTRE else variant(players).chien_size
+    tricks = {A: variant(players).tricks, D: 0}.get(chelem)
+    if players == 4 or tricks is not None:
+        if points % 2 != (players * (tricks or 0) + counted) % 2:
+            points += 1 if points < high else -1
     attack_size = 2 if players == 5 and not alone else 1
     poignees: list[tuple[Camp, PoigneeSize]] = []
     trumps = 0
