@@ -63,13 +63,20 @@ def _one_line(message: str) -> str:
     return " ".join(message.split())
 
 
+def _home(text: str) -> Path:
+    """``--home``: not empty, which would be the current directory, whatever it is."""
+    if not text:
+        raise argparse.ArgumentTypeError("empty: give the daemon's home directory, as it was given to tarotd")
+    return Path(text)
+
+
 def build_parser() -> ArgumentParser:
     parser = ArgumentParser(
         prog=PROG,
         description="French Tarot on the LAN, with no trusted dealer: the client and its tools.",
     )
     parser.add_argument(
-        "--home", type=Path, default=None, help="the daemon's home directory (default: $XDG_DATA_HOME/tarot)"
+        "--home", type=_home, default=None, metavar="DIR", help="the daemon's home directory (default: $XDG_DATA_HOME/tarot)"
     )
     parser.add_argument(
         "--lang", choices=("fr", "en"), default=None, help="the client's language (default: from LC_ALL, LC_MESSAGES or LANG)"

@@ -28,6 +28,8 @@ log = logging.getLogger("tarotd.api")
 
 MAX_LINE = 64 * 1024
 MAX_CLIENTS = 16
+#: The longest path a Unix socket can have on Linux: ``sun_path`` holds 108 bytes, NUL included.
+MAX_SOCKET_PATH = 107
 Handler = Callable[[dict[str, Any]], Awaitable[Any]]
 
 
@@ -43,6 +45,12 @@ def peer_uid(sock: socket.socket) -> int | None:
         return None
     _pid, uid, _gid = struct.unpack("3i", creds)
     return int(uid)
+
+
+def staging_path(path: Path) -> Path:
+    """Where the socket of ``path`` is made before it is renamed into place (the longer of
+    the two paths, so the one that must fit in :data:`MAX_SOCKET_PATH`)."""
+    return path.with_name(path.name + ".new")
 
 
 class ApiServer:
@@ -62,7 +70,7 @@ class ApiServer:
         """Listen on :attr:`path`.  The socket is made under another name and renamed into
         place once it listens: a client that sees the path can connect (a socket file also
         exists between ``bind`` and ``listen``, refusing connections)."""
-        fresh = self.path.with_name(self.path.name + ".new")
+        fresh = staging_path(self.path)
         for stale in (self.path, fresh):
             if stale.exists() or stale.is_symlink():
                 stale.unlink()

@@ -11,6 +11,7 @@ messages all live in ``protocol``.
 from __future__ import annotations
 
 import asyncio
+import errno
 import functools
 import json
 import logging
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import msgpack
+import zmq
 
 from protocol.cards import CardCodeError, card, cards
 from protocol.deal import Action, AnnounceChelem, Bid, Call, Ecart, Play, ShowPoignee
@@ -49,6 +51,22 @@ LOBBY, DEAL, RELAYS = "lobby", "deal", "relays"
 #: everywhere before a person has played the next card.  (0.1 s gave 2–4 % slower deals.)
 RELAY_DELAY = 0.25
 HEARTBEAT = 1.0  #: seconds between two heartbeats of the game (offers repeated, silent seats timed out)
+
+
+#: What binding ``--listen`` fails with when the address is not this machine's (ENODEV: not
+#: even an interface's name), or the port is taken, or not ours to take.
+_BIND_ERRORS = frozenset({errno.EADDRINUSE, errno.EADDRNOTAVAIL, errno.ENODEV, errno.EACCES, errno.EINVAL})
+
+
+class OptionError(Exception):
+    """An option this machine cannot honour, found only by trying it — the address of
+    ``--listen`` is none of its own, or its port is taken: ``tarotd`` reports it as it does
+    every bad option, one line and exit status 2.  The text names the option."""
+
+
+def bot_name(name: str, k: int) -> str:
+    """The name shown for the ``k``-th bot seat (from 1) of the daemon called ``name``."""
+    return f"{name}-bot{k}"
 
 
 @dataclass(frozen=True)
@@ -118,11 +136,19 @@ class Daemon:
         self.identity = load_or_create_identity(self.home)
         self.seats = [(self.identity, options.name)]
         for k in range(1, options.bots + 1):
-            self.seats.append((load_or_create_identity(self.home, f"bot-{k}"), f"{options.name}-bot{k}"))
+            self.seats.append((load_or_create_identity(self.home, f"bot-{k}"), bot_name(options.name, k)))
         self.store = Store(self.home.db)
         self.mesh = Mesh(self.identity, options.listen, on_message=self._on_message, name=options.name,
                          before_ack=self._journal_on_disk, on_status=self._on_status, faults=options.faults, curve=options.curve)
-        await self.mesh.start()
+        try:
+            await self.mesh.start()
+        except zmq.ZMQError as error:
+            if error.errno not in _BIND_ERRORS:
+                raise
+            raise OptionError(
+                f"--listen {options.listen.removeprefix('tcp://')}: cannot listen there ({os.strerror(error.errno)}): give "
+                "an address of this machine (0.0.0.0: all of them) and a port free for you on it (0: any free port)"
+            ) from None
         entropy = os.urandom if options.deal_seed is None else seeded_entropy(options.deal_seed)
         self.lobby = Lobby(self.identity.public_key, self.mesh.endpoint, self.seats, entropy)
         for peer in options.peers:
@@ -493,7 +519,7 @@ class Daemon:
         except ValueError as error:
             raise ApiError(str(error)) from None
         k = len(self.seats)
-        identity, name = load_or_create_identity(self.home, f"bot-{k}"), f"{self.options.name}-bot{k}"
+        identity, name = load_or_create_identity(self.home, f"bot-{k}"), bot_name(self.options.name, k)
         self._send(self.lobby.add_seat(identity, name))
         self.seats.append((identity, name))
         self._start_ready_tables()

@@ -111,7 +111,7 @@ class TableInfo:
     table_id: bytes | None = None
 
     def __post_init__(self) -> None:
-        _check_text("table name", self.name)
+        check_text("table name", self.name)
         _check_int("seats", self.seats, MIN_SEATS, MAX_SEATS)
         _check_int("members", self.members, 0, self.seats)
         _check_bool("open", self.open)
@@ -132,7 +132,7 @@ class Beacon:
     timestamp: int
 
     def __post_init__(self) -> None:
-        _check_text("name", self.name)
+        check_text("name", self.name)
         _check_bytes("key", self.key, PUBLIC_KEY_SIZE)
         if not is_valid_public_key(self.key):
             raise BeaconError("key is not a valid Ed25519 public key (small order or off the curve)")
@@ -255,7 +255,9 @@ def _check_tables(tables: object) -> None:
             raise BeaconError(f"a table is a TableInfo, got {_describe(table)}")
 
 
-def _check_text(what: str, value: object) -> None:
+def check_text(what: str, value: object) -> None:
+    """A name a beacon may carry (a daemon's, a table's): 1 to 64 characters, none of them a
+    control or a line separator.  Also what ``tarotd --name`` and ``--table`` are held to."""
     if type(value) is not str:
         raise BeaconError(f"{what} is a string, got {_describe(value)}")
     if not 1 <= len(value) <= MAX_NAME_LENGTH:

@@ -33,6 +33,7 @@ from pathlib import Path
 from types import TracebackType
 
 from protocol.identity import PRIVATE_KEY_SIZE, Identity
+from tarotd.api import MAX_SOCKET_PATH, staging_path
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +74,9 @@ class Home:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
+        problem = path_problem(self.path)
+        if problem is not None:
+            raise HomeError(problem)
         _private_directory(self.path)
 
     def __repr__(self) -> str:
@@ -92,9 +96,8 @@ class Home:
 
     @property
     def api_sock(self) -> Path:
-        """The client API socket.  A Unix socket path is limited to 107 bytes, so a deeply
-        nested home (a test's temporary directory) may need the API elsewhere."""
-        return self.path / "api.sock"
+        """The client API socket: its path has to fit in a Unix socket's (:func:`path_problem`)."""
+        return _api_sock(self.path)
 
     @property
     def pid_file(self) -> Path:
@@ -114,6 +117,24 @@ class Home:
                 "starting with a letter or digit"
             )
         return self.identity_key if name == MAIN else self.keys / f"{name}.key"
+
+
+def path_problem(path: Path) -> str | None:
+    """What rules ``path`` out as a home whatever the disk holds, or None: a path so long that
+    the API socket in it would not fit in a Unix socket's 107 bytes.  ``tarotd`` asks with its
+    other options, before anything is made, rather than fail at its socket with a traceback."""
+    socket_path = staging_path(_api_sock(path))
+    size = len(os.fsencode(socket_path))
+    if size <= MAX_SOCKET_PATH:
+        return None
+    return (
+        f"{path} is too long a path for a home: its API socket's would be {size} bytes, and a Unix socket's path "
+        f"is at most {MAX_SOCKET_PATH}: choose one at least {size - MAX_SOCKET_PATH} bytes shorter"
+    )
+
+
+def _api_sock(home: Path) -> Path:
+    return home / "api.sock"
 
 
 def load_or_create_identity(home: Home, name: str = MAIN) -> Identity:

@@ -681,3 +681,12 @@ def test_kill_9_mid_write_leaves_a_consistent_prefix_and_the_deal_resumes(tmp_pa
         assert idx == list(range(len(transcript)))
         assert [m.payload for m in transcript] == [{"n": n} for n in range(len(transcript))]
         assert len(transcript) > reported
+
+
+def test_a_home_too_deep_for_its_socket_is_refused_before_it_is_made(tmp_path: Path) -> None:
+    """A Unix socket's path is at most 107 bytes: the daemon used to make the home, then end in
+    ``OSError: AF_UNIX path too long`` at its API socket."""
+    path = tmp_path / ("x" * 120)
+    with pytest.raises(HomeError, match="too long a path for a home: its API socket's would be"):
+        Home(path)
+    assert not path.exists()
