@@ -60,8 +60,9 @@ _BIND_ERRORS = frozenset({errno.EADDRINUSE, errno.EADDRNOTAVAIL, errno.ENODEV, e
 
 class OptionError(Exception):
     """An option this machine cannot honour, found only by trying it — the address of
-    ``--listen`` is none of its own, or its port is taken: ``tarotd`` reports it as it does
-    every bad option, one line and exit status 2.  The text names the option."""
+    ``--listen`` is none of its own, or its port is taken, or the discovery port is held by
+    a program that does not share it: ``tarotd`` reports it as it does every bad option, one
+    line and exit status 2.  The text names the option, or the one to use instead."""
 
 
 def bot_name(name: str, k: int) -> str:
@@ -159,7 +160,13 @@ class Daemon:
             port = options.discovery_port or DISCOVERY_PORT
             self.discovery = Discovery(self.identity, self._announcement, port=port)
             self.discovery.on_change(self._on_peers)
-            await self.discovery.start()
+            try:
+                await self.discovery.start()
+            except OSError as error:
+                raise OptionError(
+                    f"discovery: cannot bind UDP port {port} ({error.strerror}): another program holds it without "
+                    "sharing it (another user's tarotd?); start with --no-discovery, and --peer HOST:PORT for each peer"
+                ) from None
         self._resume_tables()
         if options.table is not None and not self.runners:  # a table taken up again is the one
             if options.deals is not None and self._played(options.table):

@@ -26,9 +26,10 @@ INSTALLED = Path(sys.executable).with_name("tarotd")
 TAROTD = [str(INSTALLED)] if INSTALLED.exists() else [sys.executable, "-m", "tarotd.cli"]
 
 
-def tarotd(tmp_path: Path, *argv: str) -> subprocess.CompletedProcess[str]:
-    """``tarotd`` with a home of its own and no broadcast; one that runs on is killed, and fails the test."""
-    command = [*TAROTD, "--home", str(tmp_path / "home"), "--no-discovery", *argv]
+def tarotd(tmp_path: Path, *argv: str, discovery: bool = False) -> subprocess.CompletedProcess[str]:
+    """``tarotd`` with a home of its own (and no broadcast unless asked); one that runs on is
+    killed, and fails the test."""
+    command = [*TAROTD, "--home", str(tmp_path / "home"), *([] if discovery else ["--no-discovery"]), *argv]
     try:
         return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=30)
     except subprocess.TimeoutExpired:
@@ -87,6 +88,17 @@ def test_tarotd_refuses_a_port_taken_by_another_program(tmp_path: Path) -> None:
         result = tarotd(tmp_path, "--listen", f"127.0.0.1:{port}")
     assert "Traceback" not in result.stderr and result.returncode == 2, result.stderr
     assert f"--listen 127.0.0.1:{port}: cannot listen there (Address already in use)" in result.stderr.splitlines()[-1]
+
+
+def test_tarotd_says_so_when_the_discovery_port_is_held(tmp_path: Path) -> None:
+    """By a socket that does not share it (another user's daemon): a traceback before."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as held:
+        held.bind(("0.0.0.0", 0))
+        port = held.getsockname()[1]
+        result = tarotd(tmp_path, "--listen", "127.0.0.1:0", "--discovery-port", str(port), discovery=True)
+    assert "Traceback" not in result.stderr and result.returncode == 2, result.stderr
+    assert result.stderr.splitlines()[-1].startswith(
+        f"tarotd: error: discovery: cannot bind UDP port {port} (Address already in use): another program holds it")
 
 
 # --- tarotd: every other option, on the function the command runs first ----------------------
