@@ -206,7 +206,7 @@ def test_good_values_are_taken_as_given(tmp_path: Path) -> None:
 def test_scripts_play_refuses_a_bad_value_before_it_starts_anything(tmp_path: Path, argv: list[str], said: str) -> None:
     """It used to hand ``--think -1`` and ``--name ""`` to daemons it had already started, and
     ``--players`` with no value ended it with status 1 and not a word."""
-    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")}
+    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state"), "TAROT_VENV": sys.prefix}  # this test's interpreter
     result = subprocess.run([str(ROOT / "scripts" / "play"), *argv], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert said in refused(result, "scripts/play")
     assert not (tmp_path / "state").exists()  # no run directory, no daemon
