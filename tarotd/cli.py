@@ -34,6 +34,7 @@ from protocol.identity import is_valid_public_key
 from tarotd.daemon import Daemon, OptionError, Options, StaticPeer, bot_name
 from tarotd.discovery import MAX_NAME_LENGTH, MAX_SEATS, BeaconError, check_text
 from tarotd.home import HomeError, default_home, path_problem
+from tarotd.lobby import invite_code
 from tarotd.mesh import MAX_ENDPOINT, WILDCARD_HOSTS, FaultPlan
 from tarotd.store import StoreError
 
@@ -71,6 +72,9 @@ def build_parser(prog: str = "tarotd") -> argparse.ArgumentParser:
                         help="join the table of this name (open it if nobody has)")
     parser.add_argument("--seats", type=int, choices=(3, 4, 5), default=None,
                         help=f"the seats of the --table (default {MAX_SEATS})")
+    parser.add_argument("--invite", type=invite, default=None, metavar="CODE",
+                        help="the --table's invite code, as its opener's log or screen shows it: joins it though "
+                             "its daemon is none of your --peer (without it, this daemon draws a code and shows it)")
     parser.add_argument("--deals", type=whole(1), default=None, metavar="N", help="play N deals, save them, and exit")
     parser.add_argument("--timeout", type=seconds(), default=30.0, metavar="SECONDS",
                         help="wait this long for a seat at a deck step, or for one whose daemon is away")
@@ -162,6 +166,14 @@ def _text(what: str, longest: int, why: str = "") -> Callable[[str], str]:
         return text
 
     return parse
+
+
+def invite(text: str) -> str:
+    """``--invite``: an invite code, normalised (:func:`~tarotd.lobby.invite_code`)."""
+    try:
+        return invite_code(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 player_name = _text("the name", MAX_PLAYER_NAME, ", to leave room for the names of its bots, NAME-bot1 to NAME-bot4")
@@ -276,6 +288,8 @@ def _conflict(args: argparse.Namespace) -> str | None:
     if args.curve and any(peer.key is None for peer in args.peer):
         return ("--curve encrypts to each peer's key: give it as --peer KEY@HOST:PORT, KEY being the 64 hex digits that "
                 "peer's daemon logs at start (\"its key\") or `tarot status --json` shows as \"key\"")
+    if args.invite is not None and args.table is None:
+        return "--invite is the code of the --table NAME: give both (the client takes the code of a table it joins)"
     if args.seats is not None and args.table is None:
         return "--seats is the number of seats at the --table NAME: give both, or neither (the client chooses the seats of the tables it opens)"
     seats = args.seats or MAX_SEATS
@@ -301,6 +315,7 @@ def _options(args: argparse.Namespace) -> Options:
         bots=args.bots,
         table=args.table,
         seats=args.seats or MAX_SEATS,
+        invite=args.invite,
         deals=args.deals,
         timeout=args.timeout,
         decision_timeout=args.decision_timeout,

@@ -35,7 +35,7 @@ from tarotd.discovery import DISCOVERY_PORT
 from tarotd.discovery import Announcement, Discovery, TableInfo
 from tarotd.discovery import Peer as DiscoveredPeer
 from tarotd.home import DaemonLock, Home, load_or_create_identity, replace_private
-from tarotd.lobby import BROADCAST, Lobby, Member, ReadyTable
+from tarotd.lobby import BROADCAST, Lobby, Member, OfferState, ReadyTable
 from tarotd.mesh import WILDCARD_HOSTS, FaultPlan, Mesh, PeerState, PeerStatus
 from tarotd.runner import Out, TableRunner, bot_policies, seeded_entropy
 from tarotd.silence import SilenceClock
@@ -92,6 +92,7 @@ class Options:
     bot_level: str = "basic"
     table: str | None = None
     seats: int = 5
+    invite: str | None = None  #: ``--invite``: the code of the --table, from its opener's screen
     deals: int | None = None
     timeout: float = 30.0  #: seconds a table may stand still at a deck step, or for a seat whose daemon is away
     decision_timeout: float = 300.0  #: seconds it may stand still while a player at a daemon that answers decides
@@ -127,6 +128,7 @@ class Daemon:
     _sheets_written: dict[bytes, int] = field(init=False, default_factory=dict)  #: deals in each table's scores.json
     _stood_in: set[tuple[bytes, int]] = field(init=False, default_factory=set)  #: seats a bot plays for now
     _relaying: set[bytes] = field(init=False, default_factory=set)  #: tables with a batch of relays scheduled
+    _peer_keys: set[bytes] = field(init=False, default_factory=set)  #: of the --peer daemons: the lobby trusts them
 
     # --- Start and stop -------------------------------------------------------------
 
@@ -151,7 +153,8 @@ class Daemon:
                 "an address of this machine (0.0.0.0: all of them) and a port free for you on it (0: any free port)"
             ) from None
         entropy = os.urandom if options.deal_seed is None else seeded_entropy(options.deal_seed)
-        self.lobby = Lobby(self.identity.public_key, self.mesh.endpoint, self.seats, entropy)
+        self.lobby = Lobby(self.identity.public_key, self.mesh.endpoint, self.seats, entropy, trusts=self._peer_keys.__contains__)
+        self._peer_keys.update(peer.key for peer in options.peers if peer.key is not None)
         for peer in options.peers:
             self.mesh.connect(peer.endpoint, expected_key=peer.key)
         self.api = ApiServer(self.home.api_sock, self._on_request)
@@ -173,8 +176,12 @@ class Daemon:
                 log.info("table %s: its %d deals are played already", options.table, options.deals)
                 self.done.set()  # restarted after the end: nothing more to do
             else:
-                self._send(self.lobby.want(options.table, options.seats))
+                self._send(self.lobby.want(options.table, options.seats, options.invite))
                 self._start_ready_tables()  # a daemon hosting every seat needs nobody else
+                if self.lobby.invite is not None:  # None: we joined the table of a --peer, heard already
+                    code = self.lobby.invite.shown
+                    log.info("table %s: invite code %s — a player whose tarotd does not list this one with --peer "
+                             "joins with --invite %s and the same --table and --seats", options.table, code, code)
         log.info("tarotd %s [%s] listening on %s%s; its key (--peer KEY@HOST:PORT): %s", options.name,
                  fingerprint(self.identity.public_key), self.mesh.endpoint, ", CURVE encryption on" if options.curve else "",
                  self.identity.public_key.hex())
@@ -232,6 +239,7 @@ class Daemon:
                 frame = msgpack.unpackb(body, raw=False)
             except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError):
                 return
+            self._learn_peer_keys()
             self._send(self.lobby.receive(peer, frame))
             joined = self.lobby.offers.get(self.lobby.joined) if self.lobby.joined else None
             if joined is not None:  # the other members of our table: a star of --peer meets this way
@@ -242,6 +250,14 @@ class Daemon:
                 if peer in runner.other_daemons():
                     self._send_deal(runner.receive(body) if channel == DEAL else runner.receive_relays(body))
                     self._after_step(runner)
+
+    def _learn_peer_keys(self) -> None:
+        """The keys the daemons at our ``--peer HOST:PORT`` addresses proved there (a peer
+        given with its key is known from the start): the lobby trusts them — and, besides,
+        whoever proves an invite code.  Kept for the run, so that a peer's later link
+        elsewhere (it restarted under another address) does not undo it."""
+        static = {peer.endpoint for peer in self.options.peers}
+        self._peer_keys.update(status.key for status in self.mesh.peers() if status.endpoint in static)
 
     def _connect_members(self, members: Sequence[Member]) -> None:
         """Keep links to the daemons of these members.  An endpoint on a wildcard address
@@ -272,9 +288,9 @@ class Daemon:
 
     def _announcement(self) -> Announcement:
         tables = tuple(
-            TableInfo(o.name, o.seats, min(len(o.members), o.seats), o.state == "open", o.table_id)
+            TableInfo(o.name, o.seats, min(len(o.members), o.seats), o.state is OfferState.OPEN, o.table_id)
             for o in self.lobby.tables()
-            if o.state in ("open", "full", "ready")
+            if o.state is not OfferState.WITHDRAWN
         )
         return Announcement(self.options.name, self.mesh.port, tables[:8])
 
@@ -472,7 +488,8 @@ class Daemon:
         if op == "bot":
             return self._add_bot()
         if op == "tables":
-            return [{"table": o.table_id.hex(), "name": o.name, "seats": o.seats, "members": [m.name for m in o.members], "state": o.state}
+            return [{"table": o.table_id.hex(), "name": o.name, "seats": o.seats, "members": [m.name for m in o.members],
+                     "state": o.state.value, "invite": o.invite.shown if o.invite else None}
                     for o in self.lobby.tables()]
         if op == "open":
             name, seats = request.get("name", ""), request.get("seats", 5)
@@ -491,9 +508,13 @@ class Daemon:
                 table = bytes.fromhex(str(request.get("table", "")))
             except ValueError:
                 raise ApiError('"table" is a table id in hexadecimal, as "tables" lists it') from None
+            invite = request.get("invite")
+            if invite is not None and not isinstance(invite, str):
+                raise ApiError('"invite" is the table\'s invite code, as its opener\'s screen shows it')
             self._room_for_a_table()
+            self._learn_peer_keys()
             try:
-                self._send(self.lobby.join(table))
+                self._send(self.lobby.join(table, invite))
             except ValueError as error:
                 raise ApiError(str(error)) from None
             self._start_ready_tables()

@@ -1,6 +1,6 @@
 """Forming tables on the LAN, sans IO: offers, joins, the signed manifest, the first dealer.
 
-A daemon *opens* a table (an offer: name, number of seats, a fresh id) and tells every peer;
+A daemon *opens* a table (an offer: name, number of seats, an id) and tells every peer;
 others *join* it with the seats they host (a daemon may host several: its player and bots,
 each with its own identity key).  The opener keeps the list of members in the order they
 joined — it has no other power: once the table is full it sends the manifest (table id,
@@ -8,9 +8,33 @@ name, members in seat order with their daemons' endpoints), **every member signs
 the first dealer is drawn by a commit-reveal coin that every member contributes to, so no
 one chooses it.
 
-Daemons started at the same moment with the same table name (``tarotd --table NAME``)
-converge on one table: among the open offers with that name, the one with the smallest id
-wins; an opener whose offer loses withdraws it and joins the winner, and so do its joiners.
+**Ids bound to their openers.**  A table id is ``SHA-256(TABLE_DOMAIN ‖ opener's key ‖ nonce)``
+cut to 16 bytes (:func:`table_id_of`), the nonce drawn by the opener and carried in every
+offer; an offer whose id is not that of its sender and nonce is refused.  Nobody can
+then open under an id of their choosing (``00…00``, say) nor under another daemon's.
+
+**Trust.**  Anyone on the LAN can send an offer or a join; the lobby acts on those of daemons
+it has a reason to trust, and on no other.  A daemon trusts (:meth:`Lobby._trusted`):
+
+* its own offers;
+* the daemons of its ``--peer`` list — the keys given as ``KEY@HOST:PORT``, and the key that
+  proved itself at a ``HOST:PORT`` given without one (the daemon's ``trusts``);
+* an offer that proves the **invite code** it was given: every offer carries ``proof``, an
+  HMAC of its id under a key stretched from its code (:class:`Invite`), and every join to it
+  an HMAC of the id and the joiner's key.  The opener draws the code (or takes the one it was
+  given) and shows it; the players type it (``tarotd --invite``, or the client).
+
+So: daemons wanting the same table (``tarotd --table NAME``) converge on one — among the
+open offers of that name **that they trust**, the one with the smallest id wins; an opener
+whose offer loses withdraws it and joins the winner, and so do its joiners — and an opener
+seats only daemons it trusts or that prove its code.  A stranger with a throw-away key can
+open as many offers as it likes: nobody withdraws for one, nobody joins one, and its joins
+are refused, each refusal logged once (:class:`_Refusals`).
+
+A manifest is checked whole before anything changes (:meth:`Lobby._manifest_members`):
+exactly one member per seat, every member well formed, no key twice, our seats at our daemon
+and at least one of them there; a manifest that fails is refused, with the reason logged,
+and the offer stays as it was.
 
 Every frame is a msgpack-friendly dict with a ``t`` key; :meth:`Lobby.receive` checks its
 shape and ignores anything malformed, so a peer can make the lobby do nothing worse than
@@ -19,23 +43,114 @@ refuse its frame.
 
 from __future__ import annotations
 
+import enum
+import functools
 import hashlib
+import hmac
+import logging
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 import msgpack
 
-from protocol.identity import Identity, verify
+from protocol.identity import Identity, fingerprint, is_valid_public_key, verify
 from protocol.public import TableSetup
 
+log = logging.getLogger(__name__)
+
 ID_SIZE = 16
+NONCE_SIZE: Final = 16
+PROOF_SIZE: Final = 32
 MAX_OFFERS = 64  #: offers of other daemons remembered at once
+MAX_REFUSALS_LOGGED: Final = 64  #: (cause, daemon) pairs told in the log, then one line saying the rest are not
 #: Frames to one daemon (its key) or to every known peer (``BROADCAST``).
 BROADCAST = b""
 MANIFEST_DOMAIN = b"tarot/v1/manifest\x00"
 COIN_DOMAIN = b"tarot/v1/dealer-coin"
+TABLE_DOMAIN: Final = b"tarot/v1/table"
+INVITE_DOMAIN: Final = b"tarot/lobby-invite\x00"  #: the stretching salt and HMAC domain of invite codes
+#: Crockford's base 32: no I, L, O or U, which read as 1, 1, 0 and V — a code is read off a
+#: screen and typed.
+INVITE_ALPHABET: Final = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+INVITE_LENGTH: Final = 8  #: symbols of an invite code: 40 bits
+INVITE_EXAMPLE: Final = "7KQ2-M9XD"
+_INVITE_BYTES: Final = 5  #: 40 bits of entropy, 8 symbols of 5 bits
+
+
+class OfferState(enum.StrEnum):
+    """Where an offer is; the value is what the ``offer`` frame and the local API carry."""
+
+    OPEN = "open"  #: taking seats
+    FULL = "full"  #: the manifest is out; signatures and coins are coming in
+    READY = "ready"  #: every member signed and revealed: the first dealer is drawn
+    WITHDRAWN = "withdrawn"  #: its opener took it back before it filled
+
+
+def table_id_of(opener: bytes, nonce: bytes) -> bytes:
+    """The id of the table ``opener`` opens with ``nonce``: nobody chooses it, and an offer
+    under an id that is not its sender's is refused."""
+    return hashlib.sha256(TABLE_DOMAIN + opener + nonce).digest()[:ID_SIZE]
+
+
+def invite_code(text: str) -> str:
+    """``text`` as an invite code, normalised: upper case, without dashes or spaces, with O
+    read as 0 and I, L as 1 (ValueError saying what a code is)."""
+    code = text.upper().replace("-", "").replace(" ", "").translate(str.maketrans("OIL", "011"))
+    if len(code) != INVITE_LENGTH or any(symbol not in INVITE_ALPHABET for symbol in code):
+        raise ValueError(f"{text!r} is not an invite code: {INVITE_LENGTH} letters and digits, such as {INVITE_EXAMPLE}")
+    return code
+
+
+@functools.lru_cache(maxsize=16)
+def _stretched(code: str) -> bytes:
+    """The key of an invite code, stretched with scrypt (16 MiB, about 0.1 s): a stranger who
+    saw an offer's proof must pay that for each code it tries, and 2⁴⁰ of them do not fit in the
+    minutes a table takes to fill."""
+    return hashlib.scrypt(code.encode(), salt=INVITE_DOMAIN, n=2**14, r=8, p=1, dklen=32)
+
+
+class Proof(enum.Enum):
+    """What an invite proof is for: an offer (its opener holds the code) or a join (so does
+    the joiner); the value is the HMAC's domain."""
+
+    OFFER = b"offer"
+    JOIN = b"join"
+
+
+@dataclass(frozen=True)
+class Invite:
+    """A table's invite code, and the key stretched from it.  The opener shows the code, the
+    players type it: it is what tells their daemons, which do not know each other, that an
+    offer — and a join — comes from someone at the table."""
+
+    code: str  #: normalised (:func:`invite_code`)
+    key: bytes = field(repr=False)
+
+    @classmethod
+    def parse(cls, text: str) -> Invite:
+        code = invite_code(text)
+        return cls(code, _stretched(code))
+
+    @classmethod
+    def draw(cls, entropy: Callable[[int], bytes]) -> Invite:
+        bits = int.from_bytes(entropy(_INVITE_BYTES), "big")
+        symbols = (INVITE_ALPHABET[(bits >> (5 * k)) & 31] for k in reversed(range(INVITE_LENGTH)))
+        return cls.parse("".join(symbols))
+
+    @property
+    def shown(self) -> str:
+        """The code as a screen shows it: ``7KQ2-M9XD``."""
+        return f"{self.code[:4]}-{self.code[4:]}"
+
+    def proof(self, purpose: Proof, table_id: bytes, daemon: bytes) -> bytes:
+        """The HMAC binding the code to a table and a daemon (its opener, or a joiner): a copy
+        sent by anyone else, or for another table, proves nothing."""
+        return hmac.digest(self.key, purpose.value + table_id + daemon, "sha256")
+
+    def proves(self, proof: bytes, purpose: Proof, table_id: bytes, daemon: bytes) -> bool:
+        return hmac.compare_digest(proof, self.proof(purpose, table_id, daemon))
 
 
 @dataclass(frozen=True)
@@ -56,7 +171,12 @@ class Offer:
     seats: int
     opener: bytes
     members: list[Member] = field(default_factory=list)
-    state: str = "open"  #: open → full (manifest out) → ready (signed, dealer drawn) | withdrawn
+    state: OfferState = OfferState.OPEN
+    nonce: bytes = b""  #: the id is :func:`table_id_of` the opener and this
+    proof: bytes = b""  #: the opener's :class:`Invite` proof
+    #: Its invite code, if we know it — we opened the offer, or it proved a code we were
+    #: given — never on the wire.
+    invite: Invite | None = None
 
     @property
     def full(self) -> bool:
@@ -70,7 +190,9 @@ class Offer:
             "seats": self.seats,
             "opener": self.opener,
             "members": [m.to_wire() for m in self.members],
-            "state": self.state,
+            "state": self.state.value,
+            "nonce": self.nonce,
+            "proof": self.proof,
         }
 
 
@@ -118,19 +240,53 @@ def first_dealer(coins: list[bytes], players: int) -> int:
     return int.from_bytes(digest, "big") % players
 
 
+class ManifestRefused(ValueError):
+    """A manifest that does not hold as a whole; the text says why, for the log."""
+
+
+class _Refusals:
+    """What the lobby refused, told in the log once per cause and daemon: a stranger repeating
+    a frame, or sending it from fresh keys, must not fill the log — after
+    :data:`MAX_REFUSALS_LOGGED` pairs, one line says that the rest go untold."""
+
+    def __init__(self) -> None:
+        self._told: set[tuple[str, bytes]] = set()
+        self._muted = False
+
+    def tell(self, cause: str, daemon: bytes, message: str, *args: object) -> None:
+        if (cause, daemon) in self._told or self._muted:
+            return
+        if len(self._told) >= MAX_REFUSALS_LOGGED:
+            self._muted = True
+            log.warning("lobby: %d refusals told; further ones are not logged", len(self._told))
+            return
+        self._told.add((cause, daemon))
+        log.warning("lobby: " + message, *args)
+
+
 class Lobby:
     def __init__(
-        self, daemon_key: bytes, endpoint: str, seats: list[tuple[Identity, str]], entropy: Callable[[int], bytes] = os.urandom
+        self,
+        daemon_key: bytes,
+        endpoint: str,
+        seats: list[tuple[Identity, str]],
+        entropy: Callable[[int], bytes] = os.urandom,
+        *,
+        trusts: Callable[[bytes], bool] = lambda daemon: False,
     ) -> None:
         """``seats``: the identities this daemon hosts, with the names shown to players.
-        ``entropy``: where table ids and dealer coins come from — the OS, but for a test's
-        ``tarotd --deal-seed``, which must form the same table on every run."""
+        ``entropy``: where table ids, invite codes and dealer coins come from — the OS, but for
+        a test's ``tarotd --deal-seed``, which must form the same table on every run.
+        ``trusts``: whether a daemon's key is one of our ``--peer`` (asked when it matters:
+        a peer given without its key is known by the key it proves)."""
         self.daemon_key = daemon_key
         self._entropy = entropy
+        self._trusts = trusts
         self.endpoint = endpoint
         self.hosted = {identity.public_key: (identity, name) for identity, name in seats}
         self.offers: dict[bytes, Offer] = {}
         self.wanted: tuple[str, int] | None = None
+        self.invite: Invite | None = None  #: the wanted table's code: given, or drawn when we open it
         self.joined: bytes | None = None  #: the offer our seats are in
         self._coins: dict[bytes, bytes] = {}  #: our secret coin per table
         self._signatures: dict[bytes, dict[bytes, bytes]] = {}  #: table → member → signature
@@ -138,6 +294,7 @@ class Lobby:
         self._reveals: dict[bytes, dict[bytes, bytes]] = {}
         self._ready: list[ReadyTable] = []
         self._early: dict[bytes, list[tuple[bytes, dict[str, Any]]]] = {}  #: frames before the manifest
+        self._refusals = _Refusals()
 
     # --- What the daemon asks ------------------------------------------------------
 
@@ -145,32 +302,58 @@ class Lobby:
         return [Member(key, name, self.daemon_key, self.endpoint) for key, (_, name) in self.hosted.items()]
 
     def open(self, name: str, seats: int) -> list[Out]:
+        """Open a table under a fresh invite code (``offers[joined].invite``)."""
+        return self._after_change(self._open(name, seats, None))
+
+    def _open(self, name: str, seats: int, invite: Invite | None) -> Offer:
+        """Open a table under ``invite``, or a code drawn now.  The nonce, then our coin, then
+        the code: a test's ``--deal-seed`` gives the same id and coin it always did."""
         if seats not in (3, 4, 5):
             raise ValueError("a table has 3, 4 or 5 seats")
-        table_id = hashlib.sha256(b"tarot/v1/table" + self.daemon_key + self._entropy(16)).digest()[:ID_SIZE]
-        offer = Offer(table_id, name, seats, self.daemon_key, self.members_here()[:seats])
+        nonce = self._entropy(NONCE_SIZE)
+        table_id = table_id_of(self.daemon_key, nonce)
+        self._coins[table_id] = self._entropy(32)
+        invite = invite or Invite.draw(self._entropy)
+        proof = invite.proof(Proof.OFFER, table_id, self.daemon_key)
+        offer = Offer(table_id, name, seats, self.daemon_key, self.members_here()[:seats], nonce=nonce, proof=proof, invite=invite)
         self.offers[table_id] = offer
         self.joined = table_id
-        return self._after_change(offer)
+        return offer
 
-    def want(self, name: str, seats: int) -> list[Out]:
-        """Join the table of this name (opening it if nobody has): ``tarotd --table``."""
+    def want(self, name: str, seats: int, invite: str | None = None) -> list[Out]:
+        """Join the table of this name (opening it if nobody we trust has): ``tarotd --table``,
+        with the code of ``tarotd --invite`` if given (ValueError if it is no code)."""
         self.wanted = (name, seats)
+        self.invite = Invite.parse(invite) if invite is not None else None
+        for offer in self.offers.values():
+            self._recognise(offer)
         return self._pursue()
 
-    def join(self, table_id: bytes) -> list[Out]:
+    def join(self, table_id: bytes, invite: str | None = None) -> list[Out]:
+        """Join this offer: one we trust, or one that proves ``invite`` (ValueError saying
+        which it is not)."""
         offer = self.offers.get(table_id)
-        if offer is None or offer.state != "open":
+        if offer is None or offer.state is not OfferState.OPEN:
             raise ValueError("no open table with this id")
+        if invite is not None:
+            given = Invite.parse(invite)
+            if not given.proves(offer.proof, Proof.OFFER, table_id, offer.opener):
+                raise ValueError(f"{given.shown} is not the invite code of the table {offer.name!r} ({table_id.hex()[:8]})")
+            offer.invite = given
+        if not self._trusted(offer):
+            raise ValueError(
+                f"the table {offer.name!r} was opened by a daemon you do not know (not one of your --peer): "
+                "give its invite code, which its opener's screen shows"
+            )
         self.joined = table_id
-        return [(offer.opener, {"t": "join", "table": table_id, "members": [m.to_wire() for m in self.members_here()]})]
+        return [(offer.opener, self._join_frame(offer, self.members_here()))]
 
     def filling(self) -> Offer:
         """The table we joined, if it is still taking seats (ValueError saying why not)."""
         offer = self.offers.get(self.joined) if self.joined is not None else None
         if offer is None:
             raise ValueError("open or join a table first: a bot takes a seat at a table that is filling")
-        if offer.state != "open" or offer.full:
+        if offer.state is not OfferState.OPEN or offer.full:
             raise ValueError("the table is full: a bot takes a seat at a table that is filling")
         return offer
 
@@ -182,24 +365,29 @@ class Lobby:
         if offer.opener == self.daemon_key:
             offer.members.append(member)
             return self._after_change(offer)
-        return [(offer.opener, {"t": "join", "table": offer.table_id, "members": [member.to_wire()]})]
+        return [(offer.opener, self._join_frame(offer, [member]))]
 
     def leave(self) -> list[Out]:
         """Take our seats back from the table we joined, while it has not started; an offer of
         ours is withdrawn."""
         if self.joined is None:
             return []
-        offer, self.joined = self.offers[self.joined], None
-        if offer.state != "open":
+        offer = self.offers[self.joined]
+        if offer.state is not OfferState.OPEN:
             raise ValueError("the table has started: it can no longer be left")
+        self.joined = None
         if offer.opener == self.daemon_key:
-            offer.state = "withdrawn"
+            offer.state = OfferState.WITHDRAWN
             return [(BROADCAST, offer.to_wire())]
         return [(offer.opener, {"t": "leave", "table": offer.table_id, "keys": list(self.hosted)})]
 
     def announcements(self) -> list[Out]:
         """Our open offers, to repeat now and then (peers that came late learn them)."""
-        return [(BROADCAST, o.to_wire()) for o in self.offers.values() if o.opener == self.daemon_key and o.state == "open"]
+        return [
+            (BROADCAST, o.to_wire())
+            for o in self.offers.values()
+            if o.opener == self.daemon_key and o.state is OfferState.OPEN
+        ]
 
     def take_ready(self) -> list[ReadyTable]:
         ready, self._ready = self._ready, []
@@ -224,20 +412,39 @@ class Lobby:
         if sender != frame["opener"] or type(seats) is not int or seats not in (3, 4, 5):
             return []
         members = [_member(raw) for raw in frame["members"]]
-        state = _text(frame["state"])
+        state = OfferState(frame["state"])
+        nonce, proof = _blob(frame["nonce"], NONCE_SIZE), _blob(frame["proof"], PROOF_SIZE)
+        if len(members) > seats or len({m.key for m in members}) < len(members):
+            return []
         offer = self.offers.get(table_id)
         if offer is None:
+            if table_id != table_id_of(sender, nonce):
+                self._refusals.tell("id", sender, "ignored an offer from %s: its table id %s is not derived from "
+                                    "its opener's key and nonce", fingerprint(sender), table_id.hex()[:8])
+                return []
             self._forget_stale_offers()
-            self.offers[table_id] = Offer(table_id, name, seats, sender, members, state)
-        elif offer.opener == sender and offer.state == "open" and state in ("open", "withdrawn"):
+            offer = self.offers[table_id] = Offer(table_id, name, seats, sender, members, state, nonce, proof)
+            self._recognise(offer)
+            if self.wanted == (name, seats) and not self._trusted(offer):
+                self._refusals.tell("offer", sender, "table %s: not joining the offer of %s: it is none of our --peer, "
+                                    "and proves no invite code we were given", name, fingerprint(sender))
+        elif offer.opener == sender and offer.state is OfferState.OPEN and state in (OfferState.OPEN, OfferState.WITHDRAWN):
             offer.members, offer.state = members, state  # the manifest, not an offer, closes it
-        if self.offers[table_id].state == "withdrawn" and self.joined == table_id:
+        if self.offers[table_id].state is OfferState.WITHDRAWN and self.joined == table_id:
             self.joined = None
         return self._pursue()
 
     def _on_join(self, sender: bytes, frame: dict[str, Any]) -> list[Out]:
         offer = self.offers.get(_id(frame["table"]))
-        if offer is None or offer.opener != self.daemon_key or offer.state != "open":
+        if offer is None or offer.opener != self.daemon_key or offer.state is not OfferState.OPEN:
+            return []
+        proof = frame.get("proof", b"")
+        invited = offer.invite is not None and isinstance(proof, bytes) and offer.invite.proves(
+            proof, Proof.JOIN, offer.table_id, sender
+        )
+        if not (invited or self._trusts(sender)):
+            self._refusals.tell("join", sender, "table %s: refused the seats of %s: it is none of our --peer, and its "
+                                "join does not prove the table's invite code", offer.name, fingerprint(sender))
             return []
         for member in (_member(raw) for raw in frame["members"]):
             known = {m.key for m in offer.members}
@@ -247,7 +454,7 @@ class Lobby:
 
     def _on_leave(self, sender: bytes, frame: dict[str, Any]) -> list[Out]:
         offer = self.offers.get(_id(frame["table"]))
-        if offer is None or offer.opener != self.daemon_key or offer.state != "open":
+        if offer is None or offer.opener != self.daemon_key or offer.state is not OfferState.OPEN:
             return []
         leaving = {bytes(key) for key in frame["keys"]}
         offer.members = [m for m in offer.members if not (m.key in leaving and m.daemon == sender)]
@@ -258,18 +465,48 @@ class Lobby:
         offer = self.offers.get(table_id)
         if offer is None or sender != offer.opener or table_id != self.joined:
             return []  # we sign only the table our seats joined
-        if offer.state not in ("open", "withdrawn"):
+        if offer.state not in (OfferState.OPEN, OfferState.WITHDRAWN):
             return []
-        offer.members = [_member(raw) for raw in frame["members"]]
-        offer.state = "full"
+        try:
+            members = self._manifest_members(offer, frame.get("members"))
+        except ManifestRefused as why:
+            log.warning("lobby: table %s (%s): refused the manifest of %s, nothing changed: %s",
+                        offer.name, table_id.hex()[:8], fingerprint(sender), why)
+            return []
+        offer.members, offer.state = members, OfferState.FULL
         out = self._sign(offer)
         for early_sender, early in self._early.pop(table_id, []):
             out += self.receive(early_sender, early)
         return out
 
+    def _manifest_members(self, offer: Offer, raw: object) -> list[Member]:
+        """The members of a manifest for ``offer``, if it holds as a whole — one per seat, each
+        well formed, no key twice, every seat we host at our daemon and at least one of ours —
+        or :class:`ManifestRefused` saying what does not, before anything is changed: a
+        manifest taken in part would leave the table neither open nor able to start."""
+        if not isinstance(raw, list):
+            raise ManifestRefused("its members are not a list")
+        if len(raw) != offer.seats:
+            raise ManifestRefused(f"{len(raw)} members for {offer.seats} seats")
+        members = []
+        for seat, item in enumerate(raw):
+            try:
+                members.append(_member(item))
+            except ValueError as error:
+                raise ManifestRefused(f"seat {seat}: {error}") from None
+        if len({m.key for m in members}) < len(members):
+            raise ManifestRefused("a seat's key appears twice")
+        if any((m.key in self.hosted) != (m.daemon == self.daemon_key) for m in members):
+            raise ManifestRefused("it puts a seat of ours at another daemon, or a seat we do not host at ours")
+        if not any(m.key in self.hosted for m in members):
+            raise ManifestRefused("none of our seats is in it")
+        return members
+
     def _forget_stale_offers(self) -> None:
-        """Keep at most :data:`MAX_OFFERS` offers heard: a flood of offers is not a memory leak."""
+        """Keep at most :data:`MAX_OFFERS` offers heard: a flood of offers is not a memory leak,
+        and does not push out the offers we trust — those of strangers go first."""
         others = [t for t, o in self.offers.items() if t != self.joined and o.opener != self.daemon_key]
+        others.sort(key=lambda t: self._trusted(self.offers[t]))  # stable: the oldest first
         for table_id in others[: max(0, len(others) - MAX_OFFERS + 1)]:
             del self.offers[table_id]
             self._early.pop(table_id, None)
@@ -286,9 +523,9 @@ class Lobby:
         offer = self.offers.get(table_id)
         if offer is None:
             return []
-        if offer.state in ("open", "withdrawn"):
+        if offer.state in (OfferState.OPEN, OfferState.WITHDRAWN):
             return self._wait_for_manifest(sender, frame)
-        if offer.state != "full":
+        if offer.state is not OfferState.FULL:
             return []
         member = next((m for m in offer.members if m.key == key and m.daemon == sender), None)
         signature = bytes(frame["sig"])
@@ -303,7 +540,7 @@ class Lobby:
         offer = self.offers.get(table_id)
         if offer is None:
             return []
-        if offer.state in ("open", "withdrawn"):
+        if offer.state in (OfferState.OPEN, OfferState.WITHDRAWN):
             return self._wait_for_manifest(sender, frame)
         commits = self._commits.get(table_id, {})
         if key not in commits or hashlib.sha256(coin).digest() != commits[key]:
@@ -316,18 +553,42 @@ class Lobby:
 
     # --- Our side of the protocol ----------------------------------------------------
 
+    def _trusted(self, offer: Offer) -> bool:
+        """Whether we may join ``offer``, or withdraw ours for it: ours, a ``--peer``'s, or one
+        that proved an invite code we hold."""
+        return offer.opener == self.daemon_key or offer.invite is not None or self._trusts(offer.opener)
+
+    def _recognise(self, offer: Offer) -> None:
+        """Note that ``offer`` proves the code of the table we want, if it does."""
+        if offer.invite is None and self.invite is not None:
+            if self.invite.proves(offer.proof, Proof.OFFER, offer.table_id, offer.opener):
+                offer.invite = self.invite
+
+    def _join_frame(self, offer: Offer, members: list[Member]) -> dict[str, Any]:
+        """A join of ``members`` to ``offer``, proving its invite code if we know it (an opener
+        that does not list us as ``--peer`` seats us on that proof alone)."""
+        proof = offer.invite.proof(Proof.JOIN, offer.table_id, self.daemon_key) if offer.invite else b""
+        return {"t": "join", "table": offer.table_id, "members": [m.to_wire() for m in members], "proof": proof}
+
     def _pursue(self) -> list[Out]:
-        """Converge on the wanted table: the open offer of that name with the smallest id."""
+        """Converge on the wanted table: the open offer of that name with the smallest id
+        among those we trust; none, and we open it (under the code we were given, if any)."""
         if self.wanted is None:
             return []
         name, seats = self.wanted
-        if self.joined is not None and self.offers[self.joined].state in ("full", "ready"):
+        if self.joined is not None and self.offers[self.joined].state in (OfferState.FULL, OfferState.READY):
             return []
         candidates = sorted(
-            o.table_id for o in self.offers.values() if o.name == name and o.seats == seats and o.state == "open"
+            o.table_id
+            for o in self.offers.values()
+            if o.name == name and o.seats == seats and o.state is OfferState.OPEN and self._trusted(o)
         )
         if not candidates:
-            return self.open(name, seats) if self.joined is None else []
+            if self.joined is not None:
+                return []
+            offer = self._open(name, seats, self.invite)
+            self.invite = offer.invite  # a code drawn now is the wanted table's from now on
+            return self._after_change(offer)
         best = candidates[0]
         if self.joined == best:
             return []
@@ -335,8 +596,8 @@ class Lobby:
 
     def _after_change(self, offer: Offer) -> list[Out]:
         out: list[Out] = [(BROADCAST, offer.to_wire())]
-        if offer.full and offer.state == "open" and offer.opener == self.daemon_key:
-            offer.state = "full"
+        if offer.full and offer.state is OfferState.OPEN and offer.opener == self.daemon_key:
+            offer.state = OfferState.FULL
             frame = {"t": "manifest", "table": offer.table_id, "members": [m.to_wire() for m in offer.members]}
             out += [(daemon, frame) for daemon in _daemons(offer) if daemon != self.daemon_key]
             out += self._sign(offer)
@@ -358,9 +619,13 @@ class Lobby:
                 out += [(daemon, frame) for daemon in _daemons(offer) if daemon != self.daemon_key]
         return out + self._reveal_if_signed(offer)
 
+    def _every_member_in(self, offer: Offer, by_member: dict[bytes, dict[bytes, bytes]]) -> bool:
+        """Whether every member of ``offer`` has its entry in ``by_member`` (signatures, reveals)."""
+        held = by_member.get(offer.table_id, {})
+        return all(m.key in held for m in offer.members)
+
     def _reveal_if_signed(self, offer: Offer) -> list[Out]:
-        signatures = self._signatures.get(offer.table_id, {})
-        if len(signatures) < offer.seats or offer.table_id not in self._coins:
+        if not self._every_member_in(offer, self._signatures) or offer.table_id not in self._coins:
             return []
         coin = self._coins[offer.table_id]
         out: list[Out] = []
@@ -374,17 +639,17 @@ class Lobby:
         return out
 
     def _ready_if_revealed(self, offer: Offer) -> None:
-        reveals = self._reveals.get(offer.table_id, {})
-        if offer.state != "full" or len(reveals) < offer.seats:
+        if offer.state is not OfferState.FULL:
             return
-        if len(self._signatures.get(offer.table_id, {})) < offer.seats:
+        if not (self._every_member_in(offer, self._reveals) and self._every_member_in(offer, self._signatures)):
             return
-        offer.state = "ready"
         members = tuple(offer.members)
+        reveals, signed = self._reveals[offer.table_id], self._signatures[offer.table_id]
         setup = TableSetup(offer.table_id, tuple(m.key for m in members), tuple(m.name for m in members))
         dealer = first_dealer([reveals[m.key] for m in members], offer.seats)
-        signatures = tuple(self._signatures[offer.table_id][m.key] for m in members)
+        signatures = tuple(signed[m.key] for m in members)
         manifest = manifest_bytes(offer.table_id, offer.name, list(members))
+        offer.state = OfferState.READY
         if any(m.key in self.hosted for m in members):
             self._ready.append(ReadyTable(setup, members, dealer, manifest, signatures, offer.name))
 
@@ -399,6 +664,12 @@ def _id(value: object) -> bytes:
     return value
 
 
+def _blob(value: object, size: int) -> bytes:
+    if not isinstance(value, bytes) or len(value) != size:
+        raise ValueError(f"{size} bytes expected")
+    return value
+
+
 def _text(value: object) -> str:
     if not isinstance(value, str) or len(value) > 64:
         raise ValueError("a name is a string of at most 64 characters")
@@ -409,8 +680,8 @@ def _member(raw: object) -> Member:
     if not isinstance(raw, list) or len(raw) != 4:
         raise ValueError("a member is [key, name, daemon, endpoint]")
     key, name, daemon, endpoint = raw
-    if not (isinstance(key, bytes) and len(key) == 32 and isinstance(daemon, bytes) and len(daemon) == 32):
-        raise ValueError("member keys are 32 bytes")
+    if not (isinstance(key, bytes) and isinstance(daemon, bytes) and is_valid_public_key(key) and is_valid_public_key(daemon)):
+        raise ValueError("member keys are Ed25519 public keys of 32 bytes")
     if not isinstance(endpoint, str) or len(endpoint) > 128:
         raise ValueError("an endpoint is a short string")
     return Member(key, _text(name), daemon, endpoint)

@@ -99,7 +99,7 @@ def test_ten_tables_of_five_play_three_deals_each_at_once_on_one_lan(tmp_path: P
         started = time.monotonic()
         tables = {
             name: [group.start(t * SEATS + s, f"{name}-{s}", "--table", name, "--seats", str(SEATS),
-                               "--deals", str(DEALS), "--timeout", "60") for s in range(SEATS)]
+                               "--invite", f"{t:04d}-7777", "--deals", str(DEALS), "--timeout", "60") for s in range(SEATS)]
             for t, name in enumerate(names)
         }
         seen = watch(group, tables)

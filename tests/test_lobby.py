@@ -2,35 +2,62 @@
 
 from __future__ import annotations
 
+import hashlib
+import logging
 import random
+from collections.abc import Callable
+from typing import Any
 
 import msgpack
 import pytest
 
 from protocol.identity import Identity
-from tarotd.lobby import BROADCAST, Lobby, Out, ReadyTable
+from tarotd.lobby import (
+    BROADCAST,
+    INVITE_ALPHABET,
+    MANIFEST_DOMAIN,
+    Invite,
+    Lobby,
+    Member,
+    OfferState,
+    Out,
+    Proof,
+    ReadyTable,
+    invite_code,
+    manifest_bytes,
+    table_id_of,
+)
 
 
 class Network:
     """Lobbies of several daemons; frames delivered in a seeded random order per run but
-    in order per sender, as the mesh guarantees."""
+    in order per sender, as the mesh guarantees.  With ``peers`` every daemon lists every
+    other with ``--peer`` (the lobbies trust each other); without, they know nobody, and
+    only invite codes bring them together.  Frames to a key that is no lobby's (a
+    stranger's) land in ``outside``."""
 
-    def __init__(self, hosted: list[int], seed: int = 0) -> None:
+    def __init__(self, hosted: list[int], seed: int = 0, peers: bool = True) -> None:
         self.rng = random.Random(seed)
         self.lobbies: dict[bytes, Lobby] = {}
+        trusts: Callable[[bytes], bool] = (lambda key: key in self.lobbies) if peers else (lambda key: False)
         for index, seats in enumerate(hosted):
             daemon = Identity.generate()
             identities = [(Identity.generate(), f"d{index}-s{k}") for k in range(seats)]
-            self.lobbies[daemon.public_key] = Lobby(daemon.public_key, f"tcp://127.0.0.1:{9000 + index}", identities)
+            endpoint = f"tcp://127.0.0.1:{9000 + index}"
+            self.lobbies[daemon.public_key] = Lobby(daemon.public_key, endpoint, identities, trusts=trusts)
         self.queues: dict[tuple[bytes, bytes], list[dict[str, object]]] = {}
         self.ready: dict[bytes, list[ReadyTable]] = {key: [] for key in self.lobbies}
+        self.outside: dict[bytes, list[dict[str, Any]]] = {}
 
     def post(self, sender: bytes, outs: list[Out]) -> None:
         for destination, frame in outs:
             targets = [k for k in self.lobbies if k != sender] if destination == BROADCAST else [destination]
             for target in targets:
                 wire = msgpack.unpackb(msgpack.packb(frame, use_bin_type=True), raw=False)
-                self.queues.setdefault((sender, target), []).append(wire)
+                if target in self.lobbies:
+                    self.queues.setdefault((sender, target), []).append(wire)
+                else:
+                    self.outside.setdefault(target, []).append(wire)
 
     def run(self) -> None:
         for _ in range(100_000):
@@ -42,6 +69,9 @@ class Network:
             self.post(target, self.lobbies[target].receive(sender, frame))
         for key, lobby in self.lobbies.items():
             self.ready[key].extend(lobby.take_ready())
+
+    def tables(self) -> set[bytes]:
+        return {r.setup.table_id for ready in self.ready.values() for r in ready}
 
 
 @pytest.mark.parametrize("seed", range(8))
@@ -127,25 +157,43 @@ def test_switching_to_a_smaller_offer_leaves_the_other_one() -> None:
         ready = {r.setup.table_id for rs in network.ready.values() for r in rs}
         assert len(ready) == 1
 
+def offer_frame(opener: bytes, name: str = "club", seats: object = 3, *, nonce: bytes | None = None,
+                table: bytes | None = None, members: list[list[object]] | None = None) -> dict[str, Any]:
+    """An offer as a stranger sends it: under the id its key and ``nonce`` give, unless
+    ``table`` says otherwise; its proof proves no code."""
+    nonce = nonce if nonce is not None else random.randbytes(16)
+    return {"t": "offer", "table": table if table is not None else table_id_of(opener, nonce), "name": name,
+            "seats": seats, "opener": opener, "members": members or [], "state": "open", "nonce": nonce,
+            "proof": bytes(32)}
+
+
+def smallest_id_of(opener: bytes) -> tuple[bytes, bytes]:
+    """A nonce giving ``opener`` a table id below 00 00 ff…: smaller than any honest one, bar
+    one chance in 65,536 — what a stranger grinding for the smallest id would send."""
+    for n in range(10**7):
+        nonce = n.to_bytes(16, "big")
+        if table_id_of(opener, nonce)[:2] == b"\0\0":
+            return nonce, table_id_of(opener, nonce)
+    raise AssertionError("no nonce found")
+
+
 def test_lobby_ignores_an_offer_with_infinitely_many_seats() -> None:
     me, stranger = Identity.generate(), Identity.generate()
-    lobby = Lobby(me.public_key, "tcp://127.0.0.1:1", [(me, "moi")])
-    frame = {"t": "offer", "table": bytes(16), "name": "club", "seats": float("inf"),
-             "opener": stranger.public_key, "members": [], "state": "open"}
-    assert lobby.receive(stranger.public_key, frame) == []
+    lobby = Lobby(me.public_key, "tcp://127.0.0.1:1", [(me, "moi")], trusts=lambda key: True)
+    frame = offer_frame(stranger.public_key, seats=float("inf"))
+    assert lobby.receive(stranger.public_key, frame) == [] and lobby.offers == {}
 
 
 def test_lobby_does_not_sign_a_manifest_for_a_table_it_never_joined() -> None:
     me, stranger = Identity.generate(), Identity.generate()
-    lobby = Lobby(me.public_key, "tcp://127.0.0.1:1", [(me, "moi")])
-    table = bytes(range(16))
-    offer = {"t": "offer", "table": table, "name": "piège", "seats": 3, "opener": stranger.public_key,
-             "members": [], "state": "open"}
+    lobby = Lobby(me.public_key, "tcp://127.0.0.1:1", [(me, "moi")], trusts=lambda key: True)
+    offer = offer_frame(stranger.public_key, "piège")
     lobby.receive(stranger.public_key, offer)
+    assert offer["table"] in lobby.offers
     members = [[stranger.public_key, "intrus", stranger.public_key, "tcp://127.0.0.1:2"],
                [me.public_key, "moi", me.public_key, "tcp://127.0.0.1:1"],
                [Identity.generate().public_key, "faux", stranger.public_key, "tcp://127.0.0.1:2"]]
-    out = lobby.receive(stranger.public_key, {"t": "manifest", "table": table, "members": members})
+    out = lobby.receive(stranger.public_key, {"t": "manifest", "table": offer["table"], "members": members})
     assert not any(frame.get("t") == "sign" for _, frame in out)
 
 
@@ -154,7 +202,207 @@ def test_a_flood_of_offers_is_bounded() -> None:
     lobby = Lobby(me.public_key, "tcp://127.0.0.1:1", [(me, "moi")])
     for n in range(500):
         stranger = Identity.generate().public_key
-        frame = {"t": "offer", "table": n.to_bytes(16, "big"), "name": f"t{n}", "seats": 3,
-                 "opener": stranger, "members": [], "state": "open"}
-        lobby.receive(stranger, frame)
-    assert len(lobby.offers) <= 64
+        lobby.receive(stranger, offer_frame(stranger, f"t{n}"))
+    assert len(lobby.offers) == 64
+
+
+# --- Ids bound to their openers, and whom a lobby trusts (issue 26, item 2) -------------
+
+
+def test_an_offer_under_an_id_that_is_not_its_openers_is_refused(caplog: pytest.LogCaptureFixture) -> None:
+    me, stranger = Identity.generate(), Identity.generate().public_key
+    lobby = Lobby(me.public_key, "tcp://127.0.0.1:1", [(me, "moi")], trusts=lambda key: True)
+    for table in (bytes(16), table_id_of(me.public_key, bytes(16))):  # 00…00, and another daemon's id
+        with caplog.at_level(logging.WARNING):
+            assert lobby.receive(stranger, offer_frame(stranger, table=table)) == []
+    assert lobby.offers == {}
+    assert caplog.text.count("is not derived from its opener's key and nonce") == 1  # once per daemon
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_strangers_offer_under_the_smallest_id_makes_nobody_withdraw_or_join(seed: int, caplog: pytest.LogCaptureFixture) -> None:
+    network = Network([1, 1, 1], seed)  # three daemons listing each other with --peer
+    stranger = Identity.generate().public_key
+    nonce, table = smallest_id_of(stranger)
+    network.post(stranger, [(BROADCAST, offer_frame(stranger, nonce=nonce)), (BROADCAST, offer_frame(stranger, table=bytes(16)))])
+    for key, lobby in network.lobbies.items():
+        network.post(key, lobby.want("club", 3))
+    with caplog.at_level(logging.WARNING):
+        network.run()
+    assert all(table in lobby.offers for lobby in network.lobbies.values())  # heard, and bound to its opener
+    assert network.outside == {}  # not one join, nor anything else, went to the stranger
+    (ready,) = {r.setup for rs in network.ready.values() for r in rs}
+    assert set(ready.members) == {m.key for lobby in network.lobbies.values() for m in lobby.members_here()}
+    assert "not joining the offer of" in caplog.text
+
+
+def test_a_strangers_join_is_refused_and_a_copied_proof_proves_nothing(caplog: pytest.LogCaptureFixture) -> None:
+    network = Network([1, 1, 1], peers=False)
+    opener, friend, other = network.lobbies.values()
+    network.post(opener.daemon_key, opener.open("club", 3))
+    network.run()
+    (table,) = opener.offers
+    invite = opener.offers[table].invite
+    assert invite is not None
+    friend_join = friend.join(table, invite.shown)
+    assert friend_join[0][1]["proof"] == invite.proof(Proof.JOIN, table, friend.daemon_key)
+    stranger = Identity.generate()
+    seat = [[stranger.public_key, "intrus", stranger.public_key, "tcp://127.0.0.1:9"]]
+    with caplog.at_level(logging.WARNING):
+        for proof in (b"", friend_join[0][1]["proof"]):  # none, and the friend's own
+            assert opener.receive(stranger.public_key, {"t": "join", "table": table, "members": seat, "proof": proof}) == []
+        with pytest.raises(ValueError, match="opened by a daemon you do not know"):
+            other.join(table)  # and no frame to send: the opener would refuse it as well
+    assert [m.name for m in opener.offers[table].members] == ["d0-s0"]
+    assert caplog.text.count("refused the seats of") == 1
+    network.post(friend.daemon_key, friend_join)
+    network.run()
+    assert [m.name for m in opener.offers[table].members] == ["d0-s0", "d1-s0"]
+
+
+def test_joining_by_code_checks_the_code_against_the_offer() -> None:
+    network = Network([1, 1], peers=False)
+    opener, joiner = network.lobbies.values()
+    network.post(opener.daemon_key, opener.open("club", 3))
+    network.run()
+    (table,) = joiner.offers
+    with pytest.raises(ValueError, match="is not an invite code"):
+        joiner.join(table, "short")
+    with pytest.raises(ValueError, match="is not the invite code of the table 'club'"):
+        joiner.join(table, "0000-0000")
+    assert joiner.joined is None
+    invite = opener.offers[table].invite
+    assert invite is not None
+    network.post(joiner.daemon_key, joiner.join(table, invite.code.lower()))
+    network.run()
+    assert len(opener.offers[table].members) == 2
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_daemons_that_know_nobody_converge_on_the_opener_s_code(seed: int) -> None:
+    network = Network([1, 1, 1, 1, 1], seed, peers=False)  # discovery alone: nobody is anybody's --peer
+    opener, *players, outsider = network.lobbies.values()
+    network.post(opener.daemon_key, opener.want("club", 4))
+    network.run()
+    assert opener.invite is not None  # drawn, and what its screen shows
+    for lobby in players:
+        network.post(lobby.daemon_key, lobby.want("club", 4, opener.invite.shown))
+    network.post(outsider.daemon_key, outsider.want("club", 4))  # no code: its own table
+    network.run()
+    (table,) = network.tables()
+    assert {key for key, ready in network.ready.items() if ready} == {opener.daemon_key, *(p.daemon_key for p in players)}
+    assert outsider.joined != table and outsider.offers[outsider.joined or b""].opener == outsider.daemon_key
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_daemons_given_the_same_code_converge_whoever_opens(seed: int) -> None:
+    network = Network([1, 1, 1], seed, peers=False)
+    for key, lobby in network.lobbies.items():
+        network.post(key, lobby.want("club", 3, "7KQ2-M9XD"))
+    network.run()
+    assert len(network.tables()) == 1 and all(len(ready) == 1 for ready in network.ready.values())
+
+
+def test_a_flood_of_strangers_offers_does_not_push_out_a_trusted_one() -> None:
+    network = Network([1, 1])
+    friend, me = network.lobbies.values()
+    network.post(friend.daemon_key, friend.open("club", 4))
+    network.run()
+    (table,) = me.offers
+    for n in range(300):
+        stranger = Identity.generate().public_key
+        me.receive(stranger, offer_frame(stranger, f"t{n}"))
+    assert table in me.offers and len(me.offers) == 64
+
+
+def test_invite_codes_are_read_as_typed() -> None:
+    assert invite_code("7kq2-m9xd") == invite_code("7KQ2 M9XD") == "7KQ2M9XD"
+    assert invite_code("OIL0-0000") == "01100000"  # O is 0, I and L are 1
+    for wrong in ("7KQ2-M9X", "7KQ2-M9XDD", "UUUU-UUUU", "7KQ2_M9XD", ""):
+        with pytest.raises(ValueError, match="is not an invite code"):
+            invite_code(wrong)
+    drawn = Invite.draw(random.Random(3).randbytes)
+    assert len(drawn.code) == 8 and set(drawn.code) <= set(INVITE_ALPHABET)
+    assert drawn.shown == f"{drawn.code[:4]}-{drawn.code[4:]}" and Invite.parse(drawn.shown) == drawn
+
+
+# --- A manifest is checked whole, before anything changes --------------------------------
+
+
+class Joined:
+    """A lobby ("moi") at the table a trusted peer opened: the peer's seat, ours, and one more
+    seat to fill — the moment its manifest comes."""
+
+    def __init__(self) -> None:
+        self.network = Network([1, 1], seed=4)
+        self.opener, self.me = self.network.lobbies.values()
+        self.network.post(self.opener.daemon_key, self.opener.open("club", 3))
+        self.network.run()
+        (self.table,) = self.me.offers
+        self.network.post(self.me.daemon_key, self.me.join(self.table))
+        self.network.run()
+        self.offer = self.me.offers[self.table]
+        self.seated = list(self.offer.members)
+        assert [m.daemon for m in self.seated] == [self.opener.daemon_key, self.me.daemon_key]
+
+    def member(self, name: str = "tiers", key: bytes | None = None, daemon: bytes | None = None) -> list[object]:
+        key = key or Identity.generate().public_key
+        return [key, name, daemon or self.opener.daemon_key, "tcp://127.0.0.1:9000"]
+
+    def manifest(self, members: object) -> list[Out]:
+        return self.me.receive(self.opener.daemon_key, {"t": "manifest", "table": self.table, "members": members})
+
+
+def test_a_manifest_with_more_members_than_seats_is_refused_whole_and_the_next_good_one_taken(caplog: pytest.LogCaptureFixture) -> None:
+    joined = Joined()
+    seated = [m.to_wire() for m in joined.seated]
+    with caplog.at_level(logging.WARNING):
+        assert joined.manifest([*seated, joined.member(), joined.member()]) == []
+    assert "refused the manifest" in caplog.text and "4 members for 3 seats" in caplog.text
+    assert joined.offer.state is OfferState.OPEN and joined.offer.members == joined.seated
+    assert joined.me.joined == joined.table and joined.me.filling() is joined.offer  # still there, still filling
+    out = joined.manifest([*seated, joined.member()])
+    assert [frame["t"] for _, frame in out] == ["sign"] and joined.me.offers[joined.table].state is OfferState.FULL
+
+
+def test_signatures_and_coins_for_more_members_than_seats_never_wedge_the_lobby() -> None:
+    """The attack of the issue: a manifest of four for three seats, then the signatures and
+    coins of three of the four, which used to set the table ready and raise a KeyError — a
+    lobby that could then neither start that table nor leave it."""
+    joined = Joined()
+    extra = [Identity.generate() for _ in range(2)]
+    members = [*joined.seated, *(Member(x.public_key, f"x{k}", joined.opener.daemon_key, "tcp://127.0.0.1:9000")
+                                 for k, x in enumerate(extra))]
+    joined.manifest([m.to_wire() for m in members])
+    document = MANIFEST_DOMAIN + manifest_bytes(joined.table, "club", members)
+    for identity in (joined.opener.hosted[members[0].key][0], extra[0]):
+        coin = random.randbytes(32)
+        sign = {"t": "sign", "table": joined.table, "key": identity.public_key, "sig": identity.sign(document),
+                "commit": hashlib.sha256(coin).digest()}
+        joined.me.receive(joined.opener.daemon_key, sign)
+        joined.me.receive(joined.opener.daemon_key, {"t": "coin", "table": joined.table, "key": identity.public_key, "coin": coin})
+    assert joined.offer.state is OfferState.OPEN and joined.me.take_ready() == []
+    assert joined.me.leave() != [] and joined.me.joined is None  # not wedged: it can leave
+
+
+@pytest.mark.parametrize(
+    "why, members",
+    [
+        ("its members are not a list", lambda j: "everyone"),
+        ("2 members for 3 seats", lambda j: [m.to_wire() for m in j.seated]),
+        ("seat 2: member keys are Ed25519 public keys", lambda j: [*(m.to_wire() for m in j.seated), j.member(key=b"\1" * 32)]),
+        ("seat 2: a member is [key, name, daemon, endpoint]", lambda j: [*(m.to_wire() for m in j.seated), ["x"]]),
+        ("seat 2: a name is a string", lambda j: [*(m.to_wire() for m in j.seated), j.member("n" * 65)]),
+        ("a seat's key appears twice", lambda j: [*(m.to_wire() for m in j.seated), j.seated[0].to_wire()]),
+        ("a seat of ours at another daemon", lambda j: [j.seated[0].to_wire(), j.member("moi", j.seated[1].key), j.member()]),
+        ("a seat we do not host at ours", lambda j: [*(m.to_wire() for m in j.seated), j.member(daemon=j.me.daemon_key)]),
+        ("none of our seats is in it", lambda j: [j.seated[0].to_wire(), j.member(), j.member()]),
+    ],
+)
+def test_a_manifest_wrong_anywhere_changes_nothing(why: str, members: Callable[[Joined], object], caplog: pytest.LogCaptureFixture) -> None:
+    joined = Joined()
+    with caplog.at_level(logging.WARNING):
+        assert joined.manifest(members(joined)) == []
+    assert why in caplog.text, caplog.text
+    assert joined.offer.state is OfferState.OPEN and joined.offer.members == joined.seated
+    assert joined.me._signatures == {} and joined.me._commits == {}

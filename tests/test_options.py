@@ -150,6 +150,9 @@ def test_tarotd_says_so_when_the_discovery_port_is_held(tmp_path: Path) -> None:
         (["--bot", "genius"], "argument --bot: invalid choice: 'genius'"),
         (["--deal-seed", "7"], "--deal-seed makes every deal predictable: it is for tests only"),
         (["--seats", "3"], "--seats is the number of seats at the --table NAME: give both, or neither"),
+        (["--table", "club", "--invite", "7KQ2"], "argument --invite: '7KQ2' is not an invite code: 8 letters and digits"),
+        (["--table", "club", "--invite", "UUUU-UUUU"], "'UUUU-UUUU' is not an invite code"),
+        (["--invite", "7KQ2-M9XD"], "--invite is the code of the --table NAME: give both"),
         (["--table", "club", "--seats", "3", "--bots", "3"], "--bots 3 and this daemon's own seat make 4 seats at a table of 3: give --bots 0 to 2"),
         (["--think", "300"], "--think 300 is not shorter than --decision-timeout 300: a bot would be timed out before it decides"),
         (["--autoplay", "10", "--decision-timeout", "5"], "--autoplay 10 is not shorter than --decision-timeout 5"),
@@ -180,11 +183,12 @@ def test_a_home_whose_name_cannot_be_a_players_asks_for_a_name(
 def test_good_values_are_taken_as_given(tmp_path: Path) -> None:
     args = parse(["--home", str(tmp_path), "--name", "anne", "--listen", "127.0.0.1:047400", "--peer", "tcp://10.0.0.2:47401",
                   "--faults", "drop=0.05,duplicate=0,delay=200,seed=-7", "--table", "club", "--seats", "5", "--bots", "4",
-                  "--think", "0", "--timeout", "0.5", "--autoplay", "1"])
+                  "--think", "0", "--timeout", "0.5", "--autoplay", "1", "--invite", "7kq2-m9xo"])
     assert args.listen == "tcp://127.0.0.1:47400"
     assert [peer.endpoint for peer in args.peer] == ["tcp://10.0.0.2:47401"]
     assert args.faults == FaultPlan(0.05, 0.0, 0.0, 200.0, -7)
     assert (args.bots, args.think, args.timeout, args.autoplay) == (4, 0.0, 0.5, 1.0)
+    assert args.invite == "7KQ2M9X0"  # as typed from a screen: any case, a dash, O for 0
 
 
 # --- scripts/play and tarot -----------------------------------------------------------------
