@@ -339,11 +339,13 @@ def _playing_state() -> dict[str, Any]:
 
 
 class ScriptedDaemon:
-    """The local API of a daemon at a fixed moment of a deal: ``status`` and ``state``
-    answer from a script; any other request is recorded and refused."""
+    """The local API of a daemon at a fixed moment: ``status``, ``state`` (a deal's, by
+    default) and, if given, ``tables`` answer from a script; any other request is recorded
+    and refused."""
 
-    def __init__(self) -> None:
+    def __init__(self, state: dict[str, Any] | None = None, tables: list[dict[str, Any]] | None = None) -> None:
         self.requests: list[dict[str, Any]] = []
+        self.state, self.tables = state or _playing_state(), tables
 
     async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         while line := await reader.readline():
@@ -353,7 +355,9 @@ class ScriptedDaemon:
             if op == "status":
                 reply["result"] = {"name": "moi", "fingerprint": "aaaa-bbbb-cccc-dddd", "endpoint": "tcp://x", "peers": [], "tables": []}
             elif op == "state":
-                reply["result"] = _playing_state()
+                reply["result"] = self.state
+            elif op == "tables" and self.tables is not None:
+                reply["result"] = self.tables
             else:
                 self.requests.append(request)
                 reply = {"id": request["id"], "ok": False, "error": f"scripted daemon: {op} refused"}
@@ -385,3 +389,30 @@ def test_an_away_member_the_help_and_a_refused_card_against_a_scripted_daemon(tm
     daemon, first = asyncio.run(asyncio.wait_for(scenario(), 60))
     assert daemon.requests == [{"id": daemon.requests[0]["id"], "op": "play", "card": "4S"}]
     assert "b3 has not answered for 12 s" in first and "away for 12 s" in first  # a peer away: who, how long
+
+
+def test_the_lobby_shows_our_invite_code_and_joins_another_table_with_a_typed_one(tmp_path: Path) -> None:
+    tables = [{"table": "aa" * 16, "name": "salon", "seats": 3, "members": ["moi"], "state": "open", "invite": "7KQ2-M9XD"},
+              {"table": "bb" * 16, "name": "club", "seats": 3, "members": ["anne"], "state": "open", "invite": None}]
+
+    async def scenario() -> tuple[ScriptedDaemon, str, str]:
+        daemon = ScriptedDaemon({"table": None}, tables)
+        tmp_path.mkdir(exist_ok=True)
+        server = await asyncio.start_unix_server(daemon.serve, path=str(tmp_path / "api.sock"))
+        try:
+            with create_pipe_input() as pipe:
+                async with running(tmp_path, "fr", pipe) as d:
+                    await d.until(lambda m: len(m.tables) == 2, "the lobby")
+                    lobby = d.ui.screen_text()
+                    await d.press("ji", "typing the code of club", lambda m: m.lobby_index == 1 and m.invite == "")
+                    await d.press("7kq2-m9xdd\x7f", "the code typed", lambda m: m.invite == "7KQ2-M9XD")
+                    typing = d.ui.screen_text()
+                    await d.press(ENTER, "the join sent", lambda m: m.invite is None and daemon.requests)
+        finally:
+            server.close()
+        return daemon, lobby, typing
+
+    daemon, lobby, typing = asyncio.run(asyncio.wait_for(scenario(), 60))
+    assert "salon" in lobby and "← votre table  code d'invitation : 7KQ2-M9XD" in lobby  # what the others type
+    assert "Code d'invitation de « club » : 7KQ2-M9XD" in typing
+    assert [(r["op"], r["table"], r["invite"]) for r in daemon.requests] == [("join", "bb" * 16, "7KQ2-M9XD")]

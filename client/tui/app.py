@@ -19,7 +19,13 @@ from prompt_toolkit.application import Application
 from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import StyleAndTextTuples, fragment_list_to_text
 from prompt_toolkit.input import Input
-from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.key_binding import (
+    ConditionalKeyBindings,
+    KeyBindings,
+    KeyBindingsBase,
+    KeyPressEvent,
+    merge_key_bindings,
+)
 from prompt_toolkit.layout import ConditionalContainer, FormattedTextControl, HSplit, Layout, VSplit, Window
 from prompt_toolkit.output import Output
 from prompt_toolkit.styles import Style
@@ -329,14 +335,49 @@ class TarotApp:
         if self.model.choice is not None and self.model.choice.select(option):
             self.confirm()
 
-    def _join_selected(self) -> None:
+    def _selected(self) -> dict[str, Any] | None:
+        """The table under the lobby's cursor, if it is one to join (not ours)."""
         tables = self.model.tables
-        if tables and 0 <= self.model.lobby_index < len(tables):
+        if not self.model.at_table and tables and 0 <= self.model.lobby_index < len(tables):
             table = tables[self.model.lobby_index]
-            if table is not our_table(self.model):
-                self._send("join", "joined", table=table["table"])
+            return None if table is our_table(self.model) else table
+        return None
 
-    def _keys(self) -> KeyBindings:
+    def _join_selected(self, invite: str | None = None) -> None:
+        table = self._selected()
+        if table is not None:
+            self._send("join", "joined", table=table["table"], invite=invite)
+
+    def _type_invite(self) -> None:
+        """i: type the invite code of the table under the cursor, as its opener's screen shows
+        it — what a daemon that does not know the opener's needs to join."""
+        if self._selected() is not None:
+            self.model.invite = ""
+
+    def _invite_keys(self, typing: Condition) -> KeyBindings:
+        """While a code is typed: letters, digits and dashes go into it, Backspace takes one
+        back, Enter joins with it, Escape gives up."""
+        keys, model = KeyBindings(), self.model
+
+        def done(join: bool) -> None:
+            invite, model.invite = model.invite, None
+            if join:
+                self._join_selected(invite)
+
+        @keys.add("<any>", filter=typing)
+        def typed(event: KeyPressEvent) -> None:
+            if model.invite is not None and len(event.data) == 1 and (event.data.isalnum() or event.data == "-"):
+                model.invite = (model.invite + event.data.upper())[:16]
+
+        @keys.add("backspace", filter=typing)
+        def erase(event: KeyPressEvent) -> None:
+            model.invite = (model.invite or "")[:-1]
+
+        keys.add("enter", filter=typing)(lambda event: done(True))
+        keys.add("escape", filter=typing)(lambda event: done(False))
+        return keys
+
+    def _keys(self) -> KeyBindingsBase:
         keys = KeyBindings()
         model = self.model
 
@@ -371,7 +412,9 @@ class TarotApp:
             on(str(seats))(self._opener(seats))
         on("b")(lambda: self._in_lobby("bot", "bot_added"))
         on("x")(lambda: self._in_lobby("leave", "left"))
-        return keys
+        on("i")(self._type_invite)
+        typing = Condition(lambda: model.invite is not None)
+        return merge_key_bindings([ConditionalKeyBindings(keys, ~typing), self._invite_keys(typing)])
 
     def _letter_action(self, contract: str) -> Callable[[], None]:
         def pick() -> None:

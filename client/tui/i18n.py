@@ -80,9 +80,11 @@ _TEXT: dict[str, dict[str, str]] = {
         "lobby_state_full": "complète",
         "lobby_state_ready": "prête",
         "lobby_ours": " ← votre table",
+        "lobby_invite": "  code d'invitation : {code}",
+        "invite_prompt": "Code d'invitation de « {table} » : {code}▏ — Entrée rejoindre, Échap annuler",
         "lobby_peers": "Voisins : {peers}",
         "lobby_no_peers": "Aucun voisin vu pour l'instant.",
-        "lobby_keys": "↑/↓ table — Entrée rejoindre — 3/4/5 ouvrir une table — b ajouter un bot — x quitter la table — q quitter",
+        "lobby_keys": "↑/↓ table — Entrée rejoindre — i code d'invitation — 3/4/5 ouvrir une table — b ajouter un bot — x quitter la table — q quitter",
         "opened": "Table ouverte : les places se remplissent.",
         "joined": "Vous avez rejoint la table.",
         "bot_added": "Bot ajouté : {bot}.",
@@ -119,6 +121,7 @@ _TEXT: dict[str, dict[str, str]] = {
             "  Tab            marque ou journal de la donne\n"
             "  n              donne suivante (une fois la donne marquée)\n"
             "  ↑/↓ Entrée     au salon : choisir et rejoindre une table\n"
+            "  i              au salon : taper le code d'invitation de la table, puis Entrée\n"
             "  3 4 5          au salon : ouvrir une table de 3, 4 ou 5\n"
             "  b / x          au salon : ajouter un bot / quitter la table\n"
             "  q              quitter (le démon garde votre place)\n"
@@ -185,9 +188,11 @@ _TEXT: dict[str, dict[str, str]] = {
         "lobby_state_full": "full",
         "lobby_state_ready": "ready",
         "lobby_ours": " ← your table",
+        "lobby_invite": "  invite code: {code}",
+        "invite_prompt": "Invite code of “{table}”: {code}▏ — Enter join, Esc cancel",
         "lobby_peers": "Neighbours: {peers}",
         "lobby_no_peers": "No neighbour seen yet.",
-        "lobby_keys": "↑/↓ table — Enter join — 3/4/5 open a table — b add a bot — x leave the table — q quit",
+        "lobby_keys": "↑/↓ table — Enter join — i invite code — 3/4/5 open a table — b add a bot — x leave the table — q quit",
         "opened": "Table opened: the seats are filling.",
         "joined": "You joined the table.",
         "bot_added": "Bot added: {bot}.",
@@ -223,6 +228,7 @@ _TEXT: dict[str, dict[str, str]] = {
             "  Tab            score sheet or log of the deal\n"
             "  n              next deal (once the deal is scored)\n"
             "  ↑/↓ Enter      in the lobby: pick and join a table\n"
+            "  i              in the lobby: type the table's invite code, then Enter\n"
             "  3 4 5          in the lobby: open a table of 3, 4 or 5\n"
             "  b / x          in the lobby: add a bot / leave the table\n"
             "  q              quit (the daemon keeps your seat)\n"
@@ -252,6 +258,10 @@ _REFUSALS_FR: tuple[tuple[str, str], ...] = (
     ("open or join a table first", "ouvrez ou rejoignez d'abord une table"),
     ("not at a table yet", "vous n'êtes pas encore à une table : ouvrez-en une ou rejoignez-en une"),
     ("not over", "la donne n'est pas finie"),
+    ("opened by a daemon you do not know", "cette table est ouverte par un démon que le vôtre ne connaît pas : "
+     "tapez i et son code d'invitation, affiché chez qui l'a ouverte"),
+    ("is not the invite code of the table", "ce n'est pas le code d'invitation de cette table"),
+    ("is not an invite code", "un code d'invitation compte 8 lettres et chiffres, comme 7KQ2-M9XD"),
 )
 
 

@@ -35,7 +35,12 @@ def lobby_fragments(model: Model) -> StyleAndTextTuples:
         out += [("", "  "), (style, line)]
         if table is ours:
             out.append(("class:heading", texts("lobby_ours")))
+            if table.get("invite"):  # what the players whose daemon does not know ours type
+                out.append(("class:heading", texts("lobby_invite", code=table["invite"])))
         out.append(("", "\n"))
+    if model.invite is not None and model.tables:
+        name = model.tables[model.lobby_index].get("name", "")
+        out += [("", "\n"), ("class:prompt", texts("invite_prompt", table=name, code=model.invite)), ("", "\n")]
     peers = status.get("peers", ())
     out.append(("", "\n"))
     if peers:

@@ -38,6 +38,8 @@ class Model:
     show_last_trick: bool = False
     show_help: bool = False
     lobby_index: int = 0
+    #: The invite code being typed for the table under the lobby's cursor; None: not typing.
+    invite: str | None = None
     #: The last view of a deal, kept when the daemon has none (between deals) for its log.
     last_view: dict[str, Any] | None = None
     #: The last trick our seat saw fall, from the daemon's events: the deal's view is gone
