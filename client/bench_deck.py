@@ -1,20 +1,22 @@
 """How long the mental-poker deck takes to deal, and how many multiplications it spends.
 
 One run = every seat's work in one process, from fresh seeds: derive the secrets, commit,
-shuffle, lock, publish the deal keys, and every seat decrypts its hand — with every payload
-checked (points, repeats, proofs) before the hands are used, so every proof is verified before
-the first card could be played.
+shuffle and lock with their proofs, publish the deal keys, and every seat decrypts its hand —
+with every payload checked (every shuffle and lock proof verified, every deal key checked
+against its commitment) before the hands are used.  With one shared verifier each step is
+proved once and verified once, which is also the chain a real table waits for: seat *i*
+checks step *i − 1*, then computes its own.
 
-The scalar multiplication is the unit of cost (DESIGN §4, Cost).  The protocol cannot do with
-fewer than: each seat multiplies the 78 points once to shuffle and twice to lock, and each
-recipient spends one multiplication per dealt card.  The figures compare what was done with
-that floor; the difference is the proofs (a handful per step) and, with ``weighted_lock``, the
-weighted sums of the batch proof.
+The scalar multiplication is the unit of cost (DESIGN §4, Cost).  Without proofs the protocol
+could not do with fewer than: each seat multiplies the 78 points once to shuffle and once to
+lock, and each recipient spends one multiplication per dealt card.  The figures compare what
+was done with that floor; the difference is the proofs.
 
-Three configurations are measured by ``scripts/bench-deck``: one shared verifier (what one
-process needs: every payload checked once), every seat verifying everything (the total CPU
-of n daemons), and the weighted lock proof.  ``tarot bench`` takes its ``deck_ms`` from the
-first, and its floor from :func:`scalarmult_floor_us` measured in the same run.
+Two configurations are measured by ``scripts/bench-deck``: one shared verifier (what one
+process needs: every payload checked once) and every seat verifying everything (the total CPU
+of n daemons); and one 78-card shuffle proved and verified on its own (:func:`shuffle_proof_ms`).
+``tarot bench`` takes its ``deck_ms`` from the first, and its floor from
+:func:`scalarmult_floor_us` measured in the same run.
 
 Every seat's seed comes from a fixed benchmark seed, the run and the seat, so two runs do the
 same arithmetic on the same points: only the machine differs.
@@ -26,10 +28,13 @@ import argparse
 import hashlib
 import statistics
 import time
-from typing import Any
+from typing import Any, Callable
 
-from protocol.deck import DeckSetup, PublicDeck, SeatDeck, deal_in_one_process
-from protocol.group import CARD_POINTS, MULTS, mul, scalar_from_digest
+from protocol.deck import DeckSetup, Payload, PublicDeck, SeatDeck, deal_in_one_process
+from protocol.group import CARD_POINTS, MULTS, base_mul, mul, mul_each, scalar_from_digest
+from protocol.proofs import Binding
+from protocol.seeds import derive
+from protocol.shuffle_proof import prove_shuffle, verify_shuffle
 from protocol.variants import variant
 
 #: The seed every benchmark derives its secrets from (the same figures' inputs in every run).
@@ -42,10 +47,10 @@ def bench_bytes(*labels: object, size: int = 32) -> bytes:
 
 
 def minimum_mults(players: int) -> dict[str, int]:
-    """The floor: shuffle n×78, lock n×2×78, one decryption per dealt card."""
+    """The floor without proofs: shuffle n×78, lock n×78, one decryption per dealt card."""
     return {
         "shuffle": players * 78,
-        "lock": players * 2 * 78,
+        "lock": players * 78,
         "decrypt": players * variant(players).hand_size,
     }
 
@@ -73,7 +78,6 @@ def deck_benchmark(
     runs: int = 7,
     *,
     every_seat_verifies: bool = False,
-    weighted_lock: bool = False,
     first_run: int = 0,
 ) -> dict[str, Any]:
     """Time commit + shuffle + lock + deal + every hand decrypted, ``runs`` times (the runs
@@ -81,7 +85,7 @@ def deck_benchmark(
     times: list[float] = []
     mults = fixed_base = 0
     for run in range(first_run, first_run + runs):
-        setup = DeckSetup(b"bench-deck", run, variant(players), dealer=0, weighted_lock=weighted_lock)
+        setup = DeckSetup(b"bench-deck", run, variant(players), dealer=0)
         MULTS.reset()
         start = time.perf_counter()
         seats = [SeatDeck(setup, seat, bench_bytes("deck", run, seat)) for seat in range(players)]
@@ -93,7 +97,6 @@ def deck_benchmark(
     return {
         "players": players,
         "verifiers": players if every_seat_verifies else 1,
-        "weighted_lock": weighted_lock,
         "runs_ms": [round(t, 1) for t in times],
         "median_ms": round(statistics.median(times), 1),
         "mults": mults,
@@ -101,6 +104,67 @@ def deck_benchmark(
         "minimum_mults": sum(minimum.values()),
         "minimum_breakdown": minimum,
     }
+
+
+def shuffle_proof_ms(runs: int, first_run: int = 0) -> tuple[list[float], list[float]]:
+    """Milliseconds to prove, and to verify, one 78-card shuffle of the plain pack, ``runs``
+    times each (the shuffle's own 78 multiplications are not in the proving time)."""
+    proving: list[float] = []
+    verifying: list[float] = []
+    for run in range(first_run, first_run + runs):
+        s = derive(bench_bytes("shuffle", run), b"bench-shuffle", run, 0, variant(5))
+        binding = Binding(b"bench-shuffle", run, 0, "shuffle")
+        after = mul_each([s.blanket] * 78, [CARD_POINTS[j] for j in s.permutation])
+        start = time.perf_counter()
+        proof = prove_shuffle(binding, s.blanket, s.blanket_public, CARD_POINTS, after, s.permutation, s.nonce_key)
+        proved = time.perf_counter()
+        holds = verify_shuffle(binding, base_mul(s.blanket), CARD_POINTS, after, proof)
+        verifying.append((time.perf_counter() - proved) * 1000)
+        proving.append((proved - start) * 1000)
+        if not holds:
+            raise AssertionError("the benchmark's own shuffle proof does not verify")
+    return proving, verifying
+
+
+def critical_path_ms(players: int, run: int) -> float:
+    """Milliseconds of the chain a real table — one machine a seat, each checking every step
+    with its own cores — waits for, seated to the hands: each seat's check of the step before
+    its own and its own step, the last lock's check, then the slowest seat's check of the
+    others' deal keys and decryption of its hand.  Every seat verifies everything, as its
+    daemon does; only the work on the chain is timed."""
+    setup = DeckSetup(b"bench-critical", run, variant(players), dealer=0)
+    seats = [SeatDeck(setup, seat, bench_bytes("critical", run, seat)) for seat in range(players)]
+    views = [PublicDeck(setup, own_seat=seat) for seat in range(players)]
+    for view in views:
+        view.trusted = frozenset({view.own_seat}) if view.own_seat is not None else frozenset()
+
+    def send(payload: Payload, timed: int | None) -> float:
+        spent = 0.0
+        for seat, view in enumerate(views):
+            start = time.perf_counter()
+            view.receive(payload)
+            spent += time.perf_counter() - start if seat == timed else 0.0
+        return spent
+
+    for seat in seats:
+        send(seat.commit(), None)
+    chain = 0.0
+    make: list[Callable[[SeatDeck, PublicDeck], Payload]] = [SeatDeck.shuffle, SeatDeck.lock]
+    steps = [(seat, step) for step in make for seat in seats]
+    for k, (seat, step) in enumerate(steps):
+        start = time.perf_counter()
+        payload = step(seat, views[seat.seat])
+        chain += time.perf_counter() - start
+        chain += send(payload, steps[k + 1][0].seat if k + 1 < len(steps) else (seat.seat + 1) % players)
+    keys = [seat.deal_keys() for seat in seats]
+    slowest = 0.0
+    for seat in seats:
+        start = time.perf_counter()
+        for payload in keys:
+            views[seat.seat].receive(payload)
+        seat.hand(views[seat.seat])
+        slowest = max(slowest, time.perf_counter() - start)
+    return (chain + slowest) * 1000
 
 
 def _describe(title: str, result: dict[str, Any]) -> str:
@@ -123,9 +187,13 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     n = args.players
     print(f"Deck for {n} seats, one process, all seats' work included.")
-    print(_describe("One shared verifier (sum proofs):", deck_benchmark(n, args.runs)))
+    print(_describe("One shared verifier (every step proved, each verified once):", deck_benchmark(n, args.runs)))
     print(_describe(f"Every seat verifies everything ({n} verifiers):", deck_benchmark(n, args.runs, every_seat_verifies=True)))
-    print(_describe("Weighted batch lock proof, one shared verifier:", deck_benchmark(n, args.runs, weighted_lock=True)))
+    chains = [critical_path_ms(n, run) for run in range(args.runs)]
+    print(f"Critical path (one machine a seat, each verifying everything): median {statistics.median(chains):.1f} ms")
+    proving, verifying = shuffle_proof_ms(args.runs)
+    print(f"One 78-card shuffle: proved in {statistics.median(proving):.1f} ms, verified in "
+          f"{statistics.median(verifying):.1f} ms (medians of {args.runs})")
 
 
 if __name__ == "__main__":

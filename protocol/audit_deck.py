@@ -1,24 +1,23 @@
 """The audit of a deal's deck: replay every step from the revealed seeds.
 
-During the deal the checks are cheap and partly optimistic (sum proofs, a dealt card that
-decrypts to a card proves its keys).  Whatever they let through — a compensated tracer, a
-wrong ``F`` that only spoils the cheater's own hand, a re-commitment of a card the taker
-never had, a king hidden in the écart — is caught here: every seat's secrets are derived
-again from its seed, every published step is recomputed from the published step before it,
-and the first payload that differs names its seat.  Recomputing each step from the
+During the deal every shuffle and lock is proved and every key checked against its
+commitment, so what is left for the audit is what no live check can see without the secrets:
+a re-commitment of a card the taker never had, a king hidden in the écart, a step a daemon
+took on trust (its own seat's).  Every seat's secrets are derived again from its seed, every
+published step is recomputed from the published step before it, and the first payload that
+differs names its seat.  Recomputing each step from the
 *published* previous one (not from the replay) is what pins a deviation on the seat that
 made it rather than on everyone after it.
 
 A seat that does not reveal its seed, or reveals one that does not match its commitment, is
 named before anything is replayed: without its seed nothing of the deal can be checked.
 
-Cost: the multiplications of every shuffle and lock step once more (≈ 1,170 at five seats),
-plus one per re-commitment of the écart.  A daemon may skip the steps of the seats it hosts
-(``trusted``): it computed each of them itself, from that seat's seed and the step published
-before it — the very inputs the replay would use, with the same deterministic derivations
-and arithmetic — so replaying them could only give back what it published.  That saves 234
-of the 1,170 multiplications per hosted seat at five seats (a shuffle of 78 points, a lock of
-2 × 78).  Trust is for that case only: a step trusted is not checked at all, so a deviation in
+Cost: the multiplications of every shuffle and lock step once more (78 each, and 78 by ``G``
+for a lock's commitments: ≈ 800 at five seats), plus one per re-commitment of the écart.  A
+daemon may skip the steps of the seats it hosts (``trusted``): it computed each of them
+itself, from that seat's seed and the step published before it — the very inputs the replay
+would use, with the same deterministic derivations and arithmetic — so replaying them could
+only give back what it published.  Trust is for that case only: a step trusted is not checked at all, so a deviation in
 it goes unnoticed by this audit (the other daemons, which do not host that seat, replay it).
 """
 
@@ -43,7 +42,7 @@ from protocol.deck import (
     Reveal,
     Shuffle,
 )
-from protocol.group import CARD_POINTS, GroupError, Point, card_of, invert, mul, mul_batches
+from protocol.group import CARD_POINTS, ORDER, GroupError, Point, base_mul_each, card_of, from_int, invert, mul, mul_batches, to_int
 from protocol.seeds import SEED_BYTES, SeatSecrets, commitment, derive
 from protocol.verdict import Verdict, VerdictError
 
@@ -156,8 +155,7 @@ class _Replay:
         from the step published before it, not from the replay, so none waits for another
         and :func:`mul_batches` can spread them over the cores.  Keyed by (payload index,
         part); the replay then compares in order, so the first difference still names its
-        seat.  A lock's ``b·F`` is taken from its *published* F, which is only used once
-        that F has been found equal to ``a⁻¹·E``.  A trusted seat's steps are not multiplied."""
+        seat.  A trusted seat's steps are not multiplied."""
         jobs: dict[tuple[int, str], tuple[list[bytes], Sequence[Point]]] = {}
         deck: Sequence[Point] = CARD_POINTS
         for index, payload in enumerate(self.record.payloads):
@@ -169,8 +167,8 @@ class _Replay:
             elif isinstance(payload, Lock):
                 if self._replays(payload):
                     s = self.secrets[payload.seat]
-                    jobs[index, "unlocked"] = ([s.blanket_inverse] * len(deck), deck)
-                    jobs[index, "locked"] = (list(s.lock_keys), payload.unlocked)
+                    inverse = to_int(s.blanket_inverse)
+                    jobs[index, "locked"] = ([from_int(to_int(b) * inverse % ORDER) for b in s.lock_keys], deck)
                 deck = payload.locked
         return dict(zip(jobs, mul_batches(list(jobs.values()))))
 
@@ -195,14 +193,14 @@ class _Replay:
 
     def _lock(self, p: Lock, index: int, ref: str) -> None:
         if self._replays(p):
-            unlocked = self._product(index, "unlocked")
-            wrong = [j for j, (mine, theirs) in enumerate(zip(unlocked, p.unlocked)) if mine != theirs]
+            commitments = base_mul_each(list(self.secrets[p.seat].lock_keys))
+            wrong = [j for j, (mine, theirs) in enumerate(zip(commitments, p.commitments)) if mine != theirs]
             if wrong:
-                _fail(p.seat, "lock", f"its unlocked points F differ from a⁻¹·E at positions {wrong}", ref)
-            locked = self._product(index, "locked")  # b·F of the published F, equal to a⁻¹·E
+                _fail(p.seat, "lock", f"its key commitments B are not the keys its seed gives at positions {wrong}", ref)
+            locked = self._product(index, "locked")
             wrong = [j for j, (mine, theirs) in enumerate(zip(locked, p.locked)) if mine != theirs]
             if wrong:
-                _fail(p.seat, "lock", f"its locked points E are not its lock keys times F at positions {wrong}", ref)
+                _fail(p.seat, "lock", f"its locked points E differ from its keys times the previous step at positions {wrong}", ref)
         self.locks += 1
         if self.locks == self.setup.players:
             self._deal()

@@ -14,27 +14,59 @@ What a cheater tells its transport, beyond the messages :meth:`receive` and :met
 * :attr:`Cheater.attempted` — whether the attack was carried out in this deal (some need a
   chance: a card it may not play, the contract, its first card…);
 * :attr:`Cheater.learned` — card by pack position, what it found out beyond its own view (a
-  tracer, a peek), for the test that it learns nothing it should not.
+  tracer, a lock tracer, a peek), for the test that it learns nothing it should not.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import replace
+from itertools import combinations
 from typing import Any, ClassVar
-
-from nacl.bindings import crypto_core_ed25519_sub as point_sub
 
 from protocol.cards import DECK, Card, card
 from protocol.deal import Action, Bid, Call, Play, ShowPoignee
-from protocol.deck import DealKeys, Ecart, Lock, Open, Opening, OpenRecommitted, PublicDeck, SeatDeck, Shuffle
-from protocol.group import GENERATOR, Point, add, card_of, invert, mul, scalar_from_digest, scalar_product
+from protocol.deck import (
+    ChienKeys,
+    Commit,
+    DealKeys,
+    Ecart,
+    Lock,
+    Open,
+    Opening,
+    OpenRecommitted,
+    PublicDeck,
+    SeatDeck,
+    Shuffle,
+)
+from protocol.deck import Payload as DeckPayload
+from protocol.group import (
+    GENERATOR,
+    Point,
+    Scalar,
+    add,
+    base_mul_each,
+    card_of,
+    from_int,
+    invert,
+    mul,
+    mul_each,
+    point_sum,
+    scalar_from_digest,
+    scalar_mul,
+    scalar_product,
+)
+from protocol.group import sub as point_sub
 from protocol.identity import Identity
+from protocol.lock_proof import LockProof, prove_lock
 from protocol.machine import SeatMachine
 from protocol.messages import Kind, Message, encode, sign_message
 from protocol.messages import Payload as WirePayload
 from protocol.public import Stage
+from protocol.seeds import DECK_SIZE, SeatSecrets
+from protocol.shuffle_proof import prove_shuffle
 from protocol.variants import Contract
 
 #: A frame for the transport: the seats to hand it to (None: every other seat) and its bytes.
@@ -42,6 +74,9 @@ Addressed = tuple[frozenset[int] | None, bytes]
 
 #: Frames in one burst of the flood.
 FLOOD_FRAMES = 60
+
+#: The scalar 1: a lock tracer's plain copy.
+ONE = from_int(1)
 
 
 def _secret_scalar(seed: bytes, label: str) -> bytes:
@@ -76,28 +111,34 @@ TRACED = card("T21")
 
 class TracerDeck(CheatingDeck):
     """The tracer of DESIGN §4: put ``t·a·M_target`` where another card belongs and make the
-    sum right on a third, so the sum proof holds; after the last shuffle, the pair related by
-    ``t`` in the public deck shows where the target card lies.  Only the first shuffler knows
-    which card it marks; a later one marks a card blind (it learns a position, no card)."""
+    sum right on a third — the shape that passed the first design's proof over sums — with
+    the shuffle proof computed over these points from its true permutation and key, the best
+    proof it can make.  The proof binds every point to a permuted input: the step is refused,
+    before anything is dealt.  Accepted, it would pay once the last shuffle is out: the pair
+    related by ``t`` shows where the target card lies (:meth:`trace`).  Only the first shuffler
+    knows which card it marks; a later one marks a card blind (it learns a position, no card)."""
 
     tracer: bytes | None = None  #: its secret multiple t, once it has shuffled
 
     def shuffle(self, public: PublicDeck) -> Shuffle:
         honest = super().shuffle(public)
         s = self.secrets
+        before = public.current_points()
         where = {index: p for p, index in enumerate(s.permutation)}  # output place of each input
         if self.seat == 0:  # the input is the plain pack, in card order
             target, victim, partner = TRACED.index, _other(TRACED, 0), _other(TRACED, 1)
         else:
             target, victim, partner = 0, 1, 2
         self.tracer = _secret_scalar(s.seed, "tracer")
-        marked = mul(self.tracer, mul(s.blanket, public.current_points()[target]))
+        marked = mul(self.tracer, mul(s.blanket, before[target]))
         at_victim, at_partner = honest.points[where[victim]], honest.points[where[partner]]
         points = list(honest.points)
         points[where[victim]] = marked
         points[where[partner]] = add(at_partner, point_sub(at_victim, marked))
         self.deviated = True
-        return replace(honest, points=tuple(points))
+        binding = self.setup.binding(self.seat, "shuffle")
+        proof = prove_shuffle(binding, s.blanket, s.blanket_public, before, points, s.permutation, s.nonce_key)
+        return Shuffle(self.seat, tuple(points), proof)
 
     def trace(self, final: Sequence[Point]) -> int | None:
         """The position of the marked card in the deck after every shuffle (the locks do not
@@ -113,20 +154,115 @@ def _other(card: Card, n: int) -> int:
 
 
 class BadLockDeck(CheatingDeck):
-    """Two ``F`` not made with its committed key, on positions of the next seat's hand, with
-    their sum right so that the proof over sums holds, and each ``E`` its lock key times the
-    wrong ``F`` so that its keys check out: only a decryption or the audit shows it."""
+    """Two locked points that are not its committed keys times the previous step, on the next
+    seat's first two positions, their sum unchanged (``+G`` on one, ``−G`` on the other: the
+    first design's proof over sums held), sent with its honest proof.  The proof binds each
+    position on its own: the lock is refused at once."""
 
     def lock(self, public: PublicDeck) -> Lock:
         honest = super().lock(public)
         victim = (self.seat + 1) % self.setup.players
         j, k = self.setup.layout.positions_of(victim)[:2]
-        unlocked, locked = list(honest.unlocked), list(honest.locked)
-        unlocked[j], unlocked[k] = add(unlocked[j], GENERATOR), point_sub(unlocked[k], GENERATOR)
-        for position in (j, k):
-            locked[position] = mul(self.secrets.lock_keys[position], unlocked[position])
+        locked = list(honest.locked)
+        locked[j], locked[k] = add(locked[j], GENERATOR), point_sub(locked[k], GENERATOR)
         self.deviated = True
-        return replace(honest, unlocked=tuple(unlocked), locked=tuple(locked))
+        return replace(honest, locked=tuple(locked))
+
+
+class HalfFixLockTracerDeck(CheatingDeck):
+    """The lock tracer against the tempting half-fix of issue 25 (the key applied before the
+    blanket is removed, but no proof that each position's key step used its committed key):
+    into K of its *own* positions *j* it puts ``(bⱼ·a⁻¹)·E'ₚ`` — the point of a target position
+    *p* (every chien position, and the first card of each of the next ``beyond_chien`` seats)
+    keyed with its own committed key ``bⱼ`` — and proves the step with every secret it has
+    (:meth:`_proof`).  Accepted, its own positions would hold the targets' cards once the deal
+    keys are in: the first locker reads the chien from its own hand before the first bid, and
+    may even play it (every key checks out), caught only by the audit.  The proof binds every
+    position to its input: refused at the lock, before any key is dealt."""
+
+    #: Targets beside the chien: the first card of each of the next seats, this many of them.
+    beyond_chien: ClassVar[int] = 2
+
+    @property
+    def multiple(self) -> Scalar:
+        """``t`` in ``t·E'ₚ``: here a plain copy, so that its own hand decrypts to the cards
+        it copied (its hand check, and every later check of its own keys, sees nothing)."""
+        return ONE
+
+    def targets(self) -> dict[int, int]:
+        """Own position → the target position whose point it puts there, K of them:
+        ``min(hand − 1, chien + beyond_chien)`` (one own position is left for the
+        compensation of :class:`LockTracerDeck`)."""
+        layout, n = self.setup.layout, self.setup.players
+        others = [layout.positions_of((self.seat + k) % n)[0] for k in range(1, n)]
+        wanted = [*layout.chien_positions, *others[: self.beyond_chien]]
+        own = layout.positions_of(self.seat)
+        return dict(zip(own[: len(own) - 1], wanted))
+
+    def lock(self, public: PublicDeck) -> Lock:
+        honest = super().lock(public)
+        before = public.current_points()
+        locked = list(honest.locked)
+        for j, point in self._forged(before).items():
+            locked[j] = point
+        self.deviated = True
+        return Lock(self.seat, honest.commitments, tuple(locked), self._proof(before, honest.commitments, tuple(locked)))
+
+    def _forged(self, before: Sequence[Point]) -> dict[int, Point]:
+        """The forged locked points: ``(t·bⱼ·a⁻¹)·E'ₚ`` at each own position *j* of target *p*."""
+        s, targets = self.secrets, self.targets()
+        rekeys = [scalar_product([self.multiple, s.lock_keys[j], s.blanket_inverse]) for j in targets]
+        return dict(zip(targets, mul_each(rekeys, [before[p] for p in targets.values()])))
+
+    def _proof(self, before: Sequence[Point], commitments: Sequence[Point], locked: Sequence[Point]) -> LockProof:
+        """The lock proof run on the forged step itself, with every secret the locker has
+        (``a`` and its keys): the hash binds the very step it sends, and only the forged
+        positions break the equation ``a·Eⱼ = bⱼ·E'ⱼ``.  The best proof it can make: a key
+        for a forged position would be a discrete log between two positions' points."""
+        s = self.secrets
+        binding = self.setup.binding(self.seat, "lock")
+        return prove_lock(binding, s.blanket, s.blanket_public, before, commitments, locked, s.lock_keys, s.nonce_key)
+
+    def read(self, public: PublicDeck) -> dict[int, Card]:
+        """Target position → its card, from the own position it went to, once the other
+        seats' deal keys are in.  Own position *j* then holds ``t·bⱼ·(Π_{m>i} b_{m,j})·
+        (Π_{m<i} b_{m,p})·M``: the later lockers' keys of *j* and the earlier lockers' keys of
+        *p* are all published unless *p* is the chien or an earlier locker's own card — so the
+        first locker reads every target."""
+        found: dict[int, Card] = {}
+        for j, p in self.targets().items():
+            mine, theirs = public.published_keys(j), public.published_keys(p)
+            if any(m not in theirs for m in range(self.seat)):
+                continue
+            keys = [self.multiple, self.secrets.lock_keys[j], *(mine[m][0] for m in mine if m > self.seat)]
+            keys += [theirs[m][0] for m in range(self.seat)]
+            index = card_of(mul(invert(scalar_product(keys)), public.final_point(j)))
+            if index is not None:
+                found[p] = DECK[index]
+        return found
+
+
+class LockTracerDeck(HalfFixLockTracerDeck):
+    """The lock tracer in the shape that passed the first design's proof over sums: its
+    unlocked points ``Fⱼ = a⁻¹·E'ⱼ`` (no longer published, but still what its locked points
+    are made of, ``Eⱼ = bⱼ·Fⱼ``) take ``t·Fₚ`` at K of its own positions, for a secret ``t``
+    (a copy would have repeated a published F), and one more own position takes the
+    difference, so that ``ΣF = a⁻¹·ΣE'`` still holds — the statement the first design proved.
+    Sent, like the half-fix's, with the proof run on the forged step: refused at the lock."""
+
+    @property
+    def multiple(self) -> Scalar:
+        return _secret_scalar(self.seed, "lock-tracer")
+
+    def _forged(self, before: Sequence[Point]) -> dict[int, Point]:
+        s, targets = self.secrets, self.targets()
+        forged = super()._forged(before)  # Eⱼ = bⱼ·(t·Fₚ)
+        spare = self.setup.layout.positions_of(self.seat)[len(targets)]
+        own = [spare, *targets]
+        unlocked = mul_each([s.blanket_inverse] * len(own), [before[j] for j in own])  # their true F
+        moved = mul_each([scalar_mul(self.multiple, s.blanket_inverse)] * len(targets), [before[p] for p in targets.values()])
+        forged[spare] = mul(s.lock_keys[spare], point_sub(point_sum(unlocked), point_sum(moved)))
+        return forged
 
 
 class BadKeyDeck(CheatingDeck):
@@ -220,25 +356,72 @@ class Cheater(SeatMachine):
         )
 
 
-class Tracer(Cheater):
-    """Marks a card in its shuffle and, after the last shuffle, reads where it lies."""
+class _Reader(Cheater):
+    """A cheater that, at one moment of the deal, reads what its deviation (or what is
+    public) would show it, once: :meth:`_read` when :meth:`_can_read` first holds."""
+
+    has_read = False
+
+    def receive(self, message: Message) -> list[Message]:
+        out = super().receive(message)
+        if not self.has_read and self._can_read():
+            self.has_read = True
+            self.learned.update(self._read())
+        return out
+
+    def _can_read(self) -> bool:
+        raise NotImplementedError
+
+    def _read(self) -> dict[int, Card]:
+        """Card by pack position, beyond its own view."""
+        raise NotImplementedError
+
+
+class Tracer(_Reader):
+    """Marks a card in its shuffle and, after the last shuffle, reads where it lies — which
+    it never gets to: its shuffle is refused."""
 
     kind = "tracer"
     deck_class = TracerDeck
 
-    traced = False
+    def _shuffles(self) -> list[Shuffle]:
+        return [p for p in self.public.deck.record.payloads if isinstance(p, Shuffle)]
 
-    def receive(self, message: Message) -> list[Message]:
-        out = super().receive(message)
+    def _can_read(self) -> bool:
+        return len(self._shuffles()) == self.table.players
+
+    def _read(self) -> dict[int, Card]:
         deck = self.secret
         assert isinstance(deck, TracerDeck)
-        shuffles = [p for p in self.public.deck.record.payloads if isinstance(p, Shuffle)]
-        if not self.traced and deck.tracer is not None and len(shuffles) == self.table.players:
-            self.traced = True
-            found = deck.trace(shuffles[-1].points)
-            if found is not None and self.seat == 0:  # only the first shuffler knows the card
-                self.learned[found] = TRACED
-        return out
+        found = deck.trace(self._shuffles()[-1].points)
+        return {} if found is None or self.seat != 0 else {found: TRACED}  # only the first shuffler knows the card
+
+
+class HalfFixLockTracer(_Reader):
+    """Puts plain copies of other positions' points — the chien's among them — into its own
+    at the lock, keyed as its own, the attack the half-fix of issue 25 (the per-position key
+    step left unproved) lets through, and reads them from its own hand once the deal keys are
+    in — which it never gets to: its lock is refused."""
+
+    kind = "lock-tracer-half-fix"
+    deck_class = HalfFixLockTracerDeck
+
+    def _can_read(self) -> bool:
+        deck = self.public.deck
+        return self.attempted and all(deck.has_deal_keys(s) for s in self._others())
+
+    def _read(self) -> dict[int, Card]:
+        deck = self.secret
+        assert isinstance(deck, HalfFixLockTracerDeck)
+        return deck.read(self.public.deck)
+
+
+class LockTracer(HalfFixLockTracer):
+    """The lock tracer in the shape the first design's proof over sums let through:
+    multiples of the targets' points, the sum made right on one more own position."""
+
+    kind = "lock-tracer"
+    deck_class = LockTracerDeck
 
 
 def _deck_cheat(kind: str, deck: type[CheatingDeck], contract: Contract | None = None) -> type[Cheater]:
@@ -447,35 +630,108 @@ class WithholdKeys(_Withholding):
             self.learned.update(self.secret.hand(deck))
 
 
-class Peek(Cheater):
-    """Tries to see what it may not: once the deal keys are out it tries to open every place
-    of the others and of the chien with every key it has seen (and its own), and asks every
-    peer, in a signed request, for the keys it lacks.  The protocol has no message that
-    answers such a request: the request is of a kind no deal uses."""
+class Peek(_Reader):
+    """Reads what it may not with everything it has (:func:`try_every_key`), once the deal
+    keys are out and before the first bid — a passive coalition's attack, here of one seat
+    and its seed — and must find nothing; then asks every peer, in a signed request, for the
+    keys it lacks.  The protocol has no message that answers such a request: the request is
+    of a kind no deal uses."""
 
     kind = "peek"
 
-    def receive(self, message: Message) -> list[Message]:
-        out = super().receive(message)
-        if not self._attempted and self.public.stage is Stage.BIDDING:
-            self._attempted = True
-            self._try_every_key()
-            wanted = [j for j in range(78) if self.public.deck.setup.layout.owner[j] != self.seat]
-            request = self._signed(Kind.ABANDON, {"request": "keys", "positions": wanted})  # type: ignore[dict-item]
-            self._addressed.append((None, encode(request)))
-        return out
+    def _can_read(self) -> bool:
+        return self.public.stage is Stage.BIDDING
 
-    def _try_every_key(self) -> None:
-        deck, layout = self.public.deck, self.public.deck.setup.layout
-        own = self.secret.secrets.lock_keys
-        for j, owner in enumerate(layout.owner):
-            if owner == self.seat:
-                continue
-            keys = [key for key, _ in deck.published_keys(j).values()]
-            keys.append(own[j])
-            index = card_of(mul(invert(scalar_product(keys)), deck.final_point(j)))
-            if index is not None:
-                self.learned[j] = DECK[index]
+    def _read(self) -> dict[int, Card]:
+        self._attempted = True
+        found = try_every_key(self.public.deck, self.secret.secrets, self.seat)
+        wanted = [j for j, owner in enumerate(self.public.deck.setup.layout.owner) if owner != self.seat]
+        request = self._signed(Kind.ABANDON, {"request": "keys", "positions": wanted})  # type: ignore[dict-item]
+        self._addressed.append((None, encode(request)))
+        return found
+
+
+def try_every_key(deck: PublicDeck, secrets: SeatSecrets, seat: int) -> dict[int, Card]:
+    """Card by position, for every position not dealt to ``seat`` that some product of the
+    keys it holds for that position opens, on some point published for it.
+
+    The keys, among its secrets and every scalar published so far, are those whose image is
+    a factor's commitment (:func:`keys_by_position`); a position's points are its locked
+    points and commitments of every lock, and every shuffle's output and proof points at the
+    places its own permutation ties to it (:func:`points_by_position`).  A key of another
+    position is no factor of these (each position's keys are drawn apart), and every factor a
+    point carries has a positive exponent: taking off a subset of factors is every product
+    worth a multiplication.  At five seats, 24,000 to 30,000 multiplications before the first
+    bid: about a second."""
+    payloads, owner = deck.record.payloads, deck.setup.layout.owner
+    keys = keys_by_position(payloads, secrets)
+    tries: list[tuple[int, Scalar, Point]] = []
+    for j, points in points_by_position(payloads, seat, secrets.permutation).items():
+        if owner[j] == seat:
+            continue
+        held = sorted(keys.get(None, set()) | keys.get(j, set()))
+        for size in range(1, len(held) + 1):
+            for chosen in combinations(held, size):
+                unkey = invert(scalar_product(chosen))
+                tries += [(j, unkey, point) for point in points]
+    opened = mul_each([unkey for _, unkey, _ in tries], [point for _, _, point in tries])
+    found: dict[int, Card] = {}
+    for (j, _, _), point in zip(tries, opened):
+        index = card_of(point)
+        if index is not None:
+            found[j] = DECK[index]
+    return found
+
+
+def keys_by_position(payloads: Sequence[DeckPayload], secrets: SeatSecrets) -> dict[int | None, set[Scalar]]:
+    """Every scalar a seat knows — its own secrets, every key published, every proof's
+    challenge and responses — that is a factor of the deck's points, by the position it keys
+    (None: a blanket key, a factor of every point until its seat locks).  A scalar is such a
+    factor exactly when its image is that factor's commitment, ``A = a·G`` or ``B = b·G``."""
+    factors: dict[Point, int | None] = {}
+    scalars: list[Scalar] = [secrets.blanket, *secrets.lock_keys]
+    for p in payloads:
+        match p:
+            case Commit():
+                factors[p.blanket_public] = None
+            case Shuffle():
+                scalars += [p.proof.challenge, *p.proof.summary, *p.proof.chain_responses, *p.proof.opening_responses]
+            case Lock():
+                factors.update((point, j) for j, point in enumerate(p.commitments))
+                scalars += [p.proof.challenge, p.proof.blanket_response, *p.proof.key_responses]
+            case DealKeys() | ChienKeys():
+                scalars += p.keys
+            case Open() | OpenRecommitted() | Ecart():
+                scalars += [o.key for o in p.openings]
+    held: dict[int | None, set[Scalar]] = {}
+    for scalar, image in zip(scalars, base_mul_each(scalars)):
+        if image in factors:
+            held.setdefault(factors[image], set()).add(scalar)
+    return held
+
+
+def points_by_position(payloads: Sequence[DeckPayload], seat: int, permutation: Sequence[int]) -> dict[int, list[Point]]:
+    """Every published point a seat can tie to a pack position: each lock's commitment and
+    locked point there, and each shuffle's output point and proof points (``ĉ`` by output
+    place, ``C`` by input place) at a place that leads there.  The last shuffle's output
+    place *p* is position *p* (the locks move no point); an earlier shuffle's places lead
+    somewhere only through later permutations it knows — its own."""
+    found: dict[int, list[Point]] = defaultdict(list)
+    places: list[int | None] = list(range(DECK_SIZE))  # the position of each output place
+    for shuffle in reversed([p for p in payloads if isinstance(p, Shuffle)]):
+        inputs: list[int | None] = [None] * DECK_SIZE  # the position of each input place
+        if shuffle.seat == seat:
+            for output, source in enumerate(permutation):
+                inputs[source] = places[output]
+        for points, where in ((shuffle.points, places), (shuffle.proof.chain, places), (shuffle.proof.commitments, inputs)):
+            for point, position in zip(points, where):
+                if position is not None:
+                    found[position].append(point)
+        places = inputs
+    for lock in (p for p in payloads if isinstance(p, Lock)):
+        for j, points in enumerate(zip(lock.commitments, lock.locked)):
+            found[j] += points
+    return found
 
 
 class Flood(Cheater):
@@ -522,6 +778,8 @@ CHEATS: dict[str, type[Cheater]] = {
         BadShuffle,
         Tracer,
         BadLock,
+        LockTracer,
+        HalfFixLockTracer,
         BadKey,
         FalseCard,
         Revoke,

@@ -11,9 +11,13 @@ i.e. below the group order ``ORDER``, and non-zero).  Every value received from 
 seat goes through one of the two before any arithmetic touches it; they raise
 :class:`GroupError`, a ``ValueError`` with a message that says what was wrong.
 
-Card *c* is the point ``M_c = from_uniform(SHA-256("tarot/v1/card" ‖ c))``: a hash to the
-curve, so nobody knows the discrete log between two cards.  :func:`card_of` is the reverse
-lookup a recipient uses after decrypting a dealt position.
+Card *c* is the point ``M_c = from_uniform(SHA-256("tarot/v2/card" ‖ c))``: a hash to the
+curve, so nobody knows the discrete log between two cards (nor between a card and any other
+point made by :func:`hash_to_point`, such as the shuffle proof's generators).
+:func:`card_of` is the reverse lookup a recipient uses after decrypting a dealt position.
+
+Scalars are also handled as Python integers modulo :data:`ORDER` inside the proofs, where
+there is much arithmetic on them and little on points (:func:`to_int`, :func:`from_int`).
 
 :data:`MULTS` counts scalar multiplications, the unit of cost of the protocol, so that the
 benchmark can compare what was done with what the protocol needs at least.
@@ -282,11 +286,41 @@ def base_mul(scalar: Scalar) -> Point:
         raise GroupError("scalar multiplication of the generator by zero") from None
 
 
+def base_mul_each(scalars: Sequence[Scalar]) -> list[Point]:
+    """``[s · G for s in scalars]``, in slices over the cores like :func:`mul_each`."""
+    MULTS.value += len(scalars)
+    MULTS.fixed_base += len(scalars)
+    parts = [scalars[part] for part in _slices(len(scalars))]
+    work = _pool().map(_base_mul_batch, parts) if len(parts) > 1 else map(_base_mul_batch, parts)
+    products: list[Point] = []
+    for batch in work:
+        if isinstance(batch, GroupError):
+            raise batch
+        products += batch
+    return products
+
+
+def _base_mul_batch(scalars: Sequence[Scalar]) -> list[Point] | GroupError:
+    multiply = _sodium.crypto_scalarmult_ed25519_base_noclamp
+    try:
+        return [multiply(scalar) for scalar in scalars]
+    except CryptoError:
+        return GroupError("scalar multiplication of the generator by zero")
+
+
 def add(p: Point, q: Point) -> Point:
     try:
         return _sodium.crypto_core_ed25519_add(p, q)
     except CryptoError:
         raise GroupError("point addition of an invalid point") from None
+
+
+def sub(p: Point, q: Point) -> Point:
+    """``p − q``."""
+    try:
+        return _sodium.crypto_core_ed25519_sub(p, q)
+    except CryptoError:
+        raise GroupError("point subtraction of an invalid point") from None
 
 
 def point_sum(points: Sequence[Point]) -> Point:
@@ -313,25 +347,38 @@ def invert(s: Scalar) -> Scalar:
     return _sodium.crypto_core_ed25519_scalar_invert(s)
 
 
+def to_int(s: Scalar) -> int:
+    return int.from_bytes(s, "little")
+
+
+def from_int(value: int) -> Scalar:
+    """The scalar ``value mod ORDER``; :class:`GroupError` if that is zero, which libsodium
+    refuses to multiply by (an honest prover meets it with probability 2⁻²⁵²)."""
+    value %= ORDER
+    if value == 0:
+        raise GroupError("a scalar reduced to zero")
+    return value.to_bytes(SCALAR_BYTES, "little")
+
+
 GENERATOR: Point = base_mul((1).to_bytes(SCALAR_BYTES, "little"))
 
 
 # --- the 78 card points ----------------------------------------------------------------
 
-CARD_DOMAIN = b"tarot/v1/card"
+CARD_DOMAIN = b"tarot/v2/card"
 
 
-def _card_point(index: int) -> Point:
-    return _sodium.crypto_core_ed25519_from_uniform(hashlib.sha256(CARD_DOMAIN + bytes([index])).digest())
+def hash_to_point(domain: bytes, index: int) -> Point:
+    """A point of the subgroup nobody knows a discrete log of: libsodium's Elligator map of
+    ``SHA-256(domain ‖ index)`` (one byte of index below 256, as the cards have always used)."""
+    suffix = bytes([index]) if index < 256 else index.to_bytes(4, "big")
+    return _sodium.crypto_core_ed25519_from_uniform(hashlib.sha256(domain + suffix).digest())
 
 
 #: ``CARD_POINTS[c]`` is ``M_c`` for the card of deck index ``c`` (0..77).
-CARD_POINTS: tuple[Point, ...] = tuple(_card_point(index) for index in range(78))
+CARD_POINTS: tuple[Point, ...] = tuple(hash_to_point(CARD_DOMAIN, index) for index in range(78))
 _CARD_OF: dict[Point, int] = {point: index for index, point in enumerate(CARD_POINTS)}
 assert len(_CARD_OF) == 78
-
-#: ``Σ M_c``, the sum every honest shuffle step's input and output sums are proven against.
-CARD_POINTS_SUM: Point = point_sum(CARD_POINTS)
 
 
 def card_of(point: Point) -> int | None:

@@ -39,8 +39,8 @@ import msgpack
 
 from protocol.identity import SIGNATURE_SIZE, Identity, verify
 
-PROTOCOL_VERSION: Final = 1
-SIGNING_DOMAIN: Final = b"tarot/v1/message\x00"
+PROTOCOL_VERSION: Final = 2
+SIGNING_DOMAIN: Final = b"tarot/v2/message\x00"
 
 TABLE_ID_SIZE: Final = 16
 HASH_SIZE: Final = 32  #: SHA-256, the size of ``prev`` and of a digest

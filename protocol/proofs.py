@@ -1,48 +1,25 @@
-"""Chaum–Pedersen proofs that two discrete logs are equal, made non-interactive (Fiat–Shamir).
+"""What the deck's zero-knowledge proofs share: where a proof belongs, and Fiat–Shamir.
 
-A seat proves that the scalar behind its public key ``A = x·G`` is also the one that maps
-``base`` to ``image = x·base`` — without revealing ``x``.  The deck uses it to show that a
-shuffle or lock step used the blanket key the seat committed to (DESIGN §4).
+Both proofs of the deck (:mod:`protocol.shuffle_proof`, :mod:`protocol.lock_proof`) are
+sigma protocols made non-interactive: the verifier's random challenges are hashes of
+everything said before them.  Each hash starts with a domain tag and a :class:`Binding` —
+table id, deal number, seat and step — so that a proof made for one step of one deal verifies
+nowhere else.
 
-Every challenge hashes a domain tag and a :class:`Binding` — table id, deal number, seat and
-step name — with the whole statement, so that a proof made for one step of one deal cannot
-be replayed anywhere else.  The nonce is not drawn at random but derived from a secret nonce
-key and the statement (as in EdDSA): a deal replays byte for byte from its seeds, and two
-different statements never share a nonce.
-
-:func:`prove_batch` / :func:`verify_batch` prove many pairs ``(Xₖ, Yₖ = x·Xₖ)`` at once: the
-pairs are combined with weights derived by hashing the whole statement, so the prover cannot
-choose errors that cancel out (soundness 1/ℓ per attempt).  The verifier pays two scalar
-multiplications per pair; a plain proof over the *sums* costs additions only but lets a
-prover compensate one error with another — see ``deck.DeckSetup.weighted_lock``.
+The prover's nonces are not drawn at random but derived from the seat's secret nonce key and
+the statement (as in EdDSA, :class:`Nonces`): a deal replays byte for byte from its seeds, and
+two different statements never share a nonce — a nonce used for two challenges would give the
+secret away.
 """
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Sequence
 
-from protocol.group import (
-    GENERATOR,
-    SCALAR_BYTES,
-    GroupError,
-    Point,
-    Scalar,
-    add,
-    base_mul,
-    check_scalar,
-    mul,
-    point_sum,
-    scalar_from_digest,
-    scalar_mul,
-    scalar_sub,
-)
+from protocol.group import ORDER, Point, Scalar, scalar_from_digest
 
-DLEQ_DOMAIN = b"tarot/v1/dleq"
-NONCE_DOMAIN = b"tarot/v1/dleq-nonce"
-WEIGHTS_DOMAIN = b"tarot/v1/dleq-weights"
-PROOF_BYTES = 2 * SCALAR_BYTES
+NONCE_DOMAIN = b"tarot/v2/proof-nonce"
 
 
 def frame(*parts: bytes) -> bytes:
@@ -52,6 +29,11 @@ def frame(*parts: bytes) -> bytes:
 
 def hash_to_scalar(*parts: bytes) -> Scalar:
     return scalar_from_digest(hashlib.sha512(frame(*parts)).digest())
+
+
+def hash_to_int(*parts: bytes) -> int:
+    """:func:`hash_to_scalar` as an integer in 1..ORDER−1."""
+    return int.from_bytes(hash_to_scalar(*parts), "little")
 
 
 @dataclass(frozen=True)
@@ -72,86 +54,42 @@ class Binding:
         )
 
 
-@dataclass(frozen=True)
-class Proof:
-    """``(c, s)`` with ``R₁ = s·G + c·A`` and ``R₂ = s·base + c·image`` hashing back to ``c``."""
-
-    challenge: Scalar
-    response: Scalar
-
-    def to_bytes(self) -> bytes:
-        return self.challenge + self.response
-
-    @classmethod
-    def from_bytes(cls, data: bytes) -> Proof:
-        """Parse and validate; :class:`GroupError` if either half is not a valid scalar."""
-        if len(data) != PROOF_BYTES:
-            raise GroupError(f"a proof is {PROOF_BYTES} bytes, not {len(data)}")
-        return cls(
-            check_scalar(data[:SCALAR_BYTES], "proof challenge"),
-            check_scalar(data[SCALAR_BYTES:], "proof response"),
-        )
+def statement_digest(domain: bytes, binding: Binding, *groups: tuple[Point, ...] | list[Point] | Point) -> bytes:
+    """SHA-512 of a proof's statement: its domain, binding and every point of it, in order.
+    A group of points is framed as one part, so that moving a point from one group to the
+    next changes the digest."""
+    parts = [domain, binding.encode()]
+    for group in groups:
+        parts.append(group if isinstance(group, bytes) else frame(*group))
+    return hashlib.sha512(frame(*parts)).digest()
 
 
-def _challenge(binding: Binding, public: Point, base: Point, image: Point, r1: Point, r2: Point) -> Scalar:
-    return hash_to_scalar(DLEQ_DOMAIN, binding.encode(), GENERATOR, public, base, image, r1, r2)
+def follow_up(digest: bytes, *points: Point) -> bytes:
+    """A statement digest extended by what the prover committed to since: the next
+    challenges depend on both."""
+    return hashlib.sha512(frame(digest, *points)).digest()
 
 
-def prove(binding: Binding, secret: Scalar, public: Point, base: Point, image: Point, nonce_key: bytes) -> Proof:
-    """Prove ``log_G(public) == log_base(image)``; ``secret`` is that log, ``public = secret·G``."""
-    nonce = hash_to_scalar(NONCE_DOMAIN, nonce_key, binding.encode(), public, base, image)
-    r1 = base_mul(nonce)
-    r2 = mul(nonce, base)
-    challenge = _challenge(binding, public, base, image, r1, r2)
-    return Proof(challenge, scalar_sub(nonce, scalar_mul(challenge, secret)))
+def challenges(digest: bytes, label: bytes, count: int) -> list[int]:
+    """``count`` challenges in 1..ORDER−1 from a statement digest (the verifier's coins)."""
+    return [hash_to_int(digest, label, k.to_bytes(2, "big")) for k in range(count)]
 
 
-def verify(binding: Binding, public: Point, base: Point, image: Point, proof: Proof) -> bool:
-    """True if the proof holds.  Points must already be valid; a degenerate one fails."""
-    try:
-        r1 = add(base_mul(proof.response), mul(proof.challenge, public))
-        r2 = add(mul(proof.response, base), mul(proof.challenge, image))
-    except GroupError:  # e.g. a base that sums to the identity
-        return False
-    return _challenge(binding, public, base, image, r1, r2) == proof.challenge
+class Nonces:
+    """The prover's random-looking scalars for one statement, derived from its nonce key."""
+
+    def __init__(self, nonce_key: bytes, digest: bytes) -> None:
+        self._key = nonce_key
+        self._digest = digest
+
+    def take(self, label: bytes, count: int) -> list[int]:
+        return [hash_to_int(NONCE_DOMAIN, self._key, self._digest, label, k.to_bytes(2, "big")) for k in range(count)]
+
+    def one(self, label: bytes) -> int:
+        return self.take(label, 1)[0]
 
 
-def batch_weights(binding: Binding, public: Point, bases: Sequence[Point], images: Sequence[Point]) -> list[Scalar]:
-    """One weight per pair, each depending on every point of the statement."""
-    digest = hashlib.sha512(frame(WEIGHTS_DOMAIN, binding.encode(), public, *bases, *images)).digest()
-    return [hash_to_scalar(digest, k.to_bytes(2, "big")) for k in range(len(bases))]
-
-
-def _weighted_sum(weights: Sequence[Scalar], points: Sequence[Point]) -> Point:
-    return point_sum([mul(w, p) for w, p in zip(weights, points)])
-
-
-def prove_batch(
-    binding: Binding,
-    secret: Scalar,
-    public: Point,
-    bases: Sequence[Point],
-    images: Sequence[Point],
-    nonce_key: bytes,
-) -> Proof:
-    """Prove ``imagesₖ = secret·basesₖ`` for every k (the prover's side costs len+1 mults)."""
-    weights = batch_weights(binding, public, bases, images)
-    base = _weighted_sum(weights, bases)
-    return prove(binding, secret, public, base, mul(secret, base), nonce_key)
-
-
-def verify_batch(
-    binding: Binding,
-    public: Point,
-    bases: Sequence[Point],
-    images: Sequence[Point],
-    proof: Proof,
-) -> bool:
-    if len(bases) != len(images) or not bases:
-        return False
-    weights = batch_weights(binding, public, bases, images)
-    try:
-        base, image = _weighted_sum(weights, bases), _weighted_sum(weights, images)
-    except GroupError:
-        return False
-    return verify(binding, public, base, image, proof)
+def response(nonce: int, challenge: int, secret: int) -> int:
+    """A sigma protocol's answer ``nonce + challenge·secret``, which hides the secret as long
+    as the nonce is used once."""
+    return (nonce + challenge * secret) % ORDER

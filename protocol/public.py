@@ -85,7 +85,6 @@ class TableSetup:
     table_id: bytes
     members: tuple[bytes, ...]  #: Ed25519 public keys, by seat
     names: tuple[str, ...]
-    weighted_lock: bool = False
 
     @property
     def variant(self) -> Variant:
@@ -126,7 +125,7 @@ class PublicDeal:
 
     def __post_init__(self) -> None:
         self.deck = PublicDeck(
-            DeckSetup(self.table.table_id, self.deal_number, self.table.variant, self.dealer, self.table.weighted_lock),
+            DeckSetup(self.table.table_id, self.deal_number, self.table.variant, self.dealer),
             self.own_seat,
         )
 

@@ -1,6 +1,6 @@
 """The transcript of one deal: its signed messages in the one order every honest daemon holds.
 
-**Hash chain.**  The head starts as ``SHA-256("tarot/v1/transcript" ‖ table_id ‖ deal (8 bytes,
+**Hash chain.**  The head starts as ``SHA-256("tarot/v2/transcript" ‖ table_id ‖ deal (8 bytes,
 big-endian) ‖ the members' public keys in seat order)`` and becomes ``SHA-256(head ‖ digest)``
 after each message.  Every message names, in ``prev``, the head it builds on; so a signed
 message commits its author to everything before it, and two daemons with the same head hold
@@ -78,11 +78,13 @@ from protocol.messages import (
 from protocol.variants import VARIANTS
 from protocol.verdict import Verdict, VerdictError
 
-GENESIS_DOMAIN = b"tarot/v1/transcript"
-FILE_MAGIC = b"tarot/v1/transcript-file"
-PROOF_MAGIC = b"tarot/v1/proof-bundle"
+GENESIS_DOMAIN = b"tarot/v2/transcript"
+FILE_MAGIC = b"tarot/v2/transcript-file"
+PROOF_MAGIC = b"tarot/v2/proof-bundle"
 
-PROOF_FILE_MAGIC = b"tarot/v1/proof-file"
+PROOF_FILE_MAGIC = b"tarot/v2/proof-file"
+#: What every magic of this protocol version starts with; an older one is refused by name.
+VERSION_PREFIX = b"tarot/v2/"
 
 EQUIVOCATION = "equivocation: two different signed messages for one slot"
 IMPERSONATION = "impersonation: signed a message claiming seat"
@@ -460,6 +462,7 @@ def read_proof_file(data: bytes) -> tuple[Verdict, Transcript]:
         fields = msgpack.unpackb(data, raw=False, strict_map_key=True, use_list=True)
     except Exception as exc:  # every parser failure means the same: not a msgpack value
         raise TranscriptError(f"proof file is not valid msgpack ({type(exc).__name__}: {exc})") from None
+    _refuse_other_version(fields, "proof file")
     if type(fields) is not list or len(fields) != 3 or fields[0] != PROOF_FILE_MAGIC:
         raise TranscriptError(f"not a proof file (expected a {PROOF_FILE_MAGIC.decode()} header)")
     _, stated, inner = fields
@@ -501,6 +504,7 @@ def _read_file(data: bytes, magic: bytes, what: str, optional: int = 0) -> tuple
         fields = msgpack.unpackb(data, raw=False, strict_map_key=True, use_list=True)
     except Exception as exc:  # every parser failure means the same: not a msgpack value
         raise TranscriptError(f"{what} is not valid msgpack ({type(exc).__name__}: {exc})") from None
+    _refuse_other_version(fields, what)
     if type(fields) is not list or not 6 <= len(fields) <= 6 + optional or fields[0] != magic:
         raise TranscriptError(f"not a {what} (expected a {magic.decode()} header)")
     _, table_id, deal, members, first, second, *more = fields
@@ -516,6 +520,21 @@ def _read_file(data: bytes, magic: bytes, what: str, optional: int = 0) -> tuple
     except ValueError as exc:
         raise TranscriptError(f"{what}: {exc}") from None
     return header, first, second, more
+
+
+def _refuse_other_version(fields: object, what: str) -> None:
+    """A file of another protocol version is never read as if it were of this one: a
+    ``tarot/v1`` deal was dealt by a lock step that published readable points, and its
+    messages have other shapes — audited here it would give a verdict that means nothing."""
+    magic = fields[0] if type(fields) is list and fields else None
+    if type(magic) is not bytes or not magic.startswith(b"tarot/v") or magic.startswith(VERSION_PREFIX):
+        return
+    version = magic.split(b"/")[1].decode("ascii", "replace")
+    raise TranscriptError(
+        f"this {what} is of protocol tarot/{version}; this program audits tarot/{VERSION_PREFIX.split(b'/')[1].decode()} "
+        f"files only and will not audit an older one (tarot/v1 deals used a lock step that let "
+        "other seats read hands): audit it with the release that wrote it"
+    )
 
 
 def _decode_all(raw: object, what: str) -> list[Message]:

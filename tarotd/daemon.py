@@ -40,7 +40,7 @@ from tarotd.mesh import WILDCARD_HOSTS, FaultPlan, Mesh, PeerState, PeerStatus
 from tarotd.runner import Out, TableRunner, bot_policies, seeded_entropy
 from tarotd.silence import SilenceClock
 from tarotd.ticks import ticks
-from tarotd.store import MemberRecord, Store, TableRecord
+from tarotd.store import TABLE_PROTOCOL_V1, MemberRecord, Store, TableRecord
 from tarotd.views import scores_document, seat_state
 
 log = logging.getLogger("tarotd")
@@ -350,8 +350,15 @@ class Daemon:
         return any(record.name == name and record.state == "finished" for record in self.store.tables())
 
     def _resume_tables(self) -> None:
-        """Tables left unfinished by a crash: rebuild their runners from the journal."""
+        """Tables left unfinished by a crash: rebuild their runners from the journal.  A
+        table stopped by the upgrade to protocol v2 is said once, at each start."""
         for record in self.store.tables():
+            if record.state == TABLE_PROTOCOL_V1:
+                log.warning(
+                    "table %s (%s) was being played under protocol tarot/v1, which this tarotd no longer "
+                    "speaks: its score sheet is kept, its deal cannot go on; open a new table",
+                    record.table_id.hex()[:8], record.name,
+                )
             if record.state == "playing" and record.manifest is not None:
                 runner = self._runner(ReadyTable.from_bytes(record.manifest))
                 log.info("taking table %s up again where it was", record.table_id.hex()[:8])

@@ -67,9 +67,9 @@ MAX_OFFERS = 64  #: offers of other daemons remembered at once
 MAX_REFUSALS_LOGGED: Final = 64  #: (cause, daemon) pairs told in the log, then one line saying the rest are not
 #: Frames to one daemon (its key) or to every known peer (``BROADCAST``).
 BROADCAST = b""
-MANIFEST_DOMAIN = b"tarot/v1/manifest\x00"
-COIN_DOMAIN = b"tarot/v1/dealer-coin"
-TABLE_DOMAIN: Final = b"tarot/v1/table"
+MANIFEST_DOMAIN = b"tarot/v2/manifest\x00"
+COIN_DOMAIN = b"tarot/v2/dealer-coin"
+TABLE_DOMAIN: Final = b"tarot/v2/table"
 INVITE_DOMAIN: Final = b"tarot/lobby-invite\x00"  #: the stretching salt and HMAC domain of invite codes
 #: Crockford's base 32: no I, L, O or U, which read as 1, 1, 0 and V — a code is read off a
 #: screen and typed.

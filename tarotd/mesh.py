@@ -22,7 +22,7 @@ Even then the id is only a name tag: nothing is accepted under it but a HELLO un
 key, and after that only frames carrying the session token the HELLO-ACK issued.
 
 **Wire frames** are one msgpack map each (``t`` is the kind); signed frames carry ``sig``, an
-Ed25519 signature over ``"tarot/v1/mesh/" ‖ t ‖ 0x00 ‖ msgpack([the other fields in the
+Ed25519 signature over ``"tarot/v2/mesh/" ‖ t ‖ 0x00 ‖ msgpack([the other fields in the
 order below])``, a domain no protocol message or other handshake shares:
 
 =============  ===================  =====================================================
@@ -139,7 +139,7 @@ log = logging.getLogger(__name__)
 
 MiB: Final = 1024 * 1024
 TOKEN_SIZE: Final = 16  #: nonces, sessions and boot ids: unguessable, and cheap on every frame
-SIGNING_DOMAIN: Final = b"tarot/v1/mesh/"
+SIGNING_DOMAIN: Final = b"tarot/v2/mesh/"
 
 TICK: Final = 0.02  #: seconds between housekeeping rounds; also the acknowledgement delay
 RETRANSMIT_AFTER: Final = 0.5  #: an unacknowledged message is sent again after this long ...

@@ -176,9 +176,18 @@ _SCHEMA_V2: Final = (
     "DROP TABLE mesh_delivered",
 )
 
+#: The state of a table that was being played under protocol ``tarot/v1`` when its home was
+#: opened by a daemon of ``tarot/v2``: it is kept — score sheet, members, transcripts — and
+#: never taken up again, since its messages are of a protocol no member speaks any more (and
+#: whose lock step let other seats read hands).
+TABLE_PROTOCOL_V1: Final = "protocol-v1"
+
+#: Version 3 is the first of protocol ``tarot/v2``: the tables still being played stop.
+_SCHEMA_V3: Final = (f"UPDATE tables SET state = '{TABLE_PROTOCOL_V1}' WHERE state = 'playing'",)
+
 #: ``_MIGRATIONS[n]`` takes the schema from version ``n`` to ``n + 1`` (0 is an empty file).
 #: A change of schema is a new entry here, never an edit of an old one.
-_MIGRATIONS: Final = (_SCHEMA_V1, _SCHEMA_V2)
+_MIGRATIONS: Final = (_SCHEMA_V1, _SCHEMA_V2, _SCHEMA_V3)
 SCHEMA_VERSION: Final = len(_MIGRATIONS)
 
 

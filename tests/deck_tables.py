@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import copy
 import hashlib
+from dataclasses import dataclass
 from functools import cache
-from typing import Iterable, Mapping
+from typing import Iterable, Iterator, Mapping, Sequence
 
 from protocol.cards import DECK, Card
-from protocol.deck import DeckSetup, PublicDeck, SeatDeck, deal_in_one_process
+from protocol.deck import ChienKeys, DeckSetup, Ecart, Open, OpenRecommitted, Payload, PublicDeck, SeatDeck, deal_in_one_process
 from protocol.group import card_of, invert, mul, scalar_product
 from protocol.variants import variant
 
@@ -23,8 +24,8 @@ def seed_for(players: int, seat: int, salt: int = 0) -> bytes:
     return hashlib.sha256(f"seed/{players}/{seat}/{salt}".encode()).digest()
 
 
-def setup_for(players: int, *, dealer: int = 0, weighted: bool = False) -> DeckSetup:
-    return DeckSetup(TABLE_ID, 1, variant(players), dealer, weighted_lock=weighted)
+def setup_for(players: int, *, dealer: int = 0) -> DeckSetup:
+    return DeckSetup(TABLE_ID, 1, variant(players), dealer)
 
 
 def fresh_table(
@@ -32,10 +33,9 @@ def fresh_table(
     *,
     salt: int = 0,
     dealer: int = 0,
-    weighted: bool = False,
     cheaters: Mapping[int, type[SeatDeck]] | None = None,
 ) -> tuple[list[SeatDeck], PublicDeck]:
-    setup = setup_for(players, dealer=dealer, weighted=weighted)
+    setup = setup_for(players, dealer=dealer)
     kinds = cheaters or {}
     seats = [kinds.get(seat, SeatDeck)(setup, seat, seed_for(players, seat, salt)) for seat in range(players)]
     return seats, PublicDeck(setup)
@@ -99,3 +99,82 @@ def reveal_all(seats: list[SeatDeck], public: PublicDeck | None = None) -> dict[
             public.receive(seat.reveal())
     return {seat.seat: seat.seed for seat in seats}
 
+
+
+def play_deal(seats: list[SeatDeck], public: PublicDeck, *, taker: int = 1, tricks: int = 3) -> Iterator[str]:
+    """Play a fresh table's deal through ``public``, every payload in protocol order, up to
+    ``tricks`` tricks; yield the name of each moment an attacker may strike at, once its
+    payloads are in: ``"first bid"`` (every hand dealt), ``"first card"`` (the chien turned, the
+    taker's écart with a trump shown, the next seat's poignée of three), then ``"trick 1"``….
+
+    The secrecy tests run it traced and untraced, so it uses nothing but the seats' own
+    methods.  The cards played need not be legal: the deck does not judge play, the rules do.
+    """
+    lock_rounds(seats, public)
+    for seat in seats:
+        public.receive(seat.deal_keys())
+    hands = {seat.seat: sorted(seat.hand(public).values()) for seat in seats}
+    yield "first bid"
+    chien = turn_chien(seats, public)
+    pool = sorted([*hands[taker], *chien])
+    trumps = [card for card in pool if card.is_trump and not card.is_bout][:1]
+    discard = trumps + plain(pool)[: len(chien) - len(trumps)]
+    public.receive(seats[taker].ecart(public, discard))
+    hands[taker] = [card for card in pool if card not in discard]
+    defender = seats[(taker + 1) % len(seats)]
+    public.receive(defender.open(hands[defender.seat][:3]))
+    yield "first card"
+    for trick in range(tricks):
+        for seat in seats:
+            public.receive(seat.open([hands[seat.seat][trick]]))
+        yield f"trick {trick + 1}"
+
+
+def played_table(players: int, *, salt: int = 0, dealer: int = 0, tricks: int = 3) -> tuple[list[SeatDeck], PublicDeck, dict[str, int]]:
+    """A fresh table played by :func:`play_deal` (the seat after the dealer takes), and how
+    many payloads were in at each of its moments."""
+    seats, public = fresh_table(players, salt=salt, dealer=dealer)
+    taker = (dealer + 1) % players
+    moments = {moment: len(public.record.payloads) for moment in play_deal(seats, public, taker=taker, tricks=tricks)}
+    return seats, public, moments
+
+
+@dataclass(frozen=True, order=True)
+class Place:
+    """Where a card lies hidden: a pack position, or (``recommitted``) one of the taker's
+    re-commitments — the two kinds of place a key opens."""
+
+    recommitted: bool
+    index: int
+
+
+def taker_of(payloads: Sequence[Payload]) -> int | None:
+    """The seat that made the écart, once it has."""
+    return next((p.seat for p in payloads if isinstance(p, Ecart)), None)
+
+
+def owner_of(place: Place, setup: DeckSetup, payloads: Sequence[Payload]) -> int:
+    """Who may see the card at ``place``: the seat it was dealt to, or ``CHIEN`` (nobody
+    alone); a re-commitment is the taker's."""
+    if place.recommitted:
+        taker = taker_of(payloads)
+        assert taker is not None, "a re-commitment before any écart"
+        return taker
+    return setup.layout.owner[place.index]
+
+
+def shown_places(setup: DeckSetup, payloads: Sequence[Payload]) -> set[Place]:
+    """The places the rules have opened in ``payloads``: positions played or shown, the
+    chien once every seat turned it, the trumps of the écart and the taker's cards played."""
+    shown: set[Place] = set()
+    chien_keys = 0
+    for p in payloads:
+        if isinstance(p, Open):
+            shown |= {Place(False, o.where) for o in p.openings}
+        elif isinstance(p, (Ecart, OpenRecommitted)):
+            shown |= {Place(True, o.where) for o in p.openings}
+        elif isinstance(p, ChienKeys):
+            chien_keys += 1
+    if chien_keys == setup.players:
+        shown |= {Place(False, j) for j in setup.layout.chien_positions}
+    return shown

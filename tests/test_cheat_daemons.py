@@ -18,7 +18,7 @@ from protocol.cheats import CHEATS
 
 PLAYERS = 3
 CHEATER = 1  #: the index of the daemon started with --cheat
-DEFAULT = ["bad-shuffle", "equivocate", "revoke"]
+DEFAULT = ["lock-tracer", "equivocate", "revoke"]
 #: Attacks only the taker can carry out: a bot that bids higher than the cheater leaves it
 #: none in that deal (it happens, now and then), so the table plays three.
 TAKERS = {"bad-ecart", "false-call"}

@@ -1,6 +1,8 @@
 """The cheat lab through ``tarot sim``: every attack of :mod:`protocol.cheats` is caught, the
 cheating seat alone is named by every honest seat, each honest seat's proof file audits to that
-verdict offline, and the cheater learns no card it was not allowed to see.
+verdict offline, and the cheater learns no card it was not allowed to see.  An attack on the
+deck is refused at the step that carries it, before any later step is signed; taken unchecked,
+the tracers would have read hidden cards before the first bid.
 
 The long run (every kind × 20 seeds, at 5 and 3 players) is behind ``-m slow`` and in
 ``scripts/cheat-lab``."""
@@ -14,9 +16,13 @@ import pytest
 
 from client.cli import main as tarot
 from client.simulation import CheatRun, run_cheat
+from deck_tables import dealt_table
 from protocol.cards import Card
-from protocol.cheats import CHEATS, Cheater
+from protocol.cheats import CHEATS, Cheater, Peek, points_by_position, try_every_key
+from protocol.deck import Shuffle
+from protocol.group import card_of, invert, mul, scalar_product
 from protocol.machine import Event, SeatMachine
+from protocol.messages import Kind
 from protocol.transcript import proof_file, read_proof_file
 from protocol.verdict import Verdict
 from test_replicated_deal import allowed_for, cards_in
@@ -24,12 +30,12 @@ from test_replicated_deal import allowed_for, cards_in
 KINDS = sorted(CHEATS)
 
 #: How each kind is caught (the README's table says the same).
-WHEN: dict[str, str | set[str]] = {
+WHEN: dict[str, str] = {
     "bad-shuffle": "at once",
-    # The deal stops when the tracer's garbage is decrypted (a hand, the chien); when it all
-    # lands in the chien of a deal that never turns it, only the audit finds it.
-    "tracer": {"at once, named by the audit", "at the audit"},
-    "bad-lock": "at once, named by the audit",
+    "tracer": "at once",
+    "bad-lock": "at once",
+    "lock-tracer": "at once",
+    "lock-tracer-half-fix": "at once",
     "bad-key": "at once",
     "false-card": "at once",
     "revoke": "at the audit",
@@ -45,27 +51,49 @@ WHEN: dict[str, str | set[str]] = {
     "flood": "refused",
 }
 
+#: The deck's steps, in the order a deal reaches them.
+STEPS = {"shuffle": Kind.SHUFFLE, "lock": Kind.LOCK, "deal": Kind.DEAL_KEYS, "hand check": Kind.PETIT_SEC, "bid": Kind.BID}
+#: The step whose payload carries each attack on the deck: it must be refused there.
+REFUSED_AT = {
+    "bad-shuffle": "shuffle",
+    "tracer": "shuffle",
+    "bad-lock": "lock",
+    "lock-tracer": "lock",
+    "lock-tracer-half-fix": "lock",
+    "bad-key": "deal",
+}
+
 
 def assert_caught(run: CheatRun) -> None:
     assert run.attempted, f"{run.kind}: the attack never had its chance in {run.deal + 1} deals"
     assert not run.blamed, f"{run.kind}: honest seats {run.blamed} were named"
     assert run.caught, f"{run.kind}: {run.verdicts} / proofs {run.proofs} / refused {run.refused}"
-    expected = WHEN[run.kind]
-    assert run.when in (expected if isinstance(expected, set) else {expected})
+    assert run.when == WHEN[run.kind]
+
+
+def assert_refused_at_its_step(run: CheatRun, machines: dict[int, SeatMachine]) -> None:
+    """Every honest seat named the cheater at the step that carries the attack, and no
+    message of a later step — a lock, a deal key, a hand check, a bid — was ever signed."""
+    step = REFUSED_AT[run.kind]
+    later = list(STEPS.values())[list(STEPS).index(step) + 1 :]
+    for seat, verdict in run.verdicts.items():
+        assert verdict is not None and (verdict.seat, verdict.step) == (run.seat, step), verdict
+        kinds = {message.kind for message in machines[seat].transcript.messages}
+        assert not kinds & set(later), f"{run.kind}: seat {seat} holds {sorted(k.value for k in kinds & set(later))}"
 
 
 class Watch:
     """After every step of the cheater, every card it holds or logged (its view, its events,
-    what its attack found out) must be one its seat may know at that moment.  The tracer's
-    find is the known attack of DESIGN §4: it is allowed only in a deal that stops before
-    anybody bids."""
+    what its attack found out) must be one its seat may know at that moment: no attack —
+    the tracers, the peek — ever learns a card.  Keeps the last deal's machines."""
 
     def __init__(self) -> None:
         self.machine: Cheater | None = None
         self.events: list[Event] = []
-        self.traced: list[Card] = []
+        self.machines: dict[int, SeatMachine] = {}
 
     def __call__(self, machine: SeatMachine) -> None:
+        self.machines[machine.seat] = machine
         if not isinstance(machine, Cheater):
             return
         if machine is not self.machine:  # the next deal
@@ -75,10 +103,8 @@ class Watch:
         seen = set(cards_in(machine.view())) | set(cards_in(self.events))
         assert not seen - allowed, f"{machine.kind} saw {sorted(c.code for c in seen - allowed)}"
         owner = machine.public.deck.setup.layout.owner
-        for position, card in machine.learned.items():
-            if card not in allowed and owner[position] != machine.seat:  # its own card it may see
-                assert machine.kind == "tracer", f"{machine.kind} learned {card.code}"
-                self.traced.append(card)
+        learned = {c for j, c in machine.learned.items() if c not in allowed and owner[j] != machine.seat}
+        assert not learned, f"{machine.kind} learned {sorted(c.code for c in learned)}"
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -86,9 +112,83 @@ def test_every_attack_is_caught_at_five_and_the_cheater_learns_nothing(kind: str
     watch = Watch()
     run = run_cheat(kind, 5, seed=2, watch=watch)
     assert_caught(run)
-    if watch.traced:  # the tracer read where its card lies: the deal stopped before any bid
-        for verdict in run.verdicts.values():
-            assert verdict is not None and verdict.step == "shuffle"
+    if kind in REFUSED_AT:
+        assert_refused_at_its_step(run, watch.machines)
+    cheater = watch.machines[run.seat]
+    if isinstance(cheater, Peek):  # it tried every key it holds on every point published
+        assert cheater.has_read and not cheater.learned
+
+
+@pytest.mark.parametrize("players", [3, 4])
+@pytest.mark.parametrize("kind", sorted(REFUSED_AT))
+def test_deck_attacks_are_refused_at_their_step_at_three_and_four(kind: str, players: int) -> None:
+    watch = Watch()
+    run = run_cheat(kind, players, seed=4, watch=watch)
+    assert_caught(run)
+    assert_refused_at_its_step(run, watch.machines)
+
+
+@pytest.mark.parametrize("players", [3, 5])
+def test_the_peek_opens_what_a_play_publishes_and_nothing_before(players: int) -> None:
+    """The peek's search is no empty gesture: once a seat plays cards, their keys are public
+    and the search opens exactly those positions — before, with the deal keys out, none."""
+    seats, public = dealt_table(players)
+    for peeker in seats:
+        assert try_every_key(public, peeker.secrets, peeker.seat) == {}
+    victim = seats[1]
+    shown = dict(sorted(victim.hand(public).items())[:3])
+    public.receive(victim.open(shown.values()))
+    assert try_every_key(public, seats[0].secrets, 0) == shown
+
+
+def test_the_peek_follows_its_own_shuffle_back_to_the_positions() -> None:
+    """The last shuffler ties each point of the shuffle before its own to the position its
+    permutation sends it to: that point times its blanket key is the position's point."""
+    seats, public = dealt_table(3)
+    last = seats[2].secrets
+    shuffles = [p for p in public.record.payloads if isinstance(p, Shuffle)]
+    before, after = set(shuffles[1].points), shuffles[2].points
+    by_position = points_by_position(public.record.payloads, 2, last.permutation)
+    for j, points in by_position.items():
+        (earlier,) = [point for point in points if point in before]
+        assert mul(last.blanket, earlier) == after[j]
+
+
+class Unchecked:
+    """Every seat takes the cheater's steps as published, unchecked (as a daemon takes the
+    seats it hosts): what the attack would have got had its step not been refused.  Notes
+    what the cheater first learned, and the bids signed by then."""
+
+    def __init__(self, cheater: int) -> None:
+        self.cheater = cheater
+        self.machines: dict[int, SeatMachine] = {}
+        self.learned: dict[int, Card] = {}
+        self.bids = 0
+
+    def __call__(self, machine: SeatMachine) -> None:
+        machine.trusted_seats = frozenset({self.cheater})  # from each seat's first message on
+        self.machines[machine.seat] = machine
+        if isinstance(machine, Cheater) and machine.learned and not self.learned:
+            self.learned = dict(machine.learned)
+            self.bids = sum(m.kind is Kind.BID for m in machine.transcript.messages)
+
+    def card_at(self, position: int) -> int | None:
+        """The card a position holds, opened with every seat's key."""
+        keys = scalar_product(m.secret.secrets.lock_keys[position] for m in self.machines.values())
+        return card_of(mul(invert(keys), self.machines[self.cheater].public.deck.final_point(position)))
+
+
+@pytest.mark.parametrize("kind", ["tracer", "lock-tracer", "lock-tracer-half-fix"])
+def test_unchecked_the_tracers_would_read_hidden_cards_before_the_first_bid(kind: str) -> None:
+    """What the proofs prevent: with the first shuffler's or first locker's step unchecked,
+    the tracer knows where T21 lies and the lock tracers know the chien, before anybody bids."""
+    unchecked = Unchecked(0)
+    run_cheat(kind, 5, seed=2, seat=0, watch=unchecked)
+    assert unchecked.learned and unchecked.bids == 0
+    assert all(unchecked.card_at(j) == c.index for j, c in unchecked.learned.items())
+    if kind != "tracer":
+        chien = unchecked.machines[0].public.deck.setup.layout.chien_positions
+        assert set(chien) < set(unchecked.learned)
 
 
 @pytest.mark.parametrize("kind", ["bad-key", "equivocate", "withhold-keys", "revoke"])

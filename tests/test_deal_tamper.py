@@ -27,7 +27,7 @@ PLAYERS = 4
 class Table:
     """Four seats in one process, pumped by hand so a test can step in between messages."""
 
-    def __init__(self, seed: int = 5, deal: int = 0) -> None:
+    def __init__(self, seed: int = 6, deal: int = 0) -> None:
         self.table, self.identities = sim_table(PLAYERS, seed)
         self.machines = [
             SeatMachine(self.table, deal, 0, s, self.identities[s], (bytes([seed, deal, s]) * 11)[:32])
@@ -227,6 +227,17 @@ def test_tarot_audit_clean_tampered_and_unreadable(tmp_path: Path, capsys: pytes
     assert tarot(["audit", str(corrupt)]) == 2
     assert "cannot read" in capsys.readouterr().err
     assert tarot(["audit", str(tmp_path / "missing.tarot")]) == 2
+
+
+def test_tarot_audit_refuses_a_protocol_v1_transcript_by_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A v1 deal was dealt by a lock step that let other seats read hands, and its messages
+    have other shapes: it is refused as such, never audited as if it were of v2."""
+    table, identities = sim_table(PLAYERS, seed=8)
+    machines = play_one_deal(table, identities, 0, 0, 8, ["basic"])
+    old = tmp_path / "old.tarot"
+    old.write_bytes(machines[0].transcript.to_bytes().replace(b"tarot/v2/transcript-file", b"tarot/v1/transcript-file"))
+    assert tarot(["audit", str(old)]) == 2
+    assert "is of protocol tarot/v1; this program audits tarot/v2 files only" in capsys.readouterr().err
 
 
 def test_a_seat_that_withholds_its_deal_keys_is_named_and_nothing_is_scored() -> None:

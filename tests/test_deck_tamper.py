@@ -1,9 +1,11 @@
 """Every way a seat can deviate from the deck protocol ends in a verdict naming that seat.
 
 Each cheater is a SeatDeck that bends one step; the honest seats run the unmodified code.
-Where the cheap checks of the deal cannot tell who deviated (a compensated tracer: every key
-checks out, yet a dealt card is garbage), the deal stops before any card is played with an
-unattributed verdict, and the audit of the revealed seeds names the culprit.
+A shuffle or lock that deviates is refused by its proof at the step that carries it, before
+anything is dealt, and a wrong key when it comes; what no live check can see without the
+secrets (an écart re-commitment, a blanket key not from the seed) the audit of the revealed
+seeds names.  The attacks of the cheat lab (:mod:`protocol.cheats`) are run here step by step,
+and shown to pay when their step is taken unchecked: that is what the proofs prevent.
 """
 
 from __future__ import annotations
@@ -12,31 +14,29 @@ import hashlib
 from dataclasses import replace
 
 import pytest
-from nacl.bindings import crypto_core_ed25519_sub as sub
 
 from deck_tables import dealt_table, fresh_table, lock_rounds, plain, reveal_all, seed_for, truth, turn_chien
 from protocol.audit_deck import audit_deck
 from protocol.cards import DECK, Card, card
+from protocol.cheats import TRACED, BadKeyDeck, BadLockDeck, HalfFixLockTracerDeck, LockTracerDeck, TracerDeck
 from protocol.deck import (
     ChienKeys,
-    DealKeys,
     DeckUsageError,
     Ecart,
     Lock,
     Open,
     Opening,
     OpenRecommitted,
+    Phase,
     PublicDeck,
     SeatDeck,
     Shuffle,
     deal_in_one_process,
 )
-from protocol.group import CARD_POINTS, GENERATOR, ORDER, add, card_of, invert, mul, scalar_from_digest, scalar_product
-from protocol.layout import CHIEN
+from protocol.group import CARD_POINTS, GENERATOR, ORDER, add, base_mul, invert, mul, point_sum, scalar_from_digest, sub
 from protocol.seeds import derive
 from protocol.verdict import Verdict, VerdictError
 
-T = scalar_from_digest(hashlib.sha512(b"the tracer's secret multiple").digest())
 SMALL_ORDER_POINT = bytes.fromhex("26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05")
 
 
@@ -64,11 +64,13 @@ def audited(seats: list[SeatDeck], public: PublicDeck) -> Verdict:
     return verdict
 
 
+def changed(points: tuple[bytes, ...], changes: dict[int, bytes]) -> tuple[bytes, ...]:
+    """``points`` with the entries at the keys of ``changes`` replaced."""
+    return tuple(changes.get(k, point) for k, point in enumerate(points))
+
+
 def with_points(payload: Shuffle, changes: dict[int, bytes]) -> Shuffle:
-    points = list(payload.points)
-    for k, point in changes.items():
-        points[k] = point
-    return replace(payload, points=tuple(points))
+    return replace(payload, points=changed(payload.points, changes))
 
 
 # --- the shuffle -------------------------------------------------------------------------
@@ -135,51 +137,28 @@ def test_a_bad_shuffle_is_refused_at_once_naming_the_shuffler(cheater: int, chea
     assert public.waiting_for() == {cheater}  # the bad payload was not accepted
 
 
-TARGET, VICTIM, PARTNER = card("T21"), card("3S"), card("4S")
-
-
-class Tracer(SeatDeck):
-    """The tracer of DESIGN §4, by the first shuffler, the only one who sees the plain cards:
-    put ``t·a·M_target`` where ``a·M_victim`` belongs, and make the sum right again on
-    ``a·M_partner``.  Every point is valid and distinct, the sum proof holds."""
-
-    def shuffle(self, public: PublicDeck) -> Shuffle:
-        honest = super().shuffle(public)
-        where = {index: p for p, index in enumerate(self.secrets.permutation)}  # D₀ is in card order
-        at_victim, at_partner = honest.points[where[VICTIM.index]], honest.points[where[PARTNER.index]]
-        tracer = mul(T, mul(self.secrets.blanket, CARD_POINTS[TARGET.index]))
-        return with_points(
-            honest,
-            {where[VICTIM.index]: tracer, where[PARTNER.index]: add(at_partner, sub(at_victim, tracer))},
-        )
-
-
 @pytest.mark.parametrize("players", [3, 4, 5])
-def test_the_tracer_is_caught_at_the_deal_before_any_card_is_played(players: int) -> None:
-    seats, public = fresh_table(players, cheaters={0: Tracer})
-    deal_rounds(seats, public)  # every step verifies: the sum proof cannot see the tracer
-    # ... and it works: the tracer finds the pair related by t in the public deck, so it
-    # knows where the target card lies.
-    deck = public.record.payloads[2 * players - 1].points  # type: ignore[union-attr]
-    cards = truth(seats, public)
-    found = [p for p in range(78) if mul(T, deck[p]) in set(deck)]
-    assert [cards[p] for p in found] == [TARGET.index]
-    # But it costs garbage, and garbage in an honest hand stops the deal at once.
-    garbage = [j for j in range(78) if cards[j] is None]
-    assert len(garbage) == 2
-    owners = {public.setup.layout.owner[j] for j in garbage}
-    assert owners - {0, CHIEN}, "choose seeds where the garbage reaches an honest hand"
-    for seat in seats[1:]:
-        if seat.seat in owners:
-            verdict = verdict_of(lambda: seat.hand(public))
-            assert (verdict.seat, verdict.step) == (None, "deal")
-            assert "reveal the seeds and audit" in verdict.reason
-        else:
-            assert len(seat.hand(public)) == public.setup.variant.hand_size
-    # The seeds are revealed; the audit names the first shuffler.
-    verdict = audited(seats, public)
+def test_the_tracer_is_refused_at_its_shuffle_before_anything_is_dealt(players: int) -> None:
+    """The first shuffler marks T21 (``t·a·M``, the sum made right on a third point) and
+    proves its shuffle as best it can: refused at the step.  Taken unchecked, it would have
+    worked: after the last shuffle the pair related by ``t`` shows where T21 lies."""
+    seats, public = fresh_table(players, cheaters={0: TracerDeck})
+    verdict = verdict_of(lambda: lock_rounds(seats, public))
     assert (verdict.seat, verdict.step) == (0, "shuffle")
-    assert verdict.evidence == ("shuffle/0@" + str(players),)
+    assert "proof" in verdict.reason and verdict.evidence == (f"shuffle/0@{players}",)
+    assert public.phase is Phase.SHUFFLE and public.waiting_for() == {0}  # nothing dealt, nothing locked
+
+    seats, public = fresh_table(players, cheaters={0: TracerDeck})
+    public.trusted = frozenset({0})  # as if nobody checked its proof
+    lock_rounds(seats, public)
+    tracer = seats[0]
+    assert isinstance(tracer, TracerDeck)
+    final = public.record.payloads[2 * players - 1]
+    assert isinstance(final, Shuffle)
+    found = tracer.trace(final.points)
+    assert found is not None and truth(seats, public)[found] == TRACED.index
+    verdict = audited(seats, public)  # the backstop: the audit replays the shuffle
+    assert (verdict.seat, verdict.step) == (0, "shuffle")
 
 
 class ChienSpoiler(SeatDeck):
@@ -192,118 +171,137 @@ class ChienSpoiler(SeatDeck):
         return with_points(honest, {j: add(honest.points[j], GENERATOR), k: sub(honest.points[k], GENERATOR)})
 
 
-def test_garbage_that_lands_only_in_the_chien_is_caught_when_the_chien_is_turned() -> None:
+def test_garbage_meant_for_the_chien_is_refused_at_the_shuffle() -> None:
     seats, public = fresh_table(5, cheaters={4: ChienSpoiler})
-    deal_in_one_process(seats, [public])  # every hand decrypts
-    verdict = verdict_of(lambda: turn_chien(seats, public))
-    assert (verdict.seat, verdict.step) == (None, "chien")
-    assert public.chien() is None
-    verdict = audited(seats, public)
-    assert (verdict.seat, verdict.step) == (4, "shuffle")
+    verdict = verdict_of(lambda: deal_in_one_process(seats, [public]))
+    assert (verdict.seat, verdict.step) == (4, "shuffle") and "proof" in verdict.reason
 
 
 # --- the lock ----------------------------------------------------------------------------
 
 
-def relocked(seat: SeatDeck, honest: Lock, unlocked: dict[int, bytes]) -> Lock:
-    """The lock payload with some F changed and their E made consistent (so keys check out)."""
-    f = list(honest.unlocked)
-    e = list(honest.locked)
-    for j, point in unlocked.items():
-        f[j] = point
-        e[j] = mul(seat.secrets.lock_keys[j], point)
-    return replace(honest, unlocked=tuple(f), locked=tuple(e))
+def with_locked(payload: Lock, changes: dict[int, bytes]) -> Lock:
+    return replace(payload, locked=changed(payload.locked, changes))
 
 
-class WrongF(SeatDeck):
-    def lock(self, public: PublicDeck) -> Lock:
-        honest = super().lock(public)
-        return relocked(self, honest, {10: add(honest.unlocked[10], GENERATOR)})
-
-
-class CompensatedWrongF(SeatDeck):
-    """Two wrong F whose sum is right, on positions of the next seat's hand."""
+class WrongLockedPoint(SeatDeck):
+    """One locked point that is not its key times the previous step, with the honest proof."""
 
     def lock(self, public: PublicDeck) -> Lock:
         honest = super().lock(public)
-        victim = (self.seat + 1) % self.setup.players
-        j, k = self.setup.layout.positions_of(victim)[:2]
-        return relocked(self, honest, {j: add(honest.unlocked[j], GENERATOR), k: sub(honest.unlocked[k], GENERATOR)})
+        return with_locked(honest, {10: add(honest.locked[10], GENERATOR)})
 
 
-def test_a_wrong_f_is_refused_at_once_naming_the_locker() -> None:
-    seats, public = fresh_table(5, cheaters={2: WrongF})
-    verdict = verdict_of(lambda: deal_in_one_process(seats, [public]))
-    assert (verdict.seat, verdict.step) == (2, "lock")
-    assert "proof" in verdict.reason
-
-
-def test_a_compensated_wrong_f_stops_the_deal_and_the_audit_names_the_locker() -> None:
-    seats, public = fresh_table(5, cheaters={2: CompensatedWrongF})
-    verdict = verdict_of(lambda: deal_in_one_process(seats, [public]))
-    assert (verdict.seat, verdict.step) == (None, "deal")  # seat 3 finds garbage in its hand
-    verdict = audited(seats, public)
-    assert (verdict.seat, verdict.step) == (2, "lock")
-    assert "unlocked points F" in verdict.reason
-
-
-def test_with_the_weighted_lock_proof_a_compensated_wrong_f_is_named_at_once() -> None:
-    seats, public = fresh_table(5, weighted=True, cheaters={2: CompensatedWrongF})
-    verdict = verdict_of(lambda: deal_in_one_process(seats, [public]))
-    assert (verdict.seat, verdict.step) == (2, "lock")
-
-
-class LockTracer(SeatDeck):
-    """A tracer at the lock: the locker knows the layout, so it can put ``t·F_j'`` (j' in
-    another seat's hand) and the compensation on positions of its *own* hand, where no
-    honest recipient will ever decrypt them."""
+class OtherKeyCommitted(SeatDeck):
+    """Locks position 10 with its key but commits to another one there."""
 
     def lock(self, public: PublicDeck) -> Lock:
         honest = super().lock(public)
-        mine = self.setup.layout.positions_of(self.seat)
-        j, k = mine[0], mine[1]
-        spied = self.setup.layout.positions_of(self.seat + 1)[0]
-        tracer = mul(T, honest.unlocked[spied])
-        compensation = add(honest.unlocked[k], sub(honest.unlocked[j], tracer))
-        return relocked(self, honest, {j: tracer, k: compensation})
+        return replace(honest, commitments=changed(honest.commitments, {10: base_mul(random_scalar("another key"))}))
 
 
-def test_a_lock_tracer_into_its_own_hand_passes_the_sum_proofs_and_is_named_by_the_audit() -> None:
-    """The residual risk of sum proofs (see the report): the deal goes on, the cheater reads
-    one card of the next seat, and only the audit — or its own garbage, which it cannot
-    play — exposes it.  The weighted lock proof closes it at once."""
-    seats, public = fresh_table(5, cheaters={0: LockTracer})
-    deal_rounds(seats, public)
-    for seat in seats[1:]:
-        assert len(seat.hand(public)) == 15  # no honest hand sees anything wrong
+@pytest.mark.parametrize("cheat", [WrongLockedPoint, BadLockDeck, OtherKeyCommitted])
+def test_a_lock_that_does_not_bind_every_position_to_its_key_is_refused_at_once(cheat: type[SeatDeck]) -> None:
+    """One wrong point, a compensated pair (the sum is right: the first design's proof held),
+    a commitment to another key: the proof binds each position on its own."""
+    seats, public = fresh_table(5, cheaters={2: cheat})
+    verdict = verdict_of(lambda: deal_in_one_process(seats, [public]))
+    assert (verdict.seat, verdict.step) == (2, "lock") and "proof" in verdict.reason
+    assert verdict.evidence == ("lock/2@12",)
+    assert public.phase is Phase.LOCK and public.waiting_for() == {2}
+
+
+class HonestProof(SeatDeck):
+    """Mixed into a lock tracer: it sends the proof of its honest step instead of one run on
+    the forged points."""
+
+    def lock(self, public: PublicDeck) -> Lock:
+        forged = super().lock(public)
+        return replace(forged, proof=SeatDeck.lock(self, public).proof)
+
+
+class HonestProofLockTracer(HonestProof, LockTracerDeck):
+    pass
+
+
+class HonestProofHalfFixLockTracer(HonestProof, HalfFixLockTracerDeck):
+    pass
+
+
+LOCK_TRACERS = [LockTracerDeck, HalfFixLockTracerDeck, HonestProofLockTracer, HonestProofHalfFixLockTracer]
+
+
+@pytest.mark.parametrize("last", [False, True])
+@pytest.mark.parametrize("cheat", LOCK_TRACERS)
+@pytest.mark.parametrize("players", [3, 4, 5])
+def test_the_lock_tracer_is_refused_at_its_lock_in_both_shapes(players: int, cheat: type[HalfFixLockTracerDeck], last: bool) -> None:
+    """The first (or last) locker puts into its own positions the points of the chien's
+    positions and of one card of each of the next two seats — as multiples with the sum made
+    right (the shape the first design's proof over sums let through), or as copies keyed as
+    its own (the half-fix's) — with the proof run on the forged step or its honest one:
+    refused at the lock, before any key is dealt."""
+    seat = players - 1 if last else 0
+    seats, public = fresh_table(players, cheaters={seat: cheat})
+    tracer = seats[seat]
+    assert isinstance(tracer, HalfFixLockTracerDeck)
     layout = public.setup.layout
-    j, spied = layout.positions_of(0)[0], layout.positions_of(1)[0]
-    keys = [key for key, _ in public.published_keys(j).values()] + [seats[0].secrets.lock_keys[j]]
-    read = mul(invert(T), mul(invert(scalar_product(keys)), public.final_point(j)))
-    assert card_of(read) == seats[1].hand(public)[spied].index
-    verdict = audited(seats, public)
-    assert (verdict.seat, verdict.step) == (0, "lock")
+    targets = tracer.targets()
+    assert set(layout.chien_positions) < set(targets.values())
+    assert len(targets) == min(layout.variant.hand_size - 1, layout.variant.chien_size + 2)
+    verdict = verdict_of(lambda: lock_rounds(seats, public))
+    assert (verdict.seat, verdict.step) == (seat, "lock") and "proof" in verdict.reason
+    assert verdict.evidence == (f"lock/{seat}@{2 * players + seat}",)
+    assert public.phase is Phase.LOCK and public.waiting_for() == {seat}
 
-    seats, public = fresh_table(5, weighted=True, cheaters={0: LockTracer})
-    verdict = verdict_of(lambda: deal_rounds(seats, public))
-    assert (verdict.seat, verdict.step) == (0, "lock")
+
+@pytest.mark.parametrize("cheat", [LockTracerDeck, HalfFixLockTracerDeck])
+@pytest.mark.parametrize("players", [3, 4, 5])
+def test_an_unchecked_lock_tracer_would_read_the_chien_before_the_first_bid(players: int, cheat: type[HalfFixLockTracerDeck]) -> None:
+    """What the lock proof is for: taken unchecked, the lock tracer reads every target from
+    its own positions as soon as the deal keys are in — the chien's cards and two of its
+    opponents' — and only the audit would name it."""
+    seats, public = fresh_table(players, cheaters={0: cheat})
+    public.trusted = frozenset({0})  # as if nobody checked its proof
+    deal_rounds(seats, public)
+    tracer = seats[0]
+    assert isinstance(tracer, HalfFixLockTracerDeck)
+    cards = truth(seats, public)
+    read = tracer.read(public)
+    assert set(read) == set(tracer.targets().values())
+    assert all(cards[p] == c.index for p, c in read.items())
+    s, lock = tracer.secrets, public.record.payloads[2 * players]
+    assert isinstance(lock, Lock)
+    if cheat is LockTracerDeck:  # the unlocked points F = b⁻¹·E still sum to a⁻¹·ΣE'
+        before = public.record.payloads[2 * players - 1].points  # type: ignore[union-attr]
+        unlocked = [mul(invert(b), e) for b, e in zip(s.lock_keys, lock.locked)]
+        assert point_sum(unlocked) == mul(s.blanket_inverse, point_sum(before))
+    else:  # plain copies: its own hand decrypts, the targets' cards in it
+        assert set(tracer.hand(public).values()) >= set(read.values())
+    verdict = audited(seats, public)
+    assert (verdict.seat, verdict.step) == (0, "lock") and "differ from its keys" in verdict.reason
 
 
 class RepeatingLocker(SeatDeck):
     def lock(self, public: PublicDeck) -> Lock:
         honest = super().lock(public)
-        locked = list(honest.locked)
-        locked[1] = locked[0]
-        return replace(honest, locked=tuple(locked))
+        return with_locked(honest, {1: honest.locked[0]})
 
 
 class InvalidLocker(SeatDeck):
     def lock(self, public: PublicDeck) -> Lock:
+        return with_locked(super().lock(public), {0: SMALL_ORDER_POINT})
+
+
+class InvalidCommitment(SeatDeck):
+    def lock(self, public: PublicDeck) -> Lock:
         honest = super().lock(public)
-        return replace(honest, unlocked=(SMALL_ORDER_POINT, *honest.unlocked[1:]))
+        return replace(honest, commitments=changed(honest.commitments, {0: SMALL_ORDER_POINT}))
 
 
-@pytest.mark.parametrize(("cheat", "reason"), [(RepeatingLocker, "locked repeats a point"), (InvalidLocker, "unlocked[0]")])
+@pytest.mark.parametrize(
+    ("cheat", "reason"),
+    [(RepeatingLocker, "locked repeats a point"), (InvalidLocker, "locked[0]"), (InvalidCommitment, "commitments[0]")],
+)
 def test_a_lock_with_a_repeated_or_invalid_point_is_refused(cheat: type[SeatDeck], reason: str) -> None:
     seats, public = fresh_table(4, cheaters={1: cheat})
     verdict = verdict_of(lambda: deal_in_one_process(seats, [public]))
@@ -314,27 +312,16 @@ def test_a_lock_with_a_repeated_or_invalid_point_is_refused(cheat: type[SeatDeck
 # --- the deal round ----------------------------------------------------------------------
 
 
-class WrongDealKey(SeatDeck):
-    """Publishes a wrong key for the first position of the next seat."""
-
-    def deal_keys(self) -> DealKeys:
-        honest = super().deal_keys()
-        victim = self.setup.layout.positions_of((self.seat + 1) % self.setup.players)[0]
-        keys = list(honest.keys)
-        keys[self.setup.dealt_to_others(self.seat).index(victim)] = random_scalar("wrong")
-        return replace(honest, keys=tuple(keys))
-
-
 @pytest.mark.parametrize("players", [3, 4, 5])
-def test_a_wrong_lock_key_is_named_by_its_recipient(players: int) -> None:
+def test_a_wrong_deal_key_is_refused_at_once_naming_its_sender(players: int) -> None:
+    """Checked against its commitment when it comes, before anybody decrypts anything."""
     cheater = players - 1
-    seats, public = fresh_table(players, cheaters={cheater: WrongDealKey})
-    deal_rounds(seats, public)
-    verdict = verdict_of(lambda: seats[0].hand(public))
+    seats, public = fresh_table(players, cheaters={cheater: BadKeyDeck})
+    verdict = verdict_of(lambda: deal_rounds(seats, public))
     assert (verdict.seat, verdict.step) == (cheater, "deal")
     assert "does not match its lock" in verdict.reason
     assert verdict.evidence == (f"deal-keys/{cheater}@{3 * players + cheater}", f"lock/{cheater}@{2 * players + cheater}")
-    assert len(seats[1].hand(public)) == public.setup.variant.hand_size  # the others are fine
+    assert public.waiting_for() == {cheater}  # the bad payload was not accepted
 
 
 def test_malformed_deal_keys_are_refused_at_once() -> None:
@@ -372,9 +359,9 @@ def test_withholding_deal_keys_after_seeing_ones_own_hand_is_named() -> None:
             public.receive(seat.deal_keys())
     assert len(seats[3].hand(public)) == 15  # seat 3 sees its hand...
     assert public.waiting_for() == {3}  # ... and keeps its keys
-    for seat in (0, 1, 2, 4):
+    for other in (0, 1, 2, 4):
         with pytest.raises(DeckUsageError):
-            seats[seat].hand(public)
+            seats[other].hand(public)
     assert public.stalled() == [Verdict(3, "deal", "withheld its deal keys", ("no deal payload from seat 3",))]
 
 
@@ -536,8 +523,8 @@ def test_a_seed_that_does_not_match_its_commitment_is_named() -> None:
     assert verdict.evidence[1] == "commit/1@1"
     revealed = reveal_all(seats)
     revealed[1] = lie.seed
-    verdict = audit_deck(public.record, revealed).verdict
-    assert verdict is not None and (verdict.seat, verdict.step) == (1, "reveal")
+    audited_verdict = audit_deck(public.record, revealed).verdict
+    assert audited_verdict is not None and (audited_verdict.seat, audited_verdict.step) == (1, "reveal")
 
 
 def test_refusing_to_reveal_is_named() -> None:

@@ -285,7 +285,7 @@ def test_database_is_private_and_durable(tmp_path: Path, open_umask: None) -> No
         }
         assert pragmas == {"journal_mode": "wal", "synchronous": 1, "foreign_keys": 1}  # 1 = NORMAL: Store.sync fsyncs
         (version,) = db._db.execute("SELECT version FROM schema_version").fetchone()
-        assert version == SCHEMA_VERSION == 2
+        assert version == SCHEMA_VERSION == 3
 
 
 def test_database_with_wider_permissions_is_narrowed(tmp_path: Path) -> None:
@@ -628,7 +628,24 @@ def test_a_version_1_database_is_upgraded_without_the_mesh_tables_it_never_used(
         assert db.get_setting("name") == "Anne"
         tables = {name for (name,) in db._db.execute("SELECT name FROM sqlite_schema WHERE type = 'table'")}
         assert "settings" in tables and not {"mesh_outbox", "mesh_delivered"} & tables
-        assert db._db.execute("SELECT version FROM schema_version").fetchall() == [(2,)]
+        assert db._db.execute("SELECT version FROM schema_version").fetchall() == [(SCHEMA_VERSION,)]
+
+
+def test_a_table_being_played_under_protocol_v1_stops_and_keeps_its_sheet(tmp_path: Path) -> None:
+    """A home upgraded to protocol v2: a v1 table cannot go on (no member speaks v1 any
+    more), so it is not taken up again, and nothing of it is deleted."""
+    path = tmp_path / "tarot.db"
+    with sqlite3.connect(path) as raw:
+        for statement in (*store_module._SCHEMA_V1, *store_module._SCHEMA_V2):
+            raw.execute(statement)
+        raw.execute("INSERT INTO schema_version (version) VALUES (2)")
+        for table_id, state in ((b"p" * 16, "playing"), (b"f" * 16, "finished")):
+            raw.execute("INSERT INTO tables VALUES (?, 'soir', 5, NULL, ?, 0)", (table_id, state))
+            raw.execute("INSERT INTO scores VALUES (?, '{}')", (table_id,))
+    with Store(path) as db:
+        states = {record.table_id: record.state for record in db.tables()}
+        assert states == {b"p" * 16: store_module.TABLE_PROTOCOL_V1, b"f" * 16: "finished"}
+        assert db._db.execute("SELECT COUNT(*) FROM scores").fetchone() == (2,)
 
 
 def test_settings(store: Store) -> None:

@@ -48,7 +48,7 @@ def frame(fields: list[object], signature: object = bytes(64)) -> bytes:
 
 def fields(**changes: object) -> list[object]:
     values: dict[str, object] = dict(
-        version=1, table_id=TABLE, deal=7, kind="play", seat=2, payload={"position": 17}, prev=PREV
+        version=PROTOCOL_VERSION, table_id=TABLE, deal=7, kind="play", seat=2, payload={"position": 17}, prev=PREV
     )
     values.update(changes)
     return list(values.values())
@@ -244,7 +244,8 @@ def test_duplicate_map_key_is_rejected() -> None:
         (frame(fields(kind="teleport")), "unknown message kind"),
         (frame(fields(kind=3)), "unknown message kind"),
         (frame(fields(kind="PLAY")), "unknown message kind"),
-        (frame(fields(version=2)), "unsupported protocol version 2"),
+        (frame(fields(version=1)), "unsupported protocol version 1"),  # the v1 deck leaked hands
+        (frame(fields(version=3)), "unsupported protocol version 3"),
         (frame(fields(version=0)), "unsupported protocol version 0"),
         (frame(fields(version=True)), "version is an integer"),
         (frame(fields(version="1")), "version is an integer"),
