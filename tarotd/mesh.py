@@ -12,8 +12,8 @@ travels on A's DEALER to B's ROUTER, and B's answers about that stream (the HELL
 acknowledgements) come back on the same connection, so each TCP connection carries one
 direction of data and its own feedback.  A DEALER's
 ZeroMQ routing id is drawn at random for each socket and bound to the peer's key by the
-signed HELLO that arrives under it: the ROUTER answers (HELLO-ACK, acknowledgements) to the
-routing id the peer last proved itself on.  Nobody can guess that id, so a stranger cannot
+signed HELLO that arrives under it, answering the challenge issued under it: the ROUTER
+answers (HELLO-ACK, acknowledgements) to the routing id the peer last proved itself on.  Nobody can guess that id, so a stranger cannot
 knock a member's connection off the ROUTER by claiming its id, while ``ROUTER_HANDOVER`` lets
 a DEALER that reconnects under its own id (after a frame too large, a broken TCP connection)
 take it back at once, even if the ROUTER still holds the dead connection.  (Only someone
@@ -28,7 +28,11 @@ order below])``, a domain no protocol message or other handshake shares:
 =============  ===================  =====================================================
 kind           direction            fields
 =============  ===================  =====================================================
-``hello``      DEALER → ROUTER      key, name, endpoint, nonce (16 B), time (unix s),
+``hi``         DEALER → ROUTER      (none) — "challenge me": a HELLO is due on this link
+``challenge``  ROUTER → DEALER      key (the ROUTER's), c (16 B, drawn for this routing id)
+``hello``      DEALER → ROUTER      key, to (the challenge's key), name, endpoint,
+                                    challenge (its c), nonce (16 B), time (the sender's
+                                    clock, unix s: only said, never checked),
                                     boot (16 B, new each process), sig
 ``hello-ack``  ROUTER → DEALER      key, to (the HELLO's key), name, nonce (the HELLO's),
                                     session (16 B), n (last seq from ``to`` delivered and on our
@@ -71,8 +75,19 @@ no answer for ``timeout`` gets a fresh socket (see :meth:`Mesh._recycle`).  A li
 HELLO again when the far end answers ``reauth`` (it restarted and lost our session) or when
 the peer's own HELLO shows a new ``boot``.
 
-**HELLO freshness.**  A HELLO's ``time`` must be within ``hello_skew`` of our clock and its
-nonce new to us, or whoever replayed a captured HELLO would get a session under its key.
+**HELLO freshness, without clocks.**  A HELLO answers a challenge: the DEALER says ``hi``,
+the ROUTER draws a challenge for that routing id (one at a time, used once, the latest
+:data:`MAX_CHALLENGES` kept), and the HELLO must be signed for the ROUTER's key (``to``) and
+that challenge, and arrive under that routing id.  A copy of a member's HELLO replayed to
+another daemon is addressed to the wrong key; replayed to the same daemon, on another
+connection or later, it answers a challenge that daemon no longer holds: refused, counted
+(``bad_hello``) and logged at a limited rate.  The DEALER's own ``nonce`` does the same for
+the HELLO-ACK.  So nothing here needs the members' clocks to agree — a laptop an hour off,
+or in the wrong time zone, plays like any other.  The HELLO still tells the sender's clock,
+signed: a peer whose clock is :data:`CLOCK_NOTED` or more from ours is said once in the log
+per run of it (``the clock of … is 1 h 0 min ahead of this machine's``), since the times in
+its logs and files will not match ours.  A daemon of a version before the challenge and one
+of this version do not half-talk: each drops the other's HELLO (or ``hi``) as malformed.
 
 **Limits.**  Frames over ``max_frame`` are counted and dropped; ZeroMQ's own ``MAXMSGSIZE`` is
 twice that and *disconnects* a peer that exceeds it (ZeroMQ reconnects; nothing is counted).
@@ -80,7 +95,8 @@ Inbound frames go through a token bucket per link and per known peer; all unknow
 ids share one.  Nothing a peer sends can raise out of a receive loop: bad frames are counted
 (:class:`MeshStats`) and dropped.
 
-**Encryption** (``curve=True``, ``tarotd --curve``).  Every connection is ZeroMQ CURVE
+**Encryption** (``curve=True``: the daemon's default, off with ``tarotd --no-curve``).  Every
+connection is ZeroMQ CURVE
 (CurveZMQ: an X25519 handshake, then each frame encrypted and authenticated), so a reader of
 the LAN sees who talks to whom and how much, but no longer names, tables, bids, cards played,
 routing ids or session tokens.  A daemon's CURVE key pair is its Ed25519 identity converted
@@ -94,6 +110,9 @@ client's key (``User-Id``) — and accepts a HELLO only on a connection made und
 key derived from the identity that signed it: whoever holds the other end of an encrypted
 connection is the member it says HELLO as.  With and without ``curve``, daemons cannot
 connect at all (ZeroMQ refuses the mechanism mismatch): each link says why, once, in the log.
+Without it, a reader of the LAN reads every frame — the public record of the game, the
+HELLOs, and the routing ids and session tokens, with which whoever can also send on the LAN
+may speak in a member's session: for debugging only.
 """
 
 from __future__ import annotations
@@ -153,14 +172,15 @@ RECONNECT_IVL_MAX_MS: Final = 5000  #: ... up to this
 SEND_SHARE: Final = 0.8  #: data frames are paced at this share of the peer's inbound rate limit
 YIELD_EVERY: Final = 32  #: frames a receive loop handles before letting other tasks run
 MAX_MISS: Final = 256  #: seqs listed in one ``ack``
-MAX_NONCES: Final = 1024  #: HELLO nonces remembered per peer against replays
+MAX_CHALLENGES: Final = 1024  #: challenges awaiting their HELLO (one per routing id, the latest kept)
+CLOCK_NOTED: Final = 60.0  #: seconds between a peer's clock and ours that the log mentions
 MAX_NAME: Final = 64
 MAX_CHANNEL: Final = 64
 MAX_ENDPOINT: Final = 256
 FRAME_OVERHEAD: Final = 256  #: room a data frame's fields take around its body
 ROUTE_PREFIX: Final = b"r"  #: ZeroMQ reserves routing ids that begin with a zero byte
 WILDCARD_HOSTS: Final = frozenset({"0.0.0.0", "*", "[::]"})
-REFUSALS_LOGGED_EVERY: Final = 10.0  #: seconds between log lines about refused CURVE HELLOs
+REFUSALS_LOGGED_EVERY: Final = 10.0  #: seconds between log lines about refused HELLOs, per cause
 HANDSHAKE_FAILED_TIMES: Final = 3  #: failed handshakes in a row before a link says it cannot connect
 HANDSHAKE_FAILURES: Final = (
     zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL | zmq.EVENT_HANDSHAKE_FAILED_AUTH
@@ -192,7 +212,6 @@ class Limits:
     early_bytes: int = 32 * MiB  #: bytes of early (out-of-order) messages buffered per sender
     max_peers: int = 256  #: peer records; a HELLO from one more key is refused
     hwm: int = 10_000  #: ZeroMQ send and receive high-water marks, per connection
-    hello_skew: float = 600.0  #: seconds a HELLO's clock may differ from ours
 
 
 @dataclass(frozen=True)
@@ -215,7 +234,7 @@ class MeshStats:
     oversized: int = 0  #: over ``max_frame`` (ZeroMQ disconnects beyond twice that, uncounted)
     rate_limited: int = 0
     unauthenticated: int = 0  #: no valid session for the routing id or link
-    bad_hello: int = 0  #: bad signature, wrong key, stale clock, replay
+    bad_hello: int = 0  #: bad signature, wrong key, not for us or not for our challenge (a replay)
     strangers: int = 0  #: validly signed, but not allowed (or ourselves, or too many peers)
     duplicates: int = 0  #: data already delivered or already buffered
     out_of_window: int = 0  #: data too far ahead to buffer; the sender will send it again
@@ -269,10 +288,14 @@ _KEY, _TOKEN, _SIG = _blob(PUBLIC_KEY_SIZE), _blob(TOKEN_SIZE), _blob(SIGNATURE_
 
 #: Every frame kind with its fields, in signing order.  A frame must have exactly these.
 SHAPES: Final[Mapping[str, Mapping[str, Callable[[object], bool]]]] = {
+    "hi": {},
+    "challenge": {"key": _KEY, "c": _TOKEN},
     "hello": {
         "key": _KEY,
+        "to": _KEY,
         "name": _text(MAX_NAME),
         "endpoint": _endpoint,
+        "challenge": _TOKEN,
         "nonce": _TOKEN,
         "time": _uint,
         "boot": _TOKEN,
@@ -292,8 +315,8 @@ SHAPES: Final[Mapping[str, Mapping[str, Callable[[object], bool]]]] = {
     "ack": {"s": _TOKEN, "n": _uint, "top": _uint, "miss": _seqs},
     "reauth": {"s": _TOKEN},
 }
-ROUTER_KINDS: Final = frozenset({"hello", "data", "ping"})  #: what a ROUTER may receive
-LINK_KINDS: Final = frozenset({"hello-ack", "ack", "reauth"})  #: what a DEALER may receive
+ROUTER_KINDS: Final = frozenset({"hi", "hello", "data", "ping"})  #: what a ROUTER may receive
+LINK_KINDS: Final = frozenset({"challenge", "hello-ack", "ack", "reauth"})  #: what a DEALER may receive
 
 
 def encode(kind: str, fields: Mapping[str, object]) -> bytes:
@@ -610,7 +633,9 @@ class _Link:
     monitor: zmq.asyncio.Socket  #: ``sock``'s failed handshakes (see :meth:`Mesh._watch`)
     peer: _Peer | None = None
     session: bytes | None = None  #: the far end's token for us; None: not authenticated
-    nonce: bytes | None = None  #: of the HELLO awaiting its ack
+    asked: bool = False  #: a ``hi`` is out: the next challenge gets our HELLO
+    nonce: bytes | None = None  #: of the HELLO awaiting its ack ...
+    to: bytes | None = None  #: ... and the key it was signed for, the one that must sign the ack
     hello_due: float = 0.0
     sent_at: float = 0.0  #: last frame that left
     heard_at: float = field(default_factory=time.monotonic)  #: last valid frame from the far end
@@ -636,19 +661,7 @@ class _Peer:
     last_heard: float | None = None  #: monotonic
     last_heard_wall: float | None = None
     reported: PeerState = PeerState.CONNECTING
-    nonces: OrderedDict[bytes, float] = field(default_factory=OrderedDict)
     route: bytes | None = None  #: the routing id of the DEALER it last proved its key on
-
-    def fresh_nonce(self, nonce: bytes, now: float, keep: float) -> bool:
-        """False if this HELLO nonce was seen within ``keep`` seconds: a replay."""
-        while self.nonces and next(iter(self.nonces.values())) < now:
-            self.nonces.popitem(last=False)
-        if nonce in self.nonces:
-            return False
-        self.nonces[nonce] = now + keep
-        if len(self.nonces) > MAX_NONCES:
-            self.nonces.popitem(last=False)
-        return True
 
 
 async def _yield_every(count: int) -> None:
@@ -698,6 +711,21 @@ def _reachable(claimed: str, seen_from: str) -> str:
         return claimed
     address = f"[{seen_from}]" if ":" in seen_from else seen_from
     return f"tcp://{address}:{port}"
+
+
+def _note_clock(peer: str, offset: float) -> None:
+    """Say how far ``peer``'s clock is from ours (``offset`` seconds ahead), if that is
+    :data:`CLOCK_NOTED` or more.  Nothing in the mesh or the game depends on it; but the
+    times in that peer's log, proof files and score sheet will not match ours, and a player
+    comparing them — or wondering why another machine's times look wrong — should know whose
+    clock is off, and by how much."""
+    if abs(offset) < CLOCK_NOTED:
+        return
+    minutes, seconds = round(abs(offset) / 60), round(abs(offset))  # a HELLO's time is in whole seconds
+    amount = f"{minutes // 60} h {minutes % 60} min" if minutes >= 60 else f"{seconds // 60} min {seconds % 60} s"
+    log.warning("mesh: the clock of %s is %s %s this machine's (one of the two is wrong; nothing here depends on "
+                "it, but the times in its logs and files will not match ours)", peer, amount,
+                "ahead of" if offset > 0 else "behind")
 
 
 # --------------------------------------------------------------------------- the mesh
@@ -778,13 +806,14 @@ class Mesh:
         self._allowed: frozenset[bytes] | None = None
         self._peers: dict[bytes, _Peer] = {}
         self._routes: dict[bytes, _Peer] = {}  #: routing id → the peer that proved itself under it
+        self._challenges: OrderedDict[bytes, bytes] = OrderedDict()  #: routing id → the challenge it was given
         self._links: dict[str, _Link] = {}
         self._stranger_bucket = TokenBucket(limits.rate, limits.burst)
         self._tasks: set[asyncio.Task[None]] = set()
         self._closed = False
         self._curve = (curve_public_key(self.key), curve_secret_key(identity)) if curve else None
         self._authenticator: AsyncioAuthenticator | None = None
-        self._quiet_until = 0.0  #: no log line about a refused HELLO before this (monotonic)
+        self._quiet_until: dict[str, float] = {}  #: no line about a HELLO refused for this cause before (monotonic)
         self._restore(initial_outbox or {}, next_seq or {}, delivered or {})
 
     # ----------------------------------------------------------------- public API
@@ -1042,13 +1071,15 @@ class Mesh:
         # The far end may hang up before we read why (a reset, no detail): then we can only
         # say what it may be.
         if mismatch:
-            why = "does not use --curve" if self._curve is not None else "requires --curve"
-            why += " (encryption): every member must use it, or none"
+            why = ("runs with --no-curve, unencrypted, and this one encrypts" if self._curve is not None else
+                   "encrypts (CURVE, the default) and this one runs with --no-curve")
+            why += ": every member must encrypt, or every one run with --no-curve"
         elif self._curve is not None and link.expected_key is not None:
             why = (f"fails the CURVE handshake: is it {fingerprint(link.expected_key)} (check the key "
-                   "given for it), and does it use --curve too?")
+                   "given for it), and does it encrypt too (no --no-curve)?")
         else:
-            why = "fails the handshake: does it use --curve (then every member must), or is it no tarotd?"
+            why = ("fails the handshake: does it encrypt (CURVE, the default: then every member must, and this one "
+                   "runs with --no-curve), or is it no tarotd?")
         log.warning("mesh: cannot connect to %s: the daemon there %s", link.endpoint, why)
         link.sock.socket.disable_monitor()
         link.sock.rouse()  # any call on the socket may take in the FD's signal (tarotd.zsocket)
@@ -1103,6 +1134,9 @@ class Mesh:
         msg = self._screen(bucket, [frame.bytes for frame in frames[1:]], ROUTER_KINDS, now)
         if msg is None:
             return
+        if msg["t"] == "hi":
+            self._challenge(rid)
+            return
         if msg["t"] == "hello":
             self._on_hello(rid, msg, frames[1], now)
             return
@@ -1117,29 +1151,46 @@ class Mesh:
         else:
             await self._on_data(peer, msg)
 
+    def _challenge(self, rid: bytes) -> None:
+        """Give the DEALER under ``rid`` a challenge for its HELLO: a HELLO made for it is fresh
+        without any clock, and good on this connection only, once (see the module's "HELLO
+        freshness").  A new ``hi`` replaces the challenge; a flood of them from strangers only
+        pushes the oldest out, whose DEALER asks again after its heartbeat."""
+        challenge = os.urandom(TOKEN_SIZE)
+        self._challenges.pop(rid, None)
+        self._challenges[rid] = challenge
+        while len(self._challenges) > MAX_CHALLENGES:
+            self._challenges.popitem(last=False)
+        self._wire.send(self._router_sock(), [rid, encode("challenge", {"key": self.key, "c": challenge})])
+
     def _on_hello(self, rid: bytes, msg: dict[str, Any], frame: zmq.Frame, now: float) -> None:
         key: bytes = msg["key"]
-        if (
-            abs(time.time() - msg["time"]) > self._limits.hello_skew
-            or not verify(key, msg["sig"], signing_bytes("hello", msg))
-        ):
+        challenge = self._challenges.pop(rid, None)  # used once, whatever comes of it
+        if not verify(key, msg["sig"], signing_bytes("hello", msg)):
             self.stats.bad_hello += 1
+            return
+        seen_from = _property(frame, "Peer-Address")
+        if msg["to"] != self.key or msg["challenge"] != challenge:
+            self.stats.bad_hello += 1
+            why = ("made for another daemon: a copy of it replayed to us" if msg["to"] != self.key else
+                   "for a challenge this connection does not hold: a copy replayed, or an answer too late")
+            self._log_refusal(key, seen_from, now, why)
             return
         if self._curve is not None and _property(frame, "User-Id") != curve_public_key(key).decode():
             self.stats.bad_hello += 1
-            self._log_refusal(key, _property(frame, "Peer-Address"), now)
+            self._log_refusal(key, seen_from, now, "its connection's CURVE key is not the one derived from that "
+                              "identity (someone without the member's secret key speaking as it)")
             return
         if not self._admits(key):
             self.stats.strangers += 1
             return
         peer = self._peer(key)
-        if not peer.fresh_nonce(msg["nonce"], now, 2 * self._limits.hello_skew):
-            self.stats.bad_hello += 1
-            return
         if peer.route != rid:  # a new connection of the peer's: answer there from now on
             self._routes.pop(peer.route or b"", None)
             peer.route, self._routes[rid] = rid, peer
         restarted = peer.boot is not None and peer.boot != msg["boot"]
+        if peer.boot != msg["boot"]:
+            _note_clock(msg["name"] or fingerprint(key), msg["time"] - time.time())
         peer.boot = msg["boot"]
         peer.name = msg["name"]
         peer.inbound.new_session()
@@ -1153,20 +1204,15 @@ class Mesh:
         }
         self._wire.send(self._router_sock(), [rid, encode_signed(self._identity, "hello-ack", ack)])
         self._heard(peer, now)
-        self._follow(peer, _reachable(msg["endpoint"], _property(frame, "Peer-Address")), restarted, now)
+        self._follow(peer, _reachable(msg["endpoint"], seen_from), restarted, now)
 
-    def _log_refusal(self, key: bytes, seen_from: str, now: float) -> None:
-        """Say why a HELLO was refused, at most every :data:`REFUSALS_LOGGED_EVERY` seconds:
-        a hostile peer repeating it must not fill the log."""
-        if now < self._quiet_until:
+    def _log_refusal(self, key: bytes, seen_from: str, now: float, why: str) -> None:
+        """Say why a HELLO was refused, at most every :data:`REFUSALS_LOGGED_EVERY` seconds for
+        each cause: a hostile peer repeating it must not fill the log, nor hide another cause."""
+        if now < self._quiet_until.get(why, 0.0):
             return
-        self._quiet_until = now + REFUSALS_LOGGED_EVERY
-        log.warning(
-            "mesh: refused a HELLO signed by %s from %s: its connection's CURVE key is not the one "
-            "derived from that identity (someone without the member's secret key speaking as it)",
-            fingerprint(key),
-            seen_from or "an unknown address",
-        )
+        self._quiet_until[why] = now + REFUSALS_LOGGED_EVERY
+        log.warning("mesh: refused a HELLO signed by %s from %s: %s", fingerprint(key), seen_from or "an unknown address", why)
 
     def _follow(self, peer: _Peer, endpoint: str, restarted: bool, now: float) -> None:
         """Make sure we have a link back to a peer that said HELLO.  A restarted peer lost our
@@ -1297,6 +1343,9 @@ class Mesh:
         msg = self._screen(link.bucket, parts, LINK_KINDS, now)
         if msg is None:
             return
+        if msg["t"] == "challenge":
+            self._on_challenge(link, msg, now)
+            return
         if msg["t"] == "hello-ack":
             self._on_hello_ack(link, msg, now)
             return
@@ -1316,9 +1365,7 @@ class Mesh:
         if link.nonce is None or msg["nonce"] != link.nonce or msg["to"] != self.key:
             return  # a late answer to an older HELLO (or a copy): the newest one counts
         key: bytes = msg["key"]
-        if (link.expected_key is not None and key != link.expected_key) or not verify(
-            key, msg["sig"], signing_bytes("hello-ack", msg)
-        ):
+        if key != link.to or not verify(key, msg["sig"], signing_bytes("hello-ack", msg)):
             self.stats.bad_hello += 1
             return
         if not self._admits(key):
@@ -1360,21 +1407,39 @@ class Mesh:
             self._call(self._on_acked, peer.key, peer.outbox.acked)
         return True
 
-    def _send_hello(self, link: _Link, now: float) -> None:
+    def _ask_challenge(self, link: _Link, now: float) -> None:
+        """Start (or restart) the handshake: ``hi``, answered by the challenge our HELLO signs.
+        Asked again after a heartbeat if no HELLO-ACK came by then."""
+        if self._send(link, encode("hi", {}), now):
+            link.asked = True
+            link.hello_due = now + self._heartbeat
+        else:
+            link.hello_due = now + HELLO_RETRY_UNSENT
+
+    def _on_challenge(self, link: _Link, msg: dict[str, Any], now: float) -> None:
+        """Answer the challenge we asked for with a HELLO signed for that daemon and that
+        challenge: copied to another daemon or another connection, or kept for later, it is
+        refused.  One HELLO per ``hi``: a far end sending challenges unasked gets no more."""
+        key: bytes = msg["key"]
+        if not link.asked or link.session is not None:
+            return
+        if link.expected_key is not None and key != link.expected_key:
+            self.stats.bad_hello += 1  # the far end says it is someone else: no HELLO for it
+            return
+        link.asked = False
         nonce = os.urandom(TOKEN_SIZE)
         hello = {
             "key": self.key,
+            "to": key,
             "name": self._name,
             "endpoint": self._advertise or self.endpoint,
+            "challenge": msg["c"],
             "nonce": nonce,
             "time": int(time.time()),
             "boot": self._boot,
         }
         if self._send(link, encode_signed(self._identity, "hello", hello), now):
-            link.nonce = nonce
-            link.hello_due = now + self._heartbeat
-        else:
-            link.hello_due = now + HELLO_RETRY_UNSENT
+            link.nonce, link.to = nonce, key
 
     def _send(self, link: _Link, frame: bytes, now: float) -> bool:
         sent = self._wire.send(link.sock, [frame])
@@ -1454,7 +1519,7 @@ class Mesh:
         peer = link.peer
         if link.session is None or peer is None:
             if now >= link.hello_due:
-                self._send_hello(link, now)
+                self._ask_challenge(link, now)
             return
         self._send_fresh(peer, link, now)  # what could not leave before (no TCP, high-water mark)
         if now >= peer.outbox.next_resend:

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 import zmq
 from daemons import daemon_argv, free_ports, kill_all, log_path, logs, scores, spawn, stop, wait_all
-from test_mesh import Node, connected_pair, hello, raw_socket, run, running, wait_for
+from test_mesh import Node, challenge, connected_pair, hello, raw_socket, run, running, wait_for
 
 from client.api import ask
 from protocol.identity import Identity
@@ -41,7 +41,7 @@ def test_a_dealer_must_hold_the_curve_key_of_the_identity_it_says_hello_as(caplo
             raw.setsockopt(zmq.CURVE_PUBLICKEY, public)
             raw.setsockopt(zmq.CURVE_SECRETKEY, secret)
             raw.connect(server.mesh.endpoint)
-            await raw.send(hello(speaker))
+            await raw.send(hello(speaker, *await challenge(raw)))
             try:
                 frames = await asyncio.wait_for(raw.recv_multipart(), timeout=2)
             except TimeoutError:
@@ -90,8 +90,10 @@ def test_curve_meshes_deliver_exactly_once_in_order_under_faults_with_heartbeats
     ("dialler_curve", "listener_curve", "wrong_key", "said"),
     [
         # (or, when the far end hung up before saying why, what it may be)
-        (False, True, False, ("the daemon there requires --curve", "does it use --curve (then every member must)")),
-        (True, False, False, ("the daemon there does not use --curve", "and does it use --curve too?")),
+        (False, True, False, ("the daemon there encrypts (CURVE, the default) and this one runs with --no-curve",
+                              "does it encrypt (CURVE, the default: then every member must")),
+        (True, False, False, ("the daemon there runs with --no-curve, unencrypted, and this one encrypts",
+                              "and does it encrypt too (no --no-curve)?")),
         (True, True, True, ("the daemon there fails the CURVE handshake: is it",)),
     ],
 )

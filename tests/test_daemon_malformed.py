@@ -40,6 +40,7 @@ from wire import (
     API_JUNK,
     TOKEN,
     barrier,
+    challenge,
     deal_bodies,
     dealer,
     handshake,
@@ -88,13 +89,14 @@ def knock_with_junk(context: Any, endpoint: str, rng: random.Random) -> None:
         sock.close()
 
 
-def claim_member(context: Any, endpoint: str, rng: random.Random, member: bytes) -> None:
+def claim_member(context: Any, endpoint: str, rng: random.Random, daemon: bytes, member: bytes) -> None:
     """A DEALER that takes a member's key as routing id and claims its key in a HELLO it
-    signed itself: it gets no session, so nothing it sends is taken for the member's."""
+    signed itself, for the challenge it was given: it gets no session, so nothing it sends
+    is taken for the member's."""
     sock = dealer(context, endpoint, member)
     try:
         impostor = identity(rng)
-        hello = {**hello_fields(impostor, rng, "tcp://127.0.0.1:9"), "key": member}
+        hello = {**hello_fields(impostor, rng, "tcp://127.0.0.1:9", daemon, challenge(sock, daemon)), "key": member}
         sock.send(encode_signed(impostor, "hello", hello))  # the member's key, our signature
         for seq in range(1, 20):
             body = rng.randbytes(rng.randrange(0, 400))
@@ -189,7 +191,7 @@ def test_junk_on_the_peer_socket_and_the_local_api_changes_nothing(tmp_path: Pat
                 continue  # the deal went by too fast: the junk of the next round still lands
             rounds += 1
             stranger_session(context, endpoint, rng, keys[0], bytes.fromhex(table), deal)
-            claim_member(context, endpoint, rng, keys[1 + deal])
+            claim_member(context, endpoint, rng, keys[0], keys[1 + deal])
             knock_with_junk(context, endpoint, rng)
             asyncio.run(junk_on_the_api(homes[0] / "api.sock", rng))
             offers = asyncio.run(ask(homes[0], "tables"))  # the stranger's lobby frames changed nothing

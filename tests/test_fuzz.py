@@ -10,7 +10,7 @@ seed (``FUZZ_SEED`` overrides :data:`SEED`; the run prints it), so a failure rep
 under random routing ids, and strangers that complete a valid HELLO with keys of their own
 and then send with the session they were granted, so their data frames get past the session
 check and their bodies reach the lobby and the deal.  The mix: random bytes; valid frames of
-every kind (hello, hello-ack, data, ping, ack, reauth) truncated, bit-flipped, spliced, or
+every kind (hi, challenge, hello, hello-ack, data, ping, ack, reauth) truncated, bit-flipped, spliced, or
 with one field replaced, dropped, added or renamed; msgpack of the wrong shape; multipart
 junk; frames between the mesh's 2 MiB limit and ZeroMQ's 4 MiB one; from the strangers,
 data frames carrying mutated lobby frames and mutated deal messages signed for the real
@@ -104,7 +104,7 @@ SEND_WAIT_MS = 1000  #: how long a peer frame may wait for room in our socket be
 READ_ONLY = frozenset({"status", "state", "tables", "scores"})
 LOBBY_OPS = frozenset({"next", "bot", "open", "join", "leave"})
 FRAME_FIELDS = ("t", "s", "f", "q", "c", "b", "n", "top", "miss", "key", "to", "name", "endpoint",
-                "nonce", "time", "boot", "session", "sig", "table", "members", "seats", "state")
+                "challenge", "nonce", "time", "boot", "session", "sig", "table", "members", "seats", "state")
 API_FIELDS = ("op", "id", "card", "cards", "contract", "announce", "name", "seats", "table")
 API_TEMPLATES: list[dict[str, Any]] = [
     {"op": "status"}, {"op": "state"}, {"op": "tables"}, {"op": "scores"},
@@ -150,7 +150,7 @@ def random_msgpack(rng: random.Random, depth: int = 0) -> object:
     if pick == 6:
         return msgpack.ExtType(rng.randrange(128), rng.randbytes(rng.randrange(20)))
     if pick == 7:
-        return rng.choice(("hello", "data", "ping", "ack", "reauth", "hello-ack", "deal", "lobby", "offer", "join"))
+        return rng.choice(("hi", "challenge", "hello", "data", "ping", "ack", "reauth", "hello-ack", "deal", "lobby", "offer", "join"))
     if pick == 8:
         return [random_msgpack(rng, depth + 1) for _ in range(rng.randrange(5))]
     return {rng.choice(FRAME_FIELDS): random_msgpack(rng, depth + 1) for _ in range(rng.randrange(5))}
@@ -280,6 +280,8 @@ def frame_templates(key: Identity, session: bytes, hello: bytes, rng: random.Ran
     ack = {"key": key.public_key, "to": rng.randbytes(32), "name": "intrus", "nonce": rng.randbytes(TOKEN),
            "session": session, "n": 0}
     return [
+        encode("hi", {}),
+        encode("challenge", {"key": key.public_key, "c": rng.randbytes(TOKEN)}),
         hello,
         encode_signed(key, "hello-ack", ack),
         encode("data", {"s": session, "f": 1, "q": 1, "c": "deal", "b": rng.randbytes(64)}),
@@ -291,7 +293,7 @@ def frame_templates(key: Identity, session: bytes, hello: bytes, rng: random.Ran
 
 def intruder(context: Context, endpoint: str, rng: random.Random) -> Sender:
     """A DEALER under a random routing id, with no session.  Its templates include a HELLO
-    validly signed by a fresh key, which the daemon will take once, then refuse as replays."""
+    validly signed by a fresh key but for no daemon and no challenge: the daemon refuses it."""
     key, session = identity(rng), rng.randbytes(TOKEN)
     hello = encode_signed(key, "hello", hello_fields(key, rng, "tcp://127.0.0.1:9"))
     wrong = [msgpack.packb(value, use_bin_type=True) for value in wrong_shapes(session, key, rng)]

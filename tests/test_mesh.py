@@ -8,6 +8,7 @@ in ``finally``, so a failure never leaves a port bound or a test hanging.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import random
 import time
@@ -123,11 +124,22 @@ def run(test: Callable[[], Coroutine[Any, Any, None]]) -> None:
     asyncio.run(asyncio.wait_for(test(), timeout=20))
 
 
-def hello(identity: Identity, **overrides: object) -> bytes:
+async def challenge(raw: zmq.asyncio.Socket) -> tuple[bytes, bytes]:
+    """Say ``hi`` on a raw DEALER: the ROUTER's key and the challenge it gives this connection."""
+    await raw.send(encode("hi", {}))
+    reply = decode((await asyncio.wait_for(raw.recv_multipart(), timeout=5))[0], frozenset({"challenge"}))
+    assert reply is not None, "no challenge for a hi"
+    return reply["key"], reply["c"]
+
+
+def hello(identity: Identity, to: bytes, challenge: bytes, **overrides: object) -> bytes:
+    """A HELLO signed by ``identity`` for the daemon ``to`` and its ``challenge``."""
     fields: dict[str, object] = {
         "key": identity.public_key,
+        "to": to,
         "name": "raw",
         "endpoint": "tcp://127.0.0.1:9",
+        "challenge": challenge,
         "nonce": os.urandom(16),
         "time": int(time.time()),
         "boot": os.urandom(16),
@@ -479,24 +491,28 @@ def test_a_new_links_monitor_does_not_collide_with_one_zeromq_has_not_torn_down_
 # --------------------------------------------------------------------------- authentication
 
 
-def test_forged_hellos_and_sessions_are_not_delivered() -> None:
+def test_forged_hellos_and_sessions_are_not_delivered(caplog: pytest.LogCaptureFixture) -> None:
     async def test() -> None:
         a, b = Node("a"), Node("b")
         mallory, victim = Identity.generate(), Identity.generate()
         async with running(a, b):
             await connected_pair(a, b)
             stats = b.mesh.stats
-            # Signed by mallory but claiming the victim's key; the victim's own, an hour old.
             async with raw_socket(zmq.DEALER, victim.public_key) as raw:
                 raw.connect(b.mesh.endpoint)
-                await raw.send(hello(mallory, key=victim.public_key))
-                await raw.send(hello(victim, time=int(time.time()) - 3600))
+                # Signed by mallory but claiming the victim's key; the victim's own, answering a
+                # challenge b never gave (each attempt uses up the one it was given).
+                await raw.send(hello(mallory, *await challenge(raw), key=victim.public_key))
+                await raw.send(hello(victim, (await challenge(raw))[0], os.urandom(16)))
                 await wait_for(lambda: stats.bad_hello == 2, "two bad hellos")
-                # The real thing is accepted once; replaying it is not.
-                genuine = hello(victim)
-                await raw.send(genuine)
-                reply = decode((await raw.recv_multipart())[0], frozenset({"hello-ack"}))
+                # The real thing is accepted once, its clock an hour behind (only said in the
+                # log); replaying it on the same connection is not.
+                with caplog.at_level(logging.WARNING, logger="tarotd.mesh"):
+                    genuine = hello(victim, *await challenge(raw), time=int(time.time()) - 3600)
+                    await raw.send(genuine)
+                    reply = decode((await raw.recv_multipart())[0], frozenset({"hello-ack"}))
                 assert reply is not None and reply["to"] == victim.public_key
+                assert "the clock of raw is 1 h 0 min behind this machine's" in caplog.text
                 await raw.send(genuine)
                 await wait_for(lambda: stats.bad_hello == 3, "replay refused")
             # a's key as a routing id means nothing: a's own connection is under a random id.
@@ -578,7 +594,7 @@ def test_malformed_oversized_and_flooding_input_is_counted_and_harmless() -> Non
         # A low rate, so that the flood outruns it however fast this machine drains it.
         a, b = Node("a"), Node("b", limits=Limits(max_frame=limit, rate=500, burst=1000))
         rng = random.Random(7)
-        valid = hello(Identity.generate())
+        valid = hello(Identity.generate(), b.key, os.urandom(16))
         garbage: list[list[bytes]] = [
             *([rng.randbytes(rng.randrange(1, 200))] for _ in range(50)),
             *([valid[:cut]] for cut in range(1, len(valid), 7)),  # truncated msgpack
@@ -632,8 +648,14 @@ def test_garbage_and_forgeries_from_the_far_end_of_a_link_are_refused() -> None:
             port = fake.bind_to_random_port("tcp://127.0.0.1")
             a.mesh.connect(f"tcp://127.0.0.1:{port}", expected.public_key)
             rid, first = await fake.recv_multipart()
-            their_hello = decode(first, ROUTER_KINDS)
-            assert rid != a.key and their_hello is not None and their_hello["t"] == "hello" and their_hello["key"] == a.key
+            assert rid != a.key and decode(first, ROUTER_KINDS) == {"t": "hi"}
+            # A challenge from someone else than the link expects gets no HELLO; the right one does.
+            await fake.send_multipart([rid, encode("challenge", {"key": wrong.public_key, "c": os.urandom(16)})])
+            await fake.send_multipart([rid, encode("challenge", {"key": expected.public_key, "c": b"c" * 16})])
+            rid, second = await fake.recv_multipart()
+            their_hello = decode(second, ROUTER_KINDS)
+            assert their_hello is not None and their_hello["t"] == "hello" and their_hello["key"] == a.key
+            assert (their_hello["to"], their_hello["challenge"]) == (expected.public_key, b"c" * 16)
             await fake.send_multipart([rid, b"\xc1"])
             ack = {"s": os.urandom(16), "n": 9, "top": 9, "miss": []}
             await fake.send_multipart([rid, encode("ack", ack)])
@@ -650,7 +672,7 @@ def test_garbage_and_forgeries_from_the_far_end_of_a_link_are_refused() -> None:
             await fake.send_multipart([rid, forged])
             await fake.send_multipart([rid, honest])  # validly signed, by the wrong key
             stats = a.mesh.stats
-            await wait_for(lambda: stats.bad_hello == 2, "both hello-acks refused")
+            await wait_for(lambda: stats.bad_hello == 3, "the wrong challenge and both hello-acks refused")
             assert (stats.malformed, stats.unauthenticated, stats.errors) == (1, 1, 0)
             (status,) = a.mesh.peers()
             assert status.key == expected.public_key and status.state is PeerState.CONNECTING

@@ -4,8 +4,8 @@ HELLO and the session it earns, junk of every shape) and lines for its local API
 probes that tell whether the daemon still answers on each.
 
 Everything random here is drawn from the ``random.Random`` passed in, so that a run is
-reproducible from its seed (only HELLO timestamps, and the sessions the daemon issues,
-differ between runs).
+reproducible from its seed (only HELLO timestamps, and the challenges and sessions the
+daemon issues, differ between runs).
 """
 
 from __future__ import annotations
@@ -44,12 +44,15 @@ def routing_id(rng: random.Random) -> bytes:
     return bytes([rng.randrange(1, 256)]) + rng.randbytes(rng.randrange(0, 40))
 
 
-def hello_fields(key: Identity, rng: random.Random, endpoint: str) -> dict[str, Any]:
-    """The fields of a HELLO from ``key``, fresh (now, a new nonce), not yet signed."""
+def hello_fields(key: Identity, rng: random.Random, endpoint: str, to: bytes | None = None, challenge: bytes | None = None) -> dict[str, Any]:
+    """The fields of a HELLO from ``key`` to the daemon ``to`` answering its ``challenge``
+    (random ones if not given), with a new nonce, not yet signed."""
     return {
         "key": key.public_key,
+        "to": rng.randbytes(32) if to is None else to,
         "name": "intrus",
         "endpoint": endpoint,
+        "challenge": rng.randbytes(TOKEN) if challenge is None else challenge,
         "nonce": rng.randbytes(TOKEN),
         "time": int(time.time()),
         "boot": rng.randbytes(TOKEN),
@@ -72,6 +75,8 @@ def wrong_shapes(session: bytes, stranger: Identity, rng: random.Random) -> list
         {"t": "hello"}, {"t": "data"}, {"t": 5}, {b"t": b"ping", b"s": session},
         {"t": "ack", "s": session, "n": 1, "top": 1, "miss": []},  # a DEALER's kind, not a ROUTER's
         {"t": "hello-ack", "key": stranger.public_key},
+        {"t": "challenge", "key": stranger.public_key, "c": session},  # a DEALER's kind too
+        {"t": "hi", "key": stranger.public_key},
         {"t": "ping", "s": session[:5]},
         {"t": "ping", "s": session, "extra": 1},
         {"t": "ping", "s": "not bytes at all"},
@@ -79,7 +84,10 @@ def wrong_shapes(session: bytes, stranger: Identity, rng: random.Random) -> list
         {"t": "data", "s": session, "f": 1, "q": 2**64 - 1, "c": "deal", "b": b""},
         {"t": "data", "s": session, "f": 1, "q": 1, "c": "x" * 500, "b": b""},
         {"t": "data", "s": session, "f": 1, "q": 1, "c": 7, "b": "text"},
-        {"t": "hello", "key": "k", "name": 1, "endpoint": "udp://x", "nonce": b"", "time": -5, "boot": None, "sig": b""},
+        {"t": "hello", "key": "k", "to": 1, "name": 1, "endpoint": "udp://x", "challenge": b"", "nonce": b"", "time": -5,
+         "boot": None, "sig": b""},
+        {"t": "hello", **{k: v for k, v in hello_fields(stranger, rng, "tcp://127.0.0.1:9").items() if k not in ("to", "challenge")},
+         "sig": rng.randbytes(64)},  # a HELLO of before the challenge
         {"t": "hello", **hello_fields(stranger, rng, "tcp://127.0.0.1:9"), "sig": rng.randbytes(64)},  # a bad signature
         nested(40),
         msgpack.ExtType(5, b"extension"),
@@ -194,10 +202,19 @@ def barrier(sock: zmq.Socket[bytes], rng: random.Random, timeout: float = 10) ->
     pytest.fail(f"the daemon stopped answering on the peer socket for {timeout} s")
 
 
+def challenge(sock: zmq.Socket[bytes], daemon: bytes) -> bytes:
+    """Say ``hi`` on ``sock``: the challenge the daemon (key ``daemon``) gives that connection."""
+    sock.send(encode("hi", {}))
+    answer = next((f for f in replies(sock, 5, lambda f: f["t"] == "challenge") if f["t"] == "challenge"), None)
+    assert answer is not None and answer["key"] == daemon, "no challenge for a hi"
+    return bytes(answer["c"])
+
+
 def handshake(sock: zmq.Socket[bytes], stranger: Identity, daemon: bytes, rng: random.Random, endpoint: str) -> tuple[bytes, bytes]:
-    """A valid HELLO from ``stranger`` on ``sock``: the daemon (key ``daemon``) must answer
-    with a HELLO-ACK it signed for us.  Returns the HELLO sent and the session granted."""
-    hello = encode_signed(stranger, "hello", hello_fields(stranger, rng, endpoint))
+    """A valid HELLO from ``stranger`` on ``sock``, answering the challenge it asks for: the
+    daemon (key ``daemon``) must answer with a HELLO-ACK it signed for us.  Returns the HELLO
+    sent and the session granted."""
+    hello = encode_signed(stranger, "hello", hello_fields(stranger, rng, endpoint, daemon, challenge(sock, daemon)))
     sock.send(hello)
     ack = next((f for f in replies(sock, 5, lambda f: f["t"] == "hello-ack") if f["t"] == "hello-ack"), None)
     assert ack is not None, "no HELLO-ACK for a validly signed HELLO"
