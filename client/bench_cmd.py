@@ -84,6 +84,8 @@ def register(subparsers: SubParsers) -> None:
     )
     parser.add_argument("--json", action="store_true", help="one JSON object with the figures")
     parser.add_argument("--quick", action="store_true", help="few repetitions (under a minute)")
+    parser.add_argument("--no-curve", action="store_true",
+                        help="the daemons unencrypted (tarotd --no-curve), to measure what encryption costs")
     parser.set_defaults(run=run)
 
 
@@ -122,12 +124,14 @@ def measure_in_process(plan: Plan) -> dict[str, Spread]:
     }
 
 
-def measure_daemons(plan: Plan) -> dict[str, Spread]:
-    """Five real daemons on loopback: bots deal after deal, then a seat played from here."""
-    progress(f"five bot daemons on 127.0.0.1, {plan.bot_deals} deals …")
-    bots = asyncio.run(bot_deals(plan.bot_deals))
-    progress(f"five daemons, one seat played through the API, {plan.plays} plays …")
-    latencies = asyncio.run(play_latency(plan.plays))
+def measure_daemons(plan: Plan, curve: bool = True) -> dict[str, Spread]:
+    """Five real daemons on loopback, encrypted as by default unless not ``curve``: bots deal
+    after deal, then a seat played from here."""
+    how = "" if curve else ", unencrypted (--no-curve)"
+    progress(f"five bot daemons on 127.0.0.1{how}, {plan.bot_deals} deals …")
+    bots = asyncio.run(bot_deals(plan.bot_deals, curve=curve))
+    progress(f"five daemons{how}, one seat played through the API, {plan.plays} plays …")
+    latencies = asyncio.run(play_latency(plan.plays, curve=curve))
     return {
         "loopback_deal_ms": spread(bots.loopback_deal_ms),
         "play_latency_ms": spread(latencies),
@@ -170,11 +174,14 @@ def targets(figures: dict[str, Any]) -> list[tuple[str, str, bool]]:
     ]
 
 
-def report(plan: Plan, spreads: dict[str, Spread], load: tuple[tuple[float, ...], tuple[float, ...]]) -> list[str]:
+def report(
+    plan: Plan, spreads: dict[str, Spread], load: tuple[tuple[float, ...], tuple[float, ...]], curve: bool = True
+) -> list[str]:
     """The text report: every figure's median, p99 and samples, then the targets."""
     before, after = (" ".join(f"{x:.2f}" for x in loads) for loads in load)
+    daemons = "encrypted (CURVE)" if curve else "unencrypted (--no-curve)"
     lines = [
-        f"tarot bench ({plan.name}) on {os.cpu_count()} cores; load average {before} before, {after} after",
+        f"tarot bench ({plan.name}) on {os.cpu_count()} cores, daemons {daemons}; load average {before} before, {after} after",
         f"{'figure':<22}{'median':>10}{'p99':>10}{'samples':>9}  {'worth':>15}",
     ]
     multiples = figures(spreads)["floor_multiples"]
@@ -196,12 +203,12 @@ def run(args: argparse.Namespace) -> int:
     plan = QUICK if args.quick else FULL
     load_before = os.getloadavg()
     try:
-        spreads = measure_in_process(plan) | measure_daemons(plan)
+        spreads = measure_in_process(plan) | measure_daemons(plan, curve=not args.no_curve)
     except BenchError as error:
         print(f"tarot bench: error: {error}", file=sys.stderr)
         return 1
     if args.json:
         print(json.dumps(figures(spreads)))
     else:
-        print("\n".join(report(plan, spreads, (load_before, os.getloadavg()))))
+        print("\n".join(report(plan, spreads, (load_before, os.getloadavg()), curve=not args.no_curve)))
     return 0

@@ -2,7 +2,9 @@
 127.0.0.1, timed from outside through their local APIs, as a player's client sees them.
 
 The client never imports the daemon (DESIGN §7): it starts ``python -m tarotd.cli`` with
-static peers and no discovery, connects a :class:`~client.api.DaemonClient` to every
+static peers and no discovery — each given by its key, which ``tarotd --print-key`` makes
+and prints before the daemons start, since they encrypt to it (or not, with ``curve=False``:
+``--no-curve``, to measure what encryption costs) — connects a :class:`~client.api.DaemonClient` to every
 daemon's API socket, and stamps every event on arrival.  Every daemon publishes the events
 of its seat there whether a bot or a person plays it, so five bot daemons can be timed too.
 
@@ -120,13 +122,16 @@ class LoopbackTable:
     """Five ``tarotd`` on 127.0.0.1 forming the table ``bench`` and playing ``deals`` deals
     (``None``: until they are killed), every one connected to the benchmark by its API;
     ``humans`` are the daemons whose seat is left to the API (the others' seats are ``basic``
-    bots).  Homes and logs live in a temporary directory that is removed afterwards; every
+    bots); ``curve=False`` runs them with ``--no-curve``.  Homes and logs live in a temporary directory that is removed afterwards; every
     daemon still running then is killed."""
 
-    def __init__(self, deals: int | None, humans: Sequence[int] = (), command: Sequence[str] = TAROTD) -> None:
+    def __init__(
+        self, deals: int | None, humans: Sequence[int] = (), command: Sequence[str] = TAROTD, curve: bool = True
+    ) -> None:
         self.deals = deals
         self.humans = set(humans)
         self.command = list(command)
+        self.curve = curve
         self._directory = tempfile.TemporaryDirectory(prefix="tarot-bench-")
         root = Path(self._directory.name)
         self.daemons = [Daemon(i, root / f"d{i}", root / f"d{i}.log") for i in range(PLAYERS)]
@@ -145,25 +150,42 @@ class LoopbackTable:
     ) -> None:
         await self._close()
 
-    def argv(self, daemon: Daemon, ports: Sequence[int]) -> list[str]:
-        argv = [*self.command, "--home", str(daemon.home), "--name", f"bench{daemon.index}",
-                "--listen", f"127.0.0.1:{ports[daemon.index]}", "--no-discovery",
+    def tarotd(self, daemon: Daemon) -> list[str]:
+        """``tarotd`` with the daemon's home and name: what its key and its run both start with."""
+        return [*self.command, "--home", str(daemon.home), "--name", f"bench{daemon.index}"]
+
+    def argv(self, daemon: Daemon, ports: Sequence[int], keys: Sequence[str]) -> list[str]:
+        argv = [*self.tarotd(daemon), "--listen", f"127.0.0.1:{ports[daemon.index]}", "--no-discovery",
                 "--table", "bench", "--seats", str(PLAYERS), "--timeout", str(SILENT_SEAT_TIMEOUT)]
         if self.deals is not None:
             argv += ["--deals", str(self.deals)]
+        if not self.curve:
+            argv.append("--no-curve")
         for other, port in enumerate(ports):
             if other != daemon.index:
-                argv += ["--peer", f"127.0.0.1:{port}"]
+                argv += ["--peer", f"{keys[other]}@127.0.0.1:{port}"]
         return argv if daemon.index in self.humans else [*argv, "--bot", "basic"]
+
+    async def _key(self, daemon: Daemon) -> str:
+        """The daemon's key, its home made now (``tarotd --print-key``): the others' ``--peer``
+        name it, the key they encrypt to.  Its stderr goes to the daemon's log."""
+        with open(daemon.log, "wb") as log:
+            done = await asyncio.to_thread(
+                subprocess.run, [*self.tarotd(daemon), "--print-key"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log
+            )
+        if done.returncode != 0:
+            raise self.failure(f"tarotd {daemon.index} exited with status {done.returncode} at start")
+        return bytes(done.stdout).decode().strip()
 
     async def _start(self) -> None:
         ports = free_ports(PLAYERS)
+        keys = [await self._key(daemon) for daemon in self.daemons]
         for daemon in self.daemons:
             # Popen, not asyncio's subprocesses: their child watcher would reap the daemons
             # before :meth:`finish` could read their resource usage with ``wait4``.
-            with open(daemon.log, "wb") as log:
+            with open(daemon.log, "ab") as log:
                 daemon.process = subprocess.Popen(
-                    self.argv(daemon, ports), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT
+                    self.argv(daemon, ports, keys), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT
                 )
         for daemon in self.daemons:
             await self._connect(daemon)
@@ -274,9 +296,9 @@ def deal_times(logs: Sequence[EventLog], deals: int) -> tuple[list[float], list[
     return deck, whole
 
 
-async def bot_deals(deals: int, command: Sequence[str] = TAROTD) -> BotDeals:
+async def bot_deals(deals: int, command: Sequence[str] = TAROTD, curve: bool = True) -> BotDeals:
     """Five bot daemons play ``deals`` deals (at least 2: deal 0 is not timed)."""
-    async with LoopbackTable(deals, command=command) as table:
+    async with LoopbackTable(deals, command=command, curve=curve) as table:
         await table.finish(START_TIMEOUT + deals * DEAL_TIMEOUT)
         bad = [audit for audit in table.audits() if audit != "ok"]
         if bad:
@@ -353,10 +375,10 @@ class Player:
         self.latencies.append((max(seen) - start) * 1000)
 
 
-async def play_latency(samples: int, command: Sequence[str] = TAROTD) -> list[float]:
+async def play_latency(samples: int, command: Sequence[str] = TAROTD, curve: bool = True) -> list[float]:
     """Milliseconds from each of ``samples`` ``play`` requests of the API seat to every other
     seat's client holding that card; the table deals until then, and is killed."""
-    async with LoopbackTable(None, humans=[0], command=command) as table:
+    async with LoopbackTable(None, humans=[0], command=command, curve=curve) as table:
         player = Player(table, 0)
         await player.play(samples)
     return player.latencies

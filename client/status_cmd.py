@@ -27,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(status, ensure_ascii=False))
         return 0
-    print(f"{status['name']} [{status['fingerprint']}] on {status['endpoint']}{', CURVE' if status.get('curve') else ''}")
+    print(f"{status['name']} [{status['fingerprint']}] on {status['endpoint']}{', CURVE' if status.get('curve') else ', UNENCRYPTED (--no-curve)'}")
     print(f"  key {status['key']} (others give it as --peer KEY@HOST:PORT)")
     for peer in status["peers"]:
         print(f"  peer {peer['name']} [{peer['fingerprint']}] {peer['state']}")

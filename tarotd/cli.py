@@ -33,7 +33,7 @@ from protocol.cheats import CHEATS
 from protocol.identity import is_valid_public_key
 from tarotd.daemon import Daemon, OptionError, Options, StaticPeer, bot_name
 from tarotd.discovery import MAX_NAME_LENGTH, MAX_SEATS, BeaconError, check_text
-from tarotd.home import HomeError, default_home, path_problem
+from tarotd.home import Home, HomeError, default_home, load_or_create_identity, path_problem
 from tarotd.lobby import invite_code
 from tarotd.mesh import MAX_ENDPOINT, WILDCARD_HOSTS, FaultPlan
 from tarotd.store import StoreError
@@ -57,12 +57,22 @@ def build_parser(prog: str = "tarotd") -> argparse.ArgumentParser:
                         help=f"the name other players see, 1 to {MAX_PLAYER_NAME} characters (default: the home's directory name)")
     parser.add_argument("--listen", type=listen_endpoint, default="tcp://0.0.0.0:0", metavar="HOST:PORT",
                         help="peer endpoint: an address of this machine (0.0.0.0: all) and a port (0: any free port)")
-    parser.add_argument("--peer", action="append", type=static_peer, default=[], metavar="[KEY@]HOST:PORT",
-                        help="a peer to connect to (repeatable); KEY is its daemon's key, 64 hex digits, as its log "
-                             "says at start (or `tarot status --json`): needed with --curve")
-    parser.add_argument("--curve", action="store_true",
-                        help="encrypt all traffic between members (ZeroMQ CURVE, keys derived from the identities); "
-                             "every member must use it")
+    parser.add_argument("--peer", action="append", type=static_peer, default=[], metavar="KEY@HOST:PORT",
+                        help="a peer to connect to (repeatable); KEY is its daemon's key, 64 hex digits, as "
+                             "`tarotd --print-key` prints it in that peer's home (or its log at start, or `tarot status`): "
+                             "the traffic is encrypted to it (HOST:PORT alone only with --no-curve)")
+    encryption = parser.add_mutually_exclusive_group()
+    encryption.add_argument("--no-curve", action="store_true",
+                            help="for debugging only: no encryption between members, so that anyone on the LAN reads the "
+                                 "whole public record of the game (names, tables, bids, cards played, scores) and the "
+                                 "HELLOs, and whoever can also send on it may speak in a member's session; every member "
+                                 "must use it, or none")
+    encryption.add_argument("--curve", action="store_true",
+                            help="encrypt the traffic between members (ZeroMQ CURVE, keys derived from the identities): "
+                                 "the default, accepted so that older command lines still work")
+    parser.add_argument("--print-key", action="store_true",
+                        help="print this daemon's key (the identity of --home, made if the home is new), as others give "
+                             "it in --peer KEY@HOST:PORT, and exit")
     parser.add_argument("--no-discovery", action="store_true", help="no LAN broadcast beacons: static peers only")
     parser.add_argument("--discovery-port", type=whole(1, 65535), default=None, help=argparse.SUPPRESS)
     parser.add_argument("--bot", choices=sorted(BOTS), default=None, help="play this daemon's own seat with a bot")
@@ -285,9 +295,10 @@ def _conflict(args: argparse.Namespace) -> str | None:
     """What is wrong with the options together, though each is right alone; None if nothing."""
     if args.deal_seed is not None and os.environ.get("TAROT_TESTING") != "1":
         return "--deal-seed makes every deal predictable: it is for tests only (TAROT_TESTING=1)"
-    if args.curve and any(peer.key is None for peer in args.peer):
-        return ("--curve encrypts to each peer's key: give it as --peer KEY@HOST:PORT, KEY being the 64 hex digits that "
-                "peer's daemon logs at start (\"its key\") or `tarot status --json` shows as \"key\"")
+    if not args.no_curve and any(peer.key is None for peer in args.peer):
+        return ("the traffic is encrypted to each peer's key (the default): give it as --peer KEY@HOST:PORT, KEY being the "
+                "64 hex digits `tarotd --print-key` prints in that peer's home (its log says them too at start, \"its key\", "
+                "and `tarot status`); or --no-curve, unencrypted, to connect to whatever key proves itself at HOST:PORT")
     if args.invite is not None and args.table is None:
         return "--invite is the code of the --table NAME: give both (the client takes the code of a table it joins)"
     if args.seats is not None and args.table is None:
@@ -325,7 +336,7 @@ def _options(args: argparse.Namespace) -> Options:
         faults=args.faults,
         cheat=args.cheat,
         deal_seed=args.deal_seed,
-        curve=args.curve,
+        curve=not args.no_curve,
     )
 
 
@@ -333,6 +344,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s", stream=sys.stderr)
     try:
+        if args.print_key:  # before the daemon starts, so that the others can list it in their --peer
+            print(load_or_create_identity(Home(args.home)).public_key.hex())
+            return 0
         return asyncio.run(_run(Daemon(_options(args))))
     except OptionError as error:
         print(f"tarotd: error: {error}", file=sys.stderr)

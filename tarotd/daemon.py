@@ -73,7 +73,7 @@ def bot_name(name: str, k: int) -> str:
 @dataclass(frozen=True)
 class StaticPeer:
     """A ``--peer``: the daemon's endpoint and, if given, its identity key — the one it must
-    prove there, and the one ``--curve`` encrypts to (so with ``--curve`` it is needed)."""
+    prove there, and the one the mesh encrypts to (so it is needed but with ``--no-curve``)."""
 
     endpoint: str
     key: bytes | None = None
@@ -101,7 +101,7 @@ class Options:
     max_tables: int = 4  #: tables played at once; more are refused, with a logged reason
     faults: FaultPlan | None = None  #: transport faults injected, for tests and soaks
     cheat: str | None = None  #: the cheat lab: this daemon's own seat runs this attack (tarotd/cheating.py)
-    curve: bool = False  #: ZeroMQ CURVE encryption between members, keys derived from the identities
+    curve: bool = True  #: ZeroMQ CURVE encryption between members, keys derived from the identities (off: --no-curve)
     #: Tests only (``tarotd --deal-seed``, refused without ``TAROT_TESTING=1``): the seeds of
     #: the seats hosted here, the lobby's table ids and coins and the bots' choices all come
     #: from it, so that a daemon hosting every seat deals the same cards on every run.
@@ -183,8 +183,13 @@ class Daemon:
                     log.info("table %s: invite code %s — a player whose tarotd does not list this one with --peer "
                              "joins with --invite %s and the same --table and --seats", options.table, code, code)
         log.info("tarotd %s [%s] listening on %s%s; its key (--peer KEY@HOST:PORT): %s", options.name,
-                 fingerprint(self.identity.public_key), self.mesh.endpoint, ", CURVE encryption on" if options.curve else "",
-                 self.identity.public_key.hex())
+                 fingerprint(self.identity.public_key), self.mesh.endpoint,
+                 ", CURVE encryption on" if options.curve else ", UNENCRYPTED (--no-curve)", self.identity.public_key.hex())
+        if not options.curve:
+            log.warning("--no-curve: nothing between the members is encrypted — anyone on the LAN reads the whole public "
+                        "record of the game (names, tables, bids, cards played, scores) and the HELLOs, and whoever can "
+                        "also send on it may speak in a member's session (its routing id and session token travel in "
+                        "clear): for debugging only")
 
     async def run(self) -> int:
         await self.start()

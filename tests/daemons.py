@@ -1,6 +1,10 @@
 """Real ``tarotd`` processes on 127.0.0.1 for the tests: start a table of them with static
 peers, wait for them, read their score sheets and logs, and talk to their local API.
 
+The daemons encrypt, as they do by default, so a static peer is given with its key
+(``--peer KEY@127.0.0.1:PORT``): each home's identity is made before its daemon starts
+(:func:`home_key`), as ``tarotd --print-key`` would make it.
+
 Every daemon ``i`` of a table gets the home ``tmp_path / f"d{i}"``, the name ``joueur{i}``, a
 free loopback port and a log ``tmp_path / f"d{i}.log"`` (stdout and stderr).  Nothing here
 listens or connects beyond 127.0.0.1 (``--no-discovery``: no broadcast beacons).
@@ -22,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from client.api import DaemonRefused, DaemonUnavailable, ask
+from tarotd.home import Home, load_or_create_identity
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -41,11 +46,16 @@ def log_path(tmp_path: Path, index: int) -> Path:
     return tmp_path / f"d{index}.log"
 
 
+def home_key(home: Path) -> str:
+    """The key, in hex, of the daemon of ``home``, its identity made now if the home is new."""
+    return load_or_create_identity(Home(home)).public_key.hex()
+
+
 def daemon_argv(
     home: Path,
     name: str,
     port: int,
-    peer_ports: Sequence[int],
+    peers: Sequence[tuple[Path, int]],
     *,
     bot: str | None = "basic",
     table: str | None = "club",
@@ -54,15 +64,16 @@ def daemon_argv(
     timeout: float = 20,
     extra: Sequence[str] = (),
 ) -> list[str]:
-    """The command line of one daemon on 127.0.0.1 with static peers.  ``bot=None`` leaves
+    """The command line of one daemon on 127.0.0.1 with static ``peers``, each given by its
+    home (whose key the command line names) and its port.  ``bot=None`` leaves
     the daemon's own seat to a client on the local API; ``deals=None`` keeps it running.
     ``timeout`` is both ``--timeout`` and ``--decision-timeout`` (a later ``--decision-timeout``
     in ``extra`` wins)."""
     argv = [sys.executable, "-m", "tarotd.cli", "--home", str(home), "--name", name,
             "--listen", f"127.0.0.1:{port}", "--no-discovery", "--timeout", str(timeout),
             "--decision-timeout", str(timeout)]
-    for peer in peer_ports:
-        argv += ["--peer", f"127.0.0.1:{peer}"]
+    for peer_home, peer_port in peers:
+        argv += ["--peer", f"{home_key(peer_home)}@127.0.0.1:{peer_port}"]
     if bot is not None:
         argv += ["--bot", bot]
     if table is not None:
@@ -97,7 +108,7 @@ def start_daemons(
     for i, home in enumerate(homes):
         human = i in humans
         argv = daemon_argv(
-            home, f"joueur{i}", ports[i], [port for j, port in enumerate(ports) if j != i],
+            home, f"joueur{i}", ports[i], [(other, port) for j, (other, port) in enumerate(zip(homes, ports)) if j != i],
             bot=None if human else "basic", seats=players, deals=human_deals if human else deals,
             timeout=timeout, extra=extra,
         )

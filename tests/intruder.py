@@ -1,7 +1,8 @@
 """A stranger on the LAN for the lobby's tests against real daemons: a throw-away key that
 speaks the mesh and the lobby's frames, as a hostile host would, with nothing of a daemon
 behind it — no runner, no store.  It listens on 127.0.0.1, connects to the daemons it is
-pointed at (they connect back, as to any peer that says HELLO), repeats the offers it is told
+pointed at, encrypting to their keys as they do by default (they connect back, as to any
+peer that says HELLO), repeats the offers it is told
 to every daemon that comes up, keeps every lobby frame it receives, and can send a manifest,
 signatures and coins of its own making.
 
@@ -27,20 +28,22 @@ LOBBY = "lobby"  #: the daemon's lobby channel (tarotd/daemon.py)
 
 
 class Intruder:
-    def __init__(self, port: int, name: str = "intrus") -> None:
-        self.identity = Identity.generate()
+    def __init__(self, port: int, name: str = "intrus", identity: Identity | None = None) -> None:
+        self.identity = identity or Identity.generate()  #: given: a daemon's --peer names its key before it starts
         self.key = self.identity.public_key
         self.endpoint = f"tcp://127.0.0.1:{port}"
         self.member = Member(self.key, name, self.key, self.endpoint)
-        self.mesh = Mesh(self.identity, self.endpoint, on_message=self._on_message, on_status=self._on_status, name=name)
+        self.mesh = Mesh(self.identity, self.endpoint, on_message=self._on_message, on_status=self._on_status, name=name,
+                         curve=True)
         self.received: list[tuple[bytes, dict[str, Any]]] = []  #: (daemon, lobby frame), as they came
         self.offers: list[dict[str, Any]] = []  #: repeated to every daemon that comes up
         self.up: set[bytes] = set()  #: daemons whose link is up
 
-    async def start(self, endpoints: Sequence[str]) -> None:
+    async def start(self, daemons: Sequence[tuple[str, str]]) -> None:
+        """Listen, and connect to each daemon given as its endpoint and its key in hex."""
         await self.mesh.start()
-        for endpoint in endpoints:
-            self.mesh.connect(endpoint)
+        for endpoint, key in daemons:
+            self.mesh.connect(endpoint, bytes.fromhex(key))
 
     async def close(self) -> None:
         await self.mesh.close()

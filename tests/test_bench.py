@@ -80,7 +80,7 @@ def _in_process(plan: Plan) -> dict[str, Spread]:
     }
 
 
-def _daemons(plan: Plan) -> dict[str, Spread]:
+def _daemons(plan: Plan, curve: bool = True) -> dict[str, Spread]:
     return {
         "loopback_deal_ms": Spread(1600.0, 1700.0, plan.bot_deals - 1),
         "play_latency_ms": Spread(9.0, 21.5, plan.plays),
@@ -112,6 +112,7 @@ def test_json_has_exactly_the_keys_and_the_text_judges_the_targets(
     deck = [line.split() for line in text.splitlines() if line.startswith("  deck_ms")]
     assert deck == [["deck_ms", "≤", "1,000", "ms", "(every", "step", "proved)", "MISSED"]]
     assert "7286 × floor" in text  # deck_ms: 1,020 ms at 140 µs a multiplication
+    assert "daemons encrypted (CURVE)" in text.splitlines()[0]
 
 
 def test_deal_times_run_from_the_first_score_of_the_deal_before() -> None:

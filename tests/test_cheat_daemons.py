@@ -32,7 +32,7 @@ def play_with_a_cheater(tmp_path: Path, kind: str, players: int = PLAYERS, deals
     processes = []
     for i, home in enumerate(homes):
         extra = ["--cheat", kind] if i == CHEATER else []
-        peers = [port for j, port in enumerate(ports) if j != i]
+        peers = [(other, port) for j, (other, port) in enumerate(zip(homes, ports)) if j != i]
         argv = daemon_argv(home, f"joueur{i}", ports[i], peers, seats=players, deals=deals, timeout=5, extra=extra)
         processes.append(spawn(argv, log_path(tmp_path, i)))
     try:

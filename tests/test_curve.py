@@ -1,6 +1,6 @@
-"""ZeroMQ CURVE between members (``tarotd --curve``): the traffic is encrypted, each daemon's
-CURVE key is derived from its identity key and bound to it, and everything above the mesh —
-deals, faults, heartbeats — works as without it.
+"""ZeroMQ CURVE between members (the daemon's default; ``tarotd --no-curve`` for debugging):
+the traffic is encrypted, each daemon's CURVE key is derived from its identity key and bound
+to it, and everything above the mesh — deals, faults, heartbeats — works as without it.
 
 The mesh-level tests run meshes in this process; the daemon-level ones run real ``tarotd``
 processes on 127.0.0.1 with static peers given by key (``--peer KEY@HOST:PORT``), their homes'
@@ -19,13 +19,12 @@ from typing import Any
 
 import pytest
 import zmq
-from daemons import daemon_argv, free_ports, kill_all, log_path, logs, scores, spawn, stop, wait_all
+from daemons import daemon_argv, free_ports, home_key, kill_all, log_path, logs, scores, spawn, stop, wait_all
 from test_mesh import Node, challenge, connected_pair, hello, raw_socket, run, running, wait_for
 
 from client.api import ask
 from protocol.identity import Identity
 from tarotd.cli import main
-from tarotd.home import Home, load_or_create_identity
 from tarotd.mesh import FaultPlan, PeerState, curve_public_key, curve_secret_key, decode
 
 # --------------------------------------------------------------------------- the mesh
@@ -127,25 +126,40 @@ def test_a_curve_mesh_needs_the_key_of_whatever_it_connects_to() -> None:
 # --------------------------------------------------------------------------- the daemon
 
 
-def test_curve_with_a_peer_given_without_its_key_is_a_usage_error(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+@pytest.mark.parametrize("curve", [[], ["--curve"]], ids=["default", "--curve"])
+def test_a_peer_given_without_its_key_is_a_usage_error_unless_unencrypted(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, curve: list[str]
+) -> None:
     with pytest.raises(SystemExit) as exit_info:
-        main(["--home", str(tmp_path), "--curve", "--peer", "127.0.0.1:47475"])
+        main(["--home", str(tmp_path), *curve, "--peer", "127.0.0.1:47475"])
     assert exit_info.value.code == 2
-    assert "--peer KEY@HOST:PORT" in capsys.readouterr().err
+    said = capsys.readouterr().err
+    assert "--peer KEY@HOST:PORT" in said and "tarotd --print-key" in said and "or --no-curve, unencrypted" in said
     assert not (tmp_path / "identity.key").exists()  # refused before anything started
 
 
-def identity_keys(tmp_path: Path, count: int) -> list[str]:
-    """The identity keys, in hex, of homes ``d0``… made now, as ``--peer KEY@…`` takes them."""
-    return [load_or_create_identity(Home(tmp_path / f"d{i}")).public_key.hex() for i in range(count)]
+def test_curve_and_no_curve_together_are_a_usage_error(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--home", str(tmp_path), "--curve", "--no-curve"])
+    assert exit_info.value.code == 2
+    assert "argument --no-curve: not allowed with argument --curve" in capsys.readouterr().err
 
 
-def test_three_curve_daemons_play_a_deal_with_identical_audited_score_sheets(tmp_path: Path) -> None:
-    ports, keys = free_ports(3), identity_keys(tmp_path, 3)
+def test_print_key_prints_the_homes_key_made_if_new_and_the_same_after(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert main(["--home", str(tmp_path / "d0"), "--print-key"]) == 0
+    printed = capsys.readouterr().out.strip()
+    assert printed == home_key(tmp_path / "d0") and len(printed) == 64
+    assert main(["--home", str(tmp_path / "d0"), "--print-key"]) == 0
+    assert capsys.readouterr().out.strip() == printed
+
+
+def test_three_daemons_encrypt_by_default_and_play_a_deal_with_identical_audited_score_sheets(tmp_path: Path) -> None:
+    ports, homes = free_ports(3), [tmp_path / f"d{i}" for i in range(3)]
     processes = []
     for i in range(3):
-        peers = [arg for j in range(3) if j != i for arg in ("--peer", f"{keys[j]}@127.0.0.1:{ports[j]}")]
-        argv = daemon_argv(tmp_path / f"d{i}", f"joueur{i}", ports[i], [], deals=1, timeout=40, extra=["--curve", *peers])
+        peers = [(homes[j], ports[j]) for j in range(3) if j != i]
+        extra = ["--curve"] if i == 0 else []  # the option of before: still taken, and the default
+        argv = daemon_argv(homes[i], f"joueur{i}", ports[i], peers, deals=1, timeout=40, extra=extra)
         processes.append(spawn(argv, log_path(tmp_path, i)))
     wait_all(processes, tmp_path, timeout=55)
     sheets = [scores(tmp_path / f"d{i}") for i in range(3)]
@@ -153,7 +167,7 @@ def test_three_curve_daemons_play_a_deal_with_identical_audited_score_sheets(tmp
     deals = sheets[0]["deals"]
     assert isinstance(deals, list) and len(deals) == 1
     assert deals[0]["audit"] == "ok" and sum(deals[0]["scores"]) == 0
-    assert "CURVE encryption on" in log_path(tmp_path, 0).read_text()
+    assert all("CURVE encryption on" in log_path(tmp_path, i).read_text() for i in range(3))
 
 
 async def relay(port: int, target: int, record: bytearray) -> asyncio.Server:
@@ -194,11 +208,12 @@ async def status_when_up(home: Path, process: subprocess.Popen[bytes], timeout: 
 
 @pytest.mark.parametrize("curve", [False, True], ids=["plain", "curve"])
 def test_curve_hides_what_a_relay_between_two_daemons_sees(tmp_path: Path, curve: bool) -> None:
-    """Alice reaches Bob through a recording relay.  In clear, her name and the frame kinds are
-    there to read; with ``--curve`` neither is, although as many bytes went through."""
+    """Alice reaches Bob through a recording relay.  With ``--no-curve`` her name and the frame
+    kinds are there to read; encrypted, as by default, neither is, although as many bytes
+    went through."""
     alice_port, bob_port, relay_port = free_ports(3)
-    keys = identity_keys(tmp_path, 2)
-    option = ["--curve"] if curve else []
+    keys = [home_key(tmp_path / f"d{i}") for i in range(2)]
+    option = [] if curve else ["--no-curve"]
     alice = daemon_argv(tmp_path / "d0", "alice-in-the-clear", alice_port, [], bot=None, table=None,
                         extra=[*option, "--peer", f"{keys[1]}@127.0.0.1:{relay_port}"])
     bob = daemon_argv(tmp_path / "d1", "bob", bob_port, [], bot=None, table=None, extra=option)
@@ -214,7 +229,7 @@ def test_curve_hides_what_a_relay_between_two_daemons_sees(tmp_path: Path, curve
                 capture_output=True, text=True, check=True,
             )
             first, key_line = shown.stdout.splitlines()[:2]
-            assert first.endswith(", CURVE") is curve and key_line.split()[:2] == ["key", keys[0]]
+            assert first.endswith(", CURVE" if curve else ", UNENCRYPTED (--no-curve)") and key_line.split()[:2] == ["key", keys[0]]
             await asyncio.sleep(1.5)  # a heartbeat or so on the relayed link
             stopped = await asyncio.gather(*(asyncio.to_thread(stop, process) for process in processes))
             assert stopped == [0, 0], logs(tmp_path, 2)  # (the relay keeps relaying meanwhile)
@@ -228,3 +243,5 @@ def test_curve_hides_what_a_relay_between_two_daemons_sees(tmp_path: Path, curve
     assert len(record) > 300, "the traffic went through the relay"
     for plain_text in (b"alice-in-the-clear", b"hello"):
         assert (plain_text in record) is not curve, plain_text
+    warned = "--no-curve: nothing between the members is encrypted — anyone on the LAN reads"
+    assert (warned in log_path(tmp_path, 0).read_text()) is not curve

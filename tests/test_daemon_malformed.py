@@ -2,8 +2,9 @@
 socket or the local API may crash it, stall the game or change a score.
 
 Three bot daemons play two deals on 127.0.0.1.  Meanwhile this test knocks on the first
-daemon's ZeroMQ ROUTER with DEALER sockets of its own — random routing ids, and one that
-claims a member's key — and sends random bytes, truncated msgpack, msgpack of the wrong
+daemon's ZeroMQ ROUTER with DEALER sockets of its own, encrypted as the daemons are (the
+daemon's key is public, and any client key passes the CURVE handshake) — random routing
+ids, and one that claims a member's key — and sends random bytes, truncated msgpack, msgpack of the wrong
 shape, multipart messages, frames over the 2 MiB limit (and over twice it, which ZeroMQ
 answers by dropping the connection), a validly signed HELLO from a stranger's key followed
 by data frames (lobby junk and deal messages signed by the stranger for the real table),
@@ -60,17 +61,17 @@ from tarotd.mesh import MiB, encode, encode_signed
 SEED = 20261130
 
 
-def knock_with_junk(context: Any, endpoint: str, rng: random.Random) -> None:
+def knock_with_junk(context: Any, endpoint: str, rng: random.Random, daemon: bytes) -> None:
     """Random routing ids, each with a burst of junk; then oversized frames."""
     for _ in range(6):
-        sock = dealer(context, endpoint, routing_id(rng))
+        sock = dealer(context, endpoint, routing_id(rng), daemon)
         try:
             for parts in junk_frames(rng, 60):
                 sock.send_multipart(parts)
             barrier(sock, rng)
         finally:
             sock.close()
-    sock = dealer(context, endpoint, routing_id(rng))
+    sock = dealer(context, endpoint, routing_id(rng), daemon)
     try:
         big = encode("data", {"s": rng.randbytes(TOKEN), "f": 1, "q": 1, "c": "deal", "b": bytes(2 * MiB + 1000)})
         sock.send(big)  # over the mesh's 2 MiB: counted and dropped
@@ -82,7 +83,7 @@ def knock_with_junk(context: Any, endpoint: str, rng: random.Random) -> None:
         time.sleep(0.3)
     finally:
         sock.close()
-    sock = dealer(context, endpoint, routing_id(rng))
+    sock = dealer(context, endpoint, routing_id(rng), daemon)
     try:
         barrier(sock, rng)
     finally:
@@ -93,9 +94,9 @@ def claim_member(context: Any, endpoint: str, rng: random.Random, daemon: bytes,
     """A DEALER that takes a member's key as routing id and claims its key in a HELLO it
     signed itself, for the challenge it was given: it gets no session, so nothing it sends
     is taken for the member's."""
-    sock = dealer(context, endpoint, member)
+    impostor = identity(rng)
+    sock = dealer(context, endpoint, member, daemon, impostor)
     try:
-        impostor = identity(rng)
         hello = {**hello_fields(impostor, rng, "tcp://127.0.0.1:9", daemon, challenge(sock, daemon)), "key": member}
         sock.send(encode_signed(impostor, "hello", hello))  # the member's key, our signature
         for seq in range(1, 20):
@@ -114,7 +115,7 @@ def stranger_session(context: Any, endpoint: str, rng: random.Random, daemon: by
     lobby junk, and deal messages it signed for the real table.  The daemon must take
     them off the wire (they are acknowledged) and act on none of them."""
     stranger = identity(rng)
-    sock = dealer(context, endpoint, stranger.public_key)
+    sock = dealer(context, endpoint, stranger.public_key, daemon, stranger)
     try:
         hello, session = handshake(sock, stranger, daemon, rng, f"tcp://127.0.0.1:{free_ports(1)[0]}")
         bodies = [("lobby", body) for body in lobby_bodies(stranger, table_id, rng)]
@@ -184,7 +185,7 @@ def test_junk_on_the_peer_socket_and_the_local_api_changes_nothing(tmp_path: Pat
     try:
         keys = [public_key(home, process) for home, process in zip(homes, processes)]
         wait_for_path(homes[0] / "api.sock", processes[0])
-        knock_with_junk(context, endpoint, rng)  # while the table forms
+        knock_with_junk(context, endpoint, rng, keys[0])  # while the table forms
         for deal in (0, 1):
             table = wait_for_deal(homes[0], processes[0], deal)
             if table is None:
@@ -192,7 +193,7 @@ def test_junk_on_the_peer_socket_and_the_local_api_changes_nothing(tmp_path: Pat
             rounds += 1
             stranger_session(context, endpoint, rng, keys[0], bytes.fromhex(table), deal)
             claim_member(context, endpoint, rng, keys[0], keys[1 + deal])
-            knock_with_junk(context, endpoint, rng)
+            knock_with_junk(context, endpoint, rng, keys[0])
             asyncio.run(junk_on_the_api(homes[0] / "api.sock", rng))
             offers = asyncio.run(ask(homes[0], "tables"))  # the stranger's lobby frames changed nothing
             assert {o["name"] for o in offers} == {"club"}, offers

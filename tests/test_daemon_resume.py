@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.daemons import ROOT, daemon_argv, free_ports, log_path, scores, spawn, stage_of, wait_all
+from tests.daemons import ROOT, daemon_argv, free_ports, home_key, log_path, scores, spawn, stage_of, wait_all
 
 PLAYERS = 3
 #: Three deals, so that one of them reaches the tricks: at three players everyone passed 5 of
@@ -22,7 +22,7 @@ DEALS = 3
 
 
 def command(tmp_path: Path, ports: list[int], i: int) -> list[str]:
-    peers = [arg for j, port in enumerate(ports) if j != i for arg in ("--peer", f"127.0.0.1:{port}")]
+    peers = [arg for j, port in enumerate(ports) if j != i for arg in ("--peer", f"{home_key(tmp_path / f'd{j}')}@127.0.0.1:{port}")]
     return [
         sys.executable, "-m", "tarotd.cli", "--home", str(tmp_path / f"d{i}"), "--name", f"joueur{i}",
         "--listen", f"127.0.0.1:{ports[i]}", *peers, "--no-discovery", "--bot", "basic",

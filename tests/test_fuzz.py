@@ -6,7 +6,8 @@ no crash, no change to any game.
 what nobody thought of, at volume, while the deals go on.  Everything is drawn from one
 seed (``FUZZ_SEED`` overrides :data:`SEED`; the run prints it), so a failure replays.
 
-**Peer socket** (daemon 0's ZeroMQ ROUTER), from several DEALER sockets of ours: intruders
+**Peer socket** (daemon 0's ZeroMQ ROUTER), from several DEALER sockets of ours, through the
+CURVE handshake (the daemon's key is public, and any client key passes it): intruders
 under random routing ids, and strangers that complete a valid HELLO with keys of their own
 and then send with the session they were granted, so their data frames get past the session
 check and their bodies reach the lobby and the deal.  The mix: random bytes; valid frames of
@@ -291,20 +292,20 @@ def frame_templates(key: Identity, session: bytes, hello: bytes, rng: random.Ran
     ]
 
 
-def intruder(context: Context, endpoint: str, rng: random.Random) -> Sender:
+def intruder(context: Context, endpoint: str, daemon: bytes, rng: random.Random) -> Sender:
     """A DEALER under a random routing id, with no session.  Its templates include a HELLO
     validly signed by a fresh key but for no daemon and no challenge: the daemon refuses it."""
     key, session = identity(rng), rng.randbytes(TOKEN)
     hello = encode_signed(key, "hello", hello_fields(key, rng, "tcp://127.0.0.1:9"))
     wrong = [msgpack.packb(value, use_bin_type=True) for value in wrong_shapes(session, key, rng)]
-    return Sender(dealer(context, endpoint, routing_id(rng)), frame_templates(key, session, hello, rng), wrong)
+    return Sender(dealer(context, endpoint, routing_id(rng), daemon), frame_templates(key, session, hello, rng), wrong)
 
 
 def stranger(context: Context, endpoint: str, daemon: bytes, table_id: bytes, deal: int, rng: random.Random) -> Sender:
     """A DEALER that completes a valid HELLO with a key of its own, and will send data under
     the session granted: lobby frames and deal messages for the real table, mutated."""
     key = identity(rng)
-    sock = dealer(context, endpoint, key.public_key)
+    sock = dealer(context, endpoint, key.public_key, daemon, key)
     hello, session = handshake(sock, key, daemon, rng, f"tcp://127.0.0.1:{free_ports(1)[0]}")
     wrong = [msgpack.packb(value, use_bin_type=True) for value in wrong_shapes(session, key, rng)]
     bodies = lobby_bodies(key, table_id, rng) + deal_bodies(key, table_id, deal, rng)
@@ -392,7 +393,7 @@ def session_alive(sender: Sender, session: bytes, timeout: float = 10) -> None:
 
 def fuzz_peer_socket(context: Context, endpoint: str, daemon: bytes, table_id: bytes, deal: int, rng: random.Random) -> PeerTally:
     tally = PeerTally()
-    senders = [intruder(context, endpoint, rng) for _ in range(INTRUDERS)]
+    senders = [intruder(context, endpoint, daemon, rng) for _ in range(INTRUDERS)]
     senders += [stranger(context, endpoint, daemon, table_id, deal, rng) for _ in range(STRANGERS)]
     try:
         started = time.monotonic()

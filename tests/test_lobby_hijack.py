@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from daemons import assert_no_traceback, daemon_argv, free_ports, kill_all, log_path, logs, scores, spawn
+from daemons import assert_no_traceback, daemon_argv, free_ports, home_key, kill_all, log_path, logs, scores, spawn
 from intruder import Intruder
 
 from client.api import DaemonRefused, DaemonUnavailable, ask
@@ -65,12 +65,13 @@ def test_a_stranger_offering_the_smallest_id_takes_no_daemon_away_and_no_seat(tm
     processes = []
 
     def start(i: int) -> None:
-        argv = daemon_argv(homes[i], NAMES[i], ports[i], [p for j, p in enumerate(ports) if j != i], deals=1, timeout=10)
+        argv = daemon_argv(homes[i], NAMES[i], ports[i], [(h, p) for j, (h, p) in enumerate(zip(homes, ports)) if j != i],
+                           deals=1, timeout=10)
         processes.append(spawn(argv, log_path(tmp_path, i)))
 
     async def attack() -> None:
         intruder = Intruder(port)
-        await intruder.start([f"tcp://127.0.0.1:{p}" for p in ports])
+        await intruder.start([(f"tcp://127.0.0.1:{p}", home_key(h)) for h, p in zip(homes, ports)])
         zero = intruder.offer_under(bytes(16), "club", 3)["table"]
         own = intruder.offer_opened("club", 3)["table"]
         ours, tried = {zero, own}, set[bytes]()
@@ -140,13 +141,15 @@ async def check(intruder: Intruder, homes: list[Path], ours: set[bytes]) -> None
 def test_a_manifest_with_more_members_than_seats_is_refused_and_the_next_one_starts_the_table(tmp_path: Path) -> None:
     victim_port, port = free_ports(2)
     home = tmp_path / "d0"
-    argv = daemon_argv(home, "joueur0", victim_port, [port], table=None, timeout=10)  # the stranger is its --peer
+    stranger = Identity.generate()
+    argv = daemon_argv(home, "joueur0", victim_port, [], table=None, timeout=10,
+                       extra=["--peer", f"{stranger.public_key.hex()}@127.0.0.1:{port}"])  # the stranger is its --peer
     processes = [spawn(argv, log_path(tmp_path, 0))]
     extra = [Identity.generate() for _ in range(2)]
 
     async def attack() -> None:
-        rogue = Intruder(port)
-        await rogue.start([f"tcp://127.0.0.1:{victim_port}"])
+        rogue = Intruder(port, identity=stranger)
+        await rogue.start([(f"tcp://127.0.0.1:{victim_port}", home_key(home))])
         table = rogue.offer_opened("club", 3)["table"]
         try:
             listed = await until("the offer listed", lambda: answer(home, "tables"), 30, tmp_path, 1)

@@ -181,7 +181,7 @@ def test_a_home_whose_name_cannot_be_a_players_asks_for_a_name(
 
 
 def test_good_values_are_taken_as_given(tmp_path: Path) -> None:
-    args = parse(["--home", str(tmp_path), "--name", "anne", "--listen", "127.0.0.1:047400", "--peer", "tcp://10.0.0.2:47401",
+    args = parse(["--home", str(tmp_path), "--name", "anne", "--listen", "127.0.0.1:047400", "--no-curve", "--peer", "tcp://10.0.0.2:47401",
                   "--faults", "drop=0.05,duplicate=0,delay=200,seed=-7", "--table", "club", "--seats", "5", "--bots", "4",
                   "--think", "0", "--timeout", "0.5", "--autoplay", "1", "--invite", "7kq2-m9xo"])
     assert args.listen == "tcp://127.0.0.1:47400"

@@ -27,7 +27,7 @@ from client.api import DaemonUnavailable, ask
 from protocol.identity import Identity, verify
 from protocol.messages import Kind, sign_message
 from protocol.messages import encode as encode_message
-from tarotd.mesh import LINK_KINDS, decode, encode, encode_signed, signing_bytes
+from tarotd.mesh import LINK_KINDS, curve_public_key, curve_secret_key, decode, encode, encode_signed, signing_bytes
 
 TOKEN = 16  #: bytes of a mesh nonce, session or boot id
 
@@ -160,12 +160,20 @@ def deal_bodies(stranger: Identity, table_id: bytes, deal: int, rng: random.Rand
     return bodies
 
 
-def dealer(context: Context, endpoint: str, routing: bytes) -> zmq.Socket[bytes]:
-    """A DEALER of ours on the daemon's ROUTER, under the routing id ``routing``; closing it
-    drops whatever it has not sent (no linger), so a test never waits on a full queue."""
+def dealer(context: Context, endpoint: str, routing: bytes, daemon: bytes, speaker: Identity | None = None) -> zmq.Socket[bytes]:
+    """A DEALER of ours on the ROUTER of the daemon whose key is ``daemon``, under the routing
+    id ``routing``; closing it drops whatever it has not sent (no linger), so a test never
+    waits on a full queue.  It encrypts, as the daemon does by default: knowing the daemon's
+    key lets anyone through the CURVE handshake, under a throw-away CURVE key, or the one
+    derived from ``speaker``'s identity — the only one under which a HELLO of ``speaker``'s
+    is taken."""
+    public, secret = zmq.curve_keypair() if speaker is None else (curve_public_key(speaker.public_key), curve_secret_key(speaker))
     sock = context.socket(zmq.DEALER)
     sock.setsockopt(zmq.LINGER, 0)
     sock.setsockopt(zmq.ROUTING_ID, routing)
+    sock.setsockopt(zmq.CURVE_SERVERKEY, curve_public_key(daemon))
+    sock.setsockopt(zmq.CURVE_PUBLICKEY, public)
+    sock.setsockopt(zmq.CURVE_SECRETKEY, secret)
     sock.connect(endpoint)
     return sock
 
