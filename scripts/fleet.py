@@ -55,7 +55,7 @@ class Table:
         return self.directory / f"d{i}"
 
     def _spawn(self, i: int) -> subprocess.Popen[bytes]:
-        peers = [port for j, port in enumerate(self.ports) if j != i]
+        peers = [(self.home(j), port) for j, port in enumerate(self.ports) if j != i]
         argv = daemon_argv(self.home(i), f"joueur{i}", self.ports[i], peers, seats=self.players,
                            deals=self.deals, timeout=self.timeout, extra=self.extra[i])
         return spawn(argv, log_path(self.directory, i))
