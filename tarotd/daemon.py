@@ -168,7 +168,7 @@ class Daemon:
             except OSError as error:
                 raise OptionError(
                     f"discovery: cannot bind UDP port {port} ({error.strerror}): another program holds it without "
-                    "sharing it (another user's tarotd?); start with --no-discovery, and --peer HOST:PORT for each peer"
+                    "sharing it (another user's tarotd?); start with --no-discovery, and --peer KEY@HOST:PORT for each peer"
                 ) from None
         self._resume_tables()
         if options.table is not None and not self.runners:  # a table taken up again is the one

@@ -664,7 +664,7 @@ class Discovery:
         if not reaching:
             log.warning(
                 "discovery reaches no network: no interface but loopback is up with an IPv4 address to broadcast to, so no "
-                "daemon on a LAN can find this one, nor this one them, until one is (--peer HOST:PORT needs no discovery)"
+                "daemon on a LAN can find this one, nor this one them, until one is (--peer KEY@HOST:PORT needs no discovery)"
             )
         elif self._reaching is not None:
             log.info("discovery reaches a network again: beacons to %s", ", ".join(host for host, _ in destinations))
