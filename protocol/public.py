@@ -31,6 +31,7 @@ from protocol.deck import Ecart as DeckEcart
 from protocol.deck import Payload as DeckPayload
 from protocol.deck import Phase as DeckPhase
 from protocol.deck import Reveal, Shuffle, WireError, payload_from_wire
+from protocol.manifest import Manifest, SilenceCost
 from protocol.messages import Kind, Message
 from protocol.messages import Payload as WirePayload
 from protocol.rules import RuleError, has_petit_sec
@@ -80,11 +81,16 @@ POIGNEE_ECART = "ecart"
 
 @dataclass(frozen=True)
 class TableSetup:
-    """What the members of a table signed before the first deal."""
+    """What the members of a table signed before the first deal (:mod:`protocol.manifest`)."""
 
     table_id: bytes
     members: tuple[bytes, ...]  #: Ed25519 public keys, by seat
     names: tuple[str, ...]
+    silence: SilenceCost = SilenceCost.NOTHING  #: the table's rule for a seat timed out mid-deal
+
+    @classmethod
+    def from_manifest(cls, manifest: Manifest) -> TableSetup:
+        return cls(manifest.table_id, manifest.keys, manifest.names, manifest.silence)
 
     @property
     def variant(self) -> Variant:

@@ -4,9 +4,9 @@ A daemon *opens* a table (an offer: name, number of seats, an id) and tells ever
 others *join* it with the seats they host (a daemon may host several: its player and bots,
 each with its own identity key).  The opener keeps the list of members in the order they
 joined — it has no other power: once the table is full it sends the manifest (table id,
-name, members in seat order with their daemons' endpoints), **every member signs it**, and
-the first dealer is drawn by a commit-reveal coin that every member contributes to, so no
-one chooses it.
+name, members in seat order with their daemons' endpoints, and the table's rule for silence:
+:mod:`protocol.manifest`), **every member signs it**, and the first dealer is drawn by a
+commit-reveal coin that every member contributes to, so no one chooses it.
 
 **Ids bound to their openers.**  A table id is ``SHA-256(TABLE_DOMAIN ‖ opener's key ‖ nonce)``
 cut to 16 bytes (:func:`table_id_of`), the nonce drawn by the opener and carried in every
@@ -56,6 +56,8 @@ from typing import Any, Final
 import msgpack
 
 from protocol.identity import Identity, fingerprint, is_valid_public_key, verify
+from protocol.manifest import MANIFEST_DOMAIN as MANIFEST_DOMAIN
+from protocol.manifest import ManifestError, SignedManifest, SilenceCost, manifest_document
 from protocol.public import TableSetup
 
 log = logging.getLogger(__name__)
@@ -67,7 +69,6 @@ MAX_OFFERS = 64  #: offers of other daemons remembered at once
 MAX_REFUSALS_LOGGED: Final = 64  #: (cause, daemon) pairs told in the log, then one line saying the rest are not
 #: Frames to one daemon (its key) or to every known peer (``BROADCAST``).
 BROADCAST = b""
-MANIFEST_DOMAIN = b"tarot/v2/manifest\x00"
 COIN_DOMAIN = b"tarot/v2/dealer-coin"
 TABLE_DOMAIN: Final = b"tarot/v2/table"
 INVITE_DOMAIN: Final = b"tarot/lobby-invite\x00"  #: the stretching salt and HMAC domain of invite codes
@@ -177,6 +178,8 @@ class Offer:
     #: Its invite code, if we know it — we opened the offer, or it proved a code we were
     #: given — never on the wire.
     invite: Invite | None = None
+    #: The table's rule for a seat timed out mid-deal: its opener's, in the manifest.
+    silence: SilenceCost = SilenceCost.NOTHING
 
     @property
     def full(self) -> bool:
@@ -217,21 +220,19 @@ class ReadyTable:
     @classmethod
     def from_bytes(cls, data: bytes) -> ReadyTable:
         manifest, signatures, dealer = msgpack.unpackb(data, raw=False)
-        table_id, name, raw_members = msgpack.unpackb(manifest, raw=False)
-        members = tuple(_member(raw) for raw in raw_members)
-        for member, signature in zip(members, signatures, strict=True):
-            if not verify(member.key, signature, MANIFEST_DOMAIN + manifest):
-                raise ValueError(f"the manifest signature of {member.name} does not check")
-        setup = TableSetup(_id(table_id), tuple(m.key for m in members), tuple(m.name for m in members))
-        return cls(setup, members, int(dealer), manifest, tuple(signatures), _text(name))
+        document = SignedManifest(manifest, tuple(signatures)).verified()
+        members = tuple(_member(raw) for raw in document.entries)
+        _id(document.table_id)  # 16 bytes, as every table id
+        return cls(TableSetup.from_manifest(document), members, int(dealer), manifest, tuple(signatures), document.name)
 
 
 Out = tuple[bytes, dict[str, Any]]  #: (destination daemon key or BROADCAST, frame)
 
 
-def manifest_bytes(table_id: bytes, name: str, members: list[Member]) -> bytes:
-    """The canonical manifest every member signs: seat order, keys, names and endpoints."""
-    return msgpack.packb([table_id, name, [m.to_wire() for m in members]], use_bin_type=True)  # type: ignore[no-any-return]
+def manifest_bytes(table_id: bytes, name: str, members: list[Member], silence: SilenceCost = SilenceCost.NOTHING) -> bytes:
+    """The canonical manifest every member signs: seat order, keys, names, endpoints and the
+    table's rule for silence (:mod:`protocol.manifest`)."""
+    return manifest_document(table_id, name, [m.to_wire() for m in members], silence)
 
 
 def first_dealer(coins: list[bytes], players: int) -> int:
@@ -273,13 +274,17 @@ class Lobby:
         entropy: Callable[[int], bytes] = os.urandom,
         *,
         trusts: Callable[[bytes], bool] = lambda daemon: False,
+        silence: SilenceCost = SilenceCost.NOTHING,
     ) -> None:
         """``seats``: the identities this daemon hosts, with the names shown to players.
         ``entropy``: where table ids, invite codes and dealer coins come from — the OS, but for
         a test's ``tarotd --deal-seed``, which must form the same table on every run.
         ``trusts``: whether a daemon's key is one of our ``--peer`` (asked when it matters:
-        a peer given without its key is known by the key it proves)."""
+        a peer given without its key is known by the key it proves).
+        ``silence``: the rule of the tables we open for a seat timed out mid-deal, which every
+        member signs in the manifest."""
         self.daemon_key = daemon_key
+        self.silence = silence
         self._entropy = entropy
         self._trusts = trusts
         self.endpoint = endpoint
@@ -315,7 +320,10 @@ class Lobby:
         self._coins[table_id] = self._entropy(32)
         invite = invite or Invite.draw(self._entropy)
         proof = invite.proof(Proof.OFFER, table_id, self.daemon_key)
-        offer = Offer(table_id, name, seats, self.daemon_key, self.members_here()[:seats], nonce=nonce, proof=proof, invite=invite)
+        offer = Offer(
+            table_id, name, seats, self.daemon_key, self.members_here()[:seats], nonce=nonce, proof=proof, invite=invite,
+            silence=self.silence,
+        )
         self.offers[table_id] = offer
         self.joined = table_id
         return offer
@@ -469,11 +477,12 @@ class Lobby:
             return []
         try:
             members = self._manifest_members(offer, frame.get("members"))
-        except ManifestRefused as why:
+            silence = SilenceCost.parse(frame.get("silence", SilenceCost.NOTHING.value))
+        except (ManifestRefused, ManifestError) as why:
             log.warning("lobby: table %s (%s): refused the manifest of %s, nothing changed: %s",
                         offer.name, table_id.hex()[:8], fingerprint(sender), why)
             return []
-        offer.members, offer.state = members, OfferState.FULL
+        offer.members, offer.state, offer.silence = members, OfferState.FULL, silence
         out = self._sign(offer)
         for early_sender, early in self._early.pop(table_id, []):
             out += self.receive(early_sender, early)
@@ -529,7 +538,7 @@ class Lobby:
             return []
         member = next((m for m in offer.members if m.key == key and m.daemon == sender), None)
         signature = bytes(frame["sig"])
-        if member is None or not verify(key, signature, MANIFEST_DOMAIN + manifest_bytes(table_id, offer.name, offer.members)):
+        if member is None or not verify(key, signature, MANIFEST_DOMAIN + _manifest_of(offer)):
             return []
         self._signatures.setdefault(table_id, {})[key] = signature
         self._commits.setdefault(table_id, {})[key] = bytes(frame["commit"])
@@ -598,14 +607,15 @@ class Lobby:
         out: list[Out] = [(BROADCAST, offer.to_wire())]
         if offer.full and offer.state is OfferState.OPEN and offer.opener == self.daemon_key:
             offer.state = OfferState.FULL
-            frame = {"t": "manifest", "table": offer.table_id, "members": [m.to_wire() for m in offer.members]}
+            members = [m.to_wire() for m in offer.members]
+            frame = {"t": "manifest", "table": offer.table_id, "members": members, "silence": offer.silence.value}
             out += [(daemon, frame) for daemon in _daemons(offer) if daemon != self.daemon_key]
             out += self._sign(offer)
         return out
 
     def _sign(self, offer: Offer) -> list[Out]:
         """Each seat hosted here signs the manifest and commits to a coin for the dealer."""
-        document = MANIFEST_DOMAIN + manifest_bytes(offer.table_id, offer.name, offer.members)
+        document = MANIFEST_DOMAIN + _manifest_of(offer)
         coin = self._coins.setdefault(offer.table_id, self._entropy(32))
         out: list[Out] = []
         for member in offer.members:
@@ -645,13 +655,18 @@ class Lobby:
             return
         members = tuple(offer.members)
         reveals, signed = self._reveals[offer.table_id], self._signatures[offer.table_id]
-        setup = TableSetup(offer.table_id, tuple(m.key for m in members), tuple(m.name for m in members))
+        setup = TableSetup(offer.table_id, tuple(m.key for m in members), tuple(m.name for m in members), offer.silence)
         dealer = first_dealer([reveals[m.key] for m in members], offer.seats)
         signatures = tuple(signed[m.key] for m in members)
-        manifest = manifest_bytes(offer.table_id, offer.name, list(members))
+        manifest = _manifest_of(offer)
         offer.state = OfferState.READY
         if any(m.key in self.hosted for m in members):
             self._ready.append(ReadyTable(setup, members, dealer, manifest, signatures, offer.name))
+
+
+def _manifest_of(offer: Offer) -> bytes:
+    """The manifest of a full ``offer``: what every member signs."""
+    return manifest_bytes(offer.table_id, offer.name, offer.members, offer.silence)
 
 
 def _daemons(offer: Offer) -> list[bytes]:

@@ -1,0 +1,62 @@
+"""The signed manifest (issue 26, item 7): the table's rule for silence is signed with the
+rest by every member."""
+
+from __future__ import annotations
+
+import logging
+
+import msgpack
+import pytest
+
+from protocol.identity import Identity
+from protocol.manifest import Manifest, ManifestError, SignedManifest, SilenceCost, sign_manifest
+from tarotd.lobby import OfferState, ReadyTable
+from test_lobby import Joined, Network
+
+SEATS = [(Identity.from_private_bytes(bytes([k + 1]) * 32), name) for k, name in enumerate(["Anne", "Basile", "Chloé"])]
+TABLE = bytes(range(16))
+
+
+@pytest.mark.parametrize("rule", list(SilenceCost))
+def test_the_openers_rule_for_silence_is_signed_by_every_member_and_kept(rule: SilenceCost) -> None:
+    network = Network([1, 1, 1], seed=6)
+    opener, *others = network.lobbies.values()
+    opener.silence = rule
+    network.post(opener.daemon_key, opener.open("club", 3))
+    network.run()
+    (table,) = others[0].offers
+    for lobby in others:
+        network.post(lobby.daemon_key, lobby.join(table))
+    network.run()
+    ready = [r for rs in network.ready.values() for r in rs]
+    assert len(ready) == 3 and {r.setup.silence for r in ready} == {rule}
+    for table_ready in ready:  # as a restarted daemon reads it back from its store
+        assert ReadyTable.from_bytes(table_ready.to_bytes()).setup == table_ready.setup
+        assert SignedManifest(table_ready.manifest, table_ready.signatures).verified().silence is rule
+
+
+def test_a_manifest_with_an_unknown_rule_changes_nothing(caplog: pytest.LogCaptureFixture) -> None:
+    joined = Joined()
+    members = [*(m.to_wire() for m in joined.seated), joined.member()]
+    frame = {"t": "manifest", "table": joined.table, "members": members, "silence": "a week's ban"}
+    with caplog.at_level(logging.WARNING):
+        assert joined.me.receive(joined.opener.daemon_key, frame) == []
+    assert "unknown rule for silence" in caplog.text
+    assert joined.offer.state is OfferState.OPEN and joined.me._signatures == {}
+
+
+def test_a_manifest_reads_back_only_as_every_member_signed_it() -> None:
+    signed = sign_manifest(TABLE, "club", SEATS, SilenceCost.PENALTY)
+    manifest = signed.verified()
+    assert (manifest.names, manifest.silence) == (("Anne", "Basile", "Chloé"), SilenceCost.PENALTY)
+    renamed = signed.document.replace("Basile".encode(), "Bastin".encode())
+    with pytest.raises(ManifestError, match=r"signature by seat 0 \(Anne\) does not check"):  # any change breaks them all
+        SignedManifest(renamed, signed.signatures).verified()
+    with pytest.raises(ManifestError, match="2 signatures for a manifest of 3 members"):
+        SignedManifest(signed.document, signed.signatures[:2]).verified()
+    fields = msgpack.unpackb(signed.document)
+    older = Manifest.from_bytes(msgpack.packb(fields[:3]))  # signed before tables had rules
+    assert older.silence is SilenceCost.NOTHING and older.names == manifest.names
+    for rules in ({"silence": "sometimes"}, {"silence": "nothing", "ban": 1}, ["nothing"]):
+        with pytest.raises(ManifestError):
+            Manifest.from_bytes(msgpack.packb([*fields[:3], rules]))
