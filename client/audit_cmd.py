@@ -15,8 +15,11 @@ from pathlib import Path
 from client.cli import SubParsers
 from protocol.audit import DealAudit, audit_transcript
 from protocol.identity import fingerprint
+from protocol.manifest import ManifestError
 from protocol.public import TableSetup
+from protocol.scoring import RENONCE_PENALTY
 from protocol.transcript import Transcript, TranscriptError, is_proof_file, read_proof_file
+from protocol.verdict import Fault
 
 
 def register(subparsers: SubParsers) -> None:
@@ -34,12 +37,15 @@ def register(subparsers: SubParsers) -> None:
 def run(args: argparse.Namespace) -> int:
     try:
         data = args.file.read_bytes()
-        stated, transcript = read_proof_file(data) if is_proof_file(data) else (None, Transcript.from_bytes(data))
-        table, dealer, audit = audit_transcript(transcript)
+        stated, transcript, manifest = read_proof_file(data) if is_proof_file(data) else (None, Transcript.from_bytes(data), None)
+        table, dealer, audit = audit_transcript(transcript, manifest)
+    except ManifestError as error:  # a proof file's transcript against the manifest its members signed
+        print(f"proof: DOES NOT HOLD — {error}")
+        return 2
     except (OSError, TranscriptError, ValueError) as error:
         print(f"tarot audit: cannot read {args.file}: {error}", file=sys.stderr)
         return 2
-    for line in report(table, transcript, dealer, audit):
+    for line in report(table, transcript, dealer, audit, signed=manifest is not None):
         print(line)
     if stated is None:
         return 0 if audit.ok else 1
@@ -51,10 +57,14 @@ def run(args: argparse.Namespace) -> int:
     return 1
 
 
-def report(table: TableSetup, transcript: Transcript, dealer: int, audit: DealAudit) -> list[str]:
+def report(table: TableSetup, transcript: Transcript, dealer: int, audit: DealAudit, *, signed: bool) -> list[str]:
+    """What ``tarot audit`` prints; ``signed``: the names and rules come from the manifest
+    every member signed (a proof file), not from the transcript's unsigned labels."""
     lines = [
         f"table {table.table_id.hex()}, deal {transcript.deal}, dealer seat {dealer}, "
         f"{len(transcript.messages)} signed messages, chain and signatures ok",
+        f"names and rules: {'as every member signed them in the manifest' if signed else 'unsigned (a transcript file carries no manifest)'}; "
+        f"silence before the reveal costs {table.silence.value}",
     ]
     for seat, (name, key) in enumerate(zip(table.names, table.members)):
         lines.append(f"  seat {seat}: {name} [{fingerprint(key)}]")
@@ -66,6 +76,8 @@ def report(table: TableSetup, transcript: Transcript, dealer: int, audit: DealAu
     elif audit.void and referee is not None:
         lines.append(f"void deal: {referee.void_reason}")
     lines.append("scores: " + " ".join(f"{s:+d}" for s in audit.scores))
+    for penalty in audit.penalties:
+        lines.append(f"penalty: {RENONCE_PENALTY} points against seat {penalty.seat} ({penalty.step}: {penalty.reason})")
     verdict = audit.verdict
     if verdict is None:
         lines.append("audit: ok")
@@ -73,9 +85,11 @@ def report(table: TableSetup, transcript: Transcript, dealer: int, audit: DealAu
         who = "not attributed"
         if verdict.seat is not None:
             who = f"seat {verdict.seat} ({table.names[verdict.seat]} [{fingerprint(table.members[verdict.seat])}])"
-        lines.append(f"audit: CHEAT — {who}, step {verdict.step}: {verdict.reason}")
+        if verdict.fault is Fault.SILENCE:
+            lines.append(f"audit: SILENT — {who}, step {verdict.step}: {verdict.reason} "
+                         "(the other seats' word, not a message of its own: no deviation is proven)")
+        else:
+            lines.append(f"audit: CHEAT — {who}, step {verdict.step}: {verdict.reason}")
         for evidence in verdict.evidence:
             lines.append(f"  evidence: {evidence}")
-        if audit.penalty is not None:
-            lines.append(f"penalty: 100 points against seat {audit.penalty}")
     return lines

@@ -24,13 +24,14 @@ from protocol.cards import codes
 from protocol.cheats import Addressed, Cheater, cheat_machine
 from protocol.identity import Identity
 from protocol.machine import SeatMachine
+from protocol.manifest import SignedManifest, sign_manifest
 from protocol.messages import Message, MessageError, decode, encode
 from protocol.players import decide
 from protocol.public import TableSetup
 from protocol.scoring import ScoreSheet
 from protocol.audit import audit_transcript
 from protocol.transcript import proof_file, read_proof_file
-from protocol.verdict import Verdict
+from protocol.verdict import Fault, Verdict
 
 #: Rounds of "nobody can move" after which the simulator plays the timeout of a real table.
 STALLS_BEFORE_GIVING_UP = 4
@@ -45,6 +46,13 @@ class Cheat:
 def _derive(seed: int, *labels: object) -> bytes:
     text = "/".join(["tarot-sim", str(seed), *(str(label) for label in labels)])
     return hashlib.sha256(text.encode()).digest()
+
+
+def sim_manifest(machines: Sequence[SeatMachine]) -> SignedManifest:
+    """The manifest of the simulated table, every seat signing it at once (a daemon's lobby
+    has each member sign its own): what a proof file carries for its names and rules."""
+    table = machines[0].table
+    return sign_manifest(table.table_id, "tarot sim", [(m.identity, table.names[m.seat]) for m in machines], table.silence)
 
 
 def sim_table(players: int, seed: int) -> tuple[TableSetup, list[Identity]]:
@@ -174,7 +182,7 @@ def deal_report(machine: SeatMachine, deal_number: int, elapsed_ms: float) -> di
         "points": _points(outcome.attack_half_points) if outcome else None,
         "bouts": outcome.bouts if outcome else None,
         "scores": list(audit.scores) if audit else [0] * machine.table.players,
-        "penalty": audit.penalty if audit else None,
+        "penalties": list(audit.penalised) if audit else [],
         "audit": "ok" if audit is None or audit.verdict is None else audit.verdict.named_json(machine.table.names, machine.table.members),
         "void": referee.void_reason if referee is not None and audit is not None and audit.void else None,
         "ms": round(elapsed_ms, 1),
@@ -228,13 +236,14 @@ def simulate(
 def write_proofs(machines: Sequence[SeatMachine], cheat: Cheat | None, directory: Path, stem: str) -> list[Path]:
     """Each honest seat whose audit names a culprit writes the proof file, as a daemon does."""
     written = []
+    manifest = sim_manifest(machines)
     for machine in machines:
         verdict = machine.audit.verdict if machine.audit is not None else None
         if verdict is None or (cheat is not None and machine.seat == cheat.seat):
             continue
         directory.mkdir(parents=True, exist_ok=True)
         path = directory / f"{stem}-seat-{machine.seat}.tarot-proof"
-        path.write_bytes(proof_file(machine.transcript, verdict))
+        path.write_bytes(proof_file(machine.transcript, verdict, manifest))
         written.append(path)
     return written
 
@@ -246,8 +255,8 @@ def _record(sheet: ScoreSheet, machine: SeatMachine, report: dict[str, object]) 
         sheet.add_void(str(report.get("void") or "abandoned"))
     else:
         sheet.add_deal(list(audit.scores), contract=referee.contract, taker=referee.taker, partner=referee.partner)
-    if audit is not None and audit.penalty is not None:
-        sheet.add_penalty(audit.penalty)
+    if audit is not None:
+        audit.charge(sheet)
 
 
 
@@ -336,7 +345,8 @@ def run_cheat(
     honest = [m for m in machines if m.seat != cheater]
     verdicts = {m.seat: m.audit.verdict if m.audit is not None else None for m in honest}
     audited: dict[bytes, Verdict | None] = {}  # seats holding the same file: audit it once
-    proofs = {m.seat: _audit_proof(m, audited) for m in honest}
+    manifest = sim_manifest(machines)
+    proofs = {m.seat: _audit_proof(m, manifest, audited) for m in honest}
     unchanged = True
     assert isinstance(attack, Cheater)
     if kind == "flood":
@@ -352,15 +362,15 @@ def _scores(machine: SeatMachine) -> tuple[int, ...] | None:
     return None if machine.audit is None else machine.audit.scores
 
 
-def _audit_proof(machine: SeatMachine, audited: dict[bytes, Verdict | None]) -> Verdict | None:
+def _audit_proof(machine: SeatMachine, manifest: SignedManifest, audited: dict[bytes, Verdict | None]) -> Verdict | None:
     """Write the seat's proof file and audit it offline, as ``tarot audit`` does."""
     verdict = machine.audit.verdict if machine.audit is not None else None
     if verdict is None:
         return None
-    data = proof_file(machine.transcript, verdict)
+    data = proof_file(machine.transcript, verdict, manifest)
     if data not in audited:
-        _, transcript = read_proof_file(data)
-        audited[data] = audit_transcript(transcript)[2].verdict
+        _, transcript, signed = read_proof_file(data)
+        audited[data] = audit_transcript(transcript, signed)[2].verdict
     return audited[data]
 
 
@@ -373,4 +383,4 @@ def _when(witness: SeatMachine, kind: str) -> str:
         return "at the audit"
     if not live.attributed:
         return "at once, named by the audit"
-    return "at the timeout" if live.reason.startswith("stopped answering") else "at once"
+    return "at the timeout" if live.fault is Fault.SILENCE else "at once"

@@ -10,12 +10,26 @@ runs it on a saved transcript: the same function, so the verdict is the same eve
    gives the true hands, chien and écart.
 3. The game is replayed on the referee with every hand visible: each bid, call, écart,
    poignée and card is checked against the full hands — a renonce shows here.
-4. The score.  A deal stopped by a deviation scores nothing and is recorded as abandoned by
-   the culprit.  A renonce follows the FFT arbitration code for free play: if the offending
-   camp wins, the deal is annulled; if it loses, it counts as played; either way the
-   offender takes a 100-point penalty on a row of its own.  A rule broken before the play
-   (a false call, poignée or écart, a petit sec kept quiet) annuls the deal, with the same
-   penalty.
+4. The score, and who takes a 100-point penalty row (one at most per seat and deal):
+
+   * **Every card played**: the deal is scored, whatever happens after its last card.  A seat
+     that keeps its seed does not stop that: every hand is open by then, and the deal is
+     scored from the open record (:func:`~protocol.audit_deck.open_deck`) — the seeds would
+     only have checked again what the live checks proved.  The seat that kept its seed, and
+     any seat that deviated after the last card (a bad reveal, an equivocation, a score it
+     should not have signed), takes the penalty: neither withholding nor a visible deviation
+     erases a loss.
+   * **A renonce** follows the FFT arbitration code for free play: if the offending camp wins,
+     the deal is annulled; if it loses, it counts as played; the offender takes the penalty.
+     A rule broken before the play (a false call, poignée or écart, a petit sec kept quiet)
+     annuls the deal, with the same penalty.
+   * **A deal stopped before its last card** scores nothing and is recorded as abandoned.  A
+     proven deviation costs its culprit the penalty; a seat that stopped answering before the
+     reveal pays what the table's rule says (:class:`~protocol.manifest.SilenceCost`: nothing
+     by default, a cable being no crime); a seat that then keeps its seed takes the penalty.
+
+   The deal's verdict is the first proven deviation, else the first silence
+   (:class:`~protocol.verdict.Fault`).
 """
 
 from __future__ import annotations
@@ -23,30 +37,44 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from protocol.audit_deck import audit_deck
+from protocol.audit_deck import audit_deck, open_deck
 from protocol.cards import Card
 from protocol.deal import Deal, Phase, Play
+from protocol.manifest import ManifestError, SignedManifest, SilenceCost
 from protocol.messages import Kind, Message
 from protocol.messages import Payload as WirePayload
-from protocol.public import PublicDeal, TableSetup, action_of, unused_kind
+from protocol.public import PublicDeal, Stage, TableSetup, action_of, silence_verdict, unused_kind
 from protocol.rules import RuleError, has_petit_sec
-from protocol.scoring import Camp, DealOutcome, score_deal, score_row
+from protocol.scoring import Camp, DealOutcome, ScoreSheet, score_deal, score_row
 from protocol.transcript import Transcript, equivocations, impersonation, signer_of
 from protocol.verdict import Verdict
 
 
 @dataclass(frozen=True)
 class DealAudit:
-    verdict: Verdict | None  #: the first deviation, attributed to a seat whenever possible
+    verdict: Verdict | None  #: the first proven deviation, else the first silence
     scores: tuple[int, ...]  #: the deal's row (zeros when void, abandoned or annulled)
-    penalty: int | None  #: the seat that takes the renonce penalty row, if any
     referee: Deal | None  #: the deal replayed with every hand visible (None if the deck failed)
     outcome: DealOutcome | None
-    abandoned: bool  #: stopped by a deviation: nothing was scored
+    abandoned: bool  #: nothing scored: stopped before its last card, or its deck does not replay
+    #: The seats that take a 100-point penalty row, one each, in seat order, with the verdict
+    #: that costs it them.
+    penalties: tuple[Verdict, ...] = ()
 
     @property
     def ok(self) -> bool:
         return self.verdict is None
+
+    @property
+    def penalised(self) -> tuple[int, ...]:
+        """The seats that take a penalty row, in seat order."""
+        return tuple(verdict.seat for verdict in self.penalties if verdict.seat is not None)
+
+    def charge(self, sheet: ScoreSheet) -> None:
+        """Add the deal's penalty rows to ``sheet``, each labelled with the rule that costs it."""
+        for verdict in self.penalties:
+            assert verdict.seat is not None  # only attributed verdicts cost a penalty
+            sheet.add_penalty(verdict.seat, reason=verdict.reason)
 
     @property
     def void(self) -> bool:
@@ -82,15 +110,35 @@ def audit_deal(
         public.verdict = offence
     audit = audit_public(public)
     wrong = wrong_signature(public, audit)
-    if wrong is not None and audit.verdict is None:
-        return replace(audit, verdict=wrong)
-    return audit
+    return audit if wrong is None else convicted(audit, wrong)
 
 
-def audit_transcript(transcript: Transcript) -> tuple[TableSetup, int, DealAudit]:
-    """Audit a saved transcript (read with ``Transcript.from_bytes``), its evidence included:
-    the table it names, the dealer every seat committed to, and the audit."""
-    table = TableSetup(transcript.table_id, transcript.members, transcript.names)
+def table_of(transcript: Transcript, manifest: SignedManifest | None = None) -> TableSetup:
+    """The table a transcript was played at.  From the manifest its members signed (a proof
+    file carries it), once every signature checks and it names the transcript's table, keys and
+    names — :class:`~protocol.manifest.ManifestError` saying what differs: a transcript's names
+    are labels nobody signed.  Without one (a transcript file), the transcript's labels and
+    the default rules."""
+    if manifest is None:
+        return TableSetup(transcript.table_id, transcript.members, transcript.names)
+    signed = TableSetup.from_manifest(manifest.verified())
+    if signed.table_id != transcript.table_id:
+        raise ManifestError(f"the manifest is of table {signed.table_id.hex()}, the transcript of table {transcript.table_id.hex()}")
+    if len(signed.members) != len(transcript.members):
+        raise ManifestError(f"the manifest seats {len(signed.members)} members, the transcript {len(transcript.members)}")
+    for seat, (key, name, label) in enumerate(zip(signed.members, signed.names, transcript.names)):
+        if key != transcript.members[seat]:
+            raise ManifestError(f"seat {seat}'s key in the transcript is not the one in the manifest its members signed")
+        if label != name:
+            raise ManifestError(f"the transcript names seat {seat} {label!r}, but its members signed {name!r} for that seat")
+    return signed
+
+
+def audit_transcript(transcript: Transcript, manifest: SignedManifest | None = None) -> tuple[TableSetup, int, DealAudit]:
+    """Audit a saved transcript (read with ``Transcript.from_bytes``), its evidence included,
+    at the table :func:`table_of` gives: the table, the dealer every seat committed to, and
+    the audit."""
+    table = table_of(transcript, manifest)
     dealer = dealer_of(transcript.messages)
     return table, dealer, audit_deal(table, transcript.deal, dealer, transcript.messages, transcript.evidence)
 
@@ -137,12 +185,13 @@ def wrong_signature(public: PublicDeal, audit: DealAudit) -> Verdict | None:
     return None
 
 
-#: Audits by transcript head, live verdict and trusted seats.  The audit is a pure function of
-#: the chain, of the signed proof that stopped the deal outside it, if any (an equivocation),
-#: and of the seats whose deck steps it took as published: seats that share a process (the
-#: simulator) need not replay the deck five times, but an audit that trusted one seat's steps
-#: is no audit for a caller that trusts another's.
-_BY_HEAD: dict[tuple[bytes, Verdict | None, frozenset[int]], DealAudit] = {}
+#: Audits by transcript head, table, live verdict and trusted seats.  The audit is a pure
+#: function of the chain, of the table's rules (two tables may share a chain's heads: the
+#: genesis binds the id and the keys, not the rules), of the signed proof that stopped the deal
+#: outside it, if any (an equivocation), and of the seats whose deck steps it took as
+#: published: seats that share a process (the simulator) need not replay the deck five times,
+#: but an audit that trusted one seat's steps is no audit for a caller that trusts another's.
+_BY_HEAD: dict[tuple[bytes, TableSetup, Verdict | None, frozenset[int]], DealAudit] = {}
 _BY_HEAD_SIZE = 16
 
 
@@ -153,7 +202,7 @@ def audit_public(public: PublicDeal, head: bytes | None = None, trusted: frozens
     ``trusted``: the seats whose shuffle and lock steps the caller computed itself (a daemon's
     own seats), taken as published rather than replayed — see
     :func:`~protocol.audit_deck.audit_deck`.  A deviation in those steps is not found."""
-    key = None if head is None else (head, public.verdict, trusted)
+    key = None if head is None else (head, public.table, public.verdict, trusted)
     if key is not None and key in _BY_HEAD:
         return _BY_HEAD[key]
     result = _audit(public, trusted)
@@ -164,23 +213,63 @@ def audit_public(public: PublicDeal, head: bytes | None = None, trusted: frozens
     return result
 
 
+def convicted(audit: DealAudit, offence: Verdict) -> DealAudit:
+    """``audit`` with one more proven deviation, found after it (a score signed that it does
+    not give): its culprit takes the penalty row, and it is the deal's verdict unless a proven
+    one is there already."""
+    verdict = audit.verdict if audit.verdict is not None and audit.verdict.proven else offence
+    return replace(audit, verdict=verdict, penalties=_one_each([*audit.penalties, offence]))
+
+
 def _audit(public: PublicDeal, trusted: frozenset[int]) -> DealAudit:
     table, dealer = public.table, public.dealer
-    revealed = {seat: public.seeds.get(seat) for seat in range(table.players)}
-    deck = audit_deck(public.deck.record, revealed, trusted)
+    if public.played_out and len(public.seeds) < table.players:
+        deck = open_deck(public.deck.record, public.deck.chien())
+    else:
+        revealed = {seat: public.seeds.get(seat) for seat in range(table.players)}
+        deck = audit_deck(public.deck.record, revealed, trusted)
     verdict = _first_verdict(public, deck.verdict)
     zeros = tuple(0 for _ in range(table.players))
     if deck.verdict is not None or len(deck.hands) != table.players:
-        return DealAudit(verdict, zeros, None, None, None, abandoned=True)
+        return _settled(public, DealAudit(verdict, zeros, None, None, abandoned=True))
     referee = Deal(table.variant, dealer, tuple(deck.hands[s] for s in range(table.players)), deck.chien)
     false_reports = _bad_hand_reporters(public)
     if verdict is None or not verdict.attributed:
         if false_reports:
             reason = "reported a hand that does not decrypt, but every step replays exactly"
             verdict = Verdict(false_reports[0], "deal", reason, ())
-    if public.stopped or verdict is not None:
-        return DealAudit(verdict, zeros, None, referee, None, abandoned=True)
-    return _replay_game(table, public, referee, deck.ecart)
+    if not public.played_out and (public.stopped or verdict is not None):
+        return _settled(public, DealAudit(verdict, zeros, referee, None, abandoned=True))
+    return _settled(public, _replay_game(table, public, referee, deck.ecart), verdict)
+
+
+def _settled(public: PublicDeal, audit: DealAudit, after: Verdict | None = None) -> DealAudit:
+    """``audit`` with its penalty rows and the deal's verdict, from what the replay found, what
+    was found ``after`` the last card (a deviation at the reveal, say) and who was timed out:
+    at the reveal, a seat that kept its seed; before it, one that stopped answering, whose
+    silence costs what the table's rule says."""
+    found = [v for v in (audit.verdict, after) if v is not None]
+    costly = [silence_verdict(seat, stage) for seat, stage in sorted(public.stalled_at.items()) if _costs(public, stage)]
+    verdicts = [*found, *costly]
+    verdict = next((v for v in verdicts if v.proven), verdicts[0] if verdicts else None)
+    return replace(audit, verdict=verdict, penalties=_one_each([*(v for v in found if v.proven), *costly]))
+
+
+def _costs(public: PublicDeal, stage: Stage) -> bool:
+    """Whether a seat timed out at ``stage`` takes the penalty row: always at the reveal (it
+    kept its seed), never once it revealed, and before the reveal as the table's rule says."""
+    if stage is Stage.REVEAL:
+        return True
+    return stage is not Stage.SIGN and public.table.silence is SilenceCost.PENALTY
+
+
+def _one_each(verdicts: Iterable[Verdict]) -> tuple[Verdict, ...]:
+    """One penalty per seat and deal, for the first reason found, in seat order."""
+    first: dict[int, Verdict] = {}
+    for verdict in verdicts:
+        if verdict.seat is not None:
+            first.setdefault(verdict.seat, verdict)
+    return tuple(first[seat] for seat in sorted(first))
 
 
 def _first_verdict(public: PublicDeal, deck_verdict: Verdict | None) -> Verdict | None:
@@ -200,10 +289,10 @@ def _replay_game(table: TableSetup, public: PublicDeal, referee: Deal, ecart: tu
     declared_void = public.game is not None and public.game.phase is Phase.VOID
     if referee.phase is Phase.VOID:
         if declared_void:
-            return DealAudit(None, zeros, None, referee, None, abandoned=False)
+            return DealAudit(None, zeros, referee, None, abandoned=False)
         holder = next(s for s, h in enumerate(referee.dealt) if h is not None and has_petit_sec(h))
         verdict = Verdict(holder, "petit_sec", "held the petit sec and did not show it", ())
-        return DealAudit(verdict, zeros, holder, referee, None, abandoned=False)
+        return DealAudit(verdict, zeros, referee, None, abandoned=False)
     renonce: Verdict | None = None
     for message in public.game_messages:
         action = action_of(message, ecart or ())
@@ -221,14 +310,14 @@ def _replay_game(table: TableSetup, public: PublicDeal, referee: Deal, ecart: tu
             except RuleError:
                 pass
         # Broken before the play (a false call, poignée or écart), or a card the player never
-        # held: the deal cannot be scored as played.  Annulled, with the penalty.
-        return DealAudit(offence, zeros, message.seat, referee, None, abandoned=False)
+        # held: the deal cannot be scored as played.  Annulled (the offender's penalty follows).
+        return DealAudit(offence, zeros, referee, None, abandoned=False)
     outcome = referee.outcome()
     if outcome is None or referee.taker is None:  # pragma: no cover - a finished replay is scored
-        return DealAudit(renonce, zeros, None, referee, None, abandoned=False)
+        return DealAudit(renonce, zeros, referee, None, abandoned=False)
     score = score_deal(outcome)
     row = tuple(score_row(score, table.players, referee.taker, referee.partner))
     if renonce is None or renonce.seat is None:
-        return DealAudit(None, row, None, referee, outcome, abandoned=False)
+        return DealAudit(None, row, referee, outcome, abandoned=False)
     offender_won = (referee.camp(renonce.seat) is Camp.ATTACK) == score.won
-    return DealAudit(renonce, zeros if offender_won else row, renonce.seat, referee, outcome, abandoned=False)
+    return DealAudit(renonce, zeros if offender_won else row, referee, outcome, abandoned=False)

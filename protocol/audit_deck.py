@@ -24,7 +24,7 @@ it goes unnoticed by this audit (the other daemons, which do not host that seat,
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Mapping, NoReturn, Sequence
 
 from protocol.cards import DECK, Card
@@ -44,7 +44,7 @@ from protocol.deck import (
 )
 from protocol.group import CARD_POINTS, ORDER, GroupError, Point, base_mul_each, card_of, from_int, invert, mul, mul_batches, to_int
 from protocol.seeds import SEED_BYTES, SeatSecrets, commitment, derive
-from protocol.verdict import Verdict, VerdictError
+from protocol.verdict import KEPT_SEED, Fault, Verdict, VerdictError
 
 
 @dataclass(frozen=True)
@@ -81,6 +81,67 @@ def audit_deck(
     except VerdictError as error:
         return replay.result(error.verdict)
     return replay.result(None)
+
+
+def open_deck(record: DeckRecord, chien: tuple[Card, ...] | None) -> DeckAudit:
+    """The deal as its open record shows it, without a single seed: for a deal whose every
+    card was played, when a seat kept its seed (``chien``: the chien if it was turned).
+
+    Every card played, poignée shown or king shown for a call was opened at a pack position,
+    with every seat's key checked against its commitment, so it is proven to lie there; a seat
+    that played all its cards so opened all its positions: its hand is open.  The taker of a
+    Petite or a Garde alone plays from its re-commitments, proven against nothing but its own
+    word — yet every other hand is open and the chien was turned, so its hand is what is left
+    of the 78 cards, and its écart is its hand and the chien less the cards it kept (opened
+    from its re-commitments, every one of them played).  A Garde Sans or a Garde Contre turns
+    no chien, and every hand is open: the chien is what is left.  The live checks refused any
+    card opened twice, so these sets never overlap.
+
+    What only the seeds would show is no longer needed: a re-commitment of a card the taker
+    never had changed nothing that counts, since the score is of the cards it really had.  The
+    écart's rules are checked on the cards it really held: a king or a bout is the referee's
+    to refuse; a trump it did not show is named here.  The taker's hand and its écart come in
+    the deck's order, not in pack order: its positions were never opened."""
+    layout = record.setup.layout
+    opened: dict[int, Card] = {}  # pack position → the card opened there
+    kept: set[Card] = set()  # the cards the taker opened from its re-commitments
+    ecart: tuple[Ecart, int] | None = None
+    for index, payload in enumerate(record.payloads):
+        match payload:
+            case Open():
+                opened.update((o.where, DECK[o.card]) for o in payload.openings)
+            case OpenRecommitted():
+                kept.update(DECK[o.card] for o in payload.openings)
+            case Ecart():
+                ecart = payload, index
+    taker = None if ecart is None else ecart[0].seat
+    hands = {
+        seat: tuple(opened[j] for j in layout.positions_of(seat)) for seat in range(record.setup.players) if seat != taker
+    }
+    dealt = {card for hand in hands.values() for card in hand}
+    if chien is None:
+        chien = tuple(card for card in DECK if card not in dealt)
+    if ecart is None:
+        return DeckAudit(None, hands, chien)
+    payload, index = ecart
+    hands[payload.seat] = tuple(card for card in DECK if card not in dealt and card not in chien)
+    held = {*hands[payload.seat], *chien}
+    discarded = tuple(card for card in DECK if card in held and card not in kept)
+    audit = DeckAudit(None, hands, chien, discarded)
+    try:
+        _check_shown(payload, discarded, _ref(payload, index))
+    except VerdictError as error:
+        return replace(audit, verdict=error.verdict)
+    return audit
+
+
+def _check_shown(p: Ecart, ecart: Sequence[Card], ref: str) -> None:
+    """Every trump of the écart was shown when it was discarded (the only rule of the écart
+    that its cards alone, not the taker's hand, decide)."""
+    shown = {DECK[o.card] for o in p.openings}
+    hidden = [card.code for card in ecart if card.is_trump and card not in shown]
+    if hidden:
+        _fail(p.seat, "ecart", f"did not show the discarded trumps {', '.join(hidden)}", ref)
 
 
 def _fail(seat: int, step: str, reason: str, *evidence: str) -> NoReturn:
@@ -140,8 +201,8 @@ class _Replay:
             commit, index = commits[seat]
             ref = _ref(commit, index)
             seed = revealed.get(seat)
-            if seed is None:
-                _fail(seat, "reveal", "did not reveal its seed", ref)
+            if seed is None:  # the others' word: it sent nothing
+                raise VerdictError(Verdict(seat, "reveal", f"{KEPT_SEED} (found by the audit)", (ref,), Fault.SILENCE))
             if not isinstance(seed, bytes) or len(seed) != SEED_BYTES:
                 _fail(seat, "reveal", "revealed something that is not a seed", ref)
             if commitment(seed, setup.table_id, setup.deal, seat) != commit.commitment:
@@ -248,10 +309,7 @@ class _Replay:
         trumps = [card for card in ecart if card.is_trump]
         if len(trumps) > unavoidable:
             _fail(taker, "ecart", f"discarded {len(trumps)} trumps where {unavoidable} were unavoidable", ref)
-        shown = {DECK[o.card] for o in p.openings}
-        hidden = [card.code for card in trumps if card not in shown]
-        if hidden:
-            _fail(taker, "ecart", f"did not show the discarded trumps {', '.join(hidden)}", ref)
+        _check_shown(p, ecart, ref)
 
     def _open_recommitted(self, seat: int, step: str, openings: Sequence[Opening], ref: str) -> None:
         keys = self.secrets[seat].recommit_keys

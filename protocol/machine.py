@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
-from protocol.audit import DealAudit, audit_public, signed_offence, signed_score, wrong_signature
+from protocol.audit import DealAudit, audit_public, convicted, signed_offence, signed_score, wrong_signature
 from protocol.cards import Card, codes
 from protocol.deal import Action, AnnounceChelem, Bid, Call, Deal, Ecart, Phase, Play, ShowPoignee
 from protocol.deck import DeckUsageError, SeatDeck
@@ -444,9 +444,11 @@ class SeatMachine:
         """Every seat signs the score the audit gives; one that signs another is named."""
         assert self.audit is not None
         wrong = wrong_signature(self.public, self.audit)
-        if wrong is not None and self.audit.verdict is None:
-            self.audit = replace(self.audit, verdict=wrong)
-            self._event_verdict(wrong)
+        if wrong is not None:
+            first = self.audit.verdict
+            self.audit = convicted(self.audit, wrong)
+            if self.audit.verdict != first:
+                self._event_verdict(wrong)
 
     # --- Events ---------------------------------------------------------------------
 

@@ -37,7 +37,7 @@ from protocol.messages import Payload as WirePayload
 from protocol.rules import RuleError, has_petit_sec
 from protocol.transcript import Slot
 from protocol.variants import Contract, Variant, variant
-from protocol.verdict import Verdict, VerdictError
+from protocol.verdict import KEPT_SEED, Fault, Verdict, VerdictError
 
 
 class Stage(enum.Enum):
@@ -120,9 +120,12 @@ class PublicDeal:
     mine: Deal | None = field(init=False, default=None)  #: the own seat's view of it
     stage: Stage = field(init=False, default=Stage.COMMIT)
     verdict: Verdict | None = field(init=False, default=None)  #: why the deal stopped
-    stalled: tuple[int, ...] = field(init=False, default=())  #: seats that stopped answering
+    #: Seats that stopped answering, and the stage the deal was at when they were timed out:
+    #: before the reveal the deal is abandoned; at the reveal the seed was kept.
+    stalled_at: dict[int, Stage] = field(init=False, default_factory=dict)
     hand_reports: dict[int, Message] = field(init=False, default_factory=dict)
     seeds: dict[int, bytes] = field(init=False, default_factory=dict)
+    revealed: set[int] = field(init=False, default_factory=set)  #: seats whose reveal is in the chain, good or bad
     signatures: dict[int, Mapping[str, WirePayload]] = field(init=False, default_factory=dict)
     game_messages: list[Message] = field(init=False, default_factory=list)  #: bids, plays…
     own_hand: tuple[Card, ...] | None = field(init=False, default=None)
@@ -140,8 +143,19 @@ class PublicDeal:
         return self.table.players
 
     @property
+    def stalled(self) -> tuple[int, ...]:
+        """The seats that stopped answering, in seat order."""
+        return tuple(sorted(self.stalled_at))
+
+    @property
     def stopped(self) -> bool:
         return self.verdict is not None or bool(self.stalled)
+
+    @property
+    def played_out(self) -> bool:
+        """Every card has been played: each hand is open, and the deal can be scored from
+        the record even without every seed (``protocol/audit.py``)."""
+        return self.game is not None and self.game.phase is Phase.DONE
 
     # --- What comes next ------------------------------------------------------------
 
@@ -185,10 +199,9 @@ class PublicDeal:
         gone = sorted(set(seats) - set(self.stalled))
         if not gone or self.stage is Stage.DONE:
             return
-        self.stalled = tuple(sorted(set(self.stalled) | set(gone)))
+        self.stalled_at.update((seat, self.stage) for seat in gone)
         if self.verdict is None and self.stage not in (Stage.REVEAL, Stage.SIGN):
-            stage = self.stage.value
-            self.verdict = Verdict(gone[0], stage, f"stopped answering at the {stage} step", ())
+            self.verdict = silence_verdict(gone[0], self.stage)
         if self.stage is Stage.REVEAL:
             self.stage = Stage.SIGN
         elif self.stage is Stage.SIGN:
@@ -205,7 +218,7 @@ class PublicDeal:
         if message.kind is Kind.REVEAL and self.stage not in (Stage.REVEAL, Stage.SIGN, Stage.DONE):
             self.stall(_seats(_field(message, "gone")))
         elif message.kind is Kind.SCORE_SIGN and self.stage is Stage.REVEAL:
-            self.stall(set(range(self.players)) - set(self.seeds))
+            self.stall(set(range(self.players)) - self.revealed)
         return self.stalled != stalled
 
     def _stop(self, verdict: Verdict) -> None:
@@ -429,10 +442,17 @@ class PublicDeal:
         self._push(message, Play(message.seat, cards[0]))
 
     def _on_reveal(self, message: Message, payload: dict[str, WirePayload]) -> None:
-        revealed = self._deck_payload(message, payload.get("deck"), Reveal)
-        assert isinstance(revealed, Reveal)
-        self.seeds[message.seat] = revealed.seed
-        if len(self.seeds) == self.players - len(self.stalled):
+        """A seat's reveal is its answer to the round even when its seed is bad: that is a
+        proven deviation, and the round closes with it — waiting on would time out seats
+        that did reveal, each replica its own."""
+        self.revealed.add(message.seat)
+        try:
+            revealed = self._deck_payload(message, payload.get("deck"), Reveal)
+            assert isinstance(revealed, Reveal)
+            self.seeds[message.seat] = revealed.seed
+        except VerdictError as error:
+            self.verdict = self.verdict or self._with_digests(error.verdict)
+        if len(self.revealed) == self.players - len(self.stalled):
             self.stage = Stage.SIGN
 
     def _on_sign(self, message: Message, payload: dict[str, WirePayload]) -> None:
@@ -445,6 +465,14 @@ class PublicDeal:
             return card(code if isinstance(code, str) else "")
         except CardCodeError as error:
             self._fail(message, str(error))
+
+
+def silence_verdict(seat: int, stage: Stage) -> Verdict:
+    """The verdict on a seat timed out at ``stage``: backed by the others' word only — at the
+    reveal, that it kept its seed."""
+    if stage is Stage.REVEAL:
+        return Verdict(seat, "reveal", KEPT_SEED, (), Fault.SILENCE)
+    return Verdict(seat, stage.value, f"stopped answering at the {stage.value} step", (), Fault.SILENCE)
 
 
 def _void_petit_sec(view: Deal) -> None:

@@ -46,7 +46,8 @@ the msgpack array ``[magic, table_id, deal, [[key, name], ...], [chain messages]
 followed, only when there are any, by ``[forgeries]``: messages a member signed for another
 member's seat, which prove an impersonation by their signer.
 :meth:`Transcript.from_bytes` re-checks every signature and the whole chain.  The names are
-labels for humans and are not signed: the keys are the identities.
+labels for humans and are not signed: the keys are the identities (a proof file carries the
+table's manifest, which every member signed, names included).
 :meth:`Transcript.proof_bundle` exports a verdict with just the messages that prove it,
 read back by :meth:`ProofBundle.from_bytes`; :func:`proof_file` wraps a verdict and the whole
 transcript that proves it, which ``tarot audit`` replays.
@@ -65,6 +66,7 @@ from dataclasses import dataclass
 import msgpack
 
 from protocol.identity import fingerprint, is_valid_public_key
+from protocol.manifest import SignedManifest
 from protocol.messages import (
     MAX_DEAL,
     TABLE_ID_SIZE,
@@ -439,35 +441,50 @@ class ProofBundle:
         return bundle
 
 
-def proof_file(transcript: Transcript, verdict: Verdict) -> bytes:
+def proof_file(transcript: Transcript, verdict: Verdict, manifest: SignedManifest) -> bytes:
     """What an honest seat writes when it names a cheater: ``[magic, [seat, step, reason,
-    [evidence]], transcript file]``.  The whole transcript, not only the cited messages,
-    because most verdicts (a bad shuffle, a seat that stopped answering, a renonce) hold
-    only against the chain before them and the seeds revealed after; ``tarot audit``
-    replays it and checks that it gives this very verdict."""
+    [evidence]], transcript file, [manifest, [signatures]]]``.  The whole transcript, not only
+    the cited messages, because most verdicts (a bad shuffle, a seat that stopped answering, a
+    renonce) hold only against the chain before them and the seeds revealed after; ``tarot
+    audit`` replays it and checks that it gives this very verdict.  And the table's manifest
+    with every member's signature (:mod:`protocol.manifest`): the transcript's names are
+    labels nobody signed, the manifest's are signed by every member, so the audit takes the
+    names — and the table's rules — from it, and a transcript naming a seat otherwise (the
+    accused renamed) does not hold."""
     return _pack(
         [
             PROOF_FILE_MAGIC,
             [verdict.seat, verdict.step, verdict.reason, list(verdict.evidence)],
             transcript.to_bytes(),
+            [manifest.document, list(manifest.signatures)],
         ]
     )
 
 
-def read_proof_file(data: bytes) -> tuple[Verdict, Transcript]:
-    """The verdict a proof file states and its transcript, verified as :meth:`Transcript.from_bytes`
-    does.  Raises :class:`TranscriptError` if it is not a well-formed proof file; whether the
-    transcript proves the verdict is for the audit to say."""
+def read_proof_file(data: bytes) -> tuple[Verdict, Transcript, SignedManifest]:
+    """The verdict a proof file states, its transcript, verified as :meth:`Transcript.from_bytes`
+    does, and the manifest it carries (its signatures not checked yet).  Raises
+    :class:`TranscriptError` if it is not a well-formed proof file; whether the manifest is
+    signed and names the transcript's members, and whether the transcript proves the
+    verdict, is for the audit to say."""
     try:
         fields = msgpack.unpackb(data, raw=False, strict_map_key=True, use_list=True)
     except Exception as exc:  # every parser failure means the same: not a msgpack value
         raise TranscriptError(f"proof file is not valid msgpack ({type(exc).__name__}: {exc})") from None
     _refuse_other_version(fields, "proof file")
-    if type(fields) is not list or len(fields) != 3 or fields[0] != PROOF_FILE_MAGIC:
+    if type(fields) is not list or len(fields) not in (3, 4) or fields[0] != PROOF_FILE_MAGIC:
         raise TranscriptError(f"not a proof file (expected a {PROOF_FILE_MAGIC.decode()} header)")
-    _, stated, inner = fields
+    if len(fields) == 3:
+        raise TranscriptError("proof file without the table's signed manifest (written by an older release): "
+                              "nothing in it signs the players' names")
+    _, stated, inner, signed = fields
     if type(inner) is not bytes or type(stated) is not list or len(stated) != 4:
         raise TranscriptError("proof file: malformed verdict or transcript")
+    if type(signed) is not list or len(signed) != 2 or type(signed[0]) is not bytes or type(signed[1]) is not list:
+        raise TranscriptError("proof file: the manifest is not [manifest, [signatures]]")
+    if not all(type(signature) is bytes for signature in signed[1]):
+        raise TranscriptError("proof file: a manifest signature is not bytes")
+    manifest = SignedManifest(signed[0], tuple(signed[1]))
     transcript = Transcript.from_bytes(inner)
     seat, step, reason, evidence = stated
     if seat is not None and not (type(seat) is int and 0 <= seat < len(transcript.members)):
@@ -477,9 +494,9 @@ def read_proof_file(data: bytes) -> tuple[Verdict, Transcript]:
     if not all(type(item) is str for item in evidence):
         raise TranscriptError("proof file: malformed evidence")
     verdict = Verdict(seat, step, reason, tuple(evidence))
-    if proof_file(transcript, verdict) != data:
+    if proof_file(transcript, verdict, manifest) != data:
         raise TranscriptError("proof file is not in canonical form (altered data)")
-    return verdict, transcript
+    return verdict, transcript, manifest
 
 
 def is_proof_file(data: bytes) -> bool:

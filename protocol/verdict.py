@@ -4,14 +4,32 @@ Every check in ``protocol`` that can fail because of what another seat sent ends
 :class:`Verdict`.  A verdict that cannot be pinned on one seat yet (say a dealt card
 decrypts to a non-card point although every key checked out) has ``seat=None`` and is
 settled later by the audit, which replays the deal from the revealed seeds.
+
+A verdict also says what it rests on (:class:`Fault`): a *proven* deviation — the culprit's own
+signed messages, or the seed it revealed, show it — or a *silence*, which only the other seats'
+word backs (they timed it out).  The rules give the two different outcomes: a deviation costs
+its culprit the penalty row, a silence before the reveal costs what the table's rule says
+(nothing by default: a pulled cable is no crime).
 """
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from protocol.identity import fingerprint
+
+
+class Fault(enum.Enum):
+    """What a verdict rests on."""
+
+    PROVEN = "proven"  #: the culprit's signed messages or revealed seed show the deviation
+    SILENCE = "silence"  #: it stopped answering: only the others' word, which proves no intent
+
+
+#: The reason given for a seat timed out at the reveal, its seed kept.
+KEPT_SEED = "did not reveal its seed"
 
 
 @dataclass(frozen=True)
@@ -20,14 +38,26 @@ class Verdict:
     step: str  #: the protocol step where it was found: "shuffle", "lock", "deal", "play", …
     reason: str  #: the rule broken, in words a player can read
     evidence: tuple[str, ...] = field(default=())  #: references to the offending message(s)
+    fault: Fault = Fault.PROVEN
 
     @property
     def attributed(self) -> bool:
         return self.seat is not None
 
+    @property
+    def proven(self) -> bool:
+        """A deviation pinned on a seat by what that seat signed: it takes the penalty row."""
+        return self.seat is not None and self.fault is Fault.PROVEN
+
     def to_json(self) -> dict[str, object]:
         """The verdict as ``tarot sim --json`` and ``tarot scores --json`` print it."""
-        return {"culprit": self.seat, "step": self.step, "rule": self.reason, "evidence": list(self.evidence)}
+        return {
+            "culprit": self.seat,
+            "step": self.step,
+            "rule": self.reason,
+            "evidence": list(self.evidence),
+            "fault": self.fault.value,
+        }
 
     def named_json(self, names: Sequence[str], members: Sequence[bytes]) -> dict[str, object]:
         """:meth:`to_json` with the culprit's name and key fingerprint: what a player checks

@@ -39,6 +39,7 @@ from protocol.cheats import Cheater
 from protocol.deal import Action
 from protocol.identity import Identity
 from protocol.machine import Event, SeatMachine
+from protocol.manifest import SignedManifest
 from protocol.messages import Message, MessageError, decode, encode
 from protocol.players import Policy, decide
 from protocol.proofs import frame
@@ -106,7 +107,7 @@ def deal_result(number: int, dealer: int, audit: DealAudit) -> dict[str, object]
         "contract": referee.contract.code if played and referee and referee.contract else None,
         "taker": referee.taker if played and referee else None,
         "scores": list(audit.scores),
-        "penalty": audit.penalty,
+        "penalties": list(audit.penalised),
         "audit": "ok" if verdict is None else verdict.to_json(),
     }
 
@@ -426,8 +427,7 @@ class TableRunner:
         else:
             reason = result["void"] = self._void_reason(audit)
             self.sheet.add_void(reason)
-        if audit.penalty is not None:
-            self.sheet.add_penalty(audit.penalty)
+        audit.charge(self.sheet)
         self.results.append(result)
         self.journal.save_sheet(self.table_id, self.sheet)
         self.journal.set_setting(self._results_key, json.dumps(self.results))
@@ -440,7 +440,7 @@ class TableRunner:
         """The signed transcript that proves the verdict, for ``tarot audit`` on any machine."""
         directory.mkdir(mode=0o700, exist_ok=True)
         path = directory / f"{self.table_id.hex()}-{self.deal_number}.tarot-proof"
-        path.write_bytes(proof_file(witness.transcript, verdict))
+        path.write_bytes(proof_file(witness.transcript, verdict, SignedManifest(self.ready.manifest, self.ready.signatures)))
         return path
 
     def _void_reason(self, audit: DealAudit) -> str:

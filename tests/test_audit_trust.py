@@ -92,7 +92,7 @@ def _audited_deal(seed: int, cheat: Cheat | None = None) -> tuple[list[SeatMachi
 
 
 def _same(a: DealAudit, b: DealAudit) -> None:
-    assert (a.verdict, a.scores, a.penalty, a.outcome, a.abandoned) == (b.verdict, b.scores, b.penalty, b.outcome, b.abandoned)
+    assert (a.verdict, a.scores, a.penalties, a.outcome, a.abandoned) == (b.verdict, b.scores, b.penalties, b.outcome, b.abandoned)
     assert a.referee is not None and b.referee is not None
     assert (a.referee.dealt, a.referee.chien, a.referee.ecart, a.referee.phase) == (b.referee.dealt, b.referee.chien, b.referee.ecart, b.referee.phase)
 

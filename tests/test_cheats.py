@@ -211,9 +211,9 @@ def test_tarot_sim_names_the_cheater_and_its_proof_files_hold(tmp_path: Path, ca
         out = capsys.readouterr().out
         assert "CHEAT — seat 3 (bot-3 [" in out and "proof: holds" in out
     # A proof file that names someone else does not hold.
-    stated, transcript = read_proof_file(files[0].read_bytes())
+    stated, transcript, manifest = read_proof_file(files[0].read_bytes())
     forged = tmp_path / "forged.tarot-proof"
-    forged.write_bytes(proof_file(transcript, Verdict(1, stated.step, stated.reason, stated.evidence)))
+    forged.write_bytes(proof_file(transcript, Verdict(1, stated.step, stated.reason, stated.evidence), manifest))
     assert tarot(["audit", str(forged)]) == 2
     assert "DOES NOT HOLD" in capsys.readouterr().out
 

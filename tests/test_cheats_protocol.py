@@ -11,6 +11,7 @@ from client.simulation import Cheat, play_one_deal, sim_table
 from protocol.audit import audit_transcript, signed_offence
 from protocol.cheats import WithholdReveal
 from protocol.machine import MAX_EARLY_PER_SEAT, SeatMachine
+from protocol.manifest import sign_manifest
 from protocol.messages import Kind, encode, sign_message
 from protocol.public import UNUSED_KIND, Stage
 from protocol.transcript import (
@@ -95,13 +96,19 @@ def test_signed_offences_are_found_wherever_they_are_kept() -> None:
 def test_a_proof_file_states_its_verdict_and_refuses_tampering() -> None:
     transcript = Transcript(TABLE, 7, KEYS, NAMES)
     verdict = Verdict(2, "deal", "its key for position 6 does not match its lock", ("ab",))
-    data = proof_file(transcript, verdict)
-    stated, inner = read_proof_file(data)
-    assert stated == verdict and inner.to_bytes() == transcript.to_bytes()
+    manifest = sign_manifest(TABLE, "club", list(zip(PLAYERS, NAMES)))
+    data = proof_file(transcript, verdict, manifest)
+    stated, inner, carried = read_proof_file(data)
+    assert stated == verdict and inner.to_bytes() == transcript.to_bytes() and carried == manifest
     fields = msgpack.unpackb(data)
     for change in ([9, "deal", "x", []], ["2", "deal", "x", []], [2, "deal", "x", [1]]):
         with pytest.raises(TranscriptError):
-            read_proof_file(msgpack.packb([fields[0], change, fields[2]]))
+            read_proof_file(msgpack.packb([fields[0], change, fields[2], fields[3]]))
+    for signed_part in ([fields[3][0]], [fields[3][0], [1]], ["manifest", fields[3][1]]):
+        with pytest.raises(TranscriptError, match="manifest"):
+            read_proof_file(msgpack.packb([*fields[:3], signed_part]))
+    with pytest.raises(TranscriptError, match="without the table's signed manifest"):
+        read_proof_file(msgpack.packb(fields[:3]))
     with pytest.raises(TranscriptError, match="not a proof file"):
         read_proof_file(transcript.to_bytes())
 
@@ -116,7 +123,8 @@ def test_a_withheld_reveal_names_the_seat_that_withheld_it_not_the_first_seat() 
         assert machine.done and sorted(machine.public.seeds) == [0, 1, 2]
         assert machine.audit is not None and machine.audit.verdict is not None
         assert (machine.audit.verdict.seat, machine.audit.verdict.step) == (3, "reveal")
-        assert machine.audit.abandoned and set(machine.audit.scores) == {0}
+        assert machine.audit.abandoned and set(machine.audit.scores) == {0}  # all passed: nothing to score
+        assert machine.audit.penalised == (3,)  # but the seed was owed
         _, _, offline = audit_transcript(Transcript.from_bytes(machine.transcript.to_bytes()))
         assert offline.verdict == machine.audit.verdict
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from protocol.bots import make_bot
 from protocol.deal import Bid, Play
 from protocol.identity import Identity
 from protocol.machine import SeatMachine
+from protocol.manifest import SilenceCost
 from protocol.messages import Kind, Message, decode, encode, sign_message
 from protocol.players import decide
 from protocol.public import Stage
@@ -27,8 +29,9 @@ PLAYERS = 4
 class Table:
     """Four seats in one process, pumped by hand so a test can step in between messages."""
 
-    def __init__(self, seed: int = 6, deal: int = 0) -> None:
-        self.table, self.identities = sim_table(PLAYERS, seed)
+    def __init__(self, seed: int = 6, deal: int = 0, silence: SilenceCost = SilenceCost.NOTHING) -> None:
+        table, self.identities = sim_table(PLAYERS, seed)
+        self.table = replace(table, silence=silence)
         self.machines = [
             SeatMachine(self.table, deal, 0, s, self.identities[s], (bytes([seed, deal, s]) * 11)[:32])
             for s in range(PLAYERS)
@@ -188,6 +191,7 @@ def test_a_card_not_in_hand_stops_the_deal_naming_the_player() -> None:
     for machine in honest:
         assert machine.audit is not None and machine.audit.verdict is not None
         assert machine.audit.verdict.seat == seat and machine.audit.abandoned
+        assert machine.audit.penalised == (seat,)  # a proven deviation is never free
     offline = audit_deal(table.table, 0, 0, honest[0].transcript.messages)
     assert offline.verdict == honest[0].audit.verdict  # type: ignore[union-attr]
 
@@ -204,7 +208,7 @@ def test_a_revoke_is_caught_at_the_audit_and_scored_with_the_penalty(tmp_path: P
         for machine in honest:
             assert machine.audit is not None and machine.audit.verdict is not None
             assert machine.audit.verdict.seat == 1 and "renonce" in machine.audit.verdict.reason
-            assert machine.audit.penalty == 1
+            assert machine.audit.penalised == (1,)
         path = tmp_path / "revoke.tarot"
         path.write_bytes(honest[0].transcript.to_bytes())
         assert tarot(["audit", str(path)]) == 1

@@ -35,7 +35,7 @@ from protocol.deck import (
 )
 from protocol.group import CARD_POINTS, GENERATOR, ORDER, add, base_mul, invert, mul, point_sum, scalar_from_digest, sub
 from protocol.seeds import derive
-from protocol.verdict import Verdict, VerdictError
+from protocol.verdict import Fault, Verdict, VerdictError
 
 SMALL_ORDER_POINT = bytes.fromhex("26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05")
 
@@ -537,7 +537,7 @@ def test_refusing_to_reveal_is_named() -> None:
     revealed = reveal_all(seats)
     revealed[2] = None
     verdict = audit_deck(public.record, revealed).verdict
-    assert verdict == Verdict(2, "reveal", "did not reveal its seed (found by the audit)", ("commit/2@2",))
+    assert verdict == Verdict(2, "reveal", "did not reveal its seed (found by the audit)", ("commit/2@2",), Fault.SILENCE)
 
 
 class UncommittedKey(SeatDeck):

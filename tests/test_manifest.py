@@ -1,15 +1,19 @@
-"""The signed manifest (issue 26, item 7): the table's rule for silence is signed with the
-rest by every member."""
+"""The signed manifest (issue 26, items 7 and 8): the table's rule for silence is signed with
+the rest by every member, and a proof file carries the manifest, so that renaming the accused
+in the file makes the proof not hold."""
 
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 import msgpack
 import pytest
 
+from client.cli import main as tarot
 from protocol.identity import Identity
 from protocol.manifest import Manifest, ManifestError, SignedManifest, SilenceCost, sign_manifest
+from protocol.transcript import Transcript, proof_file, read_proof_file
 from tarotd.lobby import OfferState, ReadyTable
 from test_lobby import Joined, Network
 
@@ -60,3 +64,35 @@ def test_a_manifest_reads_back_only_as_every_member_signed_it() -> None:
     for rules in ({"silence": "sometimes"}, {"silence": "nothing", "ban": 1}, ["nothing"]):
         with pytest.raises(ManifestError):
             Manifest.from_bytes(msgpack.packb([*fields[:3], rules]))
+
+
+def _renamed(transcript: Transcript, seat: int, name: str) -> Transcript:
+    names = list(transcript.names)
+    names[seat] = name
+    fields = msgpack.unpackb(transcript.to_bytes())
+    fields[3] = [[key, label] for key, label in zip(transcript.members, names)]
+    return Transcript.from_bytes(msgpack.packb(fields))
+
+
+def test_renaming_the_accused_in_a_proof_file_makes_it_not_hold(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    proofs = tmp_path / "proofs"
+    assert tarot(["sim", "--players", "3", "--seed", "4", "--cheat", "1:bad-key", "--proofs", str(proofs)]) == 0
+    capsys.readouterr()
+    original = sorted(proofs.iterdir())[0]
+    assert tarot(["audit", str(original)]) == 1
+    out = capsys.readouterr().out
+    assert "CHEAT — seat 1 (bot-1 [" in out and "names and rules: as every member signed them" in out
+    assert "proof: holds" in out
+    stated, transcript, manifest = read_proof_file(original.read_bytes())
+    renamed = tmp_path / "renamed.tarot-proof"
+    renamed.write_bytes(proof_file(_renamed(transcript, 1, "bot-0"), stated, manifest))
+    assert tarot(["audit", str(renamed)]) == 2
+    out = capsys.readouterr().out
+    assert "proof: DOES NOT HOLD — the transcript names seat 1 'bot-0', but its members signed 'bot-1' for that seat" in out
+    # Nor can the manifest's name be changed with it: its signatures then fail.
+    fields = msgpack.unpackb(manifest.document)
+    fields[2][1][1] = "bot-0"
+    forged = SignedManifest(msgpack.packb(fields), manifest.signatures)
+    renamed.write_bytes(proof_file(_renamed(transcript, 1, "bot-0"), stated, forged))
+    assert tarot(["audit", str(renamed)]) == 2
+    assert "proof: DOES NOT HOLD — the manifest's signature by seat 0 (bot-0) does not check" in capsys.readouterr().out
