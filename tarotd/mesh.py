@@ -241,11 +241,20 @@ class MeshStats:
     gaps: int = 0  #: seqs skipped because the sender no longer held them (we lost state)
     retransmits: int = 0
     errors: int = 0  #: exceptions caught in the loops (a callback's, or a bug): logged
+    not_handled: int = 0  #: deliveries ``on_message`` refused for a local fault (:class:`NotHandled`), to try again
 
 
 class OutboxFull(Exception):
     """``send`` refused: the peer has ``Limits.outbox`` messages unacknowledged.  Dropping one
     would break delivery for good; whether to wait, or give the peer up, is the daemon's call."""
+
+
+class NotHandled(Exception):
+    """Raised by ``on_message``: the message could not be handled for a reason of this
+    machine's — its disk full, no descriptor free — and nothing of it was kept.  The mesh
+    neither counts it delivered nor acknowledges it (nor anything after it): it keeps it, and
+    hands it over again with the next frame from its sender (a ping at least every
+    ``heartbeat``) until it is handled.  A local fault is nobody's doing, and loses nothing."""
 
 
 OnMessage = Callable[[bytes, str, bytes], Awaitable[None]]
@@ -739,8 +748,9 @@ class Mesh:
     A callback rather than a queue, so that a message is handed over, then recorded
     (``on_delivered``), then acknowledged, in that order; and an awaited callback is
     back-pressure: nothing else is read meanwhile, so it should return promptly (a peer that
-    hears nothing from us for its ``timeout`` reports us away).  An exception from it is
-    logged and the message still counts as delivered.  The other callbacks are plain
+    hears nothing from us for its ``timeout`` reports us away).  :class:`NotHandled` from it
+    keeps the message to hand over again; any other exception is logged and the message
+    still counts as delivered.  The other callbacks are plain
     functions for bookkeeping: ``on_delivered(peer_key, seq)`` right after each delivery and
     before it is acknowledged, ``before_ack()`` before any acknowledgement leaves (the
     daemon puts what it wrote on the disk there: once for a burst of messages rather than
@@ -1148,6 +1158,7 @@ class Mesh:
         if msg["t"] == "ping":
             peer.inbound.ack_due = True
             self._acknowledge([peer])
+            await self._deliver(peer)  # again what on_message could not handle (NotHandled)
         else:
             await self._on_data(peer, msg)
 
@@ -1256,11 +1267,12 @@ class Mesh:
         inbound = peer.inbound
         if held_below <= inbound.delivered:
             return
-        log.warning(
-            "mesh: %d messages from %s are lost (acknowledged before we lost our state)",
-            held_below - inbound.delivered,
-            peer.name or peer.key.hex()[:16],
-        )
+        if self._before_ack is None:  # with it, what we acknowledged was on our disk: a restart lost none of it
+            log.warning(
+                "mesh: %d messages from %s are lost (acknowledged before we lost our state)",
+                held_below - inbound.delivered,
+                peer.name or peer.key.hex()[:16],
+            )
         self.stats.gaps += held_below - inbound.delivered
         for seq in [seq for seq in inbound.early if seq <= held_below]:
             inbound.early_bytes -= len(inbound.early.pop(seq)[1])
@@ -1274,6 +1286,12 @@ class Mesh:
             inbound.early_bytes -= len(body)
             try:
                 await self._on_message(peer.key, channel, body)
+            except NotHandled as fault:
+                self.stats.not_handled += 1
+                log.debug("mesh: a message from %s is kept, to hand over again: %s", peer.name or peer.key.hex()[:16], fault)
+                inbound.early[seq] = (channel, body)  # held, unacknowledged: the sender need not send it again
+                inbound.early_bytes += len(body)
+                return
             except Exception:
                 self.stats.errors += 1
                 log.exception("mesh: on_message failed; the message counts as delivered")

@@ -28,6 +28,7 @@ from tarotd.mesh import (
     FaultPlan,
     Limits,
     Mesh,
+    NotHandled,
     OutboxFull,
     PeerState,
     PeerStatus,
@@ -281,6 +282,44 @@ def test_acknowledgements_wait_for_the_disk_while_the_loop_goes_on_delivering() 
     run(test)
 
 
+def test_a_message_on_message_cannot_handle_for_a_local_fault_is_kept_and_handed_over_again() -> None:
+    """``on_message`` raises :class:`NotHandled` (the daemon's disk is full): the message is not
+    counted delivered nor acknowledged — before, it was, and lost — nothing after it is
+    handed over before it, and once the fault clears it is handed over again, once, in order."""
+
+    async def test() -> None:
+        full = False
+        received: list[bytes] = []
+
+        async def on_message(peer: bytes, channel: str, body: bytes) -> None:
+            if full and body == b"3":
+                raise NotHandled("the disk of the home is full")
+            received.append(body)
+
+        a = Node("alice")
+        b = Mesh(Identity.generate(), LOCAL, name="bob", on_message=on_message, heartbeat=0.1, timeout=1.0)
+        async with running(a):
+            await b.start()
+            try:
+                a.mesh.connect(b.endpoint, b.key)
+                await wait_for(lambda: a.state_of_key(b.key) is PeerState.UP, "a sees b up")
+                full = True
+                for i in range(10):
+                    a.mesh.send(b.key, "game", b"%d" % i)
+                await wait_for(lambda: a.mesh.unacknowledged() == 7, "0 to 2 acknowledged")
+                await wait_for(lambda: b.stats.not_handled >= 3, "tries again, with the sender's next frames")
+                assert received == [b"0", b"1", b"2"] and a.mesh.unacknowledged() == 7
+                assert b.stats.errors == 0
+                full = False
+                await wait_for(lambda: len(received) == 10, "the rest, once the fault clears")
+                assert received == [b"%d" % i for i in range(10)]
+                await wait_for(lambda: a.mesh.unacknowledged() == 0, "acknowledged once handled")
+            finally:
+                await b.close()
+
+    run(test)
+
+
 def test_unacknowledged_counts_what_an_up_peer_has_not_acknowledged_yet() -> None:
     async def test() -> None:
         a, b = Node("alice"), Node("bob")
@@ -440,6 +479,33 @@ def test_a_receiver_that_lost_its_state_skips_what_the_sender_no_longer_holds() 
                 a.mesh.send(b.key, "x", b"5")
                 await wait_for(lambda: len(b2.received) == 1, "the new one", 8)
                 assert b2.received == [(a.key, "x", b"5")] and b2.mesh.stats.gaps == 5
+
+    run(test)
+
+
+@pytest.mark.parametrize("durable", [False, True], ids=["no before_ack", "before_ack"])
+def test_a_restarted_receiver_says_messages_are_lost_only_if_they_may_be(caplog: pytest.LogCaptureFixture, durable: bool) -> None:
+    """What a receiver with ``before_ack`` acknowledged was on its disk: restarted, it skips
+    those seqs without a word (every daemon's restart used to log "N messages from X are
+    lost" when nothing was); one without says they are lost, for they may be."""
+
+    async def test() -> None:
+        acked: dict[bytes, int] = {}
+        options: dict[str, Any] = {"before_ack": lambda: None} if durable else {}
+        a, b = Node("a", on_acked=acked.__setitem__), Node("b", **options)
+        async with running(a):
+            async with running(b):
+                await connected_pair(a, b)
+                for i in range(5):
+                    a.mesh.send(b.key, "x", b"%d" % i)
+                await wait_for(lambda: acked.get(b.key) == 5, "a forgets the five")
+            b2 = Node("b", b.identity, b.mesh.endpoint, **options)
+            with caplog.at_level(logging.WARNING, logger="tarotd.mesh"):
+                async with running(b2):
+                    a.mesh.send(b.key, "x", b"5")
+                    await wait_for(lambda: len(b2.received) == 1, "the new one", 8)
+        said = [r.getMessage() for r in caplog.records if "are lost" in r.getMessage()]
+        assert said == ([] if durable else ["mesh: 5 messages from a are lost (acknowledged before we lost our state)"])
 
     run(test)
 
