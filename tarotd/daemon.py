@@ -6,6 +6,16 @@ them and the pure objects that decide: the :class:`~tarotd.lobby.Lobby` (forming
 one :class:`~tarotd.runner.TableRunner` per table (the deals).  Everything here is one
 asyncio task per concern and small glue; the rules, the cryptography and the order of
 messages all live in ``protocol``.
+
+**A fault of this machine's** — the disk of the home full, an I/O error, no descriptor left
+(:class:`~tarotd.store.LocalFault`) — is nobody's cheating and loses nothing.  The table it
+hit is *paused* here: its runner, which may have moved in memory past what the disk holds, is
+dropped; what it had not written was never sent (*written before sent*); what arrives for the
+table meanwhile is refused to the mesh, which keeps it unacknowledged and hands it over
+again (:class:`~tarotd.mesh.NotHandled`); the log says so once, and the player's client
+sees it in ``state``.  Every :data:`HEARTBEAT` or so (backing off to :data:`MAX_RETRY`) the
+daemon tries to take the table up from its journal, as after a crash (``TableRunner.resume``),
+and once that works the table goes on by itself, and the log says that too.
 """
 
 from __future__ import annotations
@@ -17,7 +27,7 @@ import json
 import logging
 import os
 import time
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,11 +46,11 @@ from tarotd.discovery import Announcement, Discovery, TableInfo
 from tarotd.discovery import Peer as DiscoveredPeer
 from tarotd.home import DaemonLock, Home, load_or_create_identity, replace_private
 from tarotd.lobby import BROADCAST, Lobby, Member, OfferState, ReadyTable
-from tarotd.mesh import WILDCARD_HOSTS, FaultPlan, Mesh, PeerState, PeerStatus
+from tarotd.mesh import WILDCARD_HOSTS, FaultPlan, Mesh, NotHandled, PeerState, PeerStatus
 from tarotd.runner import Out, TableRunner, bot_policies, seeded_entropy
 from tarotd.silence import SilenceClock
 from tarotd.ticks import ticks
-from tarotd.store import TABLE_PROTOCOL_V1, MemberRecord, Store, TableRecord
+from tarotd.store import LocalFault, MemberRecord, Store, StoreFault, TableRecord, TableState
 from tarotd.views import scores_document, seat_state
 
 log = logging.getLogger("tarotd")
@@ -51,6 +61,7 @@ LOBBY, DEAL, RELAYS = "lobby", "deal", "relays"
 #: everywhere before a person has played the next card.  (0.1 s gave 2–4 % slower deals.)
 RELAY_DELAY = 0.25
 HEARTBEAT = 1.0  #: seconds between two heartbeats of the game (offers repeated, silent seats timed out)
+MAX_RETRY = 8.0  #: seconds at most between two tries to take up a table paused by a fault (doubling from HEARTBEAT)
 
 
 #: What binding ``--listen`` fails with when the address is not this machine's (ENODEV: not
@@ -63,6 +74,22 @@ class OptionError(Exception):
     ``--listen`` is none of its own, or its port is taken, or the discovery port is held by
     a program that does not share it: ``tarotd`` reports it as it does every bad option, one
     line and exit status 2.  The text names the option, or the one to use instead."""
+
+
+@dataclass
+class Paused:
+    """A table paused by a :class:`~tarotd.store.LocalFault` of this machine's (module docstring)."""
+
+    ready: ReadyTable
+    fault: LocalFault
+    since: float  #: monotonic
+    retry_at: float  #: monotonic: the next try to take it up
+    wait: float = HEARTBEAT  #: seconds before the try after that
+
+    @property
+    def refusal(self) -> str:
+        """Why the local API takes no move for the table meanwhile."""
+        return f"the table is paused: {self.fault.said}; it goes on by itself once {self.fault.clears} (your move was not taken)"
 
 
 def bot_name(name: str, k: int) -> str:
@@ -129,6 +156,7 @@ class Daemon:
     _stood_in: set[tuple[bytes, int]] = field(init=False, default_factory=set)  #: seats a bot plays for now
     _relaying: set[bytes] = field(init=False, default_factory=set)  #: tables with a batch of relays scheduled
     _peer_keys: set[bytes] = field(init=False, default_factory=set)  #: of the --peer daemons: the lobby trusts them
+    _paused: dict[bytes, Paused] = field(init=False, default_factory=dict)  #: tables a local fault paused
 
     # --- Start and stop -------------------------------------------------------------
 
@@ -253,8 +281,9 @@ class Daemon:
         elif channel in (DEAL, RELAYS):
             for runner in list(self.runners.values()):
                 if peer in runner.other_daemons():
-                    self._send_deal(runner.receive(body) if channel == DEAL else runner.receive_relays(body))
-                    self._after_step(runner)
+                    if not self._drive(runner, functools.partial(runner.receive if channel == DEAL else runner.receive_relays, body)):
+                        paused = self._paused[runner.table_id]
+                        raise NotHandled(f"table {runner.table_id.hex()[:8]} is paused here: {paused.fault.said}")
 
     def _learn_peer_keys(self) -> None:
         """The keys the daemons at our ``--peer HOST:PORT`` addresses proved there (a peer
@@ -275,9 +304,33 @@ class Daemon:
 
     def _journal_on_disk(self) -> Awaitable[None] | None:
         """The mesh's ``before_ack``: what it acknowledges is on the disk first, the loop
-        going on meanwhile (:meth:`Store.sync_later`)."""
-        syncing = self.store.sync_later()
-        return None if syncing is None else asyncio.wrap_future(syncing)
+        going on meanwhile (:meth:`Store.sync_later`).  A local fault (the disk full) does
+        not fail it, which the mesh would log with a traceback at each try: the
+        acknowledgements wait until the store gets it there (:meth:`_on_disk_when_it_clears`)
+        — the peers keep what is unacknowledged — and the table it stops says the fault."""
+        try:
+            syncing = self.store.sync_later()
+        except StoreFault:
+            return self._on_disk_when_it_clears()
+        return None if syncing is None else self._on_disk(asyncio.wrap_future(syncing))
+
+    async def _on_disk(self, syncing: Awaitable[None]) -> None:
+        try:
+            await syncing
+        except StoreFault:
+            await self._on_disk_when_it_clears()
+
+    async def _on_disk_when_it_clears(self) -> None:
+        """Every :data:`HEARTBEAT`, until every commit so far is on the disk."""
+        while True:
+            await asyncio.sleep(HEARTBEAT)
+            try:
+                syncing = self.store.sync_later()
+                if syncing is not None:
+                    await asyncio.wrap_future(syncing)
+                return
+            except StoreFault:
+                continue
 
     def _on_status(self, status: PeerStatus) -> None:
         """A peer came up: tell it about our open tables (it may have started after us)."""
@@ -308,10 +361,13 @@ class Daemon:
             if self._playing() >= self.options.max_tables:
                 log.warning("table %s refused: already playing %d tables (--max-tables)", ready.setup.table_id.hex()[:8], self._playing())
                 continue
-            runner = self._runner(ready)
-            self._remember(ready)
-            self._send_deal(runner.start_deal())
-            self._after_step(runner)
+            self._drive(self._runner(ready), functools.partial(self._take_up, ready))
+
+    def _take_up(self, ready: ReadyTable) -> list[Out]:
+        """Play ``ready``'s table from what the store holds of it: a new one from its first
+        deal, one left by a crash or paused by a fault where its journal left it."""
+        self._remember(ready)
+        return self.runners[ready.setup.table_id].resume()
 
     def _playing(self) -> int:
         return sum(1 for runner in self.runners.values() if not runner.finished)
@@ -330,6 +386,8 @@ class Daemon:
             self.options.deals, cheat=self.options.cheat, proofs=self.home.path / "proofs", deal_seed=self.options.deal_seed,
         )
         runner.on_events = functools.partial(self._publish, runner)
+        self._thinking.discard(ready.setup.table_id)  # a runner dropped by a fault had them scheduled:
+        self._relaying.discard(ready.setup.table_id)  # this one schedules its own
         self._connect_members(ready.members)
         self.runners[ready.setup.table_id] = runner
         return runner
@@ -346,29 +404,31 @@ class Daemon:
         return {key: known[key] for key in ours if key in known}
 
     def _remember(self, ready: ReadyTable) -> None:
+        """The table and its members in the store, if they are not there yet."""
         setup = ready.setup
-        record = TableRecord(setup.table_id, ready.name, setup.players, "playing", time.time(), ready.to_bytes())
+        if self.store.table(setup.table_id) is not None:
+            return
+        record = TableRecord(setup.table_id, ready.name, setup.players, TableState.PLAYING, time.time(), ready.to_bytes())
         self.store.save_table(record)
         self.store.save_members(setup.table_id, [MemberRecord(s, m.key, m.name, m.endpoint) for s, m in enumerate(ready.members)])
 
     def _played(self, name: str) -> bool:
-        return any(record.name == name and record.state == "finished" for record in self.store.tables())
+        return any(record.name == name and record.state == TableState.FINISHED for record in self.store.tables())
 
     def _resume_tables(self) -> None:
         """Tables left unfinished by a crash: rebuild their runners from the journal.  A
         table stopped by the upgrade to protocol v2 is said once, at each start."""
         for record in self.store.tables():
-            if record.state == TABLE_PROTOCOL_V1:
+            if record.state == TableState.PROTOCOL_V1:
                 log.warning(
                     "table %s (%s) was being played under protocol tarot/v1, which this tarotd no longer "
                     "speaks: its score sheet is kept, its deal cannot go on; open a new table",
                     record.table_id.hex()[:8], record.name,
                 )
-            if record.state == "playing" and record.manifest is not None:
-                runner = self._runner(ReadyTable.from_bytes(record.manifest))
+            if record.state == TableState.PLAYING and record.manifest is not None:
+                ready = ReadyTable.from_bytes(record.manifest)
                 log.info("taking table %s up again where it was", record.table_id.hex()[:8])
-                self._send_deal(runner.resume())
-                self._after_step(runner)
+                self._drive(self._runner(ready), functools.partial(self._take_up, ready))
 
     def _after_step(self, runner: TableRunner) -> None:
         self._publish(runner)  # the player sees the card before our bots answer it
@@ -383,17 +443,87 @@ class Daemon:
             loop.call_later(RELAY_DELAY, self._send_relays, runner)
         self._publish(runner)
         if runner.finished:
-            self.store.set_table_state(runner.table_id, "finished")
+            self.store.set_table_state(runner.table_id, TableState.FINISHED)
             if self.options.deals is not None and all(r.finished for r in self.runners.values()):
                 self.done.set()
 
+    def _drive(self, runner: TableRunner, move: Callable[[], list[Out]]) -> bool:
+        """Make one move of ``runner``'s table — a message taken in, a decision, a timeout, a
+        new deal — send what it produced and go on from there (:meth:`_after_step`).  False,
+        and nothing done, if the table is paused or ``runner`` was dropped; False too if a
+        local fault stops the move, which pauses the table (:meth:`_pause`).  Any other
+        exception is the caller's (a move the rules refuse, a bug)."""
+        if not self._current_runner(runner) or runner.table_id in self._paused:
+            return False
+        fault = self._move(runner, move)
+        if fault is not None:
+            self._pause(runner.ready, fault)
+        return fault is None
+
+    def _move(self, runner: TableRunner, move: Callable[[], list[Out]]) -> LocalFault | None:
+        """:meth:`_drive`'s move, whatever the table's state: the fault that stopped it, if
+        one did.  Nothing it sends is lost by that: ``runner`` hands out only what it wrote."""
+        try:
+            self._send_deal(move())
+            self._after_step(runner)
+        except Exception as error:
+            fault = LocalFault.of(error)
+            if fault is None:
+                raise
+            log.debug("table %s: %s", runner.table_id.hex()[:8], error)
+            return fault
+        return None
+
+    def _current_runner(self, runner: TableRunner) -> bool:
+        """Whether ``runner`` is the one playing its table (not one dropped by a fault)."""
+        return self.runners.get(runner.table_id) is runner
+
+    def _pause(self, ready: ReadyTable, fault: LocalFault) -> None:
+        """Pause the table a local fault stopped (module docstring): said once, in the log and
+        to the clients, and tried again by :meth:`_retry_paused`."""
+        table_id, now = ready.setup.table_id, time.monotonic()
+        self._paused[table_id] = Paused(ready, fault, now, now + HEARTBEAT)
+        log.warning("table %s paused here: %s, so this daemon can write nothing down, and it sends nothing it has not "
+                    "written down. Nobody is blamed and nothing is lost: the others' messages wait, unacknowledged, and "
+                    "the table goes on by itself once %s", table_id.hex()[:8], fault.said, fault.clears)
+        self.api.broadcast({"event": "paused", "fault": fault.value})
+
+    def _retry_paused(self) -> None:
+        """Try to take up each paused table whose time has come, from its journal as after a
+        crash; the tries back off from :data:`HEARTBEAT` to :data:`MAX_RETRY` seconds (a try
+        replays the deal so far, its proofs checked again)."""
+        now = time.monotonic()
+        for table_id, paused in list(self._paused.items()):
+            if now < paused.retry_at:
+                continue
+            fault = self._move(self._runner(paused.ready), functools.partial(self._take_up, paused.ready))
+            if fault is None:
+                del self._paused[table_id]
+                log.info("table %s goes on: %s no more (paused %.0f s)", table_id.hex()[:8], paused.fault.said, now - paused.since)
+                self.api.broadcast({"event": "resumed"})
+            elif fault is not paused.fault:
+                self._pause(paused.ready, fault)  # another fault now: said as well
+            else:
+                paused.wait = min(2 * paused.wait, MAX_RETRY)
+                paused.retry_at = now + paused.wait
+
+    def _pause_said(self, runner: TableRunner) -> dict[str, Any] | None:
+        """What ``state`` and ``status`` say of a paused table: the fault and for how long."""
+        paused = self._paused.get(runner.table_id)
+        if paused is None:
+            return None
+        return {"fault": paused.fault.value, "seconds": round(time.monotonic() - paused.since, 1)}
+
     def _bot_turn(self, runner: TableRunner) -> None:
-        """One paced bot decision, then the next one is scheduled by :meth:`_after_step`."""
-        self._thinking.discard(runner.table_id)
-        self._send_deal(runner.step(decisions=1))
-        self._after_step(runner)
+        """One paced bot decision, then the next one is scheduled by :meth:`_after_step`
+        (none for a runner dropped since by a fault: its successor schedules its own)."""
+        if self._current_runner(runner):
+            self._thinking.discard(runner.table_id)
+            self._drive(runner, functools.partial(runner.step, decisions=1))
 
     def _send_relays(self, runner: TableRunner) -> None:
+        if not self._current_runner(runner):
+            return  # a runner dropped by a fault: its successor relays what it takes in
         self._relaying.discard(runner.table_id)
         for daemon, batch in runner.take_relays():
             self.mesh.send(daemon, RELAYS, batch)
@@ -412,10 +542,11 @@ class Daemon:
     def _write_scores(self, runner: TableRunner) -> None:
         """``scores.json`` in the home: what ``tarot scores`` reads, daemon running or not.
         Written when a table starts and after each deal: replacing a file is slow (the
-        filesystem syncs it), far too slow to do after every message."""
-        self._sheets_written[runner.table_id] = runner.completed
+        filesystem syncs it), far too slow to do after every message.  Noted as written
+        once it is: a full disk pauses the table, which writes it again when it goes on."""
         document = json.dumps(scores_document(runner), ensure_ascii=False, indent=1)
         replace_private(self.home.scores, document.encode())
+        self._sheets_written[runner.table_id] = runner.completed
 
     async def _tick(self) -> None:
         """Heartbeat of the game: offers repeated, silent seats timed out.  The time the
@@ -431,14 +562,16 @@ class Daemon:
 
     def _heartbeat(self, now: float) -> None:
         self._send(self.lobby.announcements())
+        self._retry_paused()
         for runner in list(self.runners.values()):
+            if runner.table_id in self._paused:
+                continue  # it waits for our disk, not for anybody's answer
             patience = self._patience(runner)
             if not self.silence.silent(runner.table_id, runner.progress, now, patience):
                 continue
             if runner.waiting_for() and runner.stage != "commit":  # a player between deals
                 log.warning("table %s: seats %s silent for %.0f s", runner.table_id.hex()[:8], sorted(runner.waiting_for()), patience)
-                self._send_deal(runner.stall())
-                self._after_step(runner)
+                self._drive(runner, runner.stall)
 
     def _patience(self, runner: TableRunner) -> float:
         """How long ``runner``'s table may stand still before the seats it waits for are
@@ -474,14 +607,13 @@ class Daemon:
             return
         for (table_id, seat), since in list(owed.items()):
             runner = self.runners[table_id]
-            if now - since < patience:
+            if now - since < patience or table_id in self._paused:
                 continue
             if (table_id, seat) not in self._stood_in:
                 self._stood_in.add((table_id, seat))
                 log.info("table %s: seat %d autoplayed until a client connects (none for %.1f s)", table_id.hex()[:8], seat, now - since)
             self._owed.pop((table_id, seat))
-            self._send_deal(runner.next_deal() if runner.between_deals else runner.autoplay(seat, self.options.bot_level))
-            self._after_step(runner)
+            self._drive(runner, runner.next_deal if runner.between_deals else functools.partial(runner.autoplay, seat, self.options.bot_level))
 
     # --- The local API -----------------------------------------------------------
 
@@ -494,7 +626,9 @@ class Daemon:
             return scores_document(runner) if runner else None
         if op == "state":
             runner = self._current()
-            return seat_state(runner, self.identity.public_key, self._away(runner)) if runner else {"table": None}
+            if runner is None:
+                return {"table": None}
+            return {**seat_state(runner, self.identity.public_key, self._away(runner)), "paused": self._pause_said(runner)}
         if op == "next":
             return self._next_deal()
         if op == "bot":
@@ -546,10 +680,11 @@ class Daemon:
         if runner is None:
             raise ApiError("you are not at a table yet: open or join one")
         try:
-            self._send_deal(runner.next_deal())
+            moved = self._drive(runner, runner.next_deal)
         except ValueError as error:
             raise ApiError(str(error)) from None
-        self._after_step(runner)
+        if not moved:
+            raise ApiError(self._paused[runner.table_id].refusal)
         return {"deal": runner.deal_number}
 
     def _add_bot(self) -> dict[str, Any]:
@@ -592,10 +727,11 @@ class Daemon:
             raise ApiError("this daemon's seat is played by a bot (tarotd --bot): it takes no moves from a client")
         try:
             action = _action(op, seat, request)
-            self._send_deal(runner.act(seat, action))
+            moved = self._drive(runner, functools.partial(runner.act, seat, action))
         except (RuleError, CardCodeError, ValueError) as error:
             raise ApiError(str(error)) from None
-        self._after_step(runner)
+        if not moved:
+            raise ApiError(self._paused[runner.table_id].refusal)
         return {"done": op}
 
     def _status(self) -> dict[str, Any]:
@@ -607,7 +743,8 @@ class Daemon:
             "endpoint": self.mesh.endpoint,
             "peers": [{"name": p.name, "fingerprint": fingerprint(p.key), "state": p.state.value} for p in self.mesh.peers()],
             "tables": [{"table": r.table_id.hex(), "seats": list(r.ready.setup.names), "deal": r.deal_number,
-                        "stage": r.stage, "scored": r.completed, "waiting_for": sorted(r.waiting_for())}
+                        "stage": r.stage, "scored": r.completed, "waiting_for": sorted(r.waiting_for()),
+                        "paused": self._pause_said(r)}
                        for r in self.runners.values()],
         }
 

@@ -8,7 +8,12 @@ and starts the next deal with the next dealer (counter-clockwise).
 
 Everything a seat signs or receives is written to the journal *before* it is sent or acted
 on, with each deal's seeds before the first commitment: a daemon killed at any moment is
-rebuilt from its journal (:meth:`TableRunner.resume`) and the deal goes on.
+rebuilt from its journal (:meth:`TableRunner.resume`) and the deal goes on.  So is everything
+the daemon takes in of the next deal before it has started it (a faster daemon's
+commitments), and a deal's result is in :attr:`TableRunner.sheet` only once it is on the
+disk.  A runner whose journal failed (the disk full) may have moved in memory past what is
+on the disk: the daemon drops it and takes the table up again from the journal, as after a
+crash, once the journal works again.
 
 **Relays.**  A seat passes on every message it accepts from another seat (protocol/machine.py):
 a seat an equivocator sent another message for the same slot then holds both, the proof, and
@@ -23,10 +28,9 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import json
 import os
 import random
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -50,6 +54,7 @@ from protocol.verdict import Verdict
 from protocol.view import SeatView
 from tarotd import cheating
 from tarotd.lobby import ReadyTable
+from tarotd.store import DEAL_SCORED
 
 Out = tuple[bytes, bytes]  #: (destination daemon key, encoded message — or a batch of relays)
 MAX_AHEAD = 512  #: messages of the next deal kept while this one ends here
@@ -73,17 +78,16 @@ class Journal(Protocol):
 
     def start_deal(self, table_id: bytes, deal: int, dealer: int) -> object: ...
 
-    def set_deal_state(self, table_id: bytes, deal: int, state: str) -> None: ...
-
     def deals(self, table_id: bytes) -> Sequence[StoredDeal]: ...
 
-    def save_sheet(self, table_id: bytes, sheet: ScoreSheet) -> None: ...
+    def record_deal(
+        self, table_id: bytes, deal: int, sheet: ScoreSheet, results: Sequence[Mapping[str, object]]
+    ) -> None:
+        """The deal :data:`DEAL_SCORED`, with the sheet and results that hold it, at once."""
 
     def sheet(self, table_id: bytes) -> ScoreSheet | None: ...
 
-    def get_setting(self, key: str) -> str | None: ...
-
-    def set_setting(self, key: str, value: str) -> None: ...
+    def results(self, table_id: bytes) -> list[dict[str, object]]: ...
 
 
 class StoredDeal(Protocol):
@@ -92,9 +96,6 @@ class StoredDeal(Protocol):
 
     @property
     def state(self) -> str: ...
-
-
-SCORED = "scored"
 
 
 def deal_result(number: int, dealer: int, audit: DealAudit) -> dict[str, object]:
@@ -130,7 +131,7 @@ class TableRunner:
     events: list[tuple[int, Event]] = field(default_factory=list)
     between_deals: bool = False  #: the last deal is scored; the next waits for the player's "next"
     last_views: dict[int, SeatView] = field(default_factory=dict)  #: each hosted seat's view as the last deal ended
-    _ahead: list[Message] = field(default_factory=list)  #: messages of a deal not started here yet
+    _ahead: int = 0  #: messages of the next deal journaled before it started here (:meth:`_keep_ahead`)
     #: SHA-256 of every frame handed to this deal's machines (a message's digest): each one
     #: arrives up to once from its signer and once relayed by every other daemon, and a copy
     #: is known by its hash before it costs a decode, a write and a pass through the machines.
@@ -195,9 +196,10 @@ class TableRunner:
         for machine in list(self.machines.values()):
             outgoing.extend(machine.start())
         outs = self._dispatch(outgoing)
-        ahead, self._ahead = self._ahead, []
-        for message in ahead:
-            outs += self._route(message)
+        self._ahead = 0
+        for message in self.journal.messages(self.table_id, self.deal_number):
+            if message.seat not in self.machines:  # what the others sent before the deal started here
+                outs += self._route(message)
         return outs
 
     def receive(self, data: bytes) -> list[Out]:
@@ -238,13 +240,21 @@ class TableRunner:
         return outs
 
     def _route(self, message: Message) -> list[Out]:
-        if message.deal > self.deal_number or (message.deal == self.deal_number and not self.machines):
-            if len(self._ahead) < MAX_AHEAD:  # a faster daemon has started the next deal
-                self._ahead.append(message)
+        upcoming = self.deal_number + 1 if self.machines else self.deal_number
+        if message.deal == upcoming and not self.finished:
+            self._keep_ahead(message)
             return []
-        if message.deal < self.deal_number:
-            return []  # the deal is scored here already
+        if message.deal != self.deal_number or not self.machines:
+            return []  # the deal is scored here already, or further ahead than any member can be
         return self._deliver(message)
+
+    def _keep_ahead(self, message: Message) -> None:
+        """A faster daemon has started the next deal: its message goes to the journal, to be
+        handed to the machines when the deal starts here (:meth:`start_deal`) — in the
+        journal, not in memory, because the mesh counts it delivered, and nobody would send
+        it again after a crash here.  Unchecked until then, so at most :data:`MAX_AHEAD`."""
+        if self._ahead < MAX_AHEAD and self.journal.append_message(self.table_id, message.deal, message, own=False):
+            self._ahead += 1
 
     def _deliver(self, message: Message) -> list[Out]:
         self._seen.add(message.digest)
@@ -411,6 +421,9 @@ class TableRunner:
             self.events.extend((seat, event) for event in machine.take_events())
 
     def _record(self) -> None:
+        """Score the deal over on the disk — its row on a copy of the sheet, its result, its
+        state, in one write — and only then here: a write that failed (the disk full) leaves
+        the runner as it was, to record the same deal, once, when it is called again."""
         witness = self.machines[self.hosted_seats[0]]
         audit = witness.audit
         if audit is None:
@@ -422,16 +435,16 @@ class TableRunner:
             # Relative to the home, so that every honest daemon's sheet holds the same row.
             path = self._write_proof(self.proofs, witness, audit.verdict)
             named["proof"] = f"{self.proofs.name}/{path.name}"
+        sheet = ScoreSheet.from_json(self.sheet.to_json())
         if audit.outcome is not None and referee is not None:
-            self.sheet.add_deal(list(audit.scores), contract=referee.contract, taker=referee.taker, partner=referee.partner)
+            sheet.add_deal(list(audit.scores), contract=referee.contract, taker=referee.taker, partner=referee.partner)
         else:
             reason = result["void"] = self._void_reason(audit)
-            self.sheet.add_void(reason)
-        audit.charge(self.sheet)
-        self.results.append(result)
-        self.journal.save_sheet(self.table_id, self.sheet)
-        self.journal.set_setting(self._results_key, json.dumps(self.results))
-        self.journal.set_deal_state(self.table_id, self.deal_number, SCORED)
+            sheet.add_void(reason)
+        audit.charge(sheet)
+        results = [*self.results, result]
+        self.journal.record_deal(self.table_id, self.deal_number, sheet, results)
+        self.sheet, self.results = sheet, results
         self.last_views = {seat: view for seat, m in self.machines.items() if (view := m.view()) is not None}
         self.machines = {}
         self._seen.clear()
@@ -462,10 +475,6 @@ class TableRunner:
             outs += self._dispatch(machine.act(action))
         return outs + self.step()
 
-    @property
-    def _results_key(self) -> str:
-        return f"results/{self.table_id.hex()}"
-
     # --- After a crash ----------------------------------------------------------------
 
     def resume(self) -> list[Out]:
@@ -477,15 +486,15 @@ class TableRunner:
         That includes our messages of the deal before: killed just after scoring it, our
         last ones (the reveal, the score signature) may have died with the mesh's outbox in
         memory, and the others cannot finish that deal without them."""
-        self.results = json.loads(self.journal.get_setting(self._results_key) or "[]")
+        self.results = self.journal.results(self.table_id)
         self.sheet = self.journal.sheet(self.table_id) or self.sheet
         deals = list(self.journal.deals(self.table_id))
         if not deals:
             return self.start_deal()
         last = deals[-1]
-        self.deal_number = last.deal + (1 if last.state == SCORED else 0)
+        self.deal_number = last.deal + (1 if last.state == DEAL_SCORED else 0)
         earlier = self._own_messages(self.deal_number - 1) if self.deal_number > 0 else []
-        if last.state == SCORED:
+        if last.state == DEAL_SCORED:
             return earlier + ([] if self.finished else self._deal_again())
         stored = self.journal.messages(self.table_id, self.deal_number)
         outgoing: list[Message] = []

@@ -30,20 +30,28 @@ mode 0600 (SQLite gives its ``-wal`` and ``-shm`` files the same mode) inside th
 
 Anything wrong with the file itself — not a database, another program's database, a schema
 from a newer ``tarotd``, a damaged row — is a :class:`StoreError` saying which file and what
-to do, never a bare ``sqlite3`` exception.  The connection is used from the daemon's one
-asyncio thread; every write is a handful of statements, short enough not to stall the loop.
-The one other thread, :meth:`Store.sync_later`'s, never touches the connection: it opens the
-log's file and syncs it.
+to do, never a bare ``sqlite3`` exception.  A fault of this machine's that clears — the
+disk full, an I/O error, no descriptor free — is a :class:`StoreFault`, saying which
+(:class:`LocalFault`): the caller waits for it to clear and calls again (every write here may
+be made twice), and no peer is blamed for it.
+
+The connection is used from the daemon's one asyncio thread; every write is a handful of
+statements, short enough not to stall the loop.  The one other thread,
+:meth:`Store.sync_later`'s, never touches the connection: it opens the log's file and syncs
+it.
 """
 
 from __future__ import annotations
 
+import enum
+import errno
+import json
 import os
 import sqlite3
 import stat
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,6 +64,89 @@ from protocol.scoring import ScoreSheet, ScoreSheetError
 
 class StoreError(Exception):
     """The store cannot do what was asked; the text names the file and says what to do."""
+
+
+class LocalFault(enum.Enum):
+    """A fault of this machine's that keeps the daemon from writing its home, and that clears
+    — space freed, descriptors closed, the disk back.  Nobody else's doing: a table waits for
+    it to clear, and no peer is ever blamed for it."""
+
+    DISK_FULL = "disk-full"
+    DISK_ERROR = "disk-error"
+    NO_DESCRIPTORS = "no-descriptors"
+
+    @property
+    def said(self) -> str:
+        """What happened, as the log and the local API say it."""
+        return _FAULT_WORDS[self][0]
+
+    @property
+    def clears(self) -> str:
+        """What it takes for the fault to clear, as they say it."""
+        return _FAULT_WORDS[self][1]
+
+    @classmethod
+    def of(cls, error: BaseException) -> LocalFault | None:
+        """The fault behind ``error`` — a :class:`StoreFault`, an ``OSError`` or an SQLite
+        error for one of these — or None for anything else (a bug, a damaged file)."""
+        if isinstance(error, StoreFault):
+            return error.fault
+        if isinstance(error, OSError):
+            return _ERRNO_FAULTS.get(error.errno or 0)
+        if isinstance(error, sqlite3.Error):
+            code = getattr(error, "sqlite_errorcode", None)
+            return None if code is None else _SQLITE_FAULTS.get(code & 0xFF)  # an extended code's primary
+        return None
+
+
+_FAULT_WORDS: Final = {
+    LocalFault.DISK_FULL: ("the disk of the home is full", "there is room on the disk again"),
+    LocalFault.DISK_ERROR: ("the disk of the home fails (an I/O error)", "the disk answers again"),
+    LocalFault.NO_DESCRIPTORS: ("the daemon has no file descriptor left", "descriptors are free again"),
+}
+_ERRNO_FAULTS: Final = {
+    errno.ENOSPC: LocalFault.DISK_FULL,
+    errno.EDQUOT: LocalFault.DISK_FULL,
+    errno.EIO: LocalFault.DISK_ERROR,
+    errno.EROFS: LocalFault.DISK_ERROR,
+    errno.EMFILE: LocalFault.NO_DESCRIPTORS,
+    errno.ENFILE: LocalFault.NO_DESCRIPTORS,
+}
+_SQLITE_FAULTS: Final = {
+    sqlite3.SQLITE_FULL: LocalFault.DISK_FULL,
+    sqlite3.SQLITE_IOERR: LocalFault.DISK_ERROR,
+    sqlite3.SQLITE_CANTOPEN: LocalFault.NO_DESCRIPTORS,  # once open, what SQLite cannot open is for want of a descriptor
+}
+
+
+class StoreFault(StoreError):
+    """The store could not write or read for a :class:`LocalFault` of this machine's.  What was
+    being written may or may not be on the disk: the same call, made again once the fault
+    has cleared, does no harm."""
+
+    def __init__(self, message: str, fault: LocalFault) -> None:
+        super().__init__(message)
+        self.fault = fault
+
+
+def _failed(what: str, error: OSError | sqlite3.Error) -> StoreError:
+    """The error for ``what`` having failed with ``error``: a :class:`StoreFault` if a fault
+    of the machine's is behind it."""
+    fault = LocalFault.of(error)
+    message = f"{what}: {error}"
+    return StoreError(message) if fault is None else StoreFault(message, fault)
+
+
+class TableState(enum.StrEnum):
+    """Where a table is, as its row in the store says."""
+
+    PLAYING = "playing"
+    FINISHED = "finished"
+    #: Being played under protocol ``tarot/v1`` when its home was opened by a daemon of
+    #: ``tarot/v2``: it is kept — score sheet, members, transcripts — and never taken up
+    #: again, since its messages are of a protocol no member speaks any more (and whose lock
+    #: step let other seats read hands).
+    PROTOCOL_V1 = "protocol-v1"
 
 
 @dataclass(frozen=True)
@@ -93,6 +184,10 @@ class PeerRecord:
 
 #: The state of a deal row written by :meth:`Store.start_deal`.
 DEAL_STARTED: Final = "started"
+#: The state of a deal row written by :meth:`Store.record_deal`.
+DEAL_SCORED: Final = "scored"
+
+_SET_SETTING: Final = "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value"
 
 _SCHEMA_V1: Final = (
     """CREATE TABLE schema_version (version INTEGER NOT NULL) STRICT""",
@@ -176,14 +271,8 @@ _SCHEMA_V2: Final = (
     "DROP TABLE mesh_delivered",
 )
 
-#: The state of a table that was being played under protocol ``tarot/v1`` when its home was
-#: opened by a daemon of ``tarot/v2``: it is kept — score sheet, members, transcripts — and
-#: never taken up again, since its messages are of a protocol no member speaks any more (and
-#: whose lock step let other seats read hands).
-TABLE_PROTOCOL_V1: Final = "protocol-v1"
-
 #: Version 3 is the first of protocol ``tarot/v2``: the tables still being played stop.
-_SCHEMA_V3: Final = (f"UPDATE tables SET state = '{TABLE_PROTOCOL_V1}' WHERE state = 'playing'",)
+_SCHEMA_V3: Final = (f"UPDATE tables SET state = '{TableState.PROTOCOL_V1}' WHERE state = '{TableState.PLAYING}'",)
 
 #: ``_MIGRATIONS[n]`` takes the schema from version ``n`` to ``n + 1`` (0 is an empty file).
 #: A change of schema is a new entry here, never an edit of an old one.
@@ -208,7 +297,7 @@ class Store:
             _create_private_file(self.path)
             self._db = sqlite3.connect(self.path, isolation_level=None)
         except (OSError, sqlite3.Error) as exc:
-            raise StoreError(f"could not open the database {self.path}: {exc}") from exc
+            raise _failed(f"could not open the database {self.path}", exc) from exc
         try:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
@@ -216,6 +305,8 @@ class Store:
             self._migrate()
         except sqlite3.DatabaseError as exc:
             self._db.close()
+            if LocalFault.of(exc) is not None:
+                raise _failed(f"could not open the database {self.path}", exc) from exc
             raise StoreError(
                 f"{self.path} is not a usable tarot database (SQLite says: {exc}). If it is "
                 f"damaged, restore it from a backup; otherwise move it away and start again to "
@@ -280,11 +371,11 @@ class Store:
         except FileNotFoundError:  # no log: every commit is in the database file, synced by SQLite
             return
         except OSError as exc:
-            raise StoreError(f"could not open the log of {self.path} to sync it: {exc}") from exc
+            raise _failed(f"could not open the log of {self.path} to sync it", exc) from exc
         try:
             os.fdatasync(fd)
         except OSError as exc:
-            raise StoreError(f"could not sync the log of {self.path} to the disk: {exc}") from exc
+            raise _failed(f"could not sync the log of {self.path} to the disk", exc) from exc
         finally:
             os.close(fd)
 
@@ -355,13 +446,15 @@ class Store:
                 if self._queued:
                     self._insert_queued()
                 yield self._db
+                self._db.execute("COMMIT")
             except BaseException:
+                # A COMMIT that failed (the disk full) may leave the transaction open, and
+                # the next BEGIN would fail for that instead: SQLite says to roll back.
                 if self._db.in_transaction:
                     self._db.execute("ROLLBACK")
                 raise
-            self._db.execute("COMMIT")
         except sqlite3.Error as exc:
-            raise StoreError(f"could not {what} in {self.path}: {exc}") from exc
+            raise _failed(f"could not {what} in {self.path}", exc) from exc
         self._queued.clear()  # committed with the rest
         if self._db.total_changes != changes:
             self._commits += 1
@@ -388,7 +481,7 @@ class Store:
         try:
             return self._db.execute(sql, parameters).fetchall()
         except sqlite3.Error as exc:
-            raise StoreError(f"could not read {what} from {self.path}: {exc}") from exc
+            raise _failed(f"could not read {what} from {self.path}", exc) from exc
 
     def _insert_once(
         self, what: str, insert: str, select: str, key: tuple[object, ...], values: tuple[object, ...]
@@ -494,13 +587,32 @@ class Store:
         )
         return [DealRecord(*row) for row in rows]
 
-    def set_deal_state(self, table_id: bytes, deal: int, state: str) -> None:
-        with self._write(f"set the state of deal {deal} of table {table_id.hex()}") as db:
+    def record_deal(
+        self, table_id: bytes, deal: int, sheet: ScoreSheet, results: Sequence[Mapping[str, object]]
+    ) -> None:
+        """Deal ``deal`` is scored: the table's score sheet and results (the rows of ``tarot
+        scores --json``) with it, and the deal :data:`DEAL_SCORED`, in one transaction.  A
+        crash or a full disk leaves all three as they were or all three new — never a sheet
+        holding a deal whose state says it is still being played, which taken up again would
+        be scored twice."""
+        with self._write(f"record deal {deal} of table {table_id.hex()}") as db:
             changed = db.execute(
-                "UPDATE deals SET state = ? WHERE table_id = ? AND deal = ?", (state, table_id, deal)
+                "UPDATE deals SET state = ? WHERE table_id = ? AND deal = ?", (DEAL_SCORED, table_id, deal)
             )
             if changed.rowcount == 0:
                 raise StoreError(f"{self.path} has no deal {deal} of table {table_id.hex()}")
+            db.execute(
+                "INSERT INTO scores (table_id, sheet) VALUES (?, ?)"
+                " ON CONFLICT (table_id) DO UPDATE SET sheet = excluded.sheet",
+                (table_id, sheet.to_json()),
+            )
+            db.execute(_SET_SETTING, (_results_key(table_id), json.dumps(list(results))))
+
+    def results(self, table_id: bytes) -> list[dict[str, object]]:
+        """The table's results as :meth:`record_deal` last saved them, oldest deal first."""
+        text = self.get_setting(_results_key(table_id))
+        results: list[dict[str, object]] = json.loads(text) if text is not None else []
+        return results
 
     def save_seed(self, table_id: bytes, deal: int, seat: int, seed: bytes) -> None:
         """Keep a seat's seed for a deal, before its commitment is sent.  Saving the same seed
@@ -578,14 +690,6 @@ class Store:
 
     # -- score sheets
 
-    def save_sheet(self, table_id: bytes, sheet: ScoreSheet) -> None:
-        with self._write(f"save the score sheet of table {table_id.hex()}") as db:
-            db.execute(
-                "INSERT INTO scores (table_id, sheet) VALUES (?, ?)"
-                " ON CONFLICT (table_id) DO UPDATE SET sheet = excluded.sheet",
-                (table_id, sheet.to_json()),
-            )
-
     def sheet(self, table_id: bytes) -> ScoreSheet | None:
         rows = self._read("a score sheet", "SELECT sheet FROM scores WHERE table_id = ?", (table_id,))
         if not rows:
@@ -624,11 +728,12 @@ class Store:
 
     def set_setting(self, key: str, value: str) -> None:
         with self._write(f"save setting {key!r}") as db:
-            db.execute(
-                "INSERT INTO settings (key, value) VALUES (?, ?)"
-                " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                (key, value),
-            )
+            db.execute(_SET_SETTING, (key, value))
+
+
+def _results_key(table_id: bytes) -> str:
+    """The settings row of a table's results (:meth:`Store.record_deal`)."""
+    return f"results/{table_id.hex()}"
 
 
 def _create_private_file(path: Path) -> None:

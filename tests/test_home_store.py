@@ -24,15 +24,20 @@ from protocol.scoring import ScoreSheet
 from tarotd import store as store_module
 from tarotd.home import DaemonLock, Home, HomeError, default_home, load_or_create_identity, replace_private
 from tarotd.store import (
+    DEAL_SCORED,
     DEAL_STARTED,
     SCHEMA_VERSION,
     DealRecord,
+    LocalFault,
     MemberRecord,
     PeerRecord,
     Store,
     StoreError,
+    StoreFault,
     TableRecord,
+    TableState,
 )
+from tests.disk import fill, free, small_disk
 
 REPO = Path(__file__).resolve().parent.parent
 TABLE = bytes(range(16))
@@ -398,10 +403,10 @@ def test_deals(store: Store) -> None:
     assert store.start_deal(TABLE, 1, 3) is False  # a restart replaying its steps
     with pytest.raises(StoreError, match="started with dealer 3, not 4"):
         store.start_deal(TABLE, 1, 4)
-    store.set_deal_state(TABLE, 0, "done")
-    assert store.deals(TABLE) == [DealRecord(0, 2, "done"), DealRecord(1, 3, DEAL_STARTED)]
+    store.record_deal(TABLE, 0, ScoreSheet(["Anne", "Bruno", "Chloé"]), [])
+    assert store.deals(TABLE) == [DealRecord(0, 2, DEAL_SCORED), DealRecord(1, 3, DEAL_STARTED)]
     with pytest.raises(StoreError, match="no deal 7"):
-        store.set_deal_state(TABLE, 7, "done")
+        store.record_deal(TABLE, 7, ScoreSheet(["Anne", "Bruno", "Chloé"]), [])
 
 
 def test_seeds(store: Store) -> None:
@@ -591,14 +596,19 @@ def test_a_damaged_message_row_is_named(store: Store) -> None:
         store.messages(TABLE, 0)
 
 
-def test_score_sheets(store: Store) -> None:
-    assert store.sheet(TABLE) is None
+def test_score_sheets_and_results_are_recorded_with_their_deal(store: Store) -> None:
+    assert store.sheet(TABLE) is None and store.results(TABLE) == []
     sheet = ScoreSheet(["Anne", "Bruno", "Chloé"])
+    for deal in (0, 1):
+        store.start_deal(TABLE, deal, deal)
     sheet.add_void()
-    store.save_sheet(TABLE, sheet)
+    store.record_deal(TABLE, 0, sheet, [{"deal": 0, "audit": "ok"}])
     sheet.add_penalty(1)
-    store.save_sheet(TABLE, sheet)
-    assert store.sheet(TABLE) == sheet
+    store.record_deal(TABLE, 1, sheet, [{"deal": 0, "audit": "ok"}, {"deal": 1, "audit": "ok"}])
+    assert store.sheet(TABLE) == sheet and [r["deal"] for r in store.results(TABLE)] == [0, 1]
+    with pytest.raises(StoreError, match="no deal 2"):  # all or nothing: the sheet is not saved either
+        store.record_deal(TABLE, 2, ScoreSheet(["Anne", "Bruno", "Chloé"]), [])
+    assert store.sheet(TABLE) == sheet and len(store.results(TABLE)) == 2
     store._db.execute("UPDATE scores SET sheet = '{\"format\": 1'")
     with pytest.raises(StoreError, match=f"score sheet of table {TABLE.hex()}: corrupt score sheet"):
         store.sheet(TABLE)
@@ -644,7 +654,7 @@ def test_a_table_being_played_under_protocol_v1_stops_and_keeps_its_sheet(tmp_pa
             raw.execute("INSERT INTO scores VALUES (?, '{}')", (table_id,))
     with Store(path) as db:
         states = {record.table_id: record.state for record in db.tables()}
-        assert states == {b"p" * 16: store_module.TABLE_PROTOCOL_V1, b"f" * 16: "finished"}
+        assert states == {b"p" * 16: TableState.PROTOCOL_V1, b"f" * 16: TableState.FINISHED}
         assert db._db.execute("SELECT COUNT(*) FROM scores").fetchone() == (2,)
 
 
@@ -707,3 +717,44 @@ def test_a_home_too_deep_for_its_socket_is_refused_before_it_is_made(tmp_path: P
     with pytest.raises(HomeError, match="too long a path for a home: its API socket's would be"):
         Home(path)
     assert not path.exists()
+
+
+# --- the store: full ------------------------------------------------------------------------
+
+
+def test_a_full_disk_is_a_fault_that_keeps_nothing_half_and_clears(tmp_path: Path) -> None:
+    """On a real full disk (a tmpfs): every write fails with a :class:`StoreFault` saying the
+    disk is full, the store is left as it was (no transaction left open by the failed
+    commit), and once there is room the same calls succeed and lose nothing."""
+    with small_disk(tmp_path / "disk", "1m") as disk:
+        with Store(disk / "tarot.db") as db:
+            db.save_table(TableRecord(TABLE, "salle 1", 3, "playing", 1.5, b"manifest"))
+            db.start_deal(TABLE, 0, 2)
+            fill(disk)
+            for n in range(100):
+                db.append_message(TABLE, 0, message(n), own=False)
+            with pytest.raises(StoreFault, match="database or disk is full") as full:
+                db.sync()
+            assert full.value.fault is LocalFault.DISK_FULL
+            sheet = ScoreSheet(["Anne", "Bruno", "Chloé"])
+            sheet.add_void()
+            with pytest.raises(StoreFault):
+                db.record_deal(TABLE, 0, sheet, [{"deal": 0}])
+            free(disk)
+            db.record_deal(TABLE, 0, sheet, [{"deal": 0}])
+            assert len(db.messages(TABLE, 0)) == 100 and db.sheet(TABLE) == sheet
+            assert db.deals(TABLE) == [DealRecord(0, 2, DEAL_SCORED)]
+
+
+@pytest.mark.parametrize(
+    "error, fault",
+    [
+        (OSError(errno.ENOSPC, "No space left on device"), LocalFault.DISK_FULL),
+        (OSError(errno.EMFILE, "Too many open files"), LocalFault.NO_DESCRIPTORS),
+        (OSError(errno.EIO, "Input/output error"), LocalFault.DISK_ERROR),
+        (OSError(errno.EACCES, "Permission denied"), None),
+        (ValueError("a bug"), None),
+    ],
+)
+def test_local_faults_are_told_from_everything_else(error: BaseException, fault: LocalFault | None) -> None:
+    assert LocalFault.of(error) is fault

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import random
+import sqlite3
 from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import msgpack
 import pytest
@@ -18,6 +22,7 @@ from tarotd.lobby import Member, ReadyTable
 from protocol.public import TableSetup
 from tarotd import runner as runner_module
 from tarotd.runner import MAX_RELAYED, TableRunner, bot_policies
+from tarotd.store import DEAL_SCORED, LocalFault, Store, StoreFault, TableRecord
 
 
 class MemoryJournal:
@@ -28,7 +33,7 @@ class MemoryJournal:
         self.journal: list[tuple[int, Message, bool]] = []
         self.sheets: list[ScoreSheet] = []
         self.started: dict[int, Deal] = {}
-        self.settings: dict[str, str] = {}
+        self.recorded: list[dict[str, object]] = []  #: the results as last recorded
         self.synced = 0  #: how many entries of ``journal`` a sync has put "on the disk"
 
     def save_seed(self, table_id: bytes, deal: int, seat: int, seed: bytes) -> None:
@@ -53,23 +58,19 @@ class MemoryJournal:
         self.started.setdefault(deal, Deal(deal, "started"))
         return True
 
-    def set_deal_state(self, table_id: bytes, deal: int, state: str) -> None:
-        self.started[deal] = Deal(deal, state)
-
     def deals(self, table_id: bytes) -> list[Deal]:
         return [self.started[d] for d in sorted(self.started)]
 
-    def save_sheet(self, table_id: bytes, sheet: ScoreSheet) -> None:
+    def record_deal(self, table_id: bytes, deal: int, sheet: ScoreSheet, results: Sequence[Mapping[str, object]]) -> None:
+        self.started[deal] = Deal(deal, DEAL_SCORED)
         self.sheets.append(ScoreSheet.from_json(sheet.to_json()))
+        self.recorded = json.loads(json.dumps(list(results)))
 
     def sheet(self, table_id: bytes) -> ScoreSheet | None:
         return self.sheets[-1] if self.sheets else None
 
-    def get_setting(self, key: str) -> str | None:
-        return self.settings.get(key)
-
-    def set_setting(self, key: str, value: str) -> None:
-        self.settings[key] = value
+    def results(self, table_id: bytes) -> list[dict[str, object]]:
+        return list(self.recorded)
 
 
 @dataclass(frozen=True)
@@ -190,17 +191,15 @@ def test_a_daemon_killed_mid_deal_resumes_from_its_journal(power_cut: bool) -> N
     assert all(result["audit"] == "ok" for r in runners for result in r.results)
 
 
-def test_a_person_reads_the_score_sheet_before_the_next_deal() -> None:
-    """Bots deal again at once; the daemon of a person waits for its "next", and the other
-    daemons keep the next deal's first messages meanwhile."""
-    runners = make_runners([1, 1, 1], deals=2)
+def play_with_a_person(runners: list[TableRunner], between_deals: Callable[[TableRunner], TableRunner]) -> TableRunner:
+    """Play the table with the seat of ``runners[0]`` played through the API (its bot's
+    choices, by hand); whenever that daemon waits between deals with nothing else moving,
+    ``between_deals`` gets it and returns the runner to go on with.  Returns the last one."""
     person = runners[0]
     seat = person.hosted_seats[0]
     policy = person.bots.pop(seat)  # the seat is now played through the API
     by_key = {r.daemon_key: r for r in runners}
     pending = [out for runner in runners for out in runner.start_deal()]
-    with pytest.raises(ValueError, match="not over"):
-        person.next_deal()
     for _ in range(200_000):
         machine = person.machines.get(seat)
         if machine is not None and machine.decision() is not None and machine.game is not None:
@@ -212,11 +211,26 @@ def test_a_person_reads_the_score_sheet_before_the_next_deal() -> None:
             destination, data = pending.pop(0)
             pending += by_key[destination].receive(data)
         elif person.between_deals:
-            assert person.completed == 1 and not person.machines
-            assert all(r.deal_number == 1 and r.machines for r in runners[1:])  # they wait for its commit
+            person = runners[0] = by_key[person.daemon_key] = between_deals(person)
             pending += person.next_deal()
         elif all(r.finished for r in runners):
             break
+    return person
+
+
+def test_a_person_reads_the_score_sheet_before_the_next_deal() -> None:
+    """Bots deal again at once; the daemon of a person waits for its "next", and the other
+    daemons keep the next deal's first messages meanwhile."""
+    runners = make_runners([1, 1, 1], deals=2)
+    with pytest.raises(ValueError, match="not over"):
+        runners[0].next_deal()
+
+    def reads_the_sheet(person: TableRunner) -> TableRunner:
+        assert person.completed == 1 and not person.machines
+        assert all(r.deal_number == 1 and r.machines for r in runners[1:])  # they wait for its commit
+        return person
+
+    person = play_with_a_person(runners, reads_the_sheet)
     assert all(r.finished for r in runners) and not person.between_deals
     assert all(r.sheet == person.sheet for r in runners) and len(person.sheet.rows) == 2
     with pytest.raises(ValueError, match="finished"):
@@ -378,3 +392,88 @@ def test_a_player_sees_what_it_received_before_the_sync_of_what_its_seat_signs_i
         last_shown = max(k for k, line in enumerate(log[:reveal]) if line.startswith("show "))
         assert "sync" not in log[last_shown:reveal]  # shown, then signed, then synced
         assert "sync" in log[reveal:]
+
+
+class FullDisk:
+    """The store's connection, whose commits fail while ``full`` as on a full disk (SQLite's
+    ``SQLITE_FULL``): the transaction is rolled back, nothing of it is on the disk."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+        self.full = False
+        self.refused = 0  #: commits refused
+
+    def execute(self, sql: str, parameters: Sequence[object] = ()) -> sqlite3.Cursor:
+        if self.full and sql == "COMMIT":
+            self.refused += 1
+            error = sqlite3.OperationalError("database or disk is full")
+            error.sqlite_errorcode = sqlite3.SQLITE_FULL
+            raise error
+        return self.db.execute(sql, parameters)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.db, name)
+
+
+def stored_journal(runner: TableRunner, path: Path) -> FullDisk:
+    """Give ``runner`` a real store at ``path`` (its table saved), whose disk can fill."""
+    store = Store(path)
+    store.save_table(TableRecord(runner.table_id, "t", len(runner.ready.members), "playing", 0.0))
+    disk = FullDisk(store._db)
+    store._db = disk  # type: ignore[assignment]
+    runner.journal = store
+    return disk
+
+
+@pytest.mark.parametrize("again", ["the same runner", "a runner rebuilt from the journal"])
+def test_a_deal_whose_recording_fails_is_on_the_sheet_once(tmp_path: Path, again: str) -> None:
+    """The disk fills as the first deal ends, so recording it fails; recorded again once there
+    is room — by the same runner, or by the one the daemon rebuilds from the journal — it is
+    on the sheet, the results and the disk once.  (Added to the sheet before it was saved, a
+    chaos run's deal was there five times, and the daemon believed its table finished while
+    the others waited for its next commitments.)"""
+    runners = make_runners([1, 1, 1], deals=2)
+    victim = runners[1]
+    disk = stored_journal(victim, tmp_path / "tarot.db")
+    by_key = {r.daemon_key: r for r in runners}
+    pending = [out for runner in runners for out in runner.start_deal()]
+    for _ in range(200_000):
+        if victim.machines and all(m.done for m in victim.machines.values()) and not disk.refused:
+            disk.full = True
+            with pytest.raises(StoreFault, match="database or disk is full") as failed:
+                victim.step()
+            assert failed.value.fault is LocalFault.DISK_FULL and victim.completed == 0 and not victim.sheet.rows
+            disk.full = False
+            if again != "the same runner":
+                rebuilt = TableRunner(victim.ready, victim.daemon_key, victim.identities, victim.bots, victim.journal, 2)
+                pending += rebuilt.resume()
+                runners[1] = by_key[victim.daemon_key] = victim = rebuilt
+        for runner in runners:
+            pending += runner.step()
+        if pending:
+            destination, data = pending.pop(0)
+            pending += by_key[destination].receive(data)
+        elif all(r.finished for r in runners):
+            break
+    assert disk.refused == 1 and all(r.finished for r in runners)
+    assert all(r.sheet == runners[0].sheet for r in runners) and len(victim.sheet.rows) == 2
+    assert [result["deal"] for result in victim.results] == [0, 1]
+    assert isinstance(victim.journal, Store) and victim.journal.sheet(victim.table_id) == victim.sheet
+
+
+def test_the_next_deals_first_messages_outlive_a_crash_between_deals() -> None:
+    """A person reads the score sheet while the others start the next deal: their commitments
+    are journaled, not kept in memory — the mesh counted them delivered, and nobody sends
+    them again — so the daemon killed then and started again deals on with them."""
+    runners = make_runners([1, 1, 1], deals=2)
+
+    def killed_and_started_again(person: TableRunner) -> TableRunner:
+        assert all(r.deal_number == 1 and r.machines for r in runners[1:])  # their commitments went out
+        reborn = TableRunner(person.ready, person.daemon_key, person.identities, person.bots, person.journal, 2)
+        reborn.resume()  # what it sends again of its last deal, the others have
+        assert reborn.between_deals
+        return reborn
+
+    person = play_with_a_person(runners, killed_and_started_again)
+    assert all(r.finished for r in runners)
+    assert all(r.sheet == person.sheet for r in runners) and len(person.sheet.rows) == 2
