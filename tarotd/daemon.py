@@ -164,11 +164,17 @@ class Daemon:
         options = self.options
         self.home = Home(options.home)
         self._lock = DaemonLock(self.home)
+        # The database before the first key: a home with keys has its database, and one
+        # found empty there was lost (Store, established), not begun.
+        self.store = Store(self.home.db, established=self.home.established())
+        if self.store.log_lost:
+            log.warning("%s: the daemon before stopped without closing it, and its log %s-wal was deleted since: what it "
+                        "wrote after the last deal it scored is lost, and no table it was playing is taken up again",
+                        self.home.db, self.home.db.name)
         self.identity = load_or_create_identity(self.home)
         self.seats = [(self.identity, options.name)]
         for k in range(1, options.bots + 1):
             self.seats.append((load_or_create_identity(self.home, f"bot-{k}"), bot_name(options.name, k)))
-        self.store = Store(self.home.db)
         self.mesh = Mesh(self.identity, options.listen, on_message=self._on_message, name=options.name,
                          before_ack=self._journal_on_disk, on_status=self._on_status, faults=options.faults, curve=options.curve)
         try:
@@ -404,26 +410,36 @@ class Daemon:
         return {key: known[key] for key in ours if key in known}
 
     def _remember(self, ready: ReadyTable) -> None:
-        """The table and its members in the store, if they are not there yet."""
+        """The table and its members in the store, if they are not there yet — folded into
+        ``tarot.db`` at once, so that a copy of the file alone, or one whose log is lost, knows
+        the table (and does not take it up)."""
         setup = ready.setup
         if self.store.table(setup.table_id) is not None:
             return
         record = TableRecord(setup.table_id, ready.name, setup.players, TableState.PLAYING, time.time(), ready.to_bytes())
         self.store.save_table(record)
         self.store.save_members(setup.table_id, [MemberRecord(s, m.key, m.name, m.endpoint) for s, m in enumerate(ready.members)])
+        self.store.checkpoint()
 
     def _played(self, name: str) -> bool:
         return any(record.name == name and record.state == TableState.FINISHED for record in self.store.tables())
 
     def _resume_tables(self) -> None:
         """Tables left unfinished by a crash: rebuild their runners from the journal.  A
-        table stopped by the upgrade to protocol v2 is said once, at each start."""
+        table stopped by the upgrade to protocol v2, or by a lost log, is said once, at each
+        start."""
         for record in self.store.tables():
             if record.state == TableState.PROTOCOL_V1:
                 log.warning(
                     "table %s (%s) was being played under protocol tarot/v1, which this tarotd no longer "
                     "speaks: its score sheet is kept, its deal cannot go on; open a new table",
                     record.table_id.hex()[:8], record.name,
+                )
+            if record.state == TableState.LOG_LOST:
+                log.warning(
+                    "table %s (%s) cannot go on: what this daemon signed and received in its last deals was in the "
+                    "log of %s, which is lost, and playing on could make it contradict itself; its score sheet is kept "
+                    "as far as the database has it; open a new table", record.table_id.hex()[:8], record.name, self.home.db.name,
                 )
             if record.state == TableState.PLAYING and record.manifest is not None:
                 ready = ReadyTable.from_bytes(record.manifest)

@@ -107,6 +107,11 @@ class Home:
     def scores(self) -> Path:
         return self.path / "scores.json"
 
+    def established(self) -> bool:
+        """Whether the home has an identity already (a key file): then it was used, and a
+        database found empty in it was lost, not begun (:class:`~tarotd.store.Store`)."""
+        return self.identity_key.exists() or any(self.keys.glob("*.key"))
+
     def key_path(self, name: str = MAIN) -> Path:
         """Where the identity called ``name`` is kept: ``identity.key`` for the daemon's own
         seat, ``keys/NAME.key`` for every other seat it hosts.  Raises ``ValueError`` for a

@@ -30,10 +30,28 @@ mode 0600 (SQLite gives its ``-wal`` and ``-shm`` files the same mode) inside th
 
 Anything wrong with the file itself — not a database, another program's database, a schema
 from a newer ``tarotd``, a damaged row — is a :class:`StoreError` saying which file and what
-to do, never a bare ``sqlite3`` exception.  A fault of this machine's that clears — the
+to do, never a bare ``sqlite3`` exception.  So is a database **lost**: a home that has its
+identity keys was used, and its database with them, so an empty ``tarot.db`` there (truncated
+by a bad copy, or only the header left after its log was deleted) is refused rather than
+taken for a fresh one — the daemon would come back to its table as a member that forgot
+everything (:class:`Store`, ``established``).  A fault of this machine's that clears — the
 disk full, an I/O error, no descriptor free — is a :class:`StoreFault`, saying which
 (:class:`LocalFault`): the caller waits for it to clear and calls again (every write here may
 be made twice), and no peer is blamed for it.
+
+**The space it takes** is the database, which keeps every transcript (they are the proofs),
+and the log beside it, which is bounded: folded into the database (a checkpoint) and emptied
+at every opening, when a table starts and after every scored deal; by SQLite itself whenever
+it passes :data:`LOG_PAGES` pages (4 MiB); and cut back to :data:`LOG_LIMIT` bytes after each
+of those.  Between deals ``tarot.db`` alone holds everything but the deal being played.
+
+**An unclean stop without its log.**  Every opening writes a mark into the database and folds
+it into the file at once; a clean close removes it.  A mark found with no ``tarot.db-wal``
+beside the file means that a daemon stopped without closing (a crash, a power cut) and that
+its log, the commits since the last checkpoint, was deleted (or the file was copied alone):
+what this daemon signed and received since then is gone, so no table it was playing is taken
+up again — it could sign a second message for a slot it already spoke in (each such table is
+set to :attr:`TableState.LOG_LOST`, its sheet kept, and :attr:`Store.log_lost` says so).
 
 The connection is used from the daemon's one asyncio thread; every write is a handful of
 statements, short enough not to stall the loop.  The one other thread,
@@ -147,6 +165,9 @@ class TableState(enum.StrEnum):
     #: again, since its messages are of a protocol no member speaks any more (and whose lock
     #: step let other seats read hands).
     PROTOCOL_V1 = "protocol-v1"
+    #: Being played when the daemon stopped uncleanly and its log was then lost (module
+    #: docstring): never taken up again, its sheet kept as far as the database has it.
+    LOG_LOST = "log-lost"
 
 
 @dataclass(frozen=True)
@@ -187,6 +208,10 @@ DEAL_STARTED: Final = "started"
 #: The state of a deal row written by :meth:`Store.record_deal`.
 DEAL_SCORED: Final = "scored"
 
+LOG_PAGES: Final = 1000  #: the log is folded into the database when it passes this many pages (SQLite's default)
+LOG_LIMIT: Final = 4 * 1024 * 1024  #: bytes the emptied log is cut back to (it is kept, for reuse, up to this)
+#: The settings row that says a daemon has the database open (module docstring).
+_OPEN_MARK: Final = "store/open"
 _SET_SETTING: Final = "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value"
 
 _SCHEMA_V1: Final = (
@@ -282,10 +307,17 @@ SCHEMA_VERSION: Final = len(_MIGRATIONS)
 
 class Store:
     """The daemon's database at ``path``, created if absent and migrated to
-    :data:`SCHEMA_VERSION`.  Use as a context manager, or call :meth:`close`."""
+    :data:`SCHEMA_VERSION`.  Use as a context manager, or call :meth:`close`.
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    ``established``: the home already has its identity keys, so a database that is there was
+    made and used with them — empty, it was lost, and is refused (:class:`StoreError`) rather
+    than started again.  An absent file is new either way (its keys may have been made
+    first, ``tarotd --print-key``; or the player deleted it to start over on purpose).
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, established: bool = False) -> None:
         self.path = Path(path)
+        self.log_lost = False  #: the last daemon stopped uncleanly and its log is gone (module docstring)
         self._commits = 0  #: commits that changed the database, counted from the opening
         self._synced = 0  #: of those, how many are known to be on the disk (see :meth:`sync`)
         self._synced_lock = threading.Lock()  #: :meth:`sync_later`'s thread moves ``_synced`` too
@@ -293,16 +325,24 @@ class Store:
         #: Messages appended and not yet committed, by digest, in the order of acceptance.
         self._queued: dict[bytes, tuple[object, ...]] = {}
         self._tables_seen: set[bytes] = set()  #: tables known to exist (never deleted)
+        self._closed = False
+        lost_if_empty = established and self.path.exists()
+        log_kept = Path(f"{self.path}-wal").exists()
         try:
             _create_private_file(self.path)
             self._db = sqlite3.connect(self.path, isolation_level=None)
         except (OSError, sqlite3.Error) as exc:
             raise _failed(f"could not open the database {self.path}", exc) from exc
         try:
+            if lost_if_empty:
+                self._refuse_if_empty()
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA foreign_keys=ON")
+            self._db.execute(f"PRAGMA wal_autocheckpoint={LOG_PAGES}")
+            self._db.execute(f"PRAGMA journal_size_limit={LOG_LIMIT}")
             self._migrate()
+            self._mark_open(log_kept)
         except sqlite3.DatabaseError as exc:
             self._db.close()
             if LocalFault.of(exc) is not None:
@@ -318,11 +358,18 @@ class Store:
             raise
 
     def close(self) -> None:
-        """Commit what is queued (synced or not: a clean stop loses nothing), and close —
-        after a :meth:`sync_later` still running, whose caller is told it is done."""
+        """Commit what is queued (synced or not: a clean stop loses nothing), say the stop
+        was clean (the mark of :meth:`_mark_open` removed), and close — after a
+        :meth:`sync_later` still running, whose caller is told it is done.  SQLite folds the
+        log into the database as it closes, and deletes it."""
+        if self._closed:
+            return
         try:
             self._commit_queued()
+            with self._write("mark the database closed", durable=False) as db:  # SQLite's checkpoint syncs it
+                db.execute("DELETE FROM settings WHERE key = ?", (_OPEN_MARK,))
         finally:
+            self._closed = True
             if self._syncer is not None:
                 self._syncer.shutdown(wait=True)
             self._db.close()
@@ -379,6 +426,27 @@ class Store:
         finally:
             os.close(fd)
 
+    def checkpoint(self) -> None:
+        """Fold the log into the database file and empty it (SQLite's ``TRUNCATE``
+        checkpoint, which syncs both): from now on ``tarot.db`` alone holds every commit.
+        Done at each opening and scored deal, and by the daemon when a table starts."""
+        try:
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        except sqlite3.Error as exc:
+            raise _failed(f"could not fold the log of {self.path} into it", exc) from exc
+
+    def _mark_open(self, log_kept: bool) -> None:
+        """Write the mark that a daemon has the database open, into the file itself (a
+        checkpoint), so that an unclean stop whose log is then lost is known at the next
+        opening; and if that is what came before, stop the tables that were being played
+        (module docstring)."""
+        if not log_kept and self.get_setting(_OPEN_MARK) is not None:
+            self.log_lost = True
+            with self._write("stop the tables whose log is lost") as db:
+                db.execute("UPDATE tables SET state = ? WHERE state = ?", (TableState.LOG_LOST, TableState.PLAYING))
+        self.set_setting(_OPEN_MARK, "open")
+        self.checkpoint()
+
     def __enter__(self) -> Store:
         return self
 
@@ -391,6 +459,19 @@ class Store:
         self.close()
 
     # -- schema
+
+    def _refuse_if_empty(self) -> None:
+        """An empty database where one was made and used is lost (:class:`Store`,
+        ``established``): refused before anything is written to it, so that it can still be
+        looked at, or restored over, as it was found."""
+        if self._schema_version() == 0:
+            raise StoreError(
+                f"{self.path} is empty, but this home has its identity keys: the database made with them is "
+                f"lost (emptied, or only its first page left after its log {self.path.name}-wal was deleted), and "
+                f"with it this daemon's tables, seeds and score sheets. Restore it from a backup, with its "
+                f"{self.path.name}-wal if there was one; or, to go on under the same identity with an empty "
+                f"database, delete {self.path} and start again"
+            )
 
     def _migrate(self) -> None:
         """Bring the schema to :data:`SCHEMA_VERSION`, all steps in one transaction, so a
@@ -594,7 +675,8 @@ class Store:
         scores --json``) with it, and the deal :data:`DEAL_SCORED`, in one transaction.  A
         crash or a full disk leaves all three as they were or all three new — never a sheet
         holding a deal whose state says it is still being played, which taken up again would
-        be scored twice."""
+        be scored twice.  Then the log is folded into the database: between deals
+        ``tarot.db`` alone holds every scored deal."""
         with self._write(f"record deal {deal} of table {table_id.hex()}") as db:
             changed = db.execute(
                 "UPDATE deals SET state = ? WHERE table_id = ? AND deal = ?", (DEAL_SCORED, table_id, deal)
@@ -607,6 +689,7 @@ class Store:
                 (table_id, sheet.to_json()),
             )
             db.execute(_SET_SETTING, (_results_key(table_id), json.dumps(list(results))))
+        self.checkpoint()
 
     def results(self, table_id: bytes) -> list[dict[str, object]]:
         """The table's results as :meth:`record_deal` last saved them, oldest deal first."""

@@ -26,6 +26,8 @@ from tarotd.home import DaemonLock, Home, HomeError, default_home, load_or_creat
 from tarotd.store import (
     DEAL_SCORED,
     DEAL_STARTED,
+    LOG_LIMIT,
+    LOG_PAGES,
     SCHEMA_VERSION,
     DealRecord,
     LocalFault,
@@ -286,9 +288,10 @@ def test_database_is_private_and_durable(tmp_path: Path, open_umask: None) -> No
         assert mode(path.with_name("tarot.db-shm")) == 0o600
         pragmas = {
             name: db._db.execute(f"PRAGMA {name}").fetchone()[0]
-            for name in ("journal_mode", "synchronous", "foreign_keys")
+            for name in ("journal_mode", "synchronous", "foreign_keys", "wal_autocheckpoint", "journal_size_limit")
         }
-        assert pragmas == {"journal_mode": "wal", "synchronous": 1, "foreign_keys": 1}  # 1 = NORMAL: Store.sync fsyncs
+        assert pragmas == {"journal_mode": "wal", "synchronous": 1, "foreign_keys": 1,  # 1 = NORMAL: Store.sync fsyncs
+                           "wal_autocheckpoint": LOG_PAGES, "journal_size_limit": LOG_LIMIT}
         (version,) = db._db.execute("SELECT version FROM schema_version").fetchone()
         assert version == SCHEMA_VERSION == 3
 
@@ -719,7 +722,108 @@ def test_a_home_too_deep_for_its_socket_is_refused_before_it_is_made(tmp_path: P
     assert not path.exists()
 
 
-# --- the store: full ------------------------------------------------------------------------
+# --- the store: lost, and full ---------------------------------------------------------------
+
+
+MADE_AND_KILLED = """
+    import os, sys
+    from protocol.scoring import ScoreSheet
+    from tarotd.store import Store, TableRecord
+    store, playing = Store(sys.argv[1]), bytes(range(16))
+    store.save_table(TableRecord(bytes(16), "finie", 3, "finished", 0.0))
+    store.save_table(TableRecord(playing, "en cours", 3, "playing", 1.0))
+    store.start_deal(playing, 0, 0)
+    store.record_deal(playing, 0, ScoreSheet(["Anne", "Bruno", "Chloé"]), [{"deal": 0}])  # folded into the file
+    store.start_deal(playing, 1, 1)
+    store.save_seed(playing, 1, 0, bytes(32))
+    os._exit(0)  # no close: a crash, the last commits in the log alone
+"""
+
+
+def test_an_emptied_database_in_a_home_with_keys_is_refused_in_one_line(tmp_path: Path) -> None:
+    """A home with its identity had its database: a 0-byte one (a bad copy, a truncation) was
+    lost, not new, and is refused, saying what to do; taken as new, the daemon came back to
+    its table as a member that had forgotten everything, and said nothing.  In a home that
+    has no key yet, the same file is a database being made."""
+    path = tmp_path / "tarot.db"
+    path.touch()
+    with pytest.raises(StoreError) as refused:
+        Store(path, established=True)
+    text = str(refused.value)
+    assert "\n" not in text and f"{path} is empty, but this home has its identity keys" in text
+    assert "Restore it from a backup" in text and f"delete {path} and start again" in text
+    assert path.stat().st_size == 0  # refused before anything was written
+    Store(path).close()  # no keys: a new database
+
+
+def test_a_database_whose_first_log_was_deleted_is_refused_too(tmp_path: Path) -> None:
+    """A database of an older tarotd whose every commit was still in its log (a crash in the
+    first deals), the log then deleted: only its first page is left, which reads as empty."""
+    path = tmp_path / "tarot.db"
+    with sqlite3.connect(path) as raw:
+        raw.execute("PRAGMA journal_mode=WAL")
+        raw.execute("CREATE TABLE schema_version (version INTEGER NOT NULL) STRICT")
+    raw.close()
+    with sqlite3.connect(path) as raw:  # the schema folded in, then emptied as after such a loss
+        raw.execute("DROP TABLE schema_version")
+    raw.close()
+    with pytest.raises(StoreError, match="is empty, but this home has its identity keys"):
+        Store(path, established=True)
+    Store(tmp_path / "absent.db", established=True).close()  # no file at all: new (tarotd --print-key made the keys)
+
+
+def test_the_log_is_folded_into_the_database_at_each_scored_deal(tmp_path: Path) -> None:
+    """After each scored deal (and each opening) the log is empty and ``tarot.db`` alone —
+    copied without its ``-wal`` — holds the deal; before, the first deals lived only in the
+    log (about 4 MiB), and a copy of the database file kept nothing."""
+    path = tmp_path / "tarot.db"
+    log = path.with_name("tarot.db-wal")
+    with Store(path) as db:
+        assert log.stat().st_size == 0
+        db.save_table(TableRecord(TABLE, "salle 1", 3, "playing", 1.5, b"manifest"))
+        db.start_deal(TABLE, 0, 2)
+        for n in range(200):
+            db.append_message(TABLE, 0, message(n), own=False)
+        db.sync()
+        assert log.stat().st_size > 0
+        sheet = ScoreSheet(["Anne", "Bruno", "Chloé"])
+        sheet.add_void()
+        db.record_deal(TABLE, 0, sheet, [{"deal": 0}])
+        assert log.stat().st_size == 0
+        (tmp_path / "copy").mkdir()
+        copy = tmp_path / "copy" / "tarot.db"
+        copy.write_bytes(path.read_bytes())
+    with Store(copy) as alone:  # a copy made while it was open, without the log: taken for what it is
+        assert alone.sheet(TABLE) == sheet and len(alone.messages(TABLE, 0)) == 200
+        assert alone.deals(TABLE) == [DealRecord(0, 2, DEAL_SCORED)]
+        assert alone.log_lost and alone.table(TABLE) == TableRecord(TABLE, "salle 1", 3, TableState.LOG_LOST, 1.5, b"manifest")
+
+
+@pytest.mark.parametrize("log", ["kept", "deleted"])
+def test_an_unclean_stop_whose_log_is_deleted_stops_the_tables_it_was_playing(tmp_path: Path, log: str) -> None:
+    """A daemon killed, and its log deleted before the next start: what it wrote since the
+    last checkpoint is gone, so a table it was playing must not be taken up (it could sign
+    a second message for a slot it spoke in); the table is stopped and its sheet kept, and
+    ``log_lost`` tells the daemon to say so.  With the log kept, SQLite replays it: nothing is
+    lost, nothing stops.  A clean close leaves no log, and nothing to say either."""
+    path = tmp_path / "tarot.db"
+    made = python(MADE_AND_KILLED, str(path))
+    assert made.wait() == 0
+    wal = path.with_name("tarot.db-wal")
+    assert wal.exists()
+    if log == "deleted":
+        wal.unlink()
+        path.with_name("tarot.db-shm").unlink()
+    with Store(path, established=True) as db:
+        assert db.log_lost is (log == "deleted")
+        states = {record.name: record.state for record in db.tables()}
+        assert states == {"finie": TableState.FINISHED,
+                          "en cours": TableState.LOG_LOST if log == "deleted" else TableState.PLAYING}
+        assert db.results(bytes(range(16))) == [{"deal": 0}]  # folded into the file: kept either way
+        assert (db.seed(bytes(range(16)), 1, 0) is None) is (log == "deleted")  # what the log alone held
+    assert not wal.exists()  # closed cleanly
+    with Store(path, established=True) as db:
+        assert not db.log_lost
 
 
 def test_a_full_disk_is_a_fault_that_keeps_nothing_half_and_clears(tmp_path: Path) -> None:
