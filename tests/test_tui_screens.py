@@ -75,3 +75,13 @@ def test_the_score_sheet_names_a_cheater_and_where_the_proof_is() -> None:
         text = fragment_list_to_text(sheet_fragments(model(lang, data)))
         assert all(word in text for word in words), text
         assert "-150" in text and "+125" in text
+
+
+def test_a_table_paused_by_our_own_full_disk_says_so_and_that_nothing_is_lost() -> None:
+    """The daemon's ``state`` says ``paused`` when its own disk is full: the player reads it
+    above the table, in either language, rather than a silent table."""
+    data = {**state(), "paused": {"fault": "disk-full", "seconds": 7.2}}
+    for lang, words in (("en", ["Your daemon's disk is full (for 7 s)", "goes on by itself", "nothing is lost"]),
+                        ("fr", ["Le disque de votre démon est plein (depuis 7 s)", "reprend d'elle-même", "rien n'est perdu"])):
+        text = fragment_list_to_text(table_fragments(model(lang, data)))
+        assert all(word in text for word in words), text

@@ -94,6 +94,13 @@ _TEXT: dict[str, dict[str, str]] = {
         "daemon_gone": "Le démon s'est arrêté. Relancez-le : tarotd --home {home} (ou scripts/play) ; q pour quitter.",
         "daemon_missing": "Aucun démon ne tourne avec le dossier {home}.\nLancez-le d'abord : tarotd --home {home} &  puis tarot --home {home} : ouvrez une table au salon (3, 4 ou 5) et ajoutez des bots (b).\nOu jouez tout de suite contre des bots : scripts/play",
         "peer_away": "{who} ne répond plus depuis {seconds} s ; la table l'attend.",
+        # A fault of our own daemon's machine (tarotd.store.LocalFault): the table is paused here.
+        "paused_disk-full": "Le disque de votre démon est plein (depuis {seconds} s) : la table est en pause ici et "
+                            "reprend d'elle-même dès qu'il y a de la place ; rien n'est perdu.",
+        "paused_disk-error": "Le disque de votre démon ne répond plus (depuis {seconds} s) : la table est en pause ici et "
+                             "reprend d'elle-même quand il répond ; rien n'est perdu.",
+        "paused_no-descriptors": "Votre démon n'a plus de descripteur de fichier libre (depuis {seconds} s) : la table est "
+                                 "en pause ici et reprend d'elle-même ; rien n'est perdu.",
         "refused": "Refusé : {reason}",
         "pick_more": "Il faut encore {count} carte(s).",
         "ecart_full": "L'écart compte déjà {size} cartes : retirez-en une d'abord.",
@@ -201,6 +208,12 @@ _TEXT: dict[str, dict[str, str]] = {
         "daemon_gone": "The daemon has stopped. Start it again: tarotd --home {home} (or scripts/play); q to quit.",
         "daemon_missing": "No daemon is running with the home {home}.\nStart one first: tarotd --home {home} &  then tarot --home {home}: open a table in the lobby (3, 4 or 5) and add bots (b).\nOr play against bots at once: scripts/play",
         "peer_away": "{who} has not answered for {seconds} s; the table waits for them.",
+        "paused_disk-full": "Your daemon's disk is full (for {seconds} s): the table is paused here and goes on by "
+                            "itself once there is room; nothing is lost.",
+        "paused_disk-error": "Your daemon's disk does not answer (for {seconds} s): the table is paused here and goes on "
+                             "by itself once it does; nothing is lost.",
+        "paused_no-descriptors": "Your daemon has no file descriptor left (for {seconds} s): the table is paused here and "
+                                 "goes on by itself; nothing is lost.",
         "refused": "Refused: {reason}",
         "pick_more": "{count} more card(s) needed.",
         "ecart_full": "The écart already holds {size} cards: take one back first.",
@@ -262,6 +275,7 @@ _REFUSALS_FR: tuple[tuple[str, str], ...] = (
      "tapez i et son code d'invitation, affiché chez qui l'a ouverte"),
     ("is not the invite code of the table", "ce n'est pas le code d'invitation de cette table"),
     ("is not an invite code", "un code d'invitation compte 8 lettres et chiffres, comme 7KQ2-M9XD"),
+    ("the table is paused", "la table est en pause ici (voyez pourquoi au-dessus de la table) : votre coup n'a pas été pris"),
 )
 
 

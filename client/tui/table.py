@@ -149,9 +149,12 @@ def info_lines(model: Model) -> StyleAndTextTuples:
     out.append(("", "\n"))
     tricks = view.get("tricks", [])
     away = model.away_seats()
+    paused = state.get("paused")
     if model.show_last_trick:
         line = texts("last_trick", number=len(tricks), winner=model.name(tricks[-1]["winner"])) if tricks else texts("no_last_trick")
         out.append(("class:heading", line))
+    elif paused:  # our own daemon cannot write: what the player must know first
+        out.append(("class:away", texts(f"paused_{paused['fault']}", seconds=round(paused["seconds"]))))
     elif away:  # the longest silent (each away seat is also marked at its place)
         seat, seconds = max(away.items(), key=lambda item: item[1])
         out.append(("class:away", texts("peer_away", who=model.name(seat), seconds=round(seconds))))
