@@ -26,7 +26,8 @@ runs it on a saved transcript: the same function, so the verdict is the same eve
    * **A deal stopped before its last card** scores nothing and is recorded as abandoned.  A
      proven deviation costs its culprit the penalty; a seat that stopped answering before the
      reveal pays what the table's rule says (:class:`~protocol.manifest.SilenceCost`: nothing
-     by default, a cable being no crime); a seat that then keeps its seed takes the penalty.
+     by default, a cable being no crime), and so does a seat that then keeps its seed — its
+     reveal is timed out on each daemon's own clock, which is no proof against it.
 
    The deal's verdict is the first proven deviation, else the first silence
    (:class:`~protocol.verdict.Fault`).
@@ -256,9 +257,15 @@ def _settled(public: PublicDeal, audit: DealAudit, after: Verdict | None = None)
 
 
 def _costs(public: PublicDeal, stage: Stage) -> bool:
-    """Whether a seat timed out at ``stage`` takes the penalty row: always at the reveal (it
-    kept its seed), never once it revealed, and before the reveal as the table's rule says."""
-    if stage is Stage.REVEAL:
+    """Whether a seat timed out at ``stage`` takes the penalty row: at the reveal of a deal
+    whose every card was played (it kept its seed, and the deal is scored without it), never
+    once it revealed, and otherwise as the table's rule says.
+
+    A deal stopped before its last card — passed out, or abandoned by a seat that stopped
+    answering — costs nothing at its reveal by default: each daemon times the reveal out on
+    its own clock, so a member still waiting, at its own pace, for the seat that stopped would
+    be timed out with it by a faster one, and an honest seat would pay for a cable."""
+    if stage is Stage.REVEAL and public.played_out:
         return True
     return stage is not Stage.SIGN and public.table.silence is SilenceCost.PENALTY
 
