@@ -63,9 +63,9 @@ from protocol.group import (
     scalar_product,
 )
 from protocol.layout import CHIEN, DealLayout, deal_layout
-from protocol.lock_proof import LockProof, LockProofError, LockStep, lock, verify_lock
-from protocol.proofs import Binding
-from protocol.shuffle_proof import ShuffleProof, ShuffleProofError, prove_shuffle, verify_shuffle
+from protocol.lock_proof import LockProof, LockStep, lock, verify_lock
+from protocol.proofs import Binding, ProofWireError
+from protocol.shuffle_proof import ShuffleProof, prove_shuffle, verify_shuffle
 from protocol.seeds import DECK_SIZE, SEED_BYTES, SeatSecrets, commitment, derive, new_seed
 from protocol.variants import Variant
 from protocol.verdict import Verdict, VerdictError
@@ -232,7 +232,7 @@ def _parsed_proof(kind: str, parse: Callable[[], _Parsed]) -> _Parsed:
     """A proof parsed from the wire, its errors as :class:`WireError`."""
     try:
         return parse()
-    except (ShuffleProofError, LockProofError, GroupError) as error:
+    except (ProofWireError, GroupError) as error:
         raise WireError(f"{kind} payload: {error}") from None
 
 

@@ -152,9 +152,27 @@ def mul_batches(batches: Sequence[tuple[Sequence[Scalar], Sequence[Point]]]) -> 
     halve the time.  A batch that meets an invalid point gives its :class:`GroupError`
     instead of a result, for the caller to raise where the sequential order would have."""
     MULTS.value += sum(len(scalars) for scalars, _ in batches)  # counted here, in one thread
+    return _spread(_mul_batch, batches)
+
+
+_Batch = TypeVar("_Batch")
+
+
+def _spread(work: Callable[[_Batch], list[Point] | GroupError], batches: Sequence[_Batch]) -> list[list[Point] | GroupError]:
+    """``work`` on each batch, over the cores when there are several."""
     if len(batches) < 2 or _WORKERS < 2:
-        return [_mul_batch(batch) for batch in batches]
-    return list(_pool().map(_mul_batch, batches))
+        return [work(batch) for batch in batches]
+    return list(_pool().map(work, batches))
+
+
+def _joined(batches: Iterable[list[Point] | GroupError]) -> list[Point]:
+    """The batches' products end to end; the first batch's :class:`GroupError` raised."""
+    products: list[Point] = []
+    for batch in batches:
+        if isinstance(batch, GroupError):
+            raise batch
+        products += batch
+    return products
 
 
 def mul_each(scalars: Sequence[Scalar], points: Sequence[Point]) -> list[Point]:
@@ -162,12 +180,7 @@ def mul_each(scalars: Sequence[Scalar], points: Sequence[Point]) -> list[Point]:
     shuffle or lock step (78 multiplications at a time) is what the other seats wait for."""
     if len(scalars) != len(points):
         raise ValueError(f"{len(scalars)} scalars for {len(points)} points")
-    products: list[Point] = []
-    for batch in mul_batches([(scalars[part], points[part]) for part in _slices(len(points))]):
-        if isinstance(batch, GroupError):
-            raise batch
-        products += batch
-    return products
+    return _joined(mul_batches([(scalars[part], points[part]) for part in _slices(len(points))]))
 
 
 def _mul_batch(batch: tuple[Sequence[Scalar], Sequence[Point]]) -> list[Point] | GroupError:
@@ -290,14 +303,7 @@ def base_mul_each(scalars: Sequence[Scalar]) -> list[Point]:
     """``[s · G for s in scalars]``, in slices over the cores like :func:`mul_each`."""
     MULTS.value += len(scalars)
     MULTS.fixed_base += len(scalars)
-    parts = [scalars[part] for part in _slices(len(scalars))]
-    work = _pool().map(_base_mul_batch, parts) if len(parts) > 1 else map(_base_mul_batch, parts)
-    products: list[Point] = []
-    for batch in work:
-        if isinstance(batch, GroupError):
-            raise batch
-        products += batch
-    return products
+    return _joined(_spread(_base_mul_batch, [scalars[part] for part in _slices(len(scalars))]))
 
 
 def _base_mul_batch(scalars: Sequence[Scalar]) -> list[Point] | GroupError:

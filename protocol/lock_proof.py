@@ -27,7 +27,7 @@ Cost for n positions, in multiplications by a point other than ``G``: the prover
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Sequence
 
 from protocol.group import (
     ORDER,
@@ -41,13 +41,9 @@ from protocol.group import (
     sub,
     to_int,
 )
-from protocol.proofs import Binding, Nonces, hash_to_int, response, statement_digest
+from protocol.proofs import Binding, Nonces, ProofWire, hash_to_int, response, statement_digest
 
 DOMAIN = b"tarot/v2/lock-proof"
-
-
-class LockProofError(ValueError):
-    """A lock proof that is malformed on the wire (wrong types or lengths)."""
 
 
 @dataclass(frozen=True)
@@ -61,26 +57,17 @@ class LockProof:
 
     @classmethod
     def from_wire(cls, obj: object, size: int) -> LockProof:
-        """Parse a proof for ``size`` positions: :class:`LockProofError` for a wrong shape,
-        :class:`~protocol.group.GroupError` for a scalar that is not canonical."""
-        fields = _proof_fields(obj)
-        responses = fields["key_responses"]
-        if not isinstance(responses, (list, tuple)) or len(responses) != size:
-            raise LockProofError(f"lock proof: key_responses must be a list of {size} entries")
+        """Parse a proof for ``size`` positions: :class:`~protocol.proofs.ProofWireError` for a
+        wrong shape, :class:`~protocol.group.GroupError` for a scalar that is not canonical."""
+        fields = _WIRE.read(obj)
         return cls(
             check_scalar(fields["challenge"], "challenge"),
             check_scalar(fields["blanket_response"], "blanket_response"),
-            tuple(check_scalar(item, f"key_responses[{k}]") for k, item in enumerate(responses)),
+            _WIRE.scalars(fields["key_responses"], "key_responses", size),
         )
 
 
-_FIELDS = ("challenge", "blanket_response", "key_responses")
-
-
-def _proof_fields(obj: object) -> dict[str, Any]:
-    if not isinstance(obj, dict) or set(obj) != set(_FIELDS):
-        raise LockProofError(f"a lock proof is a map of exactly {', '.join(_FIELDS)}")
-    return obj
+_WIRE = ProofWire("lock proof", ("challenge", "blanket_response", "key_responses"))
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from typing import Any
 
-from protocol.group import ORDER, Point, Scalar, scalar_from_digest
+from protocol.group import ORDER, SCALAR_BYTES, Point, Scalar, check_scalar, scalar_from_digest, to_int
 
 NONCE_DOMAIN = b"tarot/v2/proof-nonce"
 
@@ -33,7 +34,7 @@ def hash_to_scalar(*parts: bytes) -> Scalar:
 
 def hash_to_int(*parts: bytes) -> int:
     """:func:`hash_to_scalar` as an integer in 1..ORDER−1."""
-    return int.from_bytes(hash_to_scalar(*parts), "little")
+    return to_int(hash_to_scalar(*parts))
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,36 @@ class Nonces:
 
     def one(self, label: bytes) -> int:
         return self.take(label, 1)[0]
+
+
+class ProofWireError(ValueError):
+    """A proof that is malformed on the wire (wrong types or lengths); the text says which."""
+
+
+@dataclass(frozen=True)
+class ProofWire:
+    """Reads one kind of proof from its wire map: the map's fields, and lists of points or
+    scalars of a given count, each refused with a :class:`ProofWireError` that names the proof."""
+
+    what: str  #: "shuffle proof", "lock proof"
+    fields: tuple[str, ...]
+
+    def read(self, obj: object) -> dict[str, Any]:
+        if not isinstance(obj, dict) or set(obj) != set(self.fields):
+            raise ProofWireError(f"a {self.what} is a map of exactly {', '.join(self.fields)}")
+        return obj
+
+    def byte_list(self, value: object, name: str, length: int, count: int) -> tuple[bytes, ...]:
+        if not isinstance(value, (list, tuple)) or len(value) != count:
+            raise ProofWireError(f"{self.what}: {name} must be a list of {count} entries")
+        if not all(isinstance(item, bytes) and len(item) == length for item in value):
+            raise ProofWireError(f"{self.what}: every entry of {name} must be {length} bytes")
+        return tuple(value)
+
+    def scalars(self, value: object, name: str, count: int) -> tuple[Scalar, ...]:
+        """Canonical non-zero scalars: :class:`~protocol.group.GroupError` for one that is not."""
+        items = self.byte_list(value, name, SCALAR_BYTES, count)
+        return tuple(check_scalar(item, f"{name}[{k}]") for k, item in enumerate(items))
 
 
 def response(nonce: int, challenge: int, secret: int) -> int:

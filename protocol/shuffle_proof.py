@@ -37,12 +37,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 from math import prod
-from typing import Any, Sequence
+from typing import Sequence
 
 from protocol.group import (
     ORDER,
     POINT_BYTES,
-    SCALAR_BYTES,
     GroupError,
     Point,
     Scalar,
@@ -57,16 +56,12 @@ from protocol.group import (
     sub,
     to_int,
 )
-from protocol.proofs import Binding, Nonces, challenges, follow_up, hash_to_int, response, statement_digest
+from protocol.proofs import Binding, Nonces, ProofWire, challenges, follow_up, hash_to_int, response, statement_digest
 
 DOMAIN = b"tarot/v2/shuffle-proof"
 GENERATOR_DOMAIN = b"tarot/v2/shuffle-generator"
 #: The responses other than the per-place ones: s₁ (rows), s₂ (chain end), s₃ (opening), s₄ (a).
 SUMMARY_RESPONSES = 4
-
-
-class ShuffleProofError(ValueError):
-    """A shuffle proof that is malformed on the wire (wrong types or lengths)."""
 
 
 @cache
@@ -101,41 +96,22 @@ class ShuffleProof:
 
     @classmethod
     def from_wire(cls, obj: object, size: int) -> ShuffleProof:
-        """Parse a proof for ``size`` places: :class:`ShuffleProofError` for a wrong shape,
+        """Parse a proof for ``size`` places: :class:`~protocol.proofs.ProofWireError` for a wrong shape,
         :class:`~protocol.group.GroupError` for a scalar that is not canonical.  Points are
         checked by the verification itself: every one of them is multiplied, and libsodium
         refuses an invalid point there."""
-        fields = _proof_fields(obj)
+        fields = _WIRE.read(obj)
         return cls(
-            _byte_list(fields["commitments"], "commitments", POINT_BYTES, size),
-            _byte_list(fields["chain"], "chain", POINT_BYTES, size),
+            _WIRE.byte_list(fields["commitments"], "commitments", POINT_BYTES, size),
+            _WIRE.byte_list(fields["chain"], "chain", POINT_BYTES, size),
             check_scalar(fields["challenge"], "challenge"),
-            _scalars(fields["summary"], "summary", SUMMARY_RESPONSES),
-            _scalars(fields["chain_responses"], "chain_responses", size),
-            _scalars(fields["opening_responses"], "opening_responses", size),
+            _WIRE.scalars(fields["summary"], "summary", SUMMARY_RESPONSES),
+            _WIRE.scalars(fields["chain_responses"], "chain_responses", size),
+            _WIRE.scalars(fields["opening_responses"], "opening_responses", size),
         )
 
 
-_FIELDS = ("commitments", "chain", "challenge", "summary", "chain_responses", "opening_responses")
-
-
-def _proof_fields(obj: object) -> dict[str, Any]:
-    if not isinstance(obj, dict) or set(obj) != set(_FIELDS):
-        raise ShuffleProofError(f"a shuffle proof is a map of exactly {', '.join(_FIELDS)}")
-    return obj
-
-
-def _byte_list(value: object, name: str, length: int, count: int) -> tuple[bytes, ...]:
-    if not isinstance(value, (list, tuple)) or len(value) != count:
-        raise ShuffleProofError(f"shuffle proof: {name} must be a list of {count} entries")
-    if not all(isinstance(item, bytes) and len(item) == length for item in value):
-        raise ShuffleProofError(f"shuffle proof: every entry of {name} must be {length} bytes")
-    return tuple(value)
-
-
-def _scalars(value: object, name: str, count: int) -> tuple[Scalar, ...]:
-    items = _byte_list(value, name, SCALAR_BYTES, count)
-    return tuple(check_scalar(item, f"{name}[{k}]") for k, item in enumerate(items))
+_WIRE = ProofWire("shuffle proof", ("commitments", "chain", "challenge", "summary", "chain_responses", "opening_responses"))
 
 
 def _input_challenges(digest: bytes, commitments: Sequence[Point]) -> list[int]:

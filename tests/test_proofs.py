@@ -13,9 +13,9 @@ from dataclasses import replace
 import pytest
 
 from protocol.group import CARD_POINTS, GroupError, add, base_mul, invert, mul, mul_each, point_sum, scalar_from_digest, sub
-from protocol.lock_proof import LockProof, LockProofError, lock, verify_lock
-from protocol.proofs import Binding
-from protocol.shuffle_proof import ShuffleProof, ShuffleProofError, prove_shuffle, verify_shuffle
+from protocol.lock_proof import LockProof, lock, verify_lock
+from protocol.proofs import Binding, ProofWireError
+from protocol.shuffle_proof import ShuffleProof, prove_shuffle, verify_shuffle
 
 BINDING = Binding(b"table", 3, 1, "shuffle")
 NONCE_KEY = b"n" * 32
@@ -111,9 +111,9 @@ def test_invalid_points_make_the_proof_fail_rather_than_raise() -> None:
 def test_the_wire_form_round_trips_and_refuses_bad_shapes() -> None:
     assert ShuffleProof.from_wire(HONEST.to_wire(), 78) == HONEST
     wire = HONEST.to_wire()
-    with pytest.raises(ShuffleProofError, match="exactly"):
+    with pytest.raises(ProofWireError, match="exactly"):
         ShuffleProof.from_wire({**wire, "extra": b""}, 78)
-    with pytest.raises(ShuffleProofError, match="chain must be a list of 78"):
+    with pytest.raises(ProofWireError, match="chain must be a list of 78"):
         ShuffleProof.from_wire({**wire, "chain": wire["chain"][:77]}, 78)  # type: ignore[index]
     with pytest.raises(GroupError, match="not canonical"):
         ShuffleProof.from_wire({**wire, "challenge": b"\xff" * 32}, 78)
@@ -181,9 +181,9 @@ def test_a_key_other_than_the_committed_one_is_refused() -> None:
 def test_the_lock_wire_form_round_trips_and_refuses_bad_shapes() -> None:
     proof = LOCKED.proof
     assert LockProof.from_wire(proof.to_wire(), 78) == proof
-    with pytest.raises(LockProofError, match="78 entries"):
+    with pytest.raises(ProofWireError, match="78 entries"):
         LockProof.from_wire({**proof.to_wire(), "key_responses": []}, 78)
-    with pytest.raises(LockProofError, match="exactly"):
+    with pytest.raises(ProofWireError, match="exactly"):
         LockProof.from_wire({"challenge": proof.challenge}, 78)
     with pytest.raises(GroupError):
         LockProof.from_wire({**proof.to_wire(), "blanket_response": b"\xff" * 32}, 78)
