@@ -7,17 +7,19 @@ the referee's :class:`~protocol.deal.Deal`, another hand, the chien before it is
 player does, from the cards already played (who failed to follow, who could not over-trump),
 the turned chien, the trumps shown in poignées and in the écart.
 
-Two levels are registered in :data:`BOTS`:
+Three levels are registered in :data:`BOTS`:
 
 * ``random`` — :class:`~protocol.players.RandomPolicy`, uniform over legal choices;
 * ``basic`` — :class:`BasicPolicy`, the heuristics of a decent club player: a point count to
   bid, a call in a short suit, an écart that makes voids, the bouts kept safe, the Petit
   hunted by a long taker and saved by its holder, points fed to tricks the own camp is sure
-  to win and never thrown to the opponents.
+  to win and never thrown to the opponents;
+* ``strong`` — :class:`protocol.strong.StrongPolicy`, which samples the deals its view allows
+  and plays every choice out in each of them (``strong:N`` for N samples a decision).
 
-Both are deterministic for a given :class:`random.Random`: :class:`BasicPolicy` is a pure
-function of the view (it takes the generator only to fit the registry), and the random bot
-draws from the generator alone.
+All are deterministic for a given :class:`random.Random`: :class:`BasicPolicy` is a pure
+function of the view (it takes the generator only to fit the registry), the random bot draws
+from the generator alone, and the strong bot seeds each decision from it and the view.
 """
 
 from __future__ import annotations
@@ -716,16 +718,32 @@ def _low_card_of_longest_suit(hand: Sequence[Card], colours: list[Card]) -> Card
 
 # --- The registry ---------------------------------------------------------------------
 
+def _strong(rng: random.Random) -> Policy:
+    from protocol.strong import StrongPolicy  # it builds on this module: imported when asked for
+
+    return StrongPolicy(rng)
+
+
 BOTS: dict[str, Callable[[random.Random], Policy]] = {
     "random": lambda rng: RandomPolicy(rng),
     "basic": lambda rng: BasicPolicy(rng),
+    "strong": _strong,
 }
 
 
 def make_bot(level: str, rng: random.Random) -> Policy:
-    """A bot of the given level ("random", "basic"); ValueError naming the levels otherwise."""
+    """A bot of the given level ("random", "basic", "strong"); ValueError naming the levels
+    otherwise.  ``strong:N`` is the strong bot thinking over N sampled deals a decision (more
+    is stronger and slower; see :mod:`protocol.strong`)."""
+    name, colon, worlds = level.partition(":")
+    if name == "strong" and colon:
+        if not worlds.isdigit() or int(worlds) < 1:
+            raise ValueError(f"bot level {level!r}: strong:N thinks over N sampled deals, N a whole number from 1")
+        from protocol.strong import StrongPolicy
+
+        return StrongPolicy(rng, int(worlds))
     try:
         factory = BOTS[level]
     except KeyError:
-        raise ValueError(f"unknown bot level {level!r}: use one of {', '.join(BOTS)}") from None
+        raise ValueError(f"unknown bot level {level!r}: use one of {', '.join(BOTS)} (or strong:N)") from None
     return factory(rng)
