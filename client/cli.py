@@ -28,6 +28,7 @@ PROG = "tarot"
 SUBCOMMANDS: tuple[tuple[str, str], ...] = (
     ("play", "client.play_cmd"),
     ("sim", "client.sim_cmd"),
+    ("match", "client.match_cmd"),
     ("audit", "client.audit_cmd"),
     ("score", "client.score_cmd"),
     ("scores", "client.scores_cmd"),
