@@ -31,6 +31,16 @@ def run(args: argparse.Namespace) -> int:
     print(f"  key {status['key']} (others give it as --peer KEY@HOST:PORT)")
     for peer in status["peers"]:
         print(f"  peer {peer['name']} [{peer['fingerprint']}] {peer['state']}")
+    connections = status.get("connections")
+    if connections:
+        print(f"  connections: {connections['incoming']} incoming (at most {connections['incoming_bound']}), "
+              f"{connections['links']} links of ours")
+    if (status.get("discovery") or {}).get("reaching") is False:
+        print("  discovery reaches no network: no interface but loopback is up with an IPv4 address "
+              "(peers are reached only with --peer KEY@HOST:PORT)")
+    refused = status.get("refused") or {}
+    if refused:
+        print("  refused from the network: " + ", ".join(f"{cause} {count}" for cause, count in sorted(refused.items())))
     for table in status["tables"]:
         waiting = f", waiting for seats {table['waiting_for']}" if table["waiting_for"] else ""
         print(f"  table {table['table'][:8]}: {', '.join(table['seats'])} — deal {table['deal']}, {table['scored']} scored{waiting}")

@@ -44,6 +44,7 @@ from tarotd.api import ApiError, ApiServer
 from tarotd.discovery import DISCOVERY_PORT
 from tarotd.discovery import Announcement, Discovery, TableInfo
 from tarotd.discovery import Peer as DiscoveredPeer
+from tarotd.guard import raise_descriptor_limit
 from tarotd.home import DaemonLock, Home, load_or_create_identity, replace_private
 from tarotd.lobby import BROADCAST, Lobby, Member, OfferState, ReadyTable
 from tarotd.mesh import WILDCARD_HOSTS, FaultPlan, Mesh, NotHandled, PeerState, PeerStatus
@@ -61,6 +62,7 @@ LOBBY, DEAL, RELAYS = "lobby", "deal", "relays"
 #: everywhere before a person has played the next card.  (0.1 s gave 2–4 % slower deals.)
 RELAY_DELAY = 0.25
 HEARTBEAT = 1.0  #: seconds between two heartbeats of the game (offers repeated, silent seats timed out)
+RELINK_EVERY = 10.0  #: seconds between two offers of the discovered peers to the mesh (it forgets the silent)
 MAX_RETRY = 8.0  #: seconds at most between two tries to take up a table paused by a fault (doubling from HEARTBEAT)
 
 
@@ -157,6 +159,7 @@ class Daemon:
     _relaying: set[bytes] = field(init=False, default_factory=set)  #: tables with a batch of relays scheduled
     _peer_keys: set[bytes] = field(init=False, default_factory=set)  #: of the --peer daemons: the lobby trusts them
     _paused: dict[bytes, Paused] = field(init=False, default_factory=dict)  #: tables a local fault paused
+    _relink_at: float = field(init=False, default=0.0)
 
     # --- Start and stop -------------------------------------------------------------
 
@@ -175,8 +178,10 @@ class Daemon:
         self.seats = [(self.identity, options.name)]
         for k in range(1, options.bots + 1):
             self.seats.append((load_or_create_identity(self.home, f"bot-{k}"), bot_name(options.name, k)))
+        raise_descriptor_limit()  # before the mesh sizes its bounds on it
         self.mesh = Mesh(self.identity, options.listen, on_message=self._on_message, name=options.name,
-                         before_ack=self._journal_on_disk, on_status=self._on_status, faults=options.faults, curve=options.curve)
+                         before_ack=self._journal_on_disk, on_status=self._on_status, faults=options.faults, curve=options.curve,
+                         keeps=self._needed)
         try:
             await self.mesh.start()
         except zmq.ZMQError as error:
@@ -190,7 +195,7 @@ class Daemon:
         self.lobby = Lobby(self.identity.public_key, self.mesh.endpoint, self.seats, entropy, trusts=self._peer_keys.__contains__)
         self._peer_keys.update(peer.key for peer in options.peers if peer.key is not None)
         for peer in options.peers:
-            self.mesh.connect(peer.endpoint, expected_key=peer.key)
+            self.mesh.connect(peer.endpoint, expected_key=peer.key, keep=True)
         self.api = ApiServer(self.home.api_sock, self._on_request)
         await self.api.start()
         if options.discovery:
@@ -299,6 +304,15 @@ class Daemon:
         static = {peer.endpoint for peer in self.options.peers}
         self._peer_keys.update(status.key for status in self.mesh.peers() if status.endpoint in static)
 
+    def _needed(self, key: bytes) -> bool:
+        """Whether a table needs the daemon of ``key`` — a ``--peer``, a member of a table we
+        play or are forming: the mesh never forgets it nor refuses it for room."""
+        if key in self._peer_keys or any(key in runner.other_daemons() for runner in self.runners.values()):
+            return True
+        lobby: Lobby | None = getattr(self, "lobby", None)  # None while the mesh starts
+        joined = lobby.offers.get(lobby.joined) if lobby is not None and lobby.joined else None
+        return joined is not None and any(member.daemon == key for member in joined.members)
+
     def _connect_members(self, members: Sequence[Member]) -> None:
         """Keep links to the daemons of these members.  An endpoint on a wildcard address
         (``--listen 0.0.0.0:P``) says nothing of where that daemon is: it is reached through
@@ -306,7 +320,7 @@ class Daemon:
         for member in members:
             host = member.endpoint[len("tcp://"):].rpartition(":")[0]
             if member.daemon != self.identity.public_key and host not in WILDCARD_HOSTS:
-                self.mesh.connect(member.endpoint, expected_key=member.daemon)
+                self.mesh.connect(member.endpoint, expected_key=member.daemon, keep=True)
 
     def _journal_on_disk(self) -> Awaitable[None] | None:
         """The mesh's ``before_ack``: what it acknowledges is on the disk first, the loop
@@ -578,6 +592,9 @@ class Daemon:
 
     def _heartbeat(self, now: float) -> None:
         self._send(self.lobby.announcements())
+        if self.discovery is not None and now >= self._relink_at:  # links the mesh forgot, to peers still beaconing
+            self._relink_at = now + RELINK_EVERY
+            self._on_peers(self.discovery.peers())
         self._retry_paused()
         for runner in list(self.runners.values()):
             if runner.table_id in self._paused:
@@ -758,11 +775,22 @@ class Daemon:
             "curve": self.options.curve,
             "endpoint": self.mesh.endpoint,
             "peers": [{"name": p.name, "fingerprint": fingerprint(p.key), "state": p.state.value} for p in self.mesh.peers()],
+            "connections": self.mesh.connections(),
+            "refused": self._refused(),
+            "discovery": None if self.discovery is None else {"reaching": self.discovery.reaching},
             "tables": [{"table": r.table_id.hex(), "seats": list(r.ready.setup.names), "deal": r.deal_number,
                         "stage": r.stage, "scored": r.completed, "waiting_for": sorted(r.waiting_for()),
                         "paused": self._pause_said(r)}
                        for r in self.runners.values()],
         }
+
+
+    def _refused(self) -> dict[str, int]:
+        """What the mesh and discovery turned away, by cause (:mod:`tarotd.refusals`)."""
+        counts = self.mesh.refusals.counts()
+        if self.discovery is not None:
+            counts.update(self.discovery.refusals.counts())
+        return counts
 
 
 def _action(op: str, seat: int, request: dict[str, Any]) -> Action:

@@ -61,6 +61,7 @@ from protocol.identity import (
     verify,
 )
 from protocol.messages import TABLE_ID_SIZE
+from tarotd.refusals import Cause, Refusals
 
 log = logging.getLogger(__name__)
 
@@ -340,12 +341,14 @@ class PeerTable:
         self.expiry = expiry
         self.max_peers = max_peers
         self._peers: dict[bytes, Peer] = {}
+        self.full = 0  #: beacons of new keys left out for want of room
         # key -> (timestamp, host, goodbye) of its latest accepted beacon, oldest first.
         self._latest: OrderedDict[bytes, tuple[int, str, bool]] = OrderedDict()
 
     def heard(self, beacon: Beacon, address: str, now: float) -> bool:
         """Take in a beacon that came from ``address``.  True if the list of peers changed
-        (a peer came, left, or changed name, address, port or tables)."""
+        (a peer came, left, or changed name, address, port or tables).  A new key while
+        ``max_peers`` are listed is left out, and counted in :attr:`full`."""
         if beacon.key == self.own_key or not self._is_fresh(beacon, address):
             return False
         self._remember(beacon, address)
@@ -353,6 +356,7 @@ class PeerTable:
             return self._peers.pop(beacon.key, None) is not None
         old = self._peers.get(beacon.key)
         if old is None and len(self._peers) >= self.max_peers:
+            self.full += 1
             return False
         new = Peer(beacon.key, beacon.name, address, beacon.port, beacon.tables, now)
         self._peers[beacon.key] = new
@@ -550,6 +554,7 @@ class Discovery:
         self.interval = interval
         self.broadcast = broadcast
         self.stats = DiscoveryStats()
+        self.refusals = Refusals(log)
         self._announce = announce
         self._bind = (host, port)
         self._targets: list[tuple[str, int]] = []
@@ -615,6 +620,12 @@ class Discovery:
     def peers(self) -> list[Peer]:
         return self._table.peers()
 
+    @property
+    def reaching(self) -> bool | None:
+        """Whether the last beacon had a network to go to (None before the first): False
+        is a laptop on no LAN, said once in the log and shown by ``tarot status``."""
+        return self._reaching
+
     async def _beacon_loop(self) -> None:
         while True:
             self._send_beacon(goodbye=False)
@@ -674,6 +685,8 @@ class Discovery:
         now = asyncio.get_running_loop().time()
         if not self._limiter.allow(source, now):
             self.stats.rate_limited += 1
+            self.refusals.refuse(Cause.BEACONS_FROM_HOST, now, f"beacons from {source}: more than {self._limiter.limit} "
+                                 f"a second")
             return
         self.stats.received += 1
         try:
@@ -682,8 +695,12 @@ class Discovery:
             self.stats.malformed += 1
             log.debug("dropped a datagram from %s: %s", source, exc)
             return
+        full = self._table.full
         if self._table.heard(beacon, source, now):
             self._notify()
+        elif self._table.full > full:
+            self.refusals.refuse(Cause.DISCOVERY_FULL, now, f"the beacon of {fingerprint(beacon.key)} from {source}: "
+                                 f"{self._table.max_peers} peers are listed already")
 
     def _send_failed(self, exc: Exception) -> None:
         self.stats.send_errors += 1

@@ -151,6 +151,16 @@ from protocol.identity import (
     is_valid_public_key,
     verify,
 )
+from tarotd.guard import (
+    HANDSHAKE_DEADLINE_MS,
+    PER_HOST,
+    ConnectionBounds,
+    incoming_bound,
+    is_this_machine,
+    peer_of,
+    turn_away,
+)
+from tarotd.refusals import Cause, Refusals
 from tarotd.ticks import ticks
 from tarotd.zsocket import LoopSocket
 
@@ -180,7 +190,9 @@ MAX_ENDPOINT: Final = 256
 FRAME_OVERHEAD: Final = 256  #: room a data frame's fields take around its body
 ROUTE_PREFIX: Final = b"r"  #: ZeroMQ reserves routing ids that begin with a zero byte
 WILDCARD_HOSTS: Final = frozenset({"0.0.0.0", "*", "[::]"})
-REFUSALS_LOGGED_EVERY: Final = 10.0  #: seconds between log lines about refused HELLOs, per cause
+EXPIRE_EVERY: Final = 1.0  #: seconds between two looks for peers and links to forget
+RECONCILE_EVERY: Final = 5.0  #: seconds between two checks of the incoming connections' count
+GUARDED_EVENTS: Final = zmq.EVENT_ACCEPTED | zmq.EVENT_DISCONNECTED | zmq.EVENT_CLOSED
 HANDSHAKE_FAILED_TIMES: Final = 3  #: failed handshakes in a row before a link says it cannot connect
 HANDSHAKE_FAILURES: Final = (
     zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL | zmq.EVENT_HANDSHAKE_FAILED_AUTH
@@ -210,8 +222,15 @@ class Limits:
     window: int = 512  #: data frames in flight beyond the last acknowledged seq (bounds queues)
     outbox: int = 10_000  #: unacknowledged messages per peer before ``send`` refuses
     early_bytes: int = 32 * MiB  #: bytes of early (out-of-order) messages buffered per sender
-    max_peers: int = 256  #: peer records; a HELLO from one more key is refused
+    max_peers: int = 256  #: peer records no table needs (see ``keeps``); then a HELLO from one more key is refused
     hwm: int = 10_000  #: ZeroMQ send and receive high-water marks, per connection
+    connections: int | None = None  #: incoming connections in all (None: from the descriptor limit, :mod:`tarotd.guard`)
+    connections_per_host: int = PER_HOST  #: incoming connections from one host (127.0.0.1 excepted)
+    links: int = 64  #: links no table needs (opened on behalf of discovery) held at once
+    new_keys_rate: float = 2.0  #: unknown keys taken in per second, from every host together ...
+    new_keys_burst: float = 32.0  #: ... with this burst
+    keys_per_host: int = 8  #: peers no table needs that one host (127.0.0.1 excepted) may speak for
+    forget_after: float = 60.0  #: a peer or link no table needs, silent (or never proven) this long, is forgotten
 
 
 @dataclass(frozen=True)
@@ -640,6 +659,8 @@ class _Link:
     bucket: TokenBucket  #: inbound frames
     pace: TokenBucket  #: outbound data frames: stay under the far end's inbound limit
     monitor: zmq.asyncio.Socket  #: ``sock``'s failed handshakes (see :meth:`Mesh._watch`)
+    kept: bool = False  #: connected to for a table or by the user (``connect(keep=True)``), never forgotten
+    opened: float = field(default_factory=time.monotonic)
     peer: _Peer | None = None
     session: bytes | None = None  #: the far end's token for us; None: not authenticated
     asked: bool = False  #: a ``hi`` is out: the next challenge gets our HELLO
@@ -671,6 +692,9 @@ class _Peer:
     last_heard_wall: float | None = None
     reported: PeerState = PeerState.CONNECTING
     route: bytes | None = None  #: the routing id of the DEALER it last proved its key on
+    host: str = ""  #: the address it last proved its key from (bounds the keys a host speaks for)
+    kept: bool = False  #: proved on a kept link: never forgotten
+    created: float = field(default_factory=time.monotonic)
 
 
 async def _yield_every(count: int) -> None:
@@ -782,6 +806,7 @@ class Mesh:
         delivered: Mapping[bytes, int] | None = None,
         context: zmq.asyncio.Context | None = None,
         curve: bool = False,
+        keeps: Callable[[bytes], bool] | None = None,
     ) -> None:
         if len(name) > MAX_NAME:
             raise ValueError(f"a name has at most {MAX_NAME} characters")
@@ -823,7 +848,11 @@ class Mesh:
         self._closed = False
         self._curve = (curve_public_key(self.key), curve_secret_key(identity)) if curve else None
         self._authenticator: AsyncioAuthenticator | None = None
-        self._quiet_until: dict[str, float] = {}  #: no line about a HELLO refused for this cause before (monotonic)
+        self.refusals = Refusals(log)
+        self._keeps = keeps or (lambda key: False)
+        self._new_keys = TokenBucket(limits.new_keys_rate, limits.new_keys_burst)
+        self._bounds = ConnectionBounds(limits.connections or incoming_bound(), limits.connections_per_host)
+        self._next_expiry = self._next_reconcile = 0.0
         self._restore(initial_outbox or {}, next_seq or {}, delivered or {})
 
     # ----------------------------------------------------------------- public API
@@ -858,8 +887,10 @@ class Mesh:
             router.close(linger=0)
             raise
         self._endpoint = router.getsockopt_string(zmq.LAST_ENDPOINT)
+        guard = _monitor(router, GUARDED_EVENTS)
         self._router = LoopSocket(router)
         self._spawn(self._router_loop(self._router))
+        self._spawn(self._guard_loop(guard))
         self._spawn(self._tick_loop())
 
     async def close(self) -> None:
@@ -883,29 +914,41 @@ class Mesh:
         if self._own_context:
             self._context.destroy(linger=0)
 
-    def connect(self, endpoint: str, expected_key: bytes | None = None) -> None:
+    def connect(self, endpoint: str, expected_key: bytes | None = None, *, keep: bool = False) -> None:
         """Keep a link to ``endpoint`` (ZeroMQ retries the TCP connection forever).  With
         ``expected_key`` the far end must prove that key, otherwise whatever allowed key it
         proves becomes the peer (with CURVE the key is needed: it is what we encrypt to).  Peers
-        that connect to us are connected back to on their own."""
+        that connect to us are connected back to on their own.
+
+        ``keep``: the link is the user's or a table's (``--peer``, a member) and is never
+        forgotten.  Other links — discovery's — count against ``Limits.links`` (one more is
+        refused, counted and logged), and with their peer are forgotten once silent, or
+        never proven, for ``Limits.forget_after``, unless ``keeps`` says a table needs the key."""
         if self._router is None or self._closed:
             raise RuntimeError("the mesh is not running")
         if not _endpoint(endpoint):
             raise ValueError(f"not a tcp:// endpoint: {endpoint!r}")
         if self._curve is not None and expected_key is None:
             raise ValueError(f"CURVE encrypts to the peer's key: connecting to {endpoint} needs it")
-        if endpoint in self._links:
+        link = self._links.get(endpoint)
+        if link is not None:
+            link.kept |= keep
             return
-        if expected_key is not None:
-            self._peer(expected_key)
-        self._open_link(endpoint, expected_key)
+        kept = keep or (expected_key is not None and self._keeps(expected_key))
+        if not kept and sum(not link.kept for link in self._links.values()) >= self._limits.links:
+            self.refusals.refuse(Cause.LINKS_FULL, time.monotonic(), f"no link opened to {endpoint}: "
+                                 f"{self._limits.links} links no table needs are open already")
+            return
+        if kept and expected_key is not None:
+            self._peer(expected_key).kept = True
+        self._open_link(endpoint, expected_key).kept = kept
 
     def allow(self, keys: Iterable[bytes] | None) -> None:
         """Only these keys may talk to us (None: any key that proves itself).  Peers no longer
         allowed lose their sessions and links at once."""
         self._allowed = None if keys is None else frozenset(keys)
         for peer in self._peers.values():
-            if not self._admits(peer.key):
+            if not self._allowed_key(peer.key):
                 peer.inbound.session = None
                 if peer.link is not None:
                     self._close_link(peer.link)
@@ -936,6 +979,10 @@ class Mesh:
             len(peer.outbox.entries) for peer in self._peers.values() if peer.reported is PeerState.UP
         )
 
+    def connections(self) -> dict[str, int]:
+        """Incoming connections held now and the most allowed; links open (ours)."""
+        return {"incoming": len(self._bounds), "incoming_bound": self._bounds.total, "links": len(self._links)}
+
     def peers(self) -> list[PeerStatus]:
         """Every peer we know of: connected to, heard from, sent to, or restored."""
         return [self._status(peer) for peer in self._peers.values()]
@@ -960,10 +1007,62 @@ class Mesh:
             peer = self._peers[key] = _Peer(key, _Outbox(), _Inbound(), bucket)
         return peer
 
-    def _admits(self, key: bytes) -> bool:
-        if key == self.key or (self._allowed is not None and key not in self._allowed):
+    def _allowed_key(self, key: bytes) -> bool:
+        return key != self.key and (self._allowed is None or key in self._allowed)
+
+    def _kept(self, peer: _Peer) -> bool:
+        return peer.kept or self._keeps(peer.key)
+
+    def _admits(self, key: bytes, host: str, kept: bool, now: float) -> bool:
+        """Whether a key that proved itself may talk to us.  A known key may; an unknown one
+        only within the bounds on keys no table needs (``Limits``): so many from one host
+        (this machine's own address excepted: its daemons), so many per second from every host
+        together, so many in all — a peer of those silent longest, and not up, makes room.
+        The keys a table needs, and those on a kept link, are never refused for room."""
+        if not self._allowed_key(key):
+            self.stats.strangers += 1
             return False
-        return key in self._peers or len(self._peers) < self._limits.max_peers
+        if key in self._peers or kept or self._keeps(key):
+            return True
+        limits, who = self._limits, f"{fingerprint(key)} from {host or 'an unknown address'}"
+        loose = [peer for peer in self._peers.values() if not self._kept(peer)]
+        if host and not is_this_machine(host) and sum(peer.host == host for peer in loose) >= limits.keys_per_host:
+            return self._refuse_key(Cause.KEYS_FROM_HOST, now, f"{who}: that host speaks for {limits.keys_per_host} keys already")
+        idle = [peer for peer in loose if peer.reported is not PeerState.UP]
+        if len(loose) >= limits.max_peers and not idle:
+            return self._refuse_key(Cause.PEER_TABLE_FULL, now, f"{who}: {limits.max_peers} peers no table needs are up")
+        if not self._new_keys.take(now):
+            return self._refuse_key(Cause.NEW_KEYS, now, f"{who}: more new keys than {limits.new_keys_rate:g} a second")
+        if len(loose) >= limits.max_peers:
+            self._forget(min(idle, key=lambda peer: peer.last_heard or peer.created))
+        return True
+
+    def _refuse_key(self, cause: Cause, now: float, detail: str) -> bool:
+        self.stats.strangers += 1
+        self.refusals.refuse(cause, now, f"a HELLO signed by {detail}")
+        return False
+
+    def _forget(self, peer: _Peer) -> None:
+        """Drop a peer no table needs, its link and everything we held for it.  Should it come
+        back, it starts afresh: the delivery rules for a side that lost its state apply."""
+        if peer.link is not None:
+            self._close_link(peer.link)
+        if peer.route is not None:
+            self._routes.pop(peer.route, None)
+        del self._peers[peer.key]
+
+    def _expire(self, now: float) -> None:
+        """Forget the peers and links no table needs that have been silent, or never proved
+        their key, for ``Limits.forget_after`` (see :meth:`connect`)."""
+        horizon = now - self._limits.forget_after
+        for peer in list(self._peers.values()):
+            if not self._kept(peer) and (peer.last_heard or peer.created) < horizon:
+                self._forget(peer)
+        for link in list(self._links.values()):
+            if link.peer is None and not link.kept and link.opened < horizon and not (
+                link.expected_key is not None and self._keeps(link.expected_key)
+            ):
+                self._close_link(link)
 
     def _status(self, peer: _Peer) -> PeerStatus:
         return PeerStatus(peer.key, peer.name, peer.endpoint, peer.reported, peer.last_heard_wall)
@@ -1003,6 +1102,7 @@ class Mesh:
         sock.setsockopt(zmq.SNDHWM, self._limits.hwm)
         sock.setsockopt(zmq.RCVHWM, self._limits.hwm)
         sock.setsockopt(zmq.MAXMSGSIZE, 2 * self._limits.max_frame)
+        sock.setsockopt(zmq.HANDSHAKE_IVL, HANDSHAKE_DEADLINE_MS)
         return sock
 
     def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
@@ -1023,8 +1123,12 @@ class Mesh:
             sock.setsockopt(zmq.CURVE_SERVERKEY, curve_public_key(expected_key))
             sock.setsockopt(zmq.CURVE_PUBLICKEY, public)
             sock.setsockopt(zmq.CURVE_SECRETKEY, secret)
-        monitor = _monitor(sock, HANDSHAKE_FAILURES | zmq.EVENT_HANDSHAKE_SUCCEEDED)
-        sock.connect(endpoint)
+        try:
+            monitor = _monitor(sock, HANDSHAKE_FAILURES | zmq.EVENT_HANDSHAKE_SUCCEEDED)
+            sock.connect(endpoint)
+        except zmq.ZMQError:
+            sock.close(linger=0)  # no descriptor left behind (the caller sees the error)
+            raise
         limits = self._limits
         bucket = TokenBucket(limits.rate, limits.burst)
         pace = TokenBucket(limits.rate * SEND_SHARE, limits.burst * SEND_SHARE)
@@ -1094,6 +1198,27 @@ class Mesh:
         link.sock.socket.disable_monitor()
         link.sock.rouse()  # any call on the socket may take in the FD's signal (tarotd.zsocket)
         link.monitor.close(linger=0)
+
+    async def _guard_loop(self, monitor: zmq.asyncio.Socket) -> None:
+        """Count the ROUTER's incoming connections and turn away those beyond the bounds
+        (:mod:`tarotd.guard`): a flood of connections from the LAN must not take the
+        descriptors the daemon needs for its own files and links."""
+        try:
+            while True:
+                event = parse_monitor_message(await monitor.recv_multipart())
+                fd = int(event["value"])
+                if event["event"] != zmq.EVENT_ACCEPTED:
+                    self._bounds.closed(fd)
+                    continue
+                far = peer_of(fd, self.port)
+                cause = None if far is None else self._bounds.admit(fd, far)
+                if far is not None and cause is not None:
+                    turn_away(fd)
+                    self.refusals.refuse(cause, time.monotonic(), f"a connection from {far.host}: "
+                                         f"{len(self._bounds)} held, at most {self._bounds.per_host} from one host "
+                                         f"and {self._bounds.total} in all")
+        finally:
+            monitor.close(linger=0)
 
     async def _tick_loop(self) -> None:
         async for now, held in ticks(TICK):
@@ -1183,19 +1308,21 @@ class Mesh:
         seen_from = _property(frame, "Peer-Address")
         if msg["to"] != self.key or msg["challenge"] != challenge:
             self.stats.bad_hello += 1
-            why = ("made for another daemon: a copy of it replayed to us" if msg["to"] != self.key else
-                   "for a challenge this connection does not hold: a copy replayed, or an answer too late")
-            self._log_refusal(key, seen_from, now, why)
+            if msg["to"] != self.key:
+                cause, why = Cause.HELLO_MISADDRESSED, "made for another daemon: a copy of it replayed to us"
+            else:
+                cause, why = Cause.HELLO_STALE, "for a challenge this connection does not hold: a copy replayed, or an answer too late"
+            self._log_refusal(cause, key, seen_from, now, why)
             return
         if self._curve is not None and _property(frame, "User-Id") != curve_public_key(key).decode():
             self.stats.bad_hello += 1
-            self._log_refusal(key, seen_from, now, "its connection's CURVE key is not the one derived from that "
-                              "identity (someone without the member's secret key speaking as it)")
+            self._log_refusal(Cause.HELLO_IMPERSONATION, key, seen_from, now, "its connection's CURVE key is not the "
+                              "one derived from that identity (someone without the member's secret key speaking as it)")
             return
-        if not self._admits(key):
-            self.stats.strangers += 1
+        if not self._admits(key, seen_from, False, now):
             return
         peer = self._peer(key)
+        peer.host = seen_from
         if peer.route != rid:  # a new connection of the peer's: answer there from now on
             self._routes.pop(peer.route or b"", None)
             peer.route, self._routes[rid] = rid, peer
@@ -1217,13 +1344,11 @@ class Mesh:
         self._heard(peer, now)
         self._follow(peer, _reachable(msg["endpoint"], seen_from), restarted, now)
 
-    def _log_refusal(self, key: bytes, seen_from: str, now: float, why: str) -> None:
-        """Say why a HELLO was refused, at most every :data:`REFUSALS_LOGGED_EVERY` seconds for
-        each cause: a hostile peer repeating it must not fill the log, nor hide another cause."""
-        if now < self._quiet_until.get(why, 0.0):
-            return
-        self._quiet_until[why] = now + REFUSALS_LOGGED_EVERY
-        log.warning("mesh: refused a HELLO signed by %s from %s: %s", fingerprint(key), seen_from or "an unknown address", why)
+    def _log_refusal(self, cause: Cause, key: bytes, seen_from: str, now: float, why: str) -> None:
+        """Count a refused HELLO and say why (:class:`~tarotd.refusals.Refusals`: a hostile peer
+        repeating it must not fill the log, nor hide another cause)."""
+        self.refusals.refuse(cause, now, f"a HELLO signed by {fingerprint(key)} from "
+                             f"{seen_from or 'an unknown address'}: {why}")
 
     def _follow(self, peer: _Peer, endpoint: str, restarted: bool, now: float) -> None:
         """Make sure we have a link back to a peer that said HELLO.  A restarted peer lost our
@@ -1386,11 +1511,13 @@ class Mesh:
         if key != link.to or not verify(key, msg["sig"], signing_bytes("hello-ack", msg)):
             self.stats.bad_hello += 1
             return
-        if not self._admits(key):
-            self.stats.strangers += 1
+        host = link.endpoint[len("tcp://"):].rpartition(":")[0].strip("[]")
+        if not self._admits(key, host, link.kept, now):
             self._close_link(link)
             return
         peer = self._peer(key)
+        peer.kept |= link.kept
+        peer.host = peer.host or host
         if peer.link is not None and peer.link is not link:
             self._close_link(peer.link)
         peer.link, link.peer = link, peer
@@ -1520,6 +1647,12 @@ class Mesh:
         self._acknowledge([peer for peer in self._peers.values() if peer.inbound.ack_due or peer.inbound.early])
         for peer in self._peers.values():
             self._update_state(peer, now)
+        if now >= self._next_expiry:
+            self._next_expiry = now + EXPIRE_EVERY
+            self._expire(now)
+        if now >= self._next_reconcile:
+            self._next_reconcile = now + RECONCILE_EVERY
+            self._bounds.reconcile(self.port)
 
     def _rouse_sockets(self) -> None:
         """Look once a tick whether a receive loop waits with a message queued.  The

@@ -696,7 +696,7 @@ def test_garbage_and_forgeries_from_the_far_end_of_a_link_are_refused() -> None:
         a, expected, wrong = Node("a"), Identity.generate(), Identity.generate()
         async with running(a), raw_socket(zmq.ROUTER) as fake:
             port = fake.bind_to_random_port("tcp://127.0.0.1")
-            a.mesh.connect(f"tcp://127.0.0.1:{port}", expected.public_key)
+            a.mesh.connect(f"tcp://127.0.0.1:{port}", expected.public_key, keep=True)  # a --peer: its record stays
             rid, first = await fake.recv_multipart()
             assert rid != a.key and decode(first, ROUTER_KINDS) == {"t": "hi"}
             # A challenge from someone else than the link expects gets no HELLO; the right one does.

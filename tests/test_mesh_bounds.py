@@ -1,0 +1,124 @@
+"""The mesh against strangers that take its room (issue 26, items 1 and 5): throw-away keys
+that say HELLO, beacons that make it open links, idle connections.  Whatever they do, the
+peer table, the links and the incoming connections stay bounded, what no table needs is
+forgotten, every refusal is counted and said once — and the peers a table needs still get in.
+
+Before, 256 throw-away keys filled the peer table for good (a ``--peer HOST:PORT`` then never
+connected, silently), every beacon's key got a link that was never closed, and incoming
+connections were bounded by nothing but the descriptors.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+
+import pytest
+import zmq
+from test_mesh import Node, challenge, hello, raw_socket, run, running, wait_for
+
+from protocol.identity import Identity
+from tarotd.mesh import Limits, PeerState
+
+
+async def say_hello(node: Node, source: str) -> bool:
+    """A throw-away key says HELLO to ``node`` from ``source``: whether it got a session."""
+    async with raw_socket(zmq.DEALER) as raw:
+        raw.connect(f"tcp://{source}:0;{node.mesh.endpoint.removeprefix('tcp://')}")
+        to, given = await challenge(raw)
+        await raw.send(hello(Identity.generate(), to, given))
+        try:
+            reply = await asyncio.wait_for(raw.recv_multipart(), timeout=0.3)
+        except TimeoutError:
+            return False
+        return b"hello-ack" in reply[0]
+
+
+def unkept(node: Node, kept: set[bytes]) -> int:
+    return sum(status.key not in kept for status in node.mesh.peers())
+
+
+def test_throwaway_keys_are_bounded_per_host_per_second_and_in_all_and_a_peer_still_gets_in(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    limits = Limits(max_peers=12, new_keys_rate=0.01, new_keys_burst=10, keys_per_host=3)
+
+    async def test() -> None:
+        victim, friend = Node("victim", limits=limits), Node("friend")
+        async with running(victim, friend):
+            from_one = [await say_hello(victim, "127.0.0.2") for _ in range(8)]
+            assert sum(from_one) == 3, "one host speaks for at most keys_per_host keys"
+            from_many = await asyncio.gather(*(say_hello(victim, f"127.0.0.{n}") for n in range(3, 40)))
+            assert sum(from_many) == 10 - 3, "new keys beyond the burst wait for the rate"
+            assert unkept(victim, set()) <= limits.max_peers
+            # A peer the user named (--peer) is never refused for room, however full the table.
+            victim.mesh.connect(friend.mesh.endpoint, friend.key, keep=True)
+            await wait_for(lambda: victim.state_of(friend) is PeerState.UP, "the friend up")
+            refused = victim.mesh.refusals.counts()
+            assert refused["keys-from-host"] == 5 and refused["new-keys"] >= 20, refused
+
+    with caplog.at_level(logging.WARNING, logger="tarotd.mesh"):
+        run(test)
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("refused (")]
+    # Said once per cause, then at most every ten seconds with how many more: not once per HELLO.
+    assert sorted({line.split(")")[0] for line in lines}) == ["refused (keys-from-host", "refused (new-keys"]
+    assert len(lines) <= 4, lines
+
+
+def test_what_no_table_needs_is_forgotten_once_silent_and_the_rest_is_kept() -> None:
+    async def test() -> None:
+        needed, other = Identity.generate(), Identity.generate()
+        victim = Node("victim", limits=Limits(forget_after=0.5), keeps={needed.public_key}.__contains__)
+        dead = socket.socket()
+        dead.bind(("127.0.0.1", 0))  # bound, never listening: nothing answers there
+        nowhere = f"tcp://127.0.0.1:{dead.getsockname()[1]}"
+        async with running(victim):
+            assert await say_hello(victim, "127.0.0.2")
+            victim.mesh.connect(nowhere, other.public_key)  # discovery's: forgotten
+            victim.mesh.connect(nowhere.replace("127.0.0.1", "127.0.0.3"), Identity.generate().public_key, keep=True)
+            victim.mesh.connect(nowhere.replace("127.0.0.1", "127.0.0.4"), needed.public_key)  # a table's
+            # The stranger's HELLO made the victim connect back to the endpoint it gave: one more link.
+            assert victim.mesh.connections()["links"] == 4 and len(victim.mesh.peers()) == 3
+            await wait_for(lambda: len(victim.mesh.peers()) == 2, "the silent stranger forgotten")
+            await wait_for(lambda: victim.mesh.connections()["links"] == 2, "its link and the unproven one closed")
+            assert {s.key for s in victim.mesh.peers()} >= {needed.public_key}
+        dead.close()
+
+    run(test)
+
+
+def test_links_opened_for_discovery_are_bounded() -> None:
+    async def test() -> None:
+        victim = Node("victim", limits=Limits(links=4))
+        async with running(victim):
+            for n in range(10):  # beacons of ten fresh keys, each pointing somewhere
+                victim.mesh.connect(f"tcp://127.0.0.{n + 2}:9", Identity.generate().public_key)
+            victim.mesh.connect("tcp://127.0.0.99:9", Identity.generate().public_key, keep=True)
+            assert victim.mesh.connections()["links"] == 5
+            assert victim.mesh.refusals.counts() == {"links-full": 6}
+
+    run(test)
+
+
+def test_incoming_connections_are_bounded_per_host_and_in_all() -> None:
+    async def test() -> None:
+        victim = Node("victim", limits=Limits(connections=10, connections_per_host=3))
+        async with running(victim):
+            port = victim.mesh.port
+            held = []
+            for n in range(2, 10):
+                for _ in range(5):  # five from each of eight hosts: three each would be 24
+                    sock = socket.socket()
+                    sock.bind((f"127.0.0.{n}", 0))
+                    sock.connect(("127.0.0.1", port))
+                    held.append(sock)
+            await wait_for(lambda: sum(victim.mesh.refusals.counts().values()) == 40 - 10, "the excess turned away")
+            assert victim.mesh.connections()["incoming"] == 10
+            counts = victim.mesh.refusals.counts()
+            assert counts["connections-from-host"] > 0 and counts["connections-total"] > 0, counts
+            for sock in held:
+                sock.close()
+            await wait_for(lambda: victim.mesh.connections()["incoming"] == 0, "the closed ones no longer counted")
+
+    run(test)
