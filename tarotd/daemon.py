@@ -731,7 +731,7 @@ class Daemon:
         self._send(self.lobby.add_seat(identity, name))
         self.seats.append((identity, name))
         self._start_ready_tables()
-        return {"bot": name}
+        return {"bot": name, "level": self.options.bot_level}  # the client shows it by the name
 
     def _away(self, runner: TableRunner) -> dict[int, float]:
         """The seats of members whose daemon is unreachable, with seconds since last heard."""

@@ -55,6 +55,7 @@ from protocol.view import SeatView
 from tarotd import cheating
 from tarotd.lobby import ReadyTable
 from tarotd.store import DEAL_SCORED
+from tarotd.views import deal_breakdown
 
 Out = tuple[bytes, bytes]  #: (destination daemon key, encoded message — or a batch of relays)
 MAX_AHEAD = 512  #: messages of the next deal kept while this one ends here
@@ -110,6 +111,7 @@ def deal_result(number: int, dealer: int, audit: DealAudit) -> dict[str, object]
         "scores": list(audit.scores),
         "penalties": list(audit.penalised),
         "audit": "ok" if verdict is None else verdict.to_json(),
+        "breakdown": deal_breakdown(audit),  #: the score as checked by hand, the hidden cards once audited
     }
 
 

@@ -6,15 +6,19 @@ module only changes its shape (card codes, names, seat numbers).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from protocol import rules
+from protocol.audit import DealAudit
 from protocol.cards import codes
 from protocol.deal import Bid, Call, Phase
 from protocol.identity import fingerprint
 from protocol.machine import SeatMachine
+from protocol.scoring import CONTRACT_BONUS, PETIT_AU_BOUT_BONUS, Camp, points_to_make, score_deal
 from protocol.view import SeatView
-from tarotd.runner import TableRunner
+
+if TYPE_CHECKING:  # the runner builds its results with deal_breakdown: no import cycle
+    from tarotd.runner import TableRunner
 
 
 def view_json(view: SeatView) -> dict[str, Any]:
@@ -39,6 +43,60 @@ def view_json(view: SeatView) -> dict[str, Any]:
         "leader": view.leader,
         "legal": codes(view.legal),
     }
+
+
+def deal_breakdown(audit: DealAudit) -> dict[str, Any] | None:
+    """A scored deal's score as a player checks it by hand, in the FFT's terms, from the
+    audit's own :func:`~protocol.scoring.score_deal` (``u = s·(25 + d)·m + p·10·m + s·P + C``):
+    the attack's points against the target for its bouts, the difference, the multiplier, the
+    petit au bout, poignée and chelem terms, the unit and its split.  The public course (bids,
+    call, poignées, tricks) is given for a replay; the hidden cards — the chien (turned or
+    not), the écart, every hand as dealt — only once the audit has passed (no verdict): they
+    come from the seeds every seat revealed.  None when the deck could not be replayed."""
+    referee, outcome = audit.referee, audit.outcome
+    if referee is None:
+        return None
+    out: dict[str, Any] = {
+        "players": referee.variant.players,
+        "bids": [{"seat": b.seat, "contract": None if b.contract is None else b.contract.code} for b in referee.bids],
+        "called": None if referee.called is None else referee.called.code,
+        "partner": referee.partner if referee.taker is not None else None,
+        "poignees": [{"seat": p.seat, "cards": codes(p.cards), "size": p.size.code, "points": int(p.size)}
+                     for p in referee.poignees],
+        "tricks": [{"leader": t.leader, "cards": codes(t.cards), "winner": t.winner} for t in referee.tricks],
+        "score": None,
+    }
+    if outcome is not None:
+        score = score_deal(outcome)
+        s, m = (1 if score.won else -1), outcome.contract.multiplier
+        petit = {Camp.ATTACK: 1, Camp.DEFENCE: -1, None: 0}[outcome.petit_au_bout]
+        contract_points = s * (CONTRACT_BONUS + score.difference) * m
+        petit_points = petit * PETIT_AU_BOUT_BONUS * m
+        poignee_points = s * sum(int(size) for _, size in outcome.poignees)
+        out["score"] = {
+            "attack_half_points": outcome.attack_half_points,  #: 40.5 points are 81
+            "bouts": outcome.bouts,
+            "needed": points_to_make(outcome.bouts),
+            "won": score.won,
+            "difference": score.difference,  #: whole points, the odd half to the winning camp
+            "multiplier": m,
+            "contract_points": contract_points,  #: ±(25 + difference) × multiplier
+            "petit_au_bout": None if outcome.petit_au_bout is None else outcome.petit_au_bout.value,
+            "petit_au_bout_points": petit_points,  #: ±10 × multiplier, to the camp that took it
+            "poignee_points": poignee_points,  #: never multiplied, to the deal's winner
+            "chelem": None if outcome.chelem is None else outcome.chelem.value,
+            "chelem_announced": outcome.chelem_announced,
+            "chelem_points": score.unit - contract_points - petit_points - poignee_points,
+            "unit": score.unit,
+            "taker": score.taker,
+            "partner": score.partner,
+            "defender": score.defender,  #: each defender's
+        }
+    if audit.ok:
+        out["chien"] = codes(referee.chien or ())
+        out["ecart"] = codes(referee.ecart)
+        out["hands"] = [codes(hand or ()) for hand in referee.dealt]
+    return out
 
 
 def decision_options(machine: SeatMachine) -> dict[str, Any] | None:

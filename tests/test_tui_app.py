@@ -114,14 +114,14 @@ class Driver:
 
 @contextlib.asynccontextmanager
 async def running(home: Path, lang: str, pipe: PipeInput) -> AsyncIterator[Driver]:
-    """The application running on ``pipe``; quit with ``q`` at the end (exit status 0)."""
+    """The application running on ``pipe``; quit with ``q q`` at the end (exit status 0)."""
     ui = TarotApp(home, lang, input=pipe, output=DummyOutput(), poll=0.2)
     task = asyncio.create_task(ui.run())
     driver = Driver(ui, pipe)
     try:
         await driver.until(lambda m: m.connected and m.status is not None, "the first state")
         yield driver
-        driver.keys("q")
+        driver.keys("qq")  # at a table, the first q asks what quitting does to the game
         assert await asyncio.wait_for(task, 10) == 0
     finally:
         task.cancel()
@@ -250,7 +250,7 @@ def test_whole_deals_from_the_keyboard_with_an_ecart(daemon: Path, tmp_path: Pat
                 await open_table_with_bots(d)
                 seen = await play_deals(d, lambda seen: "ecart" in seen or seen["deals"] >= 10)
                 screen = d.ui.screen_text()
-                await d.press("\t", "the sheet beside the table", lambda m: m.panel == "sheet")
+                await d.press("\t", "the log in the table's place (80 columns)", lambda m: m.folded == "log")
         return seen, screen, d.model
 
     try:

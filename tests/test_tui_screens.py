@@ -68,10 +68,10 @@ def test_the_score_sheet_names_a_cheater_and_where_the_proof_is() -> None:
          "audit": {"culprit": 2, "step": "deal-keys", "rule": "a key does not open its position", "evidence": ["ab12"]}},
     ]
     data["scores"] = [-25, 125, -150, 75, -25]
-    for lang, words in (("en", ["Score sheet", "Garde (bob)", "void deal", "Cheating found in deal 2: cid",
+    for lang, words in (("en", ["Score sheet", "Garde (bob)", "void deal", "Cheating proven in deal 2: cid",
                                 "/home/ana/.local/share/tarot/tarot.db"]),
-                        ("fr", ["Feuille de marque", "donne nulle", "Tricherie constatée à la donne 2 : cid",
-                                "« deal-keys » : a key does not open its position", "tarot audit"])):
+                        ("fr", ["Feuille de marque", "donne nulle", "Tricherie prouvée à la donne 2 : cid",
+                                "« distribution des clés » : une clé n'ouvre pas sa position", "tarot audit"])):
         text = fragment_list_to_text(sheet_fragments(model(lang, data)))
         assert all(word in text for word in words), text
         assert "-150" in text and "+125" in text

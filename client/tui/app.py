@@ -26,53 +26,60 @@ from prompt_toolkit.key_binding import (
     KeyPressEvent,
     merge_key_bindings,
 )
-from prompt_toolkit.layout import ConditionalContainer, FormattedTextControl, HSplit, Layout, VSplit, Window
+from prompt_toolkit.layout import ConditionalContainer, Dimension, FormattedTextControl, HSplit, Layout, VSplit, Window
 from prompt_toolkit.output import Output
 from prompt_toolkit.styles import Style
 
 from client.api import DaemonClient, DaemonRefused, DaemonUnavailable
-from client.tui.choose import BID_KEYS, Refusal
-from client.tui.i18n import Texts
+from client.tui.choose import BID_KEYS, Refusal, poignee_refusal, refused_card
+from client.tui.geometry import MIN_COLUMNS, MIN_ROWS, Geometry, rows_of
+from client.tui.i18n import CONTRACTS, Texts
 from client.tui.journal import deal_log
 from client.tui.lobby import lobby_fragments, our_table
-from client.tui.model import PANELS, Model
+from client.tui.model import FOLDED, PANELS, Model, Quitting, Replay
+from client.tui.replay import replay_fragments, replayable
+from client.tui.replay import step as replay_step
 from client.tui.sheet import sheet_fragments
+from client.tui.summary import summary_fragments
 from client.tui.table import hand_fragments, prompt_fragments, table_fragments
 
+#: Readable on a dark and on a light terminal alike: text takes the terminal's own colours
+#: (black suits included), and every colour comes with its own background — a card face,
+#: ink on paper — from the 256-colour cube, never one of the 16 colours each terminal
+#: redefines (xterm's red on black, yellow on white, do not read).  ``NO_COLOR`` drops them
+#: all (prompt-toolkit honours it); the cursor and the marks are also in the text itself.
 STYLE = Style.from_dict({
     "title": "reverse bold",
     "heading": "bold",
-    "red": "fg:ansired bold",
-    "black": "",
-    "trump": "fg:ansiyellow bold",
-    "excuse": "fg:ansimagenta bold",
-    "illegal": "fg:ansibrightblack",
-    "legal": "bold",
-    "marked": "underline bg:ansigreen fg:ansiblack",
+    "card.red": "fg:#af0000 bg:#ffffff",
+    "card.black": "",
+    "card.trump": "fg:#000000 bg:#ffd75f",
+    "card.excuse": "fg:#000000 bg:#d7afff",
+    "illegal": "",
+    "legal": "bold underline",
+    "marked": "underline fg:#000000 bg:#87d787",
     "cursor": "reverse",
     "played": "bold",
-    "dim": "fg:ansibrightblack",
+    "dim": "",
     "seat": "",
     "seat.you": "bold",
-    "seat.to-act": "fg:ansigreen bold",
-    "role": "fg:ansicyan",
-    "away": "fg:ansired",
-    "contract": "fg:ansicyan bold",
+    "seat.to-act": "bold underline",
+    "role": "",
+    "away": "fg:#ffffff bg:#af0000",
+    "contract": "bold",
     "prompt": "bold",
     "option": "",
     "option.cursor": "reverse bold",
-    "error": "fg:ansired bold",
-    "info": "fg:ansigreen",
-    "help": "fg:ansibrightblack",
+    "error": "fg:#ffffff bg:#af0000 bold",
+    "info": "",
+    "help": "",
     "sheet.header": "bold underline",
     "sheet.total": "bold",
-    "line": "fg:ansibrightblack",
+    "line": "",
 })
 
 #: Seconds between two ``state`` requests when nothing happens (the lobby, away counters).
 POLL = 1.0
-#: The width of the panel beside the table (the log, the score sheet).
-SIDE_WIDTH = 44
 
 
 def last_rows(lines: list[str], width: int, height: int) -> list[str]:
@@ -91,9 +98,10 @@ def last_rows(lines: list[str], width: int, height: int) -> list[str]:
 class TarotApp:
     """The terminal client for the daemon whose home is ``home``."""
 
-    def __init__(self, home: Path, lang: str, *, input: Input | None = None, output: Output | None = None, poll: float = POLL) -> None:
+    def __init__(self, home: Path, lang: str, *, input: Input | None = None, output: Output | None = None, poll: float = POLL,
+                 quitting: Quitting = Quitting.STAYS, bot_levels: dict[str, str] | None = None) -> None:
         self.texts = Texts(lang)
-        self.model = Model(self.texts, home)
+        self.model = Model(self.texts, home, quitting=quitting, bot_levels=dict(bot_levels or {}))
         self.client = DaemonClient(home)
         self.poll = poll
         self._dirty = asyncio.Event()
@@ -192,6 +200,8 @@ class TarotApp:
         except DaemonUnavailable:
             self._daemon_gone()
         else:
+            if isinstance(result, dict) and isinstance(result.get("bot"), str) and isinstance(result.get("level"), str):
+                self.model.bot_levels[result["bot"]] = result["level"]
             if success is not None:
                 self.model.say(self.texts(success, **(result if isinstance(result, dict) else {})))
             else:
@@ -202,28 +212,45 @@ class TarotApp:
 
     def screen_text(self) -> str:
         """What the screen shows, as plain text, part after part (for tests and logs)."""
-        parts = [self._title(), self._main(), self._side(), self._hand(), self._prompt(), self._status()]
+        parts = [self._title(), self._main(), self._side(), self._hand(), self._prompt(), self._status(), self._help_line()]
         return "\n".join(fragment_list_to_text(part) for part in parts)
+
+    def geometry(self) -> Geometry:
+        size = self.app.output.get_size()
+        return Geometry(size.columns, size.rows)
+
+    def _wide(self) -> bool:
+        """The panel is beside the table (at a table, on a screen wide enough for both)."""
+        return self.model.at_table and self.geometry().side > 0 and not self.geometry().too_small
+
+    def _showing_hand(self) -> bool:
+        model = self.model
+        return model.view is not None and not model.show_help and model.replay is None and not self.geometry().too_small
+
+    def _rows(self, part: Callable[[], StyleAndTextTuples]) -> int:
+        return rows_of(part(), self.geometry().columns)
 
     def _layout(self) -> HSplit:
         def text(function: Callable[[], StyleAndTextTuples]) -> FormattedTextControl:
             return FormattedTextControl(function, focusable=False)
 
-        at_table = Condition(lambda: self.model.at_table)
-        self._side_window = Window(text(self._side), width=SIDE_WIDTH, wrap_lines=True)
+        def fitted(function: Callable[[], StyleAndTextTuples], style: str = "") -> Window:
+            return Window(text(function), height=lambda: Dimension.exact(self._rows(function)), wrap_lines=True, style=style)
+
+        fits = Condition(lambda: not self.geometry().too_small)
+        self._side_window = Window(text(self._side), width=lambda: self.geometry().side, wrap_lines=True)
         return HSplit([
             Window(text(self._title), height=1, style="class:title"),
             VSplit([
                 Window(text(self._main), wrap_lines=True),
                 ConditionalContainer(
                     VSplit([Window(width=1, char="│", style="class:line"), self._side_window]),
-                    filter=at_table,
+                    filter=Condition(self._wide),
                 ),
             ]),
-            ConditionalContainer(Window(text(self._hand), height=2, wrap_lines=True), filter=Condition(lambda: self.model.view is not None)),
-            Window(text(self._prompt), height=1),
-            Window(text(self._status), height=1),
-            Window(text(self._help_line), height=1, style="class:help"),
+            ConditionalContainer(fitted(self._hand), filter=Condition(self._showing_hand)),
+            ConditionalContainer(HSplit([fitted(self._prompt), fitted(self._status), fitted(self._help_line, "class:help")]),
+                                 filter=fits),
         ])
 
     def _title(self) -> StyleAndTextTuples:
@@ -231,33 +258,67 @@ class TarotApp:
         return [("", self.texts("title", name=status.get("name", "?"), fingerprint=status.get("fingerprint", "?")))]
 
     def _main(self) -> StyleAndTextTuples:
-        model = self.model
+        model, geometry = self.model, self.geometry()
+        if geometry.too_small:
+            now = f"{geometry.columns}×{geometry.rows}"
+            return [("class:error", self.texts("too_small", columns=MIN_COLUMNS, rows=MIN_ROWS, now=now))]
         if model.show_help:
             return [("", self.texts("help"))]
         if not model.at_table:
             return lobby_fragments(model)
+        if model.replay is not None:
+            return replay_fragments(model)
+        if not self._wide() and model.folded != "table":
+            return self._panel(model.folded, geometry.main)
         state = model.state or {}
         if state.get("between_deals") or state.get("finished") or model.view is None and state.get("results"):
-            return sheet_fragments(model)
-        return table_fragments(model)
+            return [*summary_fragments(model), ("", "\n"), *sheet_fragments(model, width=geometry.main)]
+        fixed = 1 + self._rows(self._hand) + self._rows(self._prompt) + self._rows(self._status) + self._rows(self._help_line)
+        return table_fragments(model, *geometry.table(fixed))
 
     def _side(self) -> StyleAndTextTuples:
-        if self.model.panel == "sheet":
-            return sheet_fragments(self.model, compact=True)
-        info = self._side_window.render_info
-        return [("", "\n".join(last_rows(deal_log(self.model), SIDE_WIDTH, info.window_height if info else 1000)))]
+        geometry = self.geometry()
+        return self._panel(self.model.panel, geometry.side or geometry.main, self._side_window)
+
+    def _panel(self, panel: str, width: int, window: Window | None = None) -> StyleAndTextTuples:
+        """The log of the deal (its newest lines in sight) or the score sheet."""
+        if panel == "sheet":
+            return sheet_fragments(self.model, compact=window is not None, width=width)
+        info = window.render_info if window is not None else None
+        height = info.window_height if info else max(1, self.geometry().rows - 4)
+        return [("", "\n".join(last_rows(deal_log(self.model), max(1, width), height)))]
 
     def _hand(self) -> StyleAndTextTuples:
         return hand_fragments(self.model, self.click_card)
 
     def _prompt(self) -> StyleAndTextTuples:
-        return prompt_fragments(self.model, self.click_option) if self.model.at_table else []
+        model = self.model
+        if model.quit_asked:
+            return [("class:error", self.texts(f"quit_{model.quitting.value}", home=model.home))]
+        return prompt_fragments(model, self.click_option) if model.at_table and model.replay is None else []
 
     def _status(self) -> StyleAndTextTuples:
         return [("class:error" if self.model.error else "class:info", self.model.message)]
 
     def _help_line(self) -> StyleAndTextTuples:
-        return [("", self.texts("help_line_play") if self.model.at_table else self.texts("lobby_keys"))]
+        return [("", self.texts(f"keys_{self.phase()}") if self.model.at_table or self.model.show_help else self.texts("lobby_keys"))]
+
+    def phase(self) -> str:
+        """What the keys do now, for the help line: the decision, the picking, the replay."""
+        model, state = self.model, self.model.state or {}
+        if model.show_help:
+            return "help"
+        if model.replay is not None:
+            return "replay"
+        if state.get("finished"):
+            return "finished"
+        if state.get("between_deals"):
+            return "between"
+        if model.poignee is not None:
+            return "poignee"
+        if model.decision in ("bidding", "call", "chelem", "ecart", "playing"):
+            return str(model.decision)
+        return "waiting"
 
     # --- The player's actions -----------------------------------------------------------
 
@@ -268,7 +329,9 @@ class TarotApp:
             self.model.say("")
 
     def move(self, step: int) -> None:
-        if self.model.choice is not None:
+        if self.model.replay is not None:
+            replay_step(self.model, tricks=step)
+        elif self.model.choice is not None:
             self.model.choice.move(step)
         elif self.model.cursor is not None:
             self.model.cursor.move(step)
@@ -287,13 +350,17 @@ class TarotApp:
             model.cursor.move(1)
 
     def confirm(self) -> None:
-        """Enter: send the decision in progress, if it is complete."""
+        """Enter: send the decision in progress, if it is complete.  Between deals it does
+        nothing but say so: a player reading the sheet who presses Enter again and again must
+        not start the next deal and pass its first bid."""
         model = self.model
         state = model.state or {}
         if not model.at_table:
             self._join_selected()
-        elif state.get("between_deals"):
-            self._send("next")
+        elif model.replay is not None:
+            replay_step(model, tricks=1)
+        elif state.get("between_deals") or state.get("finished"):
+            model.say(self.texts("enter_between"))
         elif model.choice is not None:
             option = model.choice.current
             if model.decision == "bidding":
@@ -319,7 +386,8 @@ class TarotApp:
             model.say(self.texts("not_your_turn"), error=True)
 
     def click_card(self, code: str) -> None:
-        """A click on a card: mark it (écart, poignée) or play it."""
+        """A click on a card: mark it (écart, poignée) or play it — or the rule that
+        refuses it."""
         model = self.model
         if model.cursor is None:
             return
@@ -329,11 +397,53 @@ class TarotApp:
         elif model.cursor.select(code):
             self.confirm()
         else:
-            model.say(self.texts("not_legal"), error=True)
+            self._refused(refused_card(model.view or {}, model.hand, code))
 
     def click_option(self, option: str) -> None:
         if self.model.choice is not None and self.model.choice.select(option):
             self.confirm()
+
+    def quit(self) -> None:
+        """q: quit at once in the lobby or once the game is over; during a game, first say
+        what quitting does to it (kept, resumable, or gone) and wait for a second q."""
+        model, state = self.model, self.model.state or {}
+        if model.quit_asked or not model.at_table or state.get("finished"):
+            self.app.exit(result=0)
+        else:
+            model.quit_asked = True
+
+    def toggle_replay(self) -> None:
+        """r: step through the scored deals trick by trick (from the last one), or stop."""
+        model = self.model
+        if model.replay is not None:
+            model.replay = None
+        elif not model.at_table or not replayable(model):
+            model.say(self.texts("no_replay"), error=True)
+        else:
+            model.replay = Replay(replayable(model)[-1])
+
+    def tab(self) -> None:
+        """Tab: the other panel beside the table; on a narrow screen, the table, the log and
+        the sheet in turn in the same place."""
+        model = self.model
+        if self._wide():
+            model.panel = PANELS[(PANELS.index(model.panel) + 1) % len(PANELS)]
+        else:
+            model.folded = FOLDED[(FOLDED.index(model.folded) + 1) % len(FOLDED)]
+
+    def escape(self) -> None:
+        model = self.model
+        if model.show_help:
+            model.show_help = False
+        elif model.replay is not None:
+            model.replay = None
+        elif model.poignee is not None:
+            model.cancel_poignee()
+
+    def poignee(self) -> None:
+        """m: pick the trumps of a poignée — or why none can be shown now."""
+        if not self.model.start_poignee():
+            self._refused(poignee_refusal(self.model.view, self.model.decision, self.model.hand))
 
     def _selected(self) -> dict[str, Any] | None:
         """The table under the lobby's cursor, if it is one to join (not ours)."""
@@ -384,7 +494,11 @@ class TarotApp:
         def on(*names: str) -> Callable[[Callable[[], object]], None]:
             def register(action: Callable[[], object]) -> None:
                 def handler(event: KeyPressEvent) -> None:
-                    action()
+                    if model.quit_asked and action != self.quit:  # any other key: stay
+                        model.quit_asked = False
+                        model.say(self.texts("quit_cancelled"))
+                    else:
+                        action()
                     self.app.invalidate()
 
                 for name in names:
@@ -394,16 +508,17 @@ class TarotApp:
 
         on("left", "h")(lambda: self.move(-1))
         on("right", "l")(lambda: self.move(1))
-        on("up", "k")(lambda: setattr(model, "lobby_index", max(0, model.lobby_index - 1)))
-        on("down", "j")(lambda: setattr(model, "lobby_index", min(len(model.tables) - 1, model.lobby_index + 1)))
+        on("up", "k")(lambda: self._vertical(-1))
+        on("down", "j")(lambda: self._vertical(1))
         on("enter")(self.confirm)
         on("space")(self.mark)
         on("?")(lambda: setattr(model, "show_help", not model.show_help))
-        on("tab")(lambda: setattr(model, "panel", PANELS[(PANELS.index(model.panel) + 1) % len(PANELS)]))
+        on("tab")(self.tab)
         on("d")(lambda: setattr(model, "show_last_trick", not model.show_last_trick))
-        on("m")(model.start_poignee)
-        on("escape")(model.cancel_poignee)
-        on("q", "c-c")(lambda: self.app.exit(result=0))
+        on("m")(self.poignee)
+        on("r")(self.toggle_replay)
+        on("escape")(self.escape)
+        on("q", "c-c")(self.quit)
         for letter, contract in BID_KEYS.items():
             on(letter)(self._letter_action(contract))
         on("y", "o")(lambda: self._chelem_letter("yes"))
@@ -416,19 +531,39 @@ class TarotApp:
         typing = Condition(lambda: model.invite is not None)
         return merge_key_bindings([ConditionalKeyBindings(keys, ~typing), self._invite_keys(typing)])
 
+    def _vertical(self, step: int) -> None:
+        """↑/↓: the table under the lobby's cursor, or the deal replayed."""
+        model = self.model
+        if model.replay is not None:
+            replay_step(model, deals=step)
+        elif not model.at_table:
+            model.lobby_index = max(0, min(len(model.tables) - 1, model.lobby_index + step))
+
     def _letter_action(self, contract: str) -> Callable[[], None]:
+        """A bid's letter puts the pick on it (Enter bids it) — or says why it cannot."""
         def pick() -> None:
-            if self.model.decision == "bidding" and self.model.choice is not None:
-                self.model.choice.select(contract)
+            model = self.model
+            if not model.at_table:
+                return
+            if model.decision != "bidding" or model.choice is None:
+                model.say(self.texts("not_bidding"), error=True)
+            elif model.choice.select(contract):
+                model.say("")
+            else:
+                model.say(self.texts("bid_gone", contract=CONTRACTS[contract]), error=True)
 
         return pick
 
     def _chelem_letter(self, option: str) -> None:
-        if self.model.decision == "chelem" and self.model.choice is not None:
-            self.model.choice.select(option)
+        model = self.model
+        if model.decision == "chelem" and model.choice is not None:
+            model.choice.select(option)
+        elif model.at_table:
+            model.say(self.texts("not_chelem"), error=True)
 
     def _next_or_no(self) -> None:
         if (self.model.state or {}).get("between_deals"):
+            self.model.replay = None
             self._send("next")
         else:
             self._chelem_letter("no")

@@ -9,12 +9,12 @@ from prompt_toolkit.formatted_text import StyleAndTextTuples
 from protocol.cards import Suit, card
 
 _STYLES = {
-    Suit.HEARTS: "class:red",
-    Suit.DIAMONDS: "class:red",
-    Suit.SPADES: "class:black",
-    Suit.CLUBS: "class:black",
-    Suit.TRUMPS: "class:trump",
-    Suit.EXCUSE: "class:excuse",
+    Suit.HEARTS: "class:card.red",
+    Suit.DIAMONDS: "class:card.red",
+    Suit.SPADES: "class:card.black",
+    Suit.CLUBS: "class:card.black",
+    Suit.TRUMPS: "class:card.trump",
+    Suit.EXCUSE: "class:card.excuse",
 }
 
 

@@ -8,10 +8,13 @@ A refusal here is a :class:`Refusal` naming a sentence of :mod:`client.tui.i18n`
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-from protocol.cards import card
+from protocol.cards import Suit, card
+from protocol.rules import led_suit
+from protocol.variants import variant
 
 #: The letter that picks each bid (the same in French and English: the contracts' names are French).
 BID_KEYS = {"p": "pass", "t": "petite", "g": "garde", "s": "garde-sans", "c": "garde-contre"}
@@ -163,3 +166,40 @@ class PoigneePicker:
             return Refusal("poignee_excuse")
         return None
 
+
+
+#: A suit as the messages name it (the same in both languages).
+SUIT_SYMBOLS = {Suit.SPADES: "♠", Suit.HEARTS: "♥", Suit.DIAMONDS: "♦", Suit.CLUBS: "♣"}
+
+
+def refused_card(view: Mapping[str, Any], hand: Sequence[str], code: str) -> Refusal:
+    """The rule that refuses ``code`` on the trick in ``view`` — the same order of rules as
+    :func:`protocol.rules.legal_plays`: the called suit on the first lead at five, then
+    follow suit, then trump, then overtrump."""
+    trick = [card(c) for c in view.get("current", ())]
+    held, played = [card(c) for c in hand], card(code)
+    suit = led_suit(trick)
+    if suit is None:
+        called = view.get("called")
+        if called:
+            return Refusal("must_not_lead_called", {"suit": SUIT_SYMBOLS.get(card(called).suit, "")})
+        return Refusal("not_legal")
+    if suit.is_colour and any(c.suit is suit for c in held):
+        return Refusal("must_follow", {"suit": SUIT_SYMBOLS[suit]})
+    best = max((c.rank for c in trick if c.is_trump), default=0)
+    if played.is_trump and any(c.is_trump and c.rank > best for c in held):
+        return Refusal("must_overtrump", {"rank": best})
+    if any(c.is_trump for c in held):
+        return Refusal("must_follow_trump") if suit is Suit.TRUMPS else Refusal("must_trump", {"suit": SUIT_SYMBOLS[suit]})
+    return Refusal("not_legal")
+
+
+def poignee_refusal(view: Mapping[str, Any] | None, decision: str | None, hand: Sequence[str]) -> Refusal:
+    """Why ``m`` shows no poignée now: not the moment, the moment past, or too few trumps."""
+    if view is None or decision != "playing":
+        return Refusal("poignee_not_now")
+    if view.get("tricks") or any(p["seat"] == view.get("seat") for p in view.get("poignees", ())):
+        return Refusal("poignee_late")
+    players = int(view["players"])
+    trumps = sum(1 for c in hand if card(c).is_trump or card(c).is_excuse)
+    return Refusal("poignee_too_few", {"count": variant(players).poignee_thresholds[0], "players": players, "held": trumps})

@@ -24,6 +24,7 @@ _TEXT: dict[str, dict[str, str]] = {
         "dealer_mark": "donneur",
         "taker": "preneur",
         "partner": "partenaire",
+        "poignee": "poignée",
         "away": "absent depuis {seconds} s",
         "contract_line": "Preneur : {taker} — {contract}",
         "called": "appel : {card}",
@@ -69,7 +70,6 @@ _TEXT: dict[str, dict[str, str]] = {
         "sheet_void": "donne nulle",
         "sheet_total": "Total",
         "sheet_empty": "Aucune donne marquée pour l'instant.",
-        "verdict": "Tricherie constatée à la donne {deal} : {who} — étape « {step} » : {rule}.",
         "verdict_unattributed": "Donne {deal} arrêtée à l'étape « {step} » : {rule} (auteur non établi).",
         "verdict_proof": "Preuve : la transcription signée est dans {path} (tarot audit la vérifie).",
         # The lobby.
@@ -90,7 +90,7 @@ _TEXT: dict[str, dict[str, str]] = {
         "bot_added": "Bot ajouté : {bot}.",
         "left": "Vous avez quitté la table.",
         # Messages.
-        "connected": "Connecté au démon de {home}.",
+        "connected": "Connecté à votre démon (tarotd : le programme qui tient votre place et parle aux démons des autres joueurs), dossier {home}.",
         "daemon_gone": "Le démon s'est arrêté. Relancez-le : tarotd --home {home} (ou scripts/play) ; q pour quitter.",
         "daemon_missing": "Aucun démon ne tourne avec le dossier {home}.\nLancez-le d'abord : tarotd --home {home} &  puis tarot --home {home} : ouvrez une table au salon (3, 4 ou 5) et ajoutez des bots (b).\nOu jouez tout de suite contre des bots : scripts/play",
         "peer_away": "{who} ne répond plus depuis {seconds} s ; la table l'attend.",
@@ -114,25 +114,101 @@ _TEXT: dict[str, dict[str, str]] = {
         "poignee_size": "Une poignée compte exactement {sizes} atouts.",
         "not_legal": "Cette carte ne peut pas être jouée maintenant.",
         "not_your_turn": "Ce n'est pas à vous.",
-        "help_line_play": "←/→ choisir — Entrée valider — Espace marquer — d dernier pli — Tab marque/journal — ? aide — q quitter",
+        # Quitting, and keys that cannot apply now.
+        "quit_stays": "Quitter ? Votre démon garde votre place et la partie continue ; tarot --home {home} vous y ramène. "
+                      "q encore : quitter — une autre touche : rester",
+        "quit_kept": "Quitter ? Les démons de scripts/play s'arrêtent ; la partie est gardée : scripts/play --home {home} "
+                     "la reprend. q encore : quitter — une autre touche : rester",
+        "quit_gone": "Quitter ? La partie se termine : les démons de scripts/play s'arrêtent et la partie est effacée "
+                     "(scripts/play --home DOSSIER en garde une). q encore : quitter — une autre touche : rester",
+        "quit_cancelled": "Vous restez à la table.",
+        "enter_between": "Entrée ne fait rien ici : n lance la donne suivante, r rejoue une donne.",
+        "bid_gone": "Une {contract} n'est plus possible : les annonces sont déjà plus haut.",
+        "not_bidding": "Aucune annonce ne vous est demandée maintenant.",
+        "not_chelem": "Le chelem ne vous est pas demandé maintenant.",
+        "poignee_too_few": "Une poignée demande {count} atouts à {players} joueurs (l'Excuse comptant pour un) : vous en avez {held}.",
+        "must_follow_trump": "Il faut jouer atout : l'entame est à l'atout.",
+        "poignee_late": "Une poignée se montre juste avant votre première carte : c'est passé.",
+        "poignee_not_now": "Une poignée se montre quand vous jouez votre première carte.",
+        "must_follow": "Il faut fournir à {suit}.",
+        "must_overtrump": "Il faut monter sur le {rank}.",
+        "must_trump": "Il faut couper : vous n'avez plus de {suit}.",
+        "must_not_lead_called": "Pas d'entame à {suit}, la couleur appelée, sauf avec la carte appelée.",
+        "no_replay": "Aucune donne marquée à rejouer pour l'instant.",
+        "too_small": "Agrandissez le terminal à au moins {columns}×{rows} (il fait {now}) : la table n'y tient pas.",
+        "bot_level": "bot {level}",
+        # The deal's summary, as a player checks it by hand.
+        "summary_title": "Donne {deal} — {taker} : {contract}",
+        "summary_partner": ", partenaire {partner}",
+        "summary_alone": ", seul",
+        "summary_call": " (appel : {card})",
+        "summary_passed": "Donne {deal} : tout le monde a passé — rien n'est marqué, le donneur suivant donne.",
+        "summary_void": "Donne {deal} : donne nulle ({reason}) — rien n'est marqué.",
+        "summary_points": "Attaque : {points} points avec {bouts} bout(s) : {needed} à faire — {result}",
+        "summary_made": "faite de {difference}",
+        "summary_failed": "chutée de {difference}",
+        "summary_half": " (le demi-point va au camp gagnant)",
+        "summary_contract": "Contrat : {sign}(25 + {difference}) × {multiplier} ({contract}) = {points:+d}",
+        "summary_petit": "Petit au bout : {camp}, 10 × {multiplier} = {points:+d}",
+        "summary_poignee": "Poignée {size} de {who} : {bonus}, au camp gagnant : {points:+d}",
+        "summary_chelem": "Chelem {what} : {points:+d}",
+        "chelem_made_announced": "annoncé et réussi",
+        "chelem_made": "réussi sans annonce",
+        "chelem_failed": "annoncé et chuté",
+        "chelem_defence": "de la défense",
+        "summary_unit": "Marque : {unit:+d} — {split}",
+        "summary_each_defender": "chaque défenseur {points:+d}",
+        "summary_penalty": "Pénalité : {who} −100 ({rule})",
+        "summary_penalty_rule": "règle de la table",
+        "summary_no_breakdown": "Le détail de cette donne n'a pas été gardé (marquée par une version plus ancienne).",
+        "summary_chien": "Chien : ",
+        "summary_ecart": "   Écart : ",
+        "summary_hands": "Les mains distribuées :",
+        "summary_hidden": "Le chien, l'écart et les mains se montrent une fois l'audit de la donne passé.",
+        "camp_attack": "attaque",
+        "camp_defence": "défense",
+        # The replay of a deal.
+        "replay_title": "Donne {deal} rejouée ({index}/{count}) — {step}",
+        "replay_dealt": "les mains distribuées",
+        "replay_trick": "pli {trick}/{tricks}, entamé par {leader}, pour {winner}",
+        "replay_hidden": "Les mains ne se montrent qu'une fois l'audit de la donne passé ; seuls les plis sont publics.",
+        # Verdicts: a proven deviation, or a silence (never called cheating).
+        "verdict_proven": "Tricherie prouvée à la donne {deal} : {who} — étape « {step} » : {rule}.",
+        "verdict_silence": "Donne {deal} abandonnée : {who} a cessé de répondre à l'étape « {step} » "
+                           "(rien n'est prouvé : {reporters} l'ont signalé muet).",
+        "verdict_rule_unknown": "la règle enfreinte est dans la preuve (tarot audit la détaille)",
+        "peer_state_connecting": "en connexion",
+        "peer_state_up": "connecté",
+        "peer_state_away": "absent",
+        # The help line: the keys of the moment.
+        "keys_bidding": "←/→ ou p t g s c : choisir — Entrée : annoncer — ? aide — q quitter",
+        "keys_call": "←/→ : choisir la carte — Entrée : appeler — ? aide — q quitter",
+        "keys_chelem": "o/n ou ←/→ : choisir — Entrée : valider — ? aide — q quitter",
+        "keys_ecart": "←/→ carte — Espace : la marquer — Entrée : écarter — Tab journal — ? aide",
+        "keys_poignee": "←/→ atout — Espace : marquer — Entrée : montrer — Échap : annuler — ? aide",
+        "keys_playing": "←/→ carte — Entrée : jouer — m poignée — d dernier pli — Tab journal — ? aide",
+        "keys_waiting": "d dernier pli — Tab journal/marque — r rejouer une donne — ? aide — q quitter",
+        "keys_between": "n donne suivante — r rejouer — Tab journal/marque — ? aide — q quitter",
+        "keys_finished": "r rejouer une donne — Tab journal/marque — ? aide — q quitter",
+        "keys_replay": "←/→ pli précédent/suivant — ↑/↓ donne — Échap ou r : fermer",
+        "keys_help": "? ou Échap : fermer l'aide",
         "help": (
             "Aide — touches\n\n"
             "  ←/→ ou h/l     choisir une carte ou une annonce\n"
-            "  Entrée         valider (jouer la carte, annoncer, écarter, montrer)\n"
+            "  Entrée         valider : jouer la carte, annoncer, écarter, montrer\n"
             "  Espace         marquer une carte pour l'écart ou la poignée\n"
-            "  p t g s c      Passe, Petite, Garde, Garde Sans, Garde Contre\n"
-            "  o / n          oui / non au chelem\n"
-            "  m              montrer une poignée (avant votre première carte)\n"
-            "  Échap          annuler la poignée\n"
-            "  d              voir le dernier pli\n"
-            "  Tab            marque ou journal de la donne\n"
-            "  n              donne suivante (une fois la donne marquée)\n"
-            "  ↑/↓ Entrée     au salon : choisir et rejoindre une table\n"
-            "  i              au salon : taper le code d'invitation de la table, puis Entrée\n"
-            "  3 4 5          au salon : ouvrir une table de 3, 4 ou 5\n"
-            "  b / x          au salon : ajouter un bot / quitter la table\n"
-            "  q              quitter (le démon garde votre place)\n"
+            "  p t g s c      choisir Passe, Petite, Garde, Garde Sans, Garde Contre\n"
+            "  o / n          choisir oui / non au chelem (Entrée valide)\n"
+            "  m / Échap      montrer une poignée (avant votre première carte) / y renoncer\n"
+            "  d / Tab        le dernier pli / le journal ou la marque\n"
+            "  n / r          donne suivante (donne marquée) / rejouer les donnes pli par pli\n"
+            "  ↑/↓ Entrée i   au salon : choisir, rejoindre, taper un code d'invitation\n"
+            "  3 4 5 / b / x  au salon : ouvrir une table / ajouter un bot / quitter la table\n"
+            "  q              quitter (demande confirmation pendant une partie)\n"
             "  souris         un clic sur une carte ou une annonce la choisit\n\n"
+            "  Les atouts sont leurs nombres, de 1 (le Petit) à 21 ; ★ est l'Excuse ;\n"
+            "  R D C V : roi, dame, cavalier, valet. Le démon (tarotd) est le programme\n"
+            "  qui tient votre place et parle aux démons des autres joueurs.\n"
             "  ? ferme l'aide"
         ),
     },
@@ -143,6 +219,7 @@ _TEXT: dict[str, dict[str, str]] = {
         "dealer_mark": "dealer",
         "taker": "preneur",
         "partner": "partner",
+        "poignee": "poignée",
         "away": "away for {seconds} s",
         "contract_line": "Preneur: {taker} — {contract}",
         "called": "called: {card}",
@@ -185,7 +262,6 @@ _TEXT: dict[str, dict[str, str]] = {
         "sheet_void": "void deal",
         "sheet_total": "Total",
         "sheet_empty": "No deal scored yet.",
-        "verdict": "Cheating found in deal {deal}: {who} — step “{step}”: {rule}.",
         "verdict_unattributed": "Deal {deal} stopped at step “{step}”: {rule} (culprit not established).",
         "verdict_proof": "Proof: the signed transcript is in {path} (tarot audit checks it).",
         "lobby": "Lobby — the tables seen on the network",
@@ -204,7 +280,7 @@ _TEXT: dict[str, dict[str, str]] = {
         "joined": "You joined the table.",
         "bot_added": "Bot added: {bot}.",
         "left": "You left the table.",
-        "connected": "Connected to the daemon of {home}.",
+        "connected": "Connected to your daemon (tarotd: the program that holds your seat and talks to the other players' daemons), home {home}.",
         "daemon_gone": "The daemon has stopped. Start it again: tarotd --home {home} (or scripts/play); q to quit.",
         "daemon_missing": "No daemon is running with the home {home}.\nStart one first: tarotd --home {home} &  then tarot --home {home}: open a table in the lobby (3, 4 or 5) and add bots (b).\nOr play against bots at once: scripts/play",
         "peer_away": "{who} has not answered for {seconds} s; the table waits for them.",
@@ -227,25 +303,96 @@ _TEXT: dict[str, dict[str, str]] = {
         "poignee_size": "A poignée holds exactly {sizes} trumps.",
         "not_legal": "This card cannot be played now.",
         "not_your_turn": "It is not your turn.",
-        "help_line_play": "←/→ pick — Enter confirm — Space mark — d last trick — Tab scores/log — ? help — q quit",
+        "quit_stays": "Quit? Your daemon keeps your seat and the game goes on; tarot --home {home} takes you back to it. "
+                      "q again: quit — any other key: stay",
+        "quit_kept": "Quit? The daemons of scripts/play stop; the game is kept: scripts/play --home {home} takes it "
+                     "up again. q again: quit — any other key: stay",
+        "quit_gone": "Quit? The game ends: the daemons of scripts/play stop and the game is deleted (scripts/play "
+                     "--home DIR keeps one). q again: quit — any other key: stay",
+        "quit_cancelled": "You stay at the table.",
+        "enter_between": "Enter does nothing here: n starts the next deal, r replays a deal.",
+        "bid_gone": "A {contract} is no longer possible: the bidding is already above it.",
+        "not_bidding": "No bid is asked of you now.",
+        "not_chelem": "No chelem is asked of you now.",
+        "poignee_too_few": "A poignée needs {count} trumps at {players} players (the Excuse counting as one): you hold {held}.",
+        "must_follow_trump": "You must play a trump: trumps were led.",
+        "poignee_late": "A poignée is shown just before your first card: that is past.",
+        "poignee_not_now": "A poignée is shown when you play your first card.",
+        "must_follow": "You must follow {suit}.",
+        "must_overtrump": "You must overtrump the {rank}.",
+        "must_trump": "You must trump: you have no {suit} left.",
+        "must_not_lead_called": "No lead in {suit}, the called suit, except with the called card.",
+        "no_replay": "No deal scored yet to replay.",
+        "too_small": "Enlarge the terminal to at least {columns}×{rows} (it is {now}): the table does not fit.",
+        "bot_level": "bot {level}",
+        "summary_title": "Deal {deal} — {taker}: {contract}",
+        "summary_partner": ", partner {partner}",
+        "summary_alone": ", alone",
+        "summary_call": " (called: {card})",
+        "summary_passed": "Deal {deal}: everybody passed — nothing is scored, the next dealer deals.",
+        "summary_void": "Deal {deal}: void ({reason}) — nothing is scored.",
+        "summary_points": "Attack: {points} points with {bouts} bout(s): {needed} needed — {result}",
+        "summary_made": "made by {difference}",
+        "summary_failed": "failed by {difference}",
+        "summary_half": " (the half point goes to the winning camp)",
+        "summary_contract": "Contract: {sign}(25 + {difference}) × {multiplier} ({contract}) = {points:+d}",
+        "summary_petit": "Petit au bout: {camp}, 10 × {multiplier} = {points:+d}",
+        "summary_poignee": "Poignée {size} by {who}: {bonus}, to the winning camp: {points:+d}",
+        "summary_chelem": "Chelem {what}: {points:+d}",
+        "chelem_made_announced": "announced and made",
+        "chelem_made": "made unannounced",
+        "chelem_failed": "announced and failed",
+        "chelem_defence": "by the defence",
+        "summary_unit": "Score: {unit:+d} — {split}",
+        "summary_each_defender": "each defender {points:+d}",
+        "summary_penalty": "Penalty: {who} −100 ({rule})",
+        "summary_penalty_rule": "the table's rule",
+        "summary_no_breakdown": "This deal's breakdown was not kept (scored by an older version).",
+        "summary_chien": "Chien: ",
+        "summary_ecart": "   Écart: ",
+        "summary_hands": "The hands as dealt:",
+        "summary_hidden": "The chien, the écart and the hands are shown once the deal's audit has passed.",
+        "camp_attack": "attack",
+        "camp_defence": "defence",
+        "replay_title": "Deal {deal} replayed ({index}/{count}) — {step}",
+        "replay_dealt": "the hands as dealt",
+        "replay_trick": "trick {trick}/{tricks}, led by {leader}, to {winner}",
+        "replay_hidden": "The hands are shown only once the deal's audit has passed; only the tricks are public.",
+        "verdict_proven": "Cheating proven in deal {deal}: {who} — step “{step}”: {rule}.",
+        "verdict_silence": "Deal {deal} abandoned: {who} stopped answering at the “{step}” step "
+                           "(unproven: reported silent by {reporters}).",
+        "verdict_rule_unknown": "the rule broken is in the proof (tarot audit tells it)",
+        "peer_state_connecting": "connecting",
+        "peer_state_up": "up",
+        "peer_state_away": "away",
+        "keys_bidding": "←/→ or p t g s c: pick a bid — Enter: bid it — ? help — q quit",
+        "keys_call": "←/→: pick the card — Enter: call it — Tab log — ? help — q quit",
+        "keys_chelem": "y/n or ←/→: pick — Enter: confirm — ? help — q quit",
+        "keys_ecart": "←/→ card — Space: mark it — Enter: make the écart — Tab log — ? help",
+        "keys_poignee": "←/→ trump — Space: mark it — Enter: show — Esc: cancel — ? help",
+        "keys_playing": "←/→ card — Enter: play it — m poignée — d last trick — Tab log — ? help — q quit",
+        "keys_waiting": "d last trick — Tab log/sheet — r replay a deal — ? help — q quit",
+        "keys_between": "n next deal — r replay — Tab log/sheet — ? help — q quit",
+        "keys_finished": "r replay a deal — Tab log/sheet — ? help — q quit",
+        "keys_replay": "←/→ previous/next trick — ↑/↓ deal — Esc or r: close",
+        "keys_help": "? or Esc: close the help",
         "help": (
             "Help — keys\n\n"
             "  ←/→ or h/l     pick a card or a bid\n"
-            "  Enter          confirm (play the card, bid, make the écart, show)\n"
+            "  Enter          confirm: play the card, bid, make the écart, show\n"
             "  Space          mark a card for the écart or the poignée\n"
-            "  p t g s c      Passe, Petite, Garde, Garde Sans, Garde Contre\n"
-            "  y / n          yes / no to the chelem\n"
-            "  m              show a poignée (before your first card)\n"
-            "  Esc            cancel the poignée\n"
-            "  d              see the last trick\n"
-            "  Tab            score sheet or log of the deal\n"
-            "  n              next deal (once the deal is scored)\n"
-            "  ↑/↓ Enter      in the lobby: pick and join a table\n"
-            "  i              in the lobby: type the table's invite code, then Enter\n"
-            "  3 4 5          in the lobby: open a table of 3, 4 or 5\n"
-            "  b / x          in the lobby: add a bot / leave the table\n"
-            "  q              quit (the daemon keeps your seat)\n"
+            "  p t g s c      pick Passe, Petite, Garde, Garde Sans or Garde Contre\n"
+            "  y / n          pick yes / no to the chelem (Enter confirms)\n"
+            "  m / Esc        show a poignée (before your first card) / give it up\n"
+            "  d / Tab        the last trick / the log or the score sheet\n"
+            "  n / r          next deal (once scored) / replay the deals trick by trick\n"
+            "  ↑/↓ Enter i    in the lobby: pick, join, type an invite code\n"
+            "  3 4 5 / b / x  in the lobby: open a table / add a bot / leave the table\n"
+            "  q              quit (asks first during a game)\n"
             "  mouse          a click on a card or a bid picks it\n\n"
+            "  Trumps are their numbers, 1 (the Petit) to 21; ★ is the Excuse;\n"
+            "  K Q C J: king, queen, cavalier, valet. The daemon (tarotd) is the program\n"
+            "  that holds your seat and talks to the other players' daemons.\n"
             "  ? closes the help"
         ),
     },

@@ -15,6 +15,18 @@ def our_table(model: Model) -> dict[str, Any] | None:
     return next((t for t in model.tables if name in t.get("members", ())), None)
 
 
+def member_label(model: Model, name: str) -> str:
+    """A member's name, with its level when it is a bot whose level this client knows."""
+    level = model.bot_levels.get(name)
+    return f"{name} ({model.texts('bot_level', level=level)})" if level else name
+
+
+def peer_state(model: Model, state: str) -> str:
+    """A neighbour daemon's state (tarotd.mesh.PeerState) in the player's language."""
+    key = f"peer_state_{state}"
+    return model.texts(key) if key in model.texts.keys() else state
+
+
 def lobby_fragments(model: Model) -> StyleAndTextTuples:
     texts, status = model.texts, model.status or {}
     out: StyleAndTextTuples = [("class:heading", texts("lobby")), ("", "\n\n")]
@@ -29,7 +41,7 @@ def lobby_fragments(model: Model) -> StyleAndTextTuples:
             count=len(table.get("members", ())),
             seats=table.get("seats"),
             state=texts(f"lobby_state_{state}") if f"lobby_state_{state}" in texts.keys() else state,
-            members=", ".join(table.get("members", ())),
+            members=", ".join(member_label(model, str(m)) for m in table.get("members", ())),
         )
         style = "class:option.cursor" if i == model.lobby_index else "class:option"
         out += [("", "  "), (style, line)]
@@ -44,7 +56,8 @@ def lobby_fragments(model: Model) -> StyleAndTextTuples:
     peers = status.get("peers", ())
     out.append(("", "\n"))
     if peers:
-        listed = ", ".join(f"{p['name']} [{p['fingerprint'].split('-')[0]}] {p['state']}" for p in peers)
+        listed = ", ".join(f"{member_label(model, p['name'])} [{p['fingerprint'].split('-')[0]}] {peer_state(model, p['state'])}"
+                           for p in peers)
         out.append(("class:dim", texts("lobby_peers", peers=listed)))
     else:
         out.append(("class:dim", texts("lobby_no_peers")))

@@ -7,6 +7,7 @@ belong to is still the one to make (a new decision starts from fresh picks).
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,25 @@ from protocol.cards import card, sort_hand
 
 #: The panels beside the table, in the order Tab shows them.
 PANELS = ("log", "sheet")
+#: What takes the table's place in turn when the panel has folded away (a narrow screen).
+FOLDED = ("table", *PANELS)
+
+
+class Quitting(enum.Enum):
+    """What quitting the client does to the game — said when ``q`` asks to confirm."""
+
+    STAYS = "stays"  #: the daemon keeps running and keeps the seat (``tarot`` on its own)
+    KEPT = "kept"  #: scripts/play --home: every daemon stops, the game is kept to resume
+    GONE = "gone"  #: plain scripts/play: every daemon stops and the game is deleted
+
+
+@dataclass
+class Replay:
+    """A scored deal stepped through trick by trick: ``deal`` indexes the results, ``trick``
+    counts the tricks shown (0: the hands as dealt)."""
+
+    deal: int
+    trick: int = 0
 
 
 def sorted_codes(codes: list[str]) -> list[str]:
@@ -35,6 +55,12 @@ class Model:
     message: str = ""  #: the status line: the last thing that went right or wrong
     error: bool = False  #: the status line is a problem, drawn as one
     panel: str = PANELS[0]
+    folded: str = FOLDED[0]  #: what a narrow screen shows in the table's place
+    quitting: Quitting = Quitting.STAYS
+    quit_asked: bool = False  #: ``q`` was pressed at a game that quitting would leave: confirm
+    replay: Replay | None = None
+    #: Bots' levels by name, as far as this client knows them (scripts/play, the lobby's ``b``).
+    bot_levels: dict[str, str] = field(default_factory=dict)
     show_last_trick: bool = False
     show_help: bool = False
     lobby_index: int = 0

@@ -19,7 +19,8 @@ from client.tui import cards
 from client.tui.i18n import CONTRACTS
 from client.tui.model import Model
 
-WIDTH, HEIGHT = 64, 13
+#: The smallest table drawn (columns, rows): the seats at five fit around its trick.
+WIDTH, HEIGHT = 64, 11
 
 OnPick = Callable[[str], None]
 
@@ -36,14 +37,21 @@ class Place:
     card_col: int
 
 
-_PLACES = {
-    "bottom": Place(11, WIDTH // 2, "centre", 9, WIDTH // 2),
-    "right": Place(5, WIDTH, "right", 7, WIDTH - 18),
-    "left": Place(5, 0, "left", 7, 18),
-    "top": Place(0, WIDTH // 2, "centre", 3, WIDTH // 2),
-    "top_right": Place(0, WIDTH - 4, "right", 3, WIDTH // 2 + 10),
-    "top_left": Place(0, 4, "left", 3, WIDTH // 2 - 10),
-}
+def places(width: int, height: int) -> dict[str, Place]:
+    """The places around a table of ``width`` × ``height``: a larger screen spreads them,
+    the trick staying in the middle."""
+    mid = (height - 1) // 2
+    spread = 3 + (height - HEIGHT) // 4  #: rows between the middle and the top and bottom cards
+    across = width * 18 // WIDTH  #: columns from the side to a side seat's card
+    return {
+        "bottom": Place(height - 2, width // 2, "centre", mid + spread, width // 2),
+        "right": Place(mid - 1, width, "right", mid + 1, width - across),
+        "left": Place(mid - 1, 0, "left", mid + 1, across),
+        "top": Place(0, width // 2, "centre", mid - spread, width // 2),
+        "top_right": Place(0, width - 4, "right", mid - spread, width // 2 + width * 10 // WIDTH),
+        "top_left": Place(0, 4, "left", mid - spread, width // 2 - width * 10 // WIDTH),
+    }
+
 
 #: The places of the seats after the player's, in the order of play, for 3, 4 and 5 players.
 _AROUND = {
@@ -90,10 +98,11 @@ def seat_lines(model: Model, seat: int) -> tuple[StyleAndTextTuples, StyleAndTex
     to_act = view.get("to_act") == seat and not state.get("between_deals")
     name_style = "class:seat.to-act" if to_act else ("class:seat.you" if seat == model.seat else "class:seat")
     fingerprint = str(state["fingerprints"][seat]).split("-")[0]
+    level = model.bot_levels.get(str(state["seats"][seat]))
     first: StyleAndTextTuples = [
         ("class:seat.to-act", "▶ " if to_act else "  "),
         (name_style, model.name(seat)),
-        ("class:dim", f" [{fingerprint}]"),
+        ("class:dim", f" [{fingerprint}]" + (f" ({texts('bot_level', level=level)})" if level else "")),
     ]
     roles: list[str] = []
     if state.get("dealer") == seat:
@@ -106,6 +115,7 @@ def seat_lines(model: Model, seat: int) -> tuple[StyleAndTextTuples, StyleAndTex
             roles.append(CONTRACTS[bids[-1]["contract"] or "pass"])
     if view.get("partner") == seat and seat != view.get("taker"):
         roles.append(texts("partner"))
+    roles += [f"{texts('poignee')} {p['size']} ({len(p['cards'])})" for p in view.get("poignees", ()) if p["seat"] == seat]
     away = model.away_seats()
     second: StyleAndTextTuples = [("class:role", ", ".join(roles))]
     if seat in away:
@@ -162,16 +172,22 @@ def info_lines(model: Model) -> StyleAndTextTuples:
     return out
 
 
-def table_fragments(model: Model) -> StyleAndTextTuples:
-    """The info lines, then the seats around the table and the trick in the middle."""
+#: The lines :func:`info_lines` draws above the table.
+INFO_LINES = 4
+
+
+def table_fragments(model: Model, width: int = WIDTH, height: int = HEIGHT) -> StyleAndTextTuples:
+    """The info lines, then the seats around a table of ``width`` × ``height`` (at least
+    :data:`WIDTH` × :data:`HEIGHT`) and the trick in the middle."""
     state = model.state or {}
     seats, me = len(state.get("seats", ())), model.seat or 0
-    canvas = Canvas(WIDTH, HEIGHT)
-    places = _AROUND.get(seats, ())
+    width, height = max(WIDTH, width), max(HEIGHT, height)
+    canvas = Canvas(width, height)
+    where = places(width, height)
     leader, trick, number = trick_on_table(model)
-    for offset, place_name in enumerate(places):
+    for offset, place_name in enumerate(_AROUND.get(seats, ())):
         seat = (me + offset) % seats
-        place = _PLACES[place_name]
+        place = where[place_name]
         first, second = seat_lines(model, seat)
         canvas.put(place.row, place.col, first, place.align)
         canvas.put(place.row + 1, place.col, second, place.align)
@@ -179,7 +195,7 @@ def table_fragments(model: Model) -> StyleAndTextTuples:
             code = trick[(seat - leader) % seats]
             canvas.put(place.card_row, place.card_col, [(cards.style(code) + " class:played", f" {cards.symbol(code, model.texts.lang)} ")], "centre")
     if (model.view or {}).get("phase") == "playing" or model.show_last_trick:
-        canvas.put(6, WIDTH // 2, [("class:dim", model.texts("trick", number=number))], "centre")
+        canvas.put((height - 1) // 2, width // 2, [("class:dim", model.texts("trick", number=number))], "centre")
     return [*info_lines(model), *canvas.fragments()]
 
 
