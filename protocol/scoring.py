@@ -28,12 +28,13 @@ scores 2u at three players and 3u at four; at five the taker scores 2u and the c
 from __future__ import annotations
 
 import enum
+import functools
 import json
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from protocol.cards import TOTAL_HALF_POINTS
-from protocol.variants import Contract, PoigneeSize, variant
+from protocol.cards import DECK, EXCUSE, TOTAL_HALF_POINTS
+from protocol.variants import Contract, PoigneeSize, Variant, variant
 
 __all__ = [
     "Camp",
@@ -71,9 +72,6 @@ RENONCE_PENALTY = 100
 
 #: Points to make by the number of bouts the attack holds at the end: 0, 1, 2, 3.
 _POINTS_TO_MAKE = (56, 51, 41, 36)
-#: A bout is worth 4.5 points (9 half points); the Excuse may have been exchanged for a low
-#: card (0.5), so whoever holds a bout at the end holds at least 8 half points for it.
-_MIN_HALF_POINTS_PER_BOUT = 8
 #: The 21 trumps and the Excuse: no table can show more cards than that in poignées.
 _POIGNEE_CARDS = 22
 
@@ -106,6 +104,98 @@ def _check_int(name: str, value: object, low: int, high: int, unit: str = "") ->
     if not low <= value <= high:
         raise ValueError(f"{name} must be between {low} and {high}{unit}, not {value}")
     return value
+
+
+# --------------------------------------------------------------------------- what a pile can hold
+
+#: A bout's value in half points (the Petit, the 21 and the Excuse are each 4.5 points).
+_BOUT = EXCUSE.half_points
+#: The Excuse its camp keeps out of a trick the other camp took: 4.5 points, less the low card
+#: given for it (« Il y prend une carte sans valeur […] qu'il donne au camp qui a remporté le pli »).
+_EXCUSE_KEPT = EXCUSE.half_points - 1
+
+
+def _sums(values: list[int]) -> tuple[int, ...]:
+    """``sums[k]``: the total of the first k values."""
+    sums = [0]
+    for value in values:
+        sums.append(sums[-1] + value)
+    return tuple(sums)
+
+
+_OTHERS = [c.half_points for c in DECK if not c.is_bout]  # the 75 cards that are not bouts
+#: What k cards that are not bouts are worth at least, and at most; and at most when they hold no
+#: king, as an écart does (« On ne peut Ecarter ni Roi, ni Bout »).
+_LEAST = _sums(sorted(_OTHERS))
+_MOST = _sums(sorted(_OTHERS, reverse=True))
+_MOST_WITHOUT_KINGS = _sums(sorted((c.half_points for c in DECK if not c.is_bout and not c.is_king), reverse=True))
+_KING = max(_OTHERS)
+
+
+class _ExcusePath(enum.Enum):
+    """Whether the Excuse was exchanged, and by whom; the value is the bouts the attack counts
+    beyond those lying in its pile.  Outside an exchange every bout is counted where it lies (the
+    Excuse played to the last trick outside a chelem lies with the trick's winner)."""
+
+    STAYS = 0
+    ATTACK_KEEPS = 1  #: the attack's Excuse, played to a trick the defence took
+    DEFENCE_KEEPS = -1  #: the defence's Excuse, played to a trick the attack took
+
+
+@dataclass(frozen=True)
+class _Pile:
+    """One way the attack's pile can be made: ``tricks`` tricks won, so ``cards`` cards with its
+    écart or chien, and the least and the most half points such a pile counts."""
+
+    tricks: int
+    cards: int
+    low: int
+    high: int
+
+
+@functools.cache  # 144 questions in all, asked at every deal
+def _attack_piles(v: Variant, contract: Contract, bouts: int, chelem: Camp | None) -> tuple[_Pile, ...]:
+    """Every make-up of the attack's pile that the rules allow, with what it can count.
+
+    The model leaves the play free and keeps every rule on where cards end: tricks of one card a
+    player, the écart of a Petite or Garde the attack's but with no king and no bout, the chien of
+    a Garde Sans the attack's and of a Garde Contre the defence's, the Excuse exchanged for a low
+    card by the camp that played it to the other camp's trick (before the last).  So it refuses no
+    deal that can be played, and its bounds are the cards' own: the lowest and the highest cards a
+    pile of that size holds.  (The Petit au bout adds nothing: its camp holds the Petit, a bout,
+    and took a trick, which :meth:`DealOutcome._check_petit_and_chelem` checks.)
+    """
+    if chelem is Camp.ATTACK:
+        tricks: range = range(v.tricks, v.tricks + 1)
+    elif chelem is Camp.DEFENCE:
+        tricks = range(0, 1)
+    else:
+        tricks = range(1, v.tricks)
+    piles = (_pile(v, contract, t, bouts, path) for t in tricks for path in _ExcusePath)
+    return tuple(pile for pile in piles if pile is not None)
+
+
+def _pile(v: Variant, contract: Contract, tricks: int, bouts: int, path: _ExcusePath) -> _Pile | None:
+    in_tricks = v.players * tricks
+    aside = 0 if contract is Contract.GARDE_CONTRE else v.chien_size
+    cards = in_tricks + aside
+    lying = bouts - path.value  # the bouts in the attack's pile, as the cards fell
+    bout_room = in_tricks + (aside if contract is Contract.GARDE_SANS else 0)
+    if (
+        not 0 <= lying <= min(3, bout_room)
+        or 3 - lying > len(DECK) - cards
+        or (path is _ExcusePath.ATTACK_KEEPS and tricks == v.tricks)  # no defence trick to play it to
+        or (path is _ExcusePath.DEFENCE_KEEPS and tricks == 0)
+    ):
+        return None
+    others = cards - lying
+    if contract.chien_seen:  # kings lie in the tricks: the écart holds none
+        kings = min(4, in_tricks - lying, others)
+        most = kings * _KING + _MOST_WITHOUT_KINGS[others - kings]
+    else:
+        most = _MOST[others]
+    counted = _BOUT * lying + _EXCUSE_KEPT * path.value
+    return _Pile(tricks, cards, counted + _LEAST[others], counted + most)
 
 
 @dataclass(frozen=True)
@@ -162,27 +252,9 @@ class DealOutcome:
         for name, camp in (("petit_au_bout", self.petit_au_bout), ("chelem", self.chelem)):
             if camp is not None and not isinstance(camp, Camp):
                 raise ValueError(f"{name} must be attack, defence or nobody, not {camp!r}")
-        self._check_bouts_and_points()
         self._check_poignees()
         self._check_petit_and_chelem()
-        self._check_half_point()
-
-    def _check_bouts_and_points(self) -> None:
-        # Each bout is at least 8 half points in the tricks of the camp that holds it.
-        low = _MIN_HALF_POINTS_PER_BOUT * self.bouts
-        if self.attack_half_points < low:
-            raise ValueError(
-                f"the attack holds {self.bouts} bout(s), worth at least {_half(low)} points, "
-                f"so it cannot have only {_half(self.attack_half_points)} points"
-            )
-        defence_bouts = 3 - self.bouts
-        high = TOTAL_HALF_POINTS - _MIN_HALF_POINTS_PER_BOUT * defence_bouts
-        if self.attack_half_points > high:
-            raise ValueError(
-                f"the defence holds {defence_bouts} bout(s), worth at least "
-                f"{_half(TOTAL_HALF_POINTS - high)} points, so the attack cannot have "
-                f"{_half(self.attack_half_points)} points"
-            )
+        self._check_points()
 
     def _check_poignees(self) -> None:
         if not isinstance(self.poignees, tuple):
@@ -216,25 +288,33 @@ class DealOutcome:
                 f"these poignées show {cards} trumps at {self.players} players, but there are "
                 f"only {_POIGNEE_CARDS} (21 trumps and the Excuse)"
             )
+        self._check_poignees_beside_the_chien(cards)
+
+    def _check_poignees_beside_the_chien(self, cards: int) -> None:
+        """A poignée shows trumps from a hand, and the chien of a Garde Sans or a Garde Contre is
+        nobody's hand.  A chelem says what it holds: every card the camp without a trick counts
+        lies there, but for an Excuse that camp kept for a low card."""
+        if self.contract is Contract.GARDE_SANS and self.chelem is Camp.DEFENCE:
+            camp, bouts = Camp.ATTACK, self.bouts
+        elif self.contract is Contract.GARDE_CONTRE and self.chelem is Camp.ATTACK:
+            camp, bouts = Camp.DEFENCE, 3 - self.bouts
+        else:
+            return
+        hidden = max(0, bouts - 1)  # the Petit and the 21 among them
+        if cards > _POIGNEE_CARDS - hidden:
+            raise ValueError(
+                f"these poignées show {cards} trumps, but the {self.chelem.value} took every "
+                f"trick, so the {camp.value}'s {bouts} bouts lie in the chien of the "
+                f"{self.contract.french}, which no player held (but for an Excuse kept for a "
+                f"low card): {hidden} of the trumps were in no hand, and the poignées could "
+                f"show {_POIGNEE_CARDS - hidden} at most"
+            )
 
     def _check_petit_and_chelem(self) -> None:
         if self.petit_au_bout is Camp.ATTACK and self.bouts == 0:
             raise ValueError("the attack took the Petit au bout, so it holds at least 1 bout")
         if self.petit_au_bout is Camp.DEFENCE and self.bouts == 3:
             raise ValueError("the defence took the Petit au bout, so the attack holds at most 2 bouts")
-        # Taking every trick always makes the contract, even at Garde Contre with the best
-        # possible chien for the defence (27 points) and the Excuse kept by it (4): 60 >= 56.
-        # Losing every trick always fails it, for the same reason the other way round.
-        if self.chelem is Camp.ATTACK and not self.won:
-            raise ValueError(
-                "the attack took every trick (chelem) so it made its contract: "
-                "check its points and bouts"
-            )
-        if self.chelem is Camp.DEFENCE and self.won:
-            raise ValueError(
-                "the defence took every trick (chelem) so the attack cannot have made its "
-                "contract: check its points and bouts"
-            )
         if (
             self.chelem is not None
             and self.petit_au_bout is not None
@@ -245,19 +325,84 @@ class DealOutcome:
                 "cannot have taken the Petit au bout"
             )
 
-    def _check_half_point(self) -> None:
+    def _check_points(self) -> None:
+        """The bouts and the points the attack's pile can hold (see :func:`_attack_piles`):
+        taking every trick always makes the contract, and taking none always fails it, as a
+        consequence."""
+        v = variant(self.players)
+
+        def piles(bouts: int) -> tuple[_Pile, ...]:
+            return _attack_piles(v, self.contract, bouts, self.chelem)
+
+        possible = piles(self.bouts)
+        if not possible:
+            counts = [b for b in range(4) if piles(b)]
+            raise ValueError(
+                f"{self._piles_text(v, [])}, so the attack holds "
+                f"{' or '.join(map(str, counts))} bout{'s' if max(counts) > 1 else ''}, not {self.bouts}"
+            )
+        self._check_half_point({pile.cards % 2 for pile in possible})
+        same = [pile for pile in possible if pile.cards % 2 == self.attack_half_points % 2]
+        low, high = min(pile.low for pile in same), max(pile.high for pile in same)
+        if not low <= self.attack_half_points <= high:
+            between = f"exactly {_half(low)}" if low == high else f"between {_half(low)} and {_half(high)}"
+            raise ValueError(
+                f"{self._piles_text(v, same)}: with {self.bouts} bout{'s' if self.bouts != 1 else ''} "
+                f"the attack has {between} points, not {_half(self.attack_half_points)}"
+            )
+
+    def _piles_text(self, v: Variant, same: list[_Pile]) -> str:
+        """What the attack's pile is made of, in a player's words.  ``same`` are its possible
+        make-ups; their tricks are fewer than all the deal allows when the points' parity (an
+        even or an odd number of cards) rules some out."""
+        chien = f"the chien of {v.chien_size} cards"
+        ecart = f"its écart of {v.chien_size} cards"
+        if self.chelem is Camp.ATTACK:
+            if self.contract is Contract.GARDE_CONTRE:
+                return (
+                    f"the attack took all {v.tricks} tricks, so the defence has only {chien} (a "
+                    "Garde Contre's) and its Excuse if it kept it for a low card"
+                )
+            return (
+                f"the attack took all {v.tricks} tricks and counts "
+                f"{'the chien' if self.contract is Contract.GARDE_SANS else 'its écart'}: every "
+                "card is its own but the Excuse, if the defence kept it for a low card"
+            )
+        if self.chelem is Camp.DEFENCE:
+            counts = {
+                Contract.PETITE: f"{ecart}, which holds no king and no bout",
+                Contract.GARDE: f"{ecart}, which holds no king and no bout",
+                Contract.GARDE_SANS: chien,
+                Contract.GARDE_CONTRE: "no card (a Garde Contre's chien is the defence's)",
+            }[self.contract]
+            return (
+                f"the defence took every trick, so the attack counts only {counts}, "
+                "and its own Excuse if it kept it for a low card"
+            )
+        first, last = min(p.tricks for p in same), max(p.tricks for p in same)
+        aside = {Contract.GARDE_SANS: f" and counts {chien}", Contract.GARDE_CONTRE: ""}.get(
+            self.contract, f" and counts {ecart}"
+        )
+        text = f"the attack took at least {_tricks(first, v)}{aside}, and the defence at least {_tricks(v.tricks - last, v)}"
+        if self.contract is Contract.GARDE_CONTRE:
+            text += f" and {chien}"
+        if (first, last) != (1, v.tricks - 1):
+            kind = "whole points come from an even" if self.attack_half_points % 2 == 0 else "points ending in .5 from an odd"
+            text += f" ({kind} number of cards, each worth a whole number of points and a half)"
+        return text
+
+    def _check_half_point(self, parities: set[int]) -> None:
         """Every card is worth an odd number of half points — a bout or a king 9, a queen 7, a
         cavalier 5, a valet 3, any other card 1 — and an Excuse that stays with its camp is
         exchanged for a low card, one card for another.  So the attack's points end in .5
-        exactly when it counts an odd number of cards: its tricks, a card a player each, and
-        the écart or the chien it counts (none on a Garde Contre).  At four players that number
-        is always even; at three and five a chelem, which fixes the tricks, fixes it too."""
-        v = variant(self.players)
-        counted = 0 if self.contract is Contract.GARDE_CONTRE else v.chien_size
-        tricks = {Camp.ATTACK: (v.tricks,), Camp.DEFENCE: (0,), None: tuple(range(1, v.tricks))}[self.chelem]
-        parities = {(self.players * t + counted) % 2 for t in tricks}
+        exactly when it counts an odd number of cards (``parities``: those its piles can hold):
+        its tricks, a card a player each, and the écart or the chien it counts (none on a Garde
+        Contre).  At four players that number is always even; at three and five a chelem, which
+        fixes the tricks, fixes it too."""
         if self.attack_half_points % 2 in parities:
             return
+        v = variant(self.players)
+        counted = 0 if self.contract is Contract.GARDE_CONTRE else v.chien_size
         tricks_of = f"tricks of {self.players} cards"
         held = {Camp.ATTACK: f"all {v.tricks} {tricks_of}", Camp.DEFENCE: "no trick", None: f"its {tricks_of}"}[self.chelem]
         aside = {
@@ -297,6 +442,10 @@ class DealOutcome:
         41.5 with 2 bouts is 42, won by 1.  In half points that is ``ceil(|A − need| / 2)``.
         """
         return (abs(self.attack_half_points - self.need_half_points) + 1) // 2
+
+
+def _tricks(count: int, v: Variant) -> str:
+    return f"{count} trick{'s' if count != 1 else ''} of {v.players} cards"
 
 
 def _half(half_points: int) -> str:

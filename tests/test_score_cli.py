@@ -205,7 +205,7 @@ BASE = "score --players 4 --contract garde --bouts 2 --points 49".split()
         (["score", "--players", "6", "--contract", "garde", "--bouts", "2", "--points", "49"], ["3, 4 or 5"]),
         ([*BASE, "--chelem", "yes"], ["attack", "defence", "--chelem-announced"]),
         (["score", "--players", "4"], ["--contract", "--bouts", "--points"]),
-        ([*BASE, "--chelem", "defence"], ["chelem"]),  # 49 with 2 bouts is won: no defence chelem
+        ([*BASE, "--chelem", "defence"], ["every trick", "0 or 1 bout"]),  # the écart holds no bout
     ],
 )
 def test_errors_are_one_line_with_status_2(
@@ -272,9 +272,70 @@ def test_points_no_pile_can_hold_are_refused_saying_why(argv: str, reason: str, 
     [
         "--players 3 --contract garde --bouts 2 --points 40.5",
         "--players 5 --contract garde --bouts 2 --points 40.5",
-        "--players 5 --contract garde-contre --bouts 3 --points 90.5 --chelem attack",
+        "--players 5 --contract garde-contre --bouts 3 --points 89.5 --chelem attack",
         "--players 5 --contract garde --bouts 1 --points 5.5 --chelem defence --chelem-announced",
     ],
 )
 def test_half_points_where_a_pile_can_hold_them(argv: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["score", *argv.split(), "--json"]) == 0
+
+
+@pytest.mark.parametrize(
+    "argv, reason",
+    [
+        # « On ne peut Ecarter ni Roi, ni Bout »: a defence chelem leaves the attack its écart
+        ("--players 4 --contract garde --bouts 0 --points 30 --chelem defence",
+         "counts only its écart of 6 cards, which holds no king and no bout, and its own Excuse"),
+        ("--players 4 --contract garde --bouts 3 --points 30 --chelem defence", "holds 0 or 1 bout, not 3"),
+        # « Sur une Garde contre le Chien, elles sont […] comptabilisées avec les levées de la Défense »
+        ("--players 4 --contract garde-contre --bouts 0 --points 3 --chelem defence", "exactly 0 points, not 3"),
+        ("--players 4 --contract garde-contre --bouts 1 --points 10 --chelem defence", "exactly 4 points, not 10"),
+        # « Réussir le CHELEM, c'est gagner toutes les levées »: every card but the defence's Excuse
+        ("--players 4 --contract garde --bouts 1 --points 80 --chelem attack", "holds 2 or 3 bouts, not 1"),
+        ("--players 4 --contract garde --bouts 2 --points 80 --chelem attack", "exactly 87 points, not 80"),
+        ("--players 5 --contract garde-sans --bouts 3 --points 89 --chelem attack", "exactly 91 points, not 89"),
+        ("--players 4 --contract garde-contre --bouts 3 --points 60 --chelem attack",
+         "the defence has only the chien of 6 cards"),
+        # without a chelem each camp took a trick: 3 bouts and the écart are 17 points at least
+        ("--players 4 --contract garde --bouts 3 --points 16", "between 17 and 89 points, not 16"),
+        ("--players 4 --contract garde --bouts 0 --points 78", "between 5 and 77 points, not 78"),
+        ("--players 4 --contract garde-contre --bouts 0 --points 0", "the defence at least 1 trick of 4 cards and the chien"),
+        ("--players 5 --contract garde --bouts 0 --points 4.5", "at least 2 tricks of 5 cards"),
+        # the Petit and the 21 in a chien nobody held cannot be shown
+        ("--players 5 --contract garde-sans --bouts 3 --points 13.5 --chelem defence "
+         "--poignee attack:simple --poignee defence:triple", "which no player held"),
+        # « La Poignée doit comprendre effectivement DIX, TREIZE, QUINZE Atouts »: 2 × 13 > 22
+        ("--players 5 --contract garde --bouts 2 --points 50 --poignee attack:triple --poignee defence:triple",
+         "26 trumps"),
+        ("--players 3 --contract garde --bouts 2 --points 50 --poignee attack:simple --poignee defence:simple",
+         "26 trumps"),
+    ],
+)
+def test_deals_that_cannot_happen_are_refused_saying_why(
+    argv: str, reason: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["score", *argv.split()]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.count("\n") == 1 and err.startswith("tarot score: error: "), err
+    assert reason in err, err
+
+
+@pytest.mark.parametrize(
+    "argv, expected",
+    [
+        # the last counts a deal reaches are scored: an écart of 4 queens and 2 cavaliers, lost by
+        # 37: u = −(25+37)·2 − 200 = −324
+        ("--players 4 --contract garde --bouts 0 --points 19 --chelem defence",
+         {"won": False, "difference": 37, "taker": -972, "partner": None, "defender": 324}),
+        # the attack's Excuse kept in the defence's chelem at Garde Contre: 4 points, lost by 47:
+        # u = −(25+47)·6 − 200 = −632
+        ("--players 4 --contract garde-contre --bouts 1 --points 4 --chelem defence",
+         {"won": False, "difference": 47, "taker": -1896, "partner": None, "defender": 632}),
+        # 3 bouts in one trick with the écart's low cards: 17 points, lost by 19: u = −44
+        ("--players 4 --contract petite --bouts 3 --points 17",
+         {"won": False, "difference": 19, "taker": -132, "partner": None, "defender": 44}),
+    ],
+)
+def test_the_bounds_themselves_are_scored(argv: str, expected: dict[str, object], capsys: pytest.CaptureFixture[str]) -> None:
+    assert _json_of(argv.split(), capsys) == expected
