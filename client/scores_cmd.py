@@ -1,4 +1,6 @@
-"""``tarot scores``: the score sheet of the last table, daemon running or not.
+"""``tarot scores``: the score sheet of the last table, daemon running or not.  ``--json``
+prints it whole: each deal's ``breakdown`` (tarotd/views.py ``deal_breakdown``) holds its
+score term by term and, once audited, its chien, écart and hands as dealt.
 
 The daemon writes ``scores.json`` in its home after every deal; reading that file lets a
 player look at the sheet after the daemon has gone (``tarotd --deals N`` exits when done).
@@ -21,6 +23,23 @@ def register(subparsers: SubParsers) -> None:
     parser.set_defaults(run=run)
 
 
+def _why(deal: dict[str, Any], names: list[str]) -> str:
+    """After a deal's scores: how the attack did (from the breakdown), or what stopped the
+    deal — a proven deviation is cheating; a silence is not (protocol/verdict.py, Fault)."""
+    audit = deal["audit"]
+    if isinstance(audit, dict):
+        who = names[audit["culprit"]] if isinstance(audit.get("culprit"), int) else "unattributed"
+        if audit.get("fault") == "silence":
+            return f"  abandoned: {who} stopped answering at the {audit['step']} step (unproven)"
+        return f"  cheating proven: {who} ({audit['rule']})"
+    score = (deal.get("breakdown") or {}).get("score")
+    if not score:
+        return ""
+    whole, half = divmod(score["attack_half_points"], 2)
+    points = f"{whole}.5" if half else str(whole)
+    return f"  {points}/{score['needed']} {'made' if score['won'] else 'failed'} by {score['difference']}"
+
+
 def run(args: argparse.Namespace) -> int:
     home = args.home or default_home()
     path = home / "scores.json"
@@ -40,7 +59,6 @@ def run(args: argparse.Namespace) -> int:
     print(" " * 17 + "".join(f"{name[:10]:>11}" for name in names))
     for deal in sheet["deals"]:
         contract = deal["contract"] or "—"
-        audit = "" if deal["audit"] == "ok" else f"  triche : siège {deal['audit']['culprit']} ({deal['audit']['rule']})"
-        print(f"{deal['deal'] + 1:>3}  {contract:<12}" + "".join(f"{s:>+11d}" for s in deal["scores"]) + audit)
+        print(f"{deal['deal'] + 1:>3}  {contract:<12}" + "".join(f"{s:>+11d}" for s in deal["scores"]) + _why(deal, names))
     print(f"{'total':<17}" + "".join(f"{t:>+11d}" for t in sheet["totals"]))
     return 0

@@ -35,7 +35,7 @@ from prompt_toolkit.output import DummyOutput
 from client.tui.app import TarotApp
 from client.tui.cards import plain
 from client.tui.i18n import Texts
-from client.tui.model import Model, sorted_codes
+from client.tui.model import Model, Quitting, sorted_codes
 from client.tui.table import hand_fragments
 from protocol.cards import card, cards
 from protocol.rules import poignee_sizes_available
@@ -416,3 +416,46 @@ def test_the_lobby_shows_our_invite_code_and_joins_another_table_with_a_typed_on
     assert "salon" in lobby and "← votre table  code d'invitation : 7KQ2-M9XD" in lobby  # what the others type
     assert "Code d'invitation de « club » : 7KQ2-M9XD" in typing
     assert [(r["op"], r["table"], r["invite"]) for r in daemon.requests] == [("join", "bb" * 16, "7KQ2-M9XD")]
+
+
+def test_reading_the_sheet_is_safe_from_enter_and_q_asks_what_quitting_does(tmp_path: Path) -> None:
+    """Enter, again and again, on the score sheet starts nothing (no ``next``, so no first
+    bid passed); q at a game asks first and says what becomes of it; another key stays; a
+    bid letter that cannot apply says why."""
+    sheet = {**_playing_state(), "view": None, "decision": None, "options": None, "between_deals": True,
+             "results": [{"deal": 0, "dealer": 4, "contract": "garde", "taker": 0, "scores": [100, -25, -25, -25, -25],
+                          "penalties": [], "audit": "ok"}], "scores": [100, -25, -25, -25, -25], "deal": 1}
+
+    async def scenario() -> tuple[ScriptedDaemon, list[str]]:
+        daemon = ScriptedDaemon(sheet)
+        tmp_path.mkdir(exist_ok=True)
+        server = await asyncio.start_unix_server(daemon.serve, path=str(tmp_path / "api.sock"))
+        seen = []
+        try:
+            with create_pipe_input() as pipe:
+                ui = TarotApp(tmp_path, "en", input=pipe, output=DummyOutput(), poll=0.2, quitting=Quitting.GONE)
+                task = asyncio.create_task(ui.run())
+                d = Driver(ui, pipe)
+                await d.until(lambda m: (m.state or {}).get("between_deals"), "the sheet")
+                await d.press(ENTER * 3, "Enter said to do nothing", lambda m: m.message == m.texts("enter_between"))
+                await d.press("g", "g refused", lambda m: m.message == m.texts("not_bidding"))
+                await d.press("q", "q asking", lambda m: m.quit_asked)
+                seen.append(ui.screen_text())
+                await d.press("x", "another key: stay", lambda m: not m.quit_asked)
+                seen.append(ui.screen_text())
+                daemon.state = {**_playing_state(), "decision": "bidding", "view": {**_playing_state()["view"], "phase": "bidding"},
+                                "options": {"bids": ["pass", "garde-sans", "garde-contre"]}}
+                await d.until(lambda m: m.decision == "bidding", "the bidding")
+                await d.press("g", "g refused: above it", lambda m: m.message == m.texts("bid_gone", contract="Garde"))
+                await d.press("s", "s picks the garde sans", lambda m: m.choice is not None and m.choice.current == "garde-sans")
+                d.keys("qq")
+                assert await asyncio.wait_for(task, 10) == 0
+        finally:
+            server.close()
+        return daemon, seen
+
+    daemon, (asking, stayed) = asyncio.run(asyncio.wait_for(scenario(), 60))
+    assert daemon.requests == []  # neither next nor a bid went to the daemon
+    assert "Quit? The game ends: the daemons of scripts/play stop and the game is deleted" in asking
+    assert "You stay at the table." in stayed and "Quit?" not in stayed
+    assert Texts("en")("bid_gone", contract="Garde").startswith("A Garde is no longer possible")

@@ -261,7 +261,7 @@ class TarotApp:
         model, geometry = self.model, self.geometry()
         if geometry.too_small:
             now = f"{geometry.columns}×{geometry.rows}"
-            return [("class:error", self.texts("too_small", columns=MIN_COLUMNS, rows=MIN_ROWS, now=now))]
+            return [("class:error", self.texts("too_small", columns=MIN_COLUMNS, rows=MIN_ROWS, now=now)), ("", "\n"), *self._prompt()]
         if model.show_help:
             return [("", self.texts("help"))]
         if not model.at_table:
@@ -293,7 +293,7 @@ class TarotApp:
 
     def _prompt(self) -> StyleAndTextTuples:
         model = self.model
-        if model.quit_asked:
+        if model.quit_asked:  # at a table, or too small a terminal to show one
             return [("class:error", self.texts(f"quit_{model.quitting.value}", home=model.home))]
         return prompt_fragments(model, self.click_option) if model.at_table and model.replay is None else []
 
