@@ -3,7 +3,8 @@
 Exit status 0 when everything holds, 1 with the verdict otherwise, 2 for a file that cannot
 be read as a transcript.  A proof file (:func:`~protocol.transcript.proof_file`) is a
 transcript with the verdict a seat reached: exit 1 when the audit gives that very verdict
-(the proof holds), 2 when it does not.
+(the proof holds — or, for a silence, the record is exact but the verdict is "unproven: reported
+silent by seats X, Y", the others' word), 2 when it does not.
 """
 
 from __future__ import annotations
@@ -53,6 +54,11 @@ def run(args: argparse.Namespace) -> int:
     if found is None or (found.seat, found.step, found.reason) != (stated.seat, stated.step, stated.reason):
         print(f"proof: DOES NOT HOLD — the file states {stated}, the audit gives {found or 'no verdict'}")
         return 2
+    if found.fault is Fault.SILENCE:
+        reporters = ", ".join(str(seat) for seat in audit.reporters(table.players))
+        print(f"proof: unproven — the record is the file's and gives the silence it states, but a silence is reported "
+              f"silent by seats {reporters}, their word: nothing the silent seat signed proves a deviation")
+        return 1
     print("proof: holds — the audit gives the verdict the file states")
     return 1
 
@@ -86,8 +92,9 @@ def report(table: TableSetup, transcript: Transcript, dealer: int, audit: DealAu
         if verdict.seat is not None:
             who = f"seat {verdict.seat} ({table.names[verdict.seat]} [{fingerprint(table.members[verdict.seat])}])"
         if verdict.fault is Fault.SILENCE:
-            lines.append(f"audit: SILENT — {who}, step {verdict.step}: {verdict.reason} "
-                         "(the other seats' word, not a message of its own: no deviation is proven)")
+            reporters = ", ".join(str(seat) for seat in audit.reporters(table.players))
+            lines.append(f"audit: SILENT — {who}, step {verdict.step}: {verdict.reason} — unproven: reported silent by "
+                         f"seats {reporters} (their word, not a message of its own: no deviation is proven)")
         else:
             lines.append(f"audit: CHEAT — {who}, step {verdict.step}: {verdict.reason}")
         for evidence in verdict.evidence:

@@ -61,10 +61,18 @@ class DealAudit:
     #: The seats that take a 100-point penalty row, one each, in seat order, with the verdict
     #: that costs it them.
     penalties: tuple[Verdict, ...] = ()
+    #: The seats the others timed out (they stopped answering, on the others' word alone).
+    silent: tuple[int, ...] = ()
 
     @property
     def ok(self) -> bool:
         return self.verdict is None
+
+    def reporters(self, players: int) -> tuple[int, ...]:
+        """The seats on whose word alone a silence rests: every seat that answered.  A
+        silence is their report, never a proof against the silent seat."""
+        silent = {*self.silent, *([self.verdict.seat] if self.verdict and self.verdict.seat is not None else [])}
+        return tuple(seat for seat in range(players) if seat not in silent)
 
     @property
     def penalised(self) -> tuple[int, ...]:
@@ -253,7 +261,8 @@ def _settled(public: PublicDeal, audit: DealAudit, after: Verdict | None = None)
     costly = [silence_verdict(seat, stage) for seat, stage in sorted(public.stalled_at.items()) if _costs(public, stage)]
     verdicts = [*found, *costly]
     verdict = next((v for v in verdicts if v.proven), verdicts[0] if verdicts else None)
-    return replace(audit, verdict=verdict, penalties=_one_each([*(v for v in found if v.proven), *costly]))
+    return replace(audit, verdict=verdict, penalties=_one_each([*(v for v in found if v.proven), *costly]),
+                   silent=public.stalled)
 
 
 def _costs(public: PublicDeal, stage: Stage) -> bool:

@@ -460,9 +460,12 @@ class TableRunner:
 
     def _void_reason(self, audit: DealAudit) -> str:
         """Why a deal scored nothing, for the sheet: who abandoned it, by name, and why."""
-        verdict = audit.verdict
+        verdict, names = audit.verdict, self.ready.setup.names
         if audit.abandoned and verdict is not None and verdict.seat is not None:
-            return f"abandoned by {self.ready.setup.names[verdict.seat]}: {verdict.reason}"
+            if verdict.proven:
+                return f"abandoned: {names[verdict.seat]} cheated, proven by its own signed messages — {verdict.reason}"
+            reporters = ", ".join(names[seat] for seat in audit.reporters(len(names)))
+            return f"abandoned: {names[verdict.seat]} {verdict.reason} — unproven: reported silent by {reporters}"
         referee = audit.referee
         return (referee.void_reason if referee else None) or ("abandoned" if audit.abandoned else "void")
 

@@ -73,15 +73,16 @@ def test_a_seed_kept_after_the_last_card_the_deal_is_scored_and_the_withholder_p
     assert (set(shown.chien), set(shown.ecart or ())) == (set(truth.chien), set(truth.ecart or ()))
 
 
-def test_the_proof_of_a_kept_seed_holds_and_says_silence_not_cheat(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_proof_of_a_kept_seed_says_silence_unproven_not_cheat(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     machines = _deal(3, 0, 2)
     paths = write_proofs(machines, Cheat(2, "withhold-reveal"), tmp_path, "deal")
     assert len(paths) == 2
     assert tarot(["audit", str(paths[0])]) == 1
     out = capsys.readouterr().out
     assert "audit: SILENT — seat 2 (bot-2 [" in out and "CHEAT" not in out
+    assert "unproven: reported silent by seats 0, 1" in out
     assert f"penalty: {RENONCE_PENALTY} points against seat 2 (reveal: did not reveal its seed)" in out
-    assert "proof: holds" in out
+    assert "proof: unproven" in out and "proof: holds" not in out
 
 
 def _played_to(table: Table, seat: int, kind: Kind) -> None:

@@ -118,5 +118,8 @@ def test_a_cable_pulled_for_good_the_others_end_the_deal_as_abandoned_by_that_se
         assert abandoned["deal"] == pulled, abandoned
         gone = sheets[0]["seats"].index("joueur2")
         assert abandoned["audit"]["culprit"] == gone and "stopped answering" in abandoned["audit"]["rule"], abandoned
-        assert abandoned["void"].startswith("abandoned by joueur2"), abandoned
+        # Silence, not cheating: the row says whose word it rests on (issue 26, item 6).
+        others = ", ".join(name for name in sheets[0]["seats"] if name != "joueur2")
+        assert abandoned["void"].startswith("abandoned: joueur2 stopped answering"), abandoned
+        assert abandoned["void"].endswith(f"unproven: reported silent by {others}"), abandoned
         assert abandoned["scores"] == [0, 0, 0] and abandoned["contract"] is None, abandoned  # never in its favour
