@@ -221,11 +221,15 @@ class TarotApp:
 
     def _wide(self) -> bool:
         """The panel is beside the table (at a table, on a screen wide enough for both)."""
-        return self.model.at_table and self.geometry().side > 0 and not self.geometry().too_small
+        return self.model.at_table and self.geometry().side > 0 and not self._too_small()
+
+    def _too_small(self) -> bool:
+        """Too small a terminal for the table (the lobby, a list, draws at any size)."""
+        return self.model.at_table and self.geometry().too_small
 
     def _showing_hand(self) -> bool:
         model = self.model
-        return model.view is not None and not model.show_help and model.replay is None and not self.geometry().too_small
+        return model.view is not None and not model.show_help and model.replay is None and not self._too_small()
 
     def _rows(self, part: Callable[[], StyleAndTextTuples]) -> int:
         return rows_of(part(), self.geometry().columns)
@@ -237,7 +241,7 @@ class TarotApp:
         def fitted(function: Callable[[], StyleAndTextTuples], style: str = "") -> Window:
             return Window(text(function), height=lambda: Dimension.exact(self._rows(function)), wrap_lines=True, style=style)
 
-        fits = Condition(lambda: not self.geometry().too_small)
+        fits = Condition(lambda: not self._too_small())
         self._side_window = Window(text(self._side), width=lambda: self.geometry().side, wrap_lines=True)
         return HSplit([
             Window(text(self._title), height=1, style="class:title"),
@@ -259,7 +263,7 @@ class TarotApp:
 
     def _main(self) -> StyleAndTextTuples:
         model, geometry = self.model, self.geometry()
-        if geometry.too_small:
+        if self._too_small():
             now = f"{geometry.columns}×{geometry.rows}"
             return [("class:error", self.texts("too_small", columns=MIN_COLUMNS, rows=MIN_ROWS, now=now)), ("", "\n"), *self._prompt()]
         if model.show_help:

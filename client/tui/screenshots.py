@@ -1,7 +1,8 @@
-"""``scripts/screenshots``: the client's main screens as ``tmux capture-pane`` shows them, for
-the README — the lobby, the bidding, the écart, a trick and the score sheet — from the real
-program: ``tarotd`` and ``tarot`` for the lobby, ``scripts/play`` for the game.  Printed as
-Markdown on stdout, so that the README's screens can be made again after a change.
+"""``scripts/screenshots``: the client's main screens as ``tmux capture-pane`` shows them at
+80×24, for the README — the lobby, the bidding, the écart, a trick, the deal's summary with
+the score sheet, and the replay of that deal — from the real program: ``tarotd`` and
+``tarot`` for the lobby, ``scripts/play`` for the game.  Printed as Markdown on stdout, so
+that the README's screens can be made again after a change.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 from client.tui.tmux import Pane, answer, scored
 
 ROOT = Path(__file__).resolve().parents[2]
-WIDTH, HEIGHT = 110, 24
+WIDTH, HEIGHT = 80, 24
 
 
 def _trimmed(screen: str) -> str:
@@ -49,7 +50,8 @@ def lobby(lang: str, env: dict[str, str], workdir: Path) -> str:
 
 def game(lang: str, env: dict[str, str], workdir: Path, deals: int = 8) -> dict[str, str]:
     """``scripts/play`` at five: the first bidding, the écart just begun, the fourth card the
-    player is asked for, and the score sheet of the deal in which they made the écart."""
+    player is asked for, the summary and sheet of the deal in which they made the écart, and
+    its replay at the fifth trick."""
     command = f"cd {ROOT} && scripts/play --players 5 --lang {lang} --name marie --think 0 --home {workdir / 'game'}"
     pane = Pane(command, env, WIDTH, HEIGHT)
     screens: dict[str, str] = {}
@@ -60,7 +62,11 @@ def game(lang: str, env: dict[str, str], workdir: Path, deals: int = 8) -> dict[
             screen = pane.screen()
             if scored(screen):
                 if "ecart" in screens:
-                    screens["sheet"] = screen
+                    screens["summary"] = screen
+                    pane.press("r")
+                    for _ in range(5):
+                        screens["replay"] = pane.press("Right")
+                    pane.press("Escape")
                     return screens
                 pane.press("n")
                 continue
@@ -79,7 +85,9 @@ def game(lang: str, env: dict[str, str], workdir: Path, deals: int = 8) -> dict[
                 screens["ecart"] = after  # one Space: most often a trump, refused with the reason
         raise AssertionError(f"no écart in {deals} deals; the screen:\n{pane.screen()}")
     finally:
-        pane.keys("q")  # scripts/play stops its daemons, and the session ends with it
+        pane.keys("q")  # q asks first, q again: scripts/play stops its daemons, the session ends with it
+        pane.wait(lambda s: "Quit?" in s or "Quitter ?" in s, "q to ask first", timeout=10)
+        pane.keys("q")
         pane.wait(lambda _: pane.ended(), "scripts/play to stop its daemons", timeout=30)
         pane.kill()
 
@@ -93,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
         workdir = Path(tmp)
         env["XDG_STATE_HOME"] = str(workdir / "state")
         screens = {"lobby": lobby(args.lang, env, workdir), **game(args.lang, env, workdir)}
-    for name in ("lobby", "bidding", "ecart", "trick", "sheet"):
+    for name in ("lobby", "bidding", "ecart", "trick", "summary", "replay"):
         print(f"**{name}**\n\n```text\n{_trimmed(screens[name])}```\n")
     return 0
 
