@@ -99,6 +99,13 @@ class Lan:
         self._processes.append(process)
         return process
 
+    def add_address(self, i: int, address: str) -> None:
+        """Give host ``i`` one more address on the LAN (``address`` in :data:`SUBNET_PREFIX`
+        ``0/24``), as a host that sends from many addresses does: an attacker in the tests."""
+        if not address.startswith(SUBNET_PREFIX):
+            raise ValueError(f"{address} is not on the LAN {SUBNET_PREFIX}0/{PREFIX_LENGTH}")
+        _ip("-n", self.namespace(i), "addr", "add", f"{address}/{PREFIX_LENGTH}", "brd", "+", "dev", "eth0")
+
     def link_down(self, i: int) -> None:
         """Pull host ``i``'s cable: its switch port goes down, it loses carrier."""
         _ip("-n", self.switch, "link", "set", self._switch_port(i), "down")

@@ -15,7 +15,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,6 +56,7 @@ class Daemon:
     log_path: Path
     process: subprocess.Popen[bytes]
     log: IO[bytes] = field(repr=False)
+    argv: list[str] = field(default_factory=list, repr=False)  #: what started it, for a restart
 
 
 @dataclass
@@ -67,18 +68,27 @@ class Fleet:
     deadline: float
     daemons: list[Daemon] = field(default_factory=list)
 
-    def start(self, host: int, name: str, *args: str) -> Daemon:
+    def start(self, host: int, name: str, *args: str, wrap: Sequence[str] = ()) -> Daemon:
+        """Start a daemon on ``host``; ``wrap`` is a command that execs it (``prlimit … --``),
+        so that its process is still the daemon's."""
         home = self.tmp_path / name
         log_path = self.tmp_path / f"{name}.log"
         log = open(log_path, "wb")  # noqa: SIM115 -- closed in stop_all, once the daemon is gone
         argv = [
-            sys.executable, "-m", "tarotd.cli", "--home", str(home), "--name", name,
+            *wrap, sys.executable, "-m", "tarotd.cli", "--home", str(home), "--name", name,
             "--listen", f"0.0.0.0:{PEER_PORT}", "--bot", "basic", *args,
         ]
         process = self.lan.run(host, argv, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
-        daemon = Daemon(host, home, log_path, process, log)
+        daemon = Daemon(host, home, log_path, process, log, argv)
         self.daemons.append(daemon)
         return daemon
+
+    def restart(self, daemon: Daemon) -> None:
+        """Start ``daemon`` again (it has exited or was killed) with the same home and
+        options, its log going on in the same file."""
+        daemon.log.write(b"----- restarted by the test\n")
+        daemon.log.flush()
+        daemon.process = self.lan.run(daemon.host, daemon.argv, cwd=ROOT, stdout=daemon.log, stderr=subprocess.STDOUT)
 
     def remaining(self) -> float:
         return self.deadline - time.monotonic()
