@@ -264,6 +264,11 @@ def test_whole_deals_from_the_keyboard_with_an_ecart(daemon: Path, tmp_path: Pat
     state = model.state or {}
     assert state["between_deals"] and len(state["results"]) == seen["deals"]
     assert all(sum(row["scores"]) == 0 and row["audit"] == "ok" for row in state["results"])
+    for row in state["results"]:  # the real daemon's breakdown: the score term by term, the hands once audited
+        breakdown = row["breakdown"]
+        assert len(breakdown["hands"]) == 3 and sum(map(len, breakdown["hands"])) + len(breakdown["chien"]) == 78
+        if row["contract"] is not None:
+            assert breakdown["score"]["taker"] == row["scores"][row["taker"]]
     assert seen.get("cards", 0) >= 24  # a whole deal of 24 tricks at three, every card from Enter
     assert texts("sheet") in screen and texts("sheet_total") in screen
     assert " ".join(texts("log_trick", number=24, who="", cards="").split()[:2]) in screen  # the log of the deal
