@@ -132,12 +132,18 @@ class FastDeal:
         self.excuse_won_last = False
 
     def copy(self) -> FastDeal:
-        other = FastDeal.__new__(FastDeal)
-        for name in FastDeal.__slots__:
-            setattr(other, name, getattr(self, name))
-        other.hands = list(self.hands)
-        other.trick = list(self.trick)
-        return other
+        """An independent copy (the search tries each card on its own copy), field by field:
+        a loop over the slots costs the search a third of its time."""
+        o = FastDeal.__new__(FastDeal)
+        o.n, o.hands, o.attack, o.taker, o.leader = self.n, list(self.hands), self.attack, self.taker, self.leader
+        o.trick, o.led, o.best, o.best_pos, o.best_trump = list(self.trick), self.led, self.best, self.best_pos, self.best_trump
+        o.tricks_left, o.tricks_played, o.att_half, o.att_bouts = self.tricks_left, self.tricks_played, self.att_half, self.att_bouts
+        o.att_tricks, o.def_tricks, o.multiplier = self.att_tricks, self.def_tricks, self.multiplier
+        o.chelem_announced, o.poignee_points = self.chelem_announced, self.poignee_points
+        o.forbidden_suit, o.called = self.forbidden_suit, self.called
+        o.petit_trick_attack, o.last_petit_attack, o.excuse_won_last = (
+            self.petit_trick_attack, self.last_petit_attack, self.excuse_won_last)
+        return o
 
     # --- Whose turn, what may be played ---
 

@@ -29,7 +29,7 @@ from typing import TypeVar
 
 from protocol import rules
 from protocol.bots import BasicPolicy, choose_call, choose_ecart
-from protocol.cards import COLOURS, DECK, Card
+from protocol.cards import COLOURS, DECK, PETIT, Card
 from protocol.fastgame import BOUT_MASK, FastDeal, bits, half_points, mask
 from protocol.rollout import choose, play_out
 from protocol.sampler import Sample, constraints, sample
@@ -39,14 +39,20 @@ from protocol.worlds import counted_aside, opening, position
 
 T = TypeVar("T")
 
-__all__ = ["DEFAULT_WORLDS", "EXACT_TRICKS", "StrongPolicy", "solve"]
+__all__ = ["DEFAULT_WORLDS", "EXACT_TRICKS", "PROBE_BONUS", "StrongPolicy", "solve"]
 
 #: Worlds sampled for a decision at the default level: with these, a card costs some 0.1 s on
 #: a laptop core at the start of a deal, and less as the deal goes (see docs/bots.md).
 DEFAULT_WORLDS = 12
 
 #: The last tricks are searched exactly, from this many tricks left, by table size.
-EXACT_TRICKS = {3: 3, 4: 2, 5: 2}
+EXACT_TRICKS = {3: 2, 4: 2, 5: 2}
+
+#: What leading the called suit is worth, in points a world, while the partner hides.  Every
+#: world of the search knows the camps, so none sees what finding the partner brings (the
+#: "strategy fusion" of perfect-information Monte Carlo); club players lead the called suit
+#: for it, and so does the bot when its other leads are about as good.
+PROBE_BONUS = 8
 
 _INFINITY = 10**9
 
@@ -98,6 +104,7 @@ class StrongPolicy:
         self.seed = rng.getrandbits(64)
         self.worlds = worlds
         self._basic = BasicPolicy()
+        self.bid_margin = 0
 
     # -- the worlds --
 
@@ -130,13 +137,19 @@ class StrongPolicy:
         if len(legal) == 1:
             return legal[0]
         preferred = self._basic.play(view, legal)
+        if preferred is PETIT:
+            # The basic bot plays the Petit only where its camp surely takes it, as the view
+            # tells.  Every world of the search sees the hands, so it always finds a later trick
+            # where the Petit is safe, which no player can count on: the sure trick now is taken.
+            return PETIT
         options = [preferred, *(c for c in legal if c is not preferred)]  # on a tie, the basic choice
         seat = view.seat
+        probes = _probes(view, legal)
 
         def value(start: FastDeal, i: int) -> int:
             h = start.copy()
             h.play(options[i].index)
-            return _finish(h, seat)
+            return _finish(h, seat) + (PROBE_BONUS if options[i] in probes else 0)
 
         return options[self._best(view, "play", options, lambda world: position(view, world), value)]
 
@@ -174,7 +187,7 @@ class StrongPolicy:
                 if Contract.GARDE_CONTRE in totals:
                     totals[Contract.GARDE_CONTRE] += _rescored(g, seat, 6)
         best = max(options, key=lambda c: (totals[c], -c.value), default=None)
-        return best if best is not None and totals[best] > 0 else None
+        return best if best is not None and totals[best] > self.bid_margin * 2 * self.worlds else None
 
     def call(self, view: SeatView, options: list[Card]) -> Card:
         """The card whose holder, as a partner (or none: alone), makes the best deals."""
@@ -263,6 +276,15 @@ class StrongPolicy:
         if 2 * wins <= len(samples):
             return None
         return rules.default_poignee(view.hand, view.variant, max(sizes), view.poignee_ecart)
+
+
+def _probes(view: SeatView, legal: Sequence[Card]) -> list[Card]:
+    """The leads that show the partner: the called suit, below the called card, at five while
+    this seat does not know the camps."""
+    called = view.called
+    if called is None or view.current or view.partner is not None or called in view.played or called in view.hand:
+        return []
+    return [c for c in legal if c.suit is called.suit and c.rank < called.rank]
 
 
 def _chelem_thinkable(view: SeatView) -> bool:
