@@ -29,6 +29,7 @@ from typing import Any
 
 from client.bench_stats import percentile
 from client.cli import SubParsers, UsageError
+from client.sim_cmd import _positive  # the same --deals as tarot sim's
 from protocol.bots import BOTS, make_bot
 from protocol.cards import Card
 from protocol.deal import Deal
@@ -59,16 +60,6 @@ def register(subparsers: SubParsers) -> None:
     parser.add_argument("--json", action="store_true", help="the result as one JSON object")
     parser.add_argument("--progress", action="store_true", help="a line on stderr every 50 deals")
     parser.set_defaults(run=run)
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("at least 1")
-    return value
 
 
 # --- Timing the bots ------------------------------------------------------------------------
