@@ -19,10 +19,7 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +29,7 @@ from lan import NEEDS_ROOT, ROOT, Daemon, Fleet, check_table, fleet, lan_of
 from tarotd.lansim import Lan
 from tarotd.refusals import LOGGED_EVERY, Cause
 from tests.daemons import resident_kib
-from tests.test_flood import descriptors
+from tests.test_flood import watched
 
 pytestmark = [NEEDS_ROOT, pytest.mark.slow]
 
@@ -79,27 +76,6 @@ def stop_flood(flooder: subprocess.Popen[str]) -> dict[str, Any]:
     return json.loads(out.splitlines()[-1])  # type: ignore[no-any-return]
 
 
-@contextmanager
-def sampled(pid: int) -> Iterator[dict[str, int]]:
-    """The peaks of ``pid``'s descriptors and resident memory (KiB), sampled every 0.2 s."""
-    peaks = {"descriptors": 0, "resident_kib": 0}
-    done = threading.Event()
-
-    def sample() -> None:
-        while not done.is_set():
-            peaks["descriptors"] = max(peaks["descriptors"], descriptors(pid))
-            peaks["resident_kib"] = max(peaks["resident_kib"], resident_kib(pid))
-            done.wait(0.2)
-
-    thread = threading.Thread(target=sample, daemon=True)
-    thread.start()
-    try:
-        yield peaks
-    finally:
-        done.set()
-        thread.join()
-
-
 def table_started(group: Fleet, daemons: list[Daemon], victim: Daemon) -> dict[str, Any]:
     """The victim's status once its table has formed (the flood starts then)."""
     while group.remaining() > 0:
@@ -143,13 +119,16 @@ def test_a_table_plays_on_while_a_host_of_its_lan_floods_one_member(tmp_path: Pa
         flooders = [start_flood(lan, kind, victim, key) for kind in kinds]
         refused: dict[str, int] = {}
         try:
-            with sampled(pid) as peaks:
+            resident = 0
+            with watched(pid) as samples:  # descriptors every 0.2 s; memory, refusals every second
                 while victim.process.poll() is None and group.remaining() > 0:
+                    resident = max(resident, resident_kib(pid))
                     status = group.status(victim)
                     refused = status["refused"] if status is not None else refused
                     time.sleep(1)
                 group.wait(daemons)
             ended = time.time()
+            peaks = {"descriptors": max(samples), "resident_kib": resident}
         finally:
             reports = [stop_flood(flooder) for flooder in flooders]
         check_table(group, daemons, deals=DEALS)
