@@ -28,9 +28,8 @@ from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from protocol import rules
-from protocol.bots import BasicPolicy, choose_call, choose_ecart
+from protocol.bots import BasicPolicy, _camp_keeps, choose_call, choose_ecart, read_table
 from protocol.cards import COLOURS, DECK, PETIT, Card
-from protocol.inference import bid_ranges, misfit
 from protocol.fastgame import BOUT_MASK, FastDeal, bits, half_points, mask
 from protocol.rollout import choose, play_out
 from protocol.sampler import Sample, constraints, sample
@@ -52,11 +51,9 @@ EXACT_TRICKS = {3: 2, 4: 2, 5: 2}
 #: What leading the called suit is worth, in points a world, while the partner hides.  Every
 #: world of the search knows the camps, so none sees what finding the partner brings (the
 #: "strategy fusion" of perfect-information Monte Carlo); club players lead the called suit
-#: for it, and so does the bot when its other leads are about as good.
-PROBE_BONUS = 8
-
-#: Draws for each world, the one that fits the bids best kept (see :mod:`protocol.inference`).
-PRIOR_TRIES = 6
+#: for it (the basic bot always does), and so does this one unless the worlds find another lead
+#: better by more than this.
+PROBE_BONUS = 20
 
 _INFINITY = 10**9
 
@@ -108,8 +105,6 @@ class StrongPolicy:
         self.seed = rng.getrandbits(64)
         self.worlds = worlds
         self._basic = BasicPolicy()
-        self.bid_margin = 0
-        self.prior_tries = PRIOR_TRIES
 
     # -- the worlds --
 
@@ -118,25 +113,10 @@ class StrongPolicy:
         return random.Random(digest)
 
     def _samples(self, view: SeatView, what: str, count: int | None = None) -> list[Sample]:
-        """The worlds of a decision: each the best fit to the bids of ``PRIOR_TRIES`` draws."""
         rng = self._rng(view, what)
         cons = constraints(view)
         own = [c.index for c in view.hand]
-        ranges = bid_ranges(view)
-        worlds = []
-        for _ in range(count or self.worlds):
-            best, fit = sample(cons, own, rng), 0
-            if ranges:
-                fit = misfit(view, best, ranges)
-                for _ in range(self.prior_tries - 1):
-                    if not fit:
-                        break
-                    other = sample(cons, own, rng)
-                    other_fit = misfit(view, other, ranges)
-                    if other_fit < fit:
-                        best, fit = other, other_fit
-            worlds.append(best)
-        return worlds
+        return [sample(cons, own, rng) for _ in range(count or self.worlds)]
 
     def _best(
         self, view: SeatView, what: str, options: Sequence[object], prepare: Callable[[Sample], T],
@@ -157,11 +137,12 @@ class StrongPolicy:
         if len(legal) == 1:
             return legal[0]
         preferred = self._basic.play(view, legal)
-        if preferred is PETIT:
-            # The basic bot plays the Petit only where its camp surely takes it, as the view
-            # tells.  Every world of the search sees the hands, so it always finds a later trick
-            # where the Petit is safe, which no player can count on: the sure trick now is taken.
-            return PETIT
+        if preferred is PETIT or _sure_trick(view, legal):
+            # The basic bot plays the Petit only where its camp surely takes it, and loads a
+            # trick its camp surely takes with its richest card, as the view tells.  Every world
+            # of the search sees the hands, so it always finds a later trick where the Petit or
+            # the honour is safe, which no player can count on: the sure trick now is taken.
+            return preferred
         options = [preferred, *(c for c in legal if c is not preferred)]  # on a tie, the basic choice
         seat = view.seat
         probes = _probes(view, legal)
@@ -207,7 +188,7 @@ class StrongPolicy:
                 if Contract.GARDE_CONTRE in totals:
                     totals[Contract.GARDE_CONTRE] += _rescored(g, seat, 6)
         best = max(options, key=lambda c: (totals[c], -c.value), default=None)
-        return best if best is not None and totals[best] > self.bid_margin * 2 * self.worlds else None
+        return best if best is not None and totals[best] > 0 else None
 
     def call(self, view: SeatView, options: list[Card]) -> Card:
         """The card whose holder, as a partner (or none: alone), makes the best deals."""
@@ -301,6 +282,14 @@ class StrongPolicy:
         if 2 * wins <= len(samples):
             return None
         return rules.default_poignee(view.hand, view.variant, max(sizes), view.poignee_ecart)
+
+
+def _sure_trick(view: SeatView, legal: Sequence[Card]) -> bool:
+    """The own camp takes the trick in progress whatever this seat plays, as far as the view tells."""
+    if not view.current:
+        return False
+    reading = read_table(view)
+    return all(_camp_keeps(reading, view, c) for c in legal if not c.is_excuse)
 
 
 def _probes(view: SeatView, legal: Sequence[Card]) -> list[Card]:

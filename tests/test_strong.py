@@ -226,8 +226,9 @@ def test_the_taker_does_not_lead_the_petit_while_trumps_are_out() -> None:
 
 
 def test_the_called_suit_is_led_to_find_the_partner() -> None:
-    """At five, a defender on lead plays the called suit: its king falls and shows the attack."""
-    fixed = {0: "2S QS NS", 1: "KS 3H 5H 8H", 2: "KH 5S", 3: "6S", 4: "7S QH"}
+    """At five, a defender on lead plays the called suit, not its trumps: the king falls and
+    shows the attack."""
+    fixed = {0: "2S QS NS", 1: "KS 1H 2H 3H 4H 5H 6H 7H 8H T2 T3 T4 T5 T6 T7", 2: "KH 5S", 3: "6S", 4: "7S QH"}
     deal = position(5, 4, fixed, {}, seed=5)
     garde_sans(deal, 0, called=card("KH"))
     deal.push(Play(0, card("2S")))
