@@ -10,7 +10,7 @@ import pytest
 
 from protocol.bots import BasicPolicy
 from protocol.cards import DECK, EXCUSE, PETIT, VINGT_ET_UN, cards
-from protocol.deal import AnnounceChelem, Bid, Deal, Phase, Play
+from protocol.deal import AnnounceChelem, Bid, Deal, Phase, Play, ShowPoignee
 from protocol.fastgame import FastDeal, bits, half_points, mask
 from protocol.players import Policy, RandomPolicy, decide
 from protocol.scoring import score_deal, score_row
@@ -64,6 +64,8 @@ def cross_check(players: int, seed: int) -> int:
                 positions += 1
                 fast.play(action.card.index)
             deal.push(action)
+            if isinstance(action, ShowPoignee) and fast is not None:  # shown after the first card
+                fast.poignee_points += int(deal.poignees[-1].size)
             if isinstance(action, Play) and not deal.current and not deal.finished:
                 assert fast is not None and fast.leader == deal.tricks[-1].winner
     assert fast is not None and fast.finished
