@@ -30,7 +30,8 @@ def _why(deal: dict[str, Any], names: list[str]) -> str:
     if isinstance(audit, dict):
         who = names[audit["culprit"]] if isinstance(audit.get("culprit"), int) else "unattributed"
         if audit.get("fault") == "silence":
-            return f"  abandoned: {who} stopped answering at the {audit['step']} step (unproven)"
+            said = ", ".join(names[s] for s in audit.get("reported_by", []) if isinstance(s, int) and 0 <= s < len(names))
+            return f"  abandoned: {who} stopped answering at the {audit['step']} step (unproven: reported silent by {said})"
         return f"  cheating proven: {who} ({audit['rule']})"
     score = (deal.get("breakdown") or {}).get("score")
     if not score:

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
+from protocol.agreement import left_out_of_reveal, settled, timed_out_before_reveal
 from protocol.audit import DealAudit, audit_public, convicted, signed_offence, signed_score, wrong_signature
 from protocol.cards import Card, codes
 from protocol.deal import Action, AnnounceChelem, Bid, Call, Deal, Ecart, Phase, Play, ShowPoignee
@@ -32,7 +33,7 @@ from protocol.messages import Kind, Message, sign_message, verify_signature
 from protocol.messages import Payload as WirePayload
 from protocol.public import HAND_BAD, HAND_OK, HAND_PETIT_SEC, POIGNEE_ECART, PublicDeal, Stage, TableSetup, action_of
 from protocol.rules import RuleError, has_petit_sec
-from protocol.transcript import Transcript
+from protocol.transcript import Transcript, next_head
 from protocol.verdict import Verdict, VerdictError
 from protocol.view import SeatView, seat_view
 
@@ -106,7 +107,13 @@ class SeatMachine:
 
     @property
     def done(self) -> bool:
-        return self.public.stage is Stage.DONE
+        """The deal is over here and its record stands: a seat in a minority keeps it open
+        until it hears the others (:mod:`protocol.agreement`)."""
+        return self.public.stage is Stage.DONE and settled(self.players, self.public.stalled)
+
+    @property
+    def players(self) -> int:
+        return self.table.players
 
     @property
     def game(self) -> Deal | None:
@@ -134,9 +141,14 @@ class SeatMachine:
                     self.public.apply(message)
             self.public.stall(gone)
             self._sync()
+            self._retry_early()  # the others' reveals that came before our own timeout opened the round
         return self._flush()
 
     def waiting_for(self) -> set[int]:
+        """The seats the deal waits for here; once it is over but unsettled (this seat alone
+        timed them out), the seats whose word it waits for (:mod:`protocol.agreement`)."""
+        if self.public.stage is Stage.DONE and not self.done:
+            return set(self.public.stalled) - {self.seat}
         return {slot.seat for slot in self.transcript.awaiting}
 
     @property
@@ -300,6 +312,8 @@ class SeatMachine:
             self._send_round(Kind.PETIT_SEC, self._hand_check())
         elif stage is Stage.CHIEN:
             self._send_round(Kind.CHIEN_OPEN, self.secret.chien_keys().to_wire())  # type: ignore[arg-type]
+        elif stage in (Stage.REVEAL, Stage.SIGN) and self.seat in self.public.stalled:
+            return  # timed out by the others (protocol.agreement): it has no say in the rounds left
         elif stage is Stage.REVEAL:
             reveal = {"deck": self.secret.reveal().to_wire(), "gone": list(self.public.stalled)}
             self._send_round(Kind.REVEAL, reveal)  # type: ignore[arg-type]
@@ -356,8 +370,37 @@ class SeatMachine:
             self._convict(proven, message)
         elif self._maybe_early(message):
             self._keep_early(message)
+            if message.kind in (Kind.REVEAL, Kind.SCORE_SIGN):
+                self._adopt()
         else:
             self._rejected.append(verdict)
+
+    def _adopt(self) -> None:
+        """Take the chain of the members that timed this seat out, if they all say so
+        (:mod:`protocol.agreement`): back to the head where they left it, then on as a seat
+        that stopped answering there."""
+        transcript, public = self.transcript, self.public
+        if self.seat in public.stalled:
+            return  # on their chain already
+        before = timed_out_before_reveal(self.seat, self.players, self._early, transcript.reached)
+        if before is not None:
+            head, gone = before
+            self._rewind(head)
+            self.public.stall(gone)
+        else:
+            start = left_out_of_reveal(self.seat, transcript.messages, self._early, transcript.head_before, next_head)
+            if start is None:
+                return
+            reveals = [m for m in transcript.messages[start:] if m.kind is Kind.REVEAL and m.seat != self.seat]
+            self._rewind(transcript.head_before(start))
+            transcript.expect_round(Kind.REVEAL, [s for s in range(self.players) if s not in self.public.stalled])
+            for message in reveals:
+                transcript.append(message)
+            for message in transcript.close_round():  # as they closed it, without this seat's reveal
+                self.public.apply(message)
+            self.public.stall({self.seat})
+        self._sync()
+        self._retry_early()
 
     def _proven(self, message: Message) -> Verdict | None:
         """A deviation this message proves by itself (impersonation, an unused kind)."""
@@ -380,16 +423,20 @@ class SeatMachine:
         if not self.transcript.reached(message.prev):
             self._keep_early(message)  # proven, but on a head still ahead of this seat
             return
-        if self.transcript.rewind(message.prev):
-            self.public = self._replayed()
-            for kind in (Kind.REVEAL, Kind.SCORE_SIGN):  # sent on a head now cut off: again
-                self._sent_rounds.pop(kind, None)
-            self.audit = None
+        self._rewind(message.prev)
         self.public._stop(verdict)
         self._outbox.append(message)
         self._event_verdict(verdict)
         self._sync()
         self._retry_early()
+
+    def _rewind(self, head: bytes) -> None:
+        """Cut the chain back to ``head`` and replay the deal's public course to there."""
+        if self.transcript.rewind(head):
+            self.public = self._replayed()
+            for kind in (Kind.REVEAL, Kind.SCORE_SIGN):  # sent on a head now cut off: again
+                self._sent_rounds.pop(kind, None)
+            self.audit = None
 
     def _replayed(self) -> PublicDeal:
         """The public course again from the (rewound) chain, with this seat's own secrets."""

@@ -216,7 +216,7 @@ class PublicDeal:
         True if it stalled seats."""
         stalled = self.stalled
         if message.kind is Kind.REVEAL and self.stage not in (Stage.REVEAL, Stage.SIGN, Stage.DONE):
-            self.stall(_seats(_field(message, "gone")))
+            self.stall(timed_out_in(message))
         elif message.kind is Kind.SCORE_SIGN and self.stage is Stage.REVEAL:
             self.stall(set(range(self.players)) - self.revealed)
         return self.stalled != stalled
@@ -478,6 +478,11 @@ def silence_verdict(seat: int, stage: Stage) -> Verdict:
 def _void_petit_sec(view: Deal) -> None:
     if not view.finished:  # the seat's own petit sec already voided its view
         view.declare_void("petit sec")
+
+
+def timed_out_in(message: Message) -> set[int]:
+    """The seats a reveal names as gone: its sender timed them out before the reveal."""
+    return _seats(_field(message, "gone"))
 
 
 def _seats(value: WirePayload) -> set[int]:

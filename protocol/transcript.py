@@ -263,6 +263,13 @@ class Transcript:
         """Is ``head`` the head of this chain now or at an earlier point?"""
         return head in self._heads
 
+    def head_before(self, index: int) -> bytes:
+        """The head the chain had before its message ``index``."""
+        head = genesis(self.table_id, self.deal, self.members)
+        for message in self._chain[:index]:
+            head = next_head(head, message)
+        return head
+
     def rewind(self, head: bytes) -> list[Message]:
         """Cut the chain back to the point where ``head`` was its head; returns the messages
         taken off (kept as evidence).  After a proven deviation every honest seat rewinds to
@@ -276,6 +283,10 @@ class Transcript:
         keep = heads.index(head)
         dropped, self._chain = self._chain[keep:], self._chain[:keep]
         self._head, self._heads = head, set(heads[: keep + 1])
+        for message in dropped:  # no longer accepted for their slots: they may be taken again
+            slot_key = (message.prev, message.kind, message.seat)
+            if (spoken := self._spoken.get(slot_key)) is not None and spoken.digest == message.digest:
+                del self._spoken[slot_key]
         self._open, self._concurrent, self._round = frozenset(), False, {}
         return dropped
 

@@ -50,7 +50,7 @@ from protocol.proofs import frame
 from protocol.rules import RuleError
 from protocol.scoring import ScoreSheet
 from protocol.transcript import proof_file
-from protocol.verdict import Verdict
+from protocol.verdict import Fault, Verdict
 from protocol.view import SeatView
 from tarotd import cheating
 from tarotd.lobby import ReadyTable
@@ -110,9 +110,17 @@ def deal_result(number: int, dealer: int, audit: DealAudit) -> dict[str, object]
         "taker": referee.taker if played and referee else None,
         "scores": list(audit.scores),
         "penalties": list(audit.penalised),
-        "audit": "ok" if verdict is None else verdict.to_json(),
+        "audit": "ok" if verdict is None else _verdict_json(audit, verdict),
         "breakdown": deal_breakdown(audit),  #: the score as checked by hand, the hidden cards once audited
     }
+
+
+def _verdict_json(audit: DealAudit, verdict: Verdict) -> dict[str, object]:
+    """A row's verdict; a silence also says whose word it rests on (``reported_by``, seats)."""
+    named = verdict.to_json()
+    if verdict.fault is Fault.SILENCE:
+        named["reported_by"] = list(audit.reporters(len(audit.scores)))
+    return named
 
 
 @dataclass

@@ -120,7 +120,9 @@ def verdict_line(model: Model, row: dict[str, Any]) -> str | None:
     culprit = audit.get("culprit")
     who = names[culprit] if isinstance(culprit, int) and 0 <= culprit < len(names) else None
     if audit.get("fault") == "silence" and who is not None:
-        others = ", ".join(n for seat, n in enumerate(names) if seat != culprit)
+        reporters = audit.get("reported_by")
+        said = reporters if isinstance(reporters, list) else [s for s in range(len(names)) if s != culprit]
+        others = ", ".join(names[s] for s in said if isinstance(s, int) and 0 <= s < len(names))
         return texts("verdict_silence", deal=deal, who=who, step=step, reporters=others)
     rule = _rule(model, str(audit.get("rule", "?")))
     line = texts("verdict_proven", deal=deal, who=who, step=step, rule=rule) if who is not None \

@@ -1,0 +1,81 @@
+"""One row for every member: the rule a seat follows when the others went on without it.
+
+Each seat times the others out on its own clock, so a cut cable, a laptop asleep or a daemon
+killed between its last card and its reveal leaves the members with different chains — and,
+before this rule, different rows for one deal: "abandoned by bob" here, "abandoned by carol"
+there, "ok" at the seat that came back late.
+
+**The rule: the others' word decides for the seat they timed out.**  A seat that learns, from
+the signed messages of *every* other answering member, that they timed it out and went on
+without it, takes their chain: it goes back to the head where they left it and goes on from
+there as a seat that stopped answering — it sends nothing more in the deal, and its row is
+theirs.  Two signs say it:
+
+* **before the reveal**: every other answering member's reveal names it among the seats gone
+  (``gone``), all built on one head this seat reached (:func:`timed_out_before_reveal`);
+* **at the reveal**: every other member that revealed signed the score on the head of the
+  reveal round *without* this seat's reveal — its reveal came too late for them
+  (:func:`left_out_of_reveal`).
+
+Every other member must say it, not one: a single hostile member cannot push an honest seat out
+of a deal by naming it gone.
+
+**A seat alone does not settle a deal.**  A seat that timed out at least as many members as
+answered (a minority: only itself, at three) cannot tell a table that went silent from a cable
+of its own that was cut.  Its record of a deal stopped that way is *unsettled*
+(:func:`settled`): it keeps the deal open until it hears the others, and then takes their
+chain by the rule above.  With exactly half on each side (two and two at four), the half with
+seat 0 settles.  The majority's record stands at once; the next deal needs every member
+anyway, so nothing waits that could have gone on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable, Sequence
+
+from protocol.messages import Kind, Message
+from protocol.public import timed_out_in
+
+
+def settled(players: int, stalled: Collection[int]) -> bool:
+    """Whether a record with ``stalled`` seats timed out can stand: the seats that answered are
+    a majority, or exactly half with seat 0 among them."""
+    answering = players - len(stalled)
+    return 2 * answering > players or (2 * answering == players and 0 not in stalled)
+
+
+def timed_out_before_reveal(
+    seat: int, players: int, kept: Iterable[Message], reached: Callable[[bytes], bool]
+) -> tuple[bytes, frozenset[int]] | None:
+    """The head every other answering member timed ``seat`` out at, and the seats they timed
+    out, if their reveals — all built on one head this seat reached — say so together."""
+    reveals = [m for m in kept if m.kind is Kind.REVEAL and m.seat != seat and seat in timed_out_in(m)]
+    for reveal in reveals:
+        gone = frozenset(timed_out_in(reveal))
+        if not reached(reveal.prev):
+            continue
+        claims = {m.seat for m in reveals if m.prev == reveal.prev and timed_out_in(m) == gone}
+        if claims == set(range(players)) - gone:
+            return reveal.prev, gone
+    return None
+
+
+def left_out_of_reveal(
+    seat: int, chain: Sequence[Message], kept: Iterable[Message], head_before: Callable[[int], bytes],
+    next_head: Callable[[bytes, Message], bytes],
+) -> int | None:
+    """Where the reveal round of ``chain`` starts, if every other seat of that round signed the
+    score on the head the round has without ``seat``'s reveal (they closed it before it came)."""
+    start = next((i for i, m in enumerate(chain) if m.kind is Kind.REVEAL), None)
+    if start is None:
+        return None
+    end = next((i for i in range(start, len(chain)) if chain[i].kind is not Kind.REVEAL), len(chain))
+    round_ = chain[start:end]
+    others = [m for m in round_ if m.seat != seat]
+    if len(others) == len(round_) or not others:
+        return None  # this seat's reveal is not in the round, or it revealed alone
+    head = head_before(start)
+    for message in others:
+        head = next_head(head, message)
+    signers = {m.seat for m in kept if m.kind is Kind.SCORE_SIGN and m.prev == head}
+    return start if signers >= {m.seat for m in others} else None
