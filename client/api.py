@@ -45,6 +45,7 @@ class DaemonClient:
         self._waiting: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self._pump: asyncio.Task[None] | None = None
         self._closed = False
+        self._refusal: str | None = None  #: why the daemon turned this connection away, if it said
 
     async def connect(self) -> None:
         path = socket_path(self.home)
@@ -67,6 +68,8 @@ class DaemonClient:
 
     async def request(self, op: str, **params: Any) -> Any:
         if self._writer is None or self._closed:
+            if self._refusal is not None:
+                raise DaemonRefused(self._refusal)
             raise DaemonUnavailable("not connected to the daemon (it may have stopped)")
         self._next_id += 1
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
@@ -95,10 +98,14 @@ class DaemonClient:
                     await self._events.put(message)
                 elif isinstance(message.get("id"), int) and message["id"] in self._waiting:
                     self._waiting.pop(message["id"]).set_result(message)
+                elif "id" not in message and message.get("ok") is False:  # turned away, and told why
+                    self._refusal = str(message.get("error", "the daemon refused the connection"))
         except (OSError, ValueError):
             pass  # a broken connection, or not the daemon at the other end: as if it closed
         self._closed = True
-        error = DaemonUnavailable("the daemon closed the connection")
+        error: Exception = DaemonUnavailable("the daemon closed the connection")
+        if self._refusal is not None:
+            error = DaemonRefused(self._refusal)
         for future in self._waiting.values():
             if not future.done():
                 future.set_exception(error)

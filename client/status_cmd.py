@@ -38,6 +38,8 @@ def run(args: argparse.Namespace) -> int:
     if (status.get("discovery") or {}).get("reaching") is False:
         print("  discovery reaches no network: no interface but loopback is up with an IPv4 address "
               "(peers are reached only with --peer KEY@HOST:PORT)")
+    for endpoint in status.get("unreachable") or []:
+        print(f"  --peer {endpoint}: unreachable (no daemon answers there; check the address, the port and the key)")
     refused = status.get("refused") or {}
     if refused:
         print("  refused from the network: " + ", ".join(f"{cause} {count}" for cause, count in sorted(refused.items())))

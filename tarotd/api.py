@@ -10,6 +10,11 @@ gets a response ``{"id": 7, "ok": true, "result": …}`` or ``{"id": 7, "ok": fa
 responses.  A client may drop and reconnect at any time: the ``state`` request returns its
 seat's whole view.  A malformed line gets an error response and changes nothing; a line
 longer than :data:`MAX_LINE` closes the connection.
+
+At most :data:`MAX_CLIENTS` clients at once.  Only the daemon's own user can connect, so only
+that user's own programs can take every place (a script left running, windows of ``tarot``):
+the one turned away is told so in one error line, and closing one of them frees a place.  No
+place is reserved — a reserved place would go to whichever of them comes first anyway.
 """
 
 from __future__ import annotations
@@ -103,9 +108,16 @@ class ApiServer:
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         sock = writer.get_extra_info("socket")
-        if sock is None or peer_uid(sock) != os.getuid() or len(self._clients) >= MAX_CLIENTS:
+        if sock is None or peer_uid(sock) != os.getuid():
             self.refused += 1
-            log.warning("refused a local API connection (another user, or too many clients)")
+            log.warning("refused a local API connection from another user")
+            writer.close()
+            return
+        if len(self._clients) >= MAX_CLIENTS:
+            self.refused += 1
+            log.warning("refused a local API connection: %d clients of this user are connected already", MAX_CLIENTS)
+            writer.write(_line({"ok": False, "error": f"this daemon already serves {MAX_CLIENTS} clients of yours (other "
+                                "tarot windows or scripts): close one of them and try again"}))
             writer.close()
             return
         self._clients.add(writer)

@@ -160,6 +160,7 @@ class Daemon:
     _peer_keys: set[bytes] = field(init=False, default_factory=set)  #: of the --peer daemons: the lobby trusts them
     _paused: dict[bytes, Paused] = field(init=False, default_factory=dict)  #: tables a local fault paused
     _relink_at: float = field(init=False, default=0.0)
+    _unreachable_said: set[str] = field(init=False, default_factory=set)  #: --peer endpoints said unreachable
 
     # --- Start and stop -------------------------------------------------------------
 
@@ -592,6 +593,7 @@ class Daemon:
 
     def _heartbeat(self, now: float) -> None:
         self._send(self.lobby.announcements())
+        self._say_unreachable()
         if self.discovery is not None and now >= self._relink_at:  # links the mesh forgot, to peers still beaconing
             self._relink_at = now + RELINK_EVERY
             self._on_peers(self.discovery.peers())
@@ -777,6 +779,7 @@ class Daemon:
             "peers": [{"name": p.name, "fingerprint": fingerprint(p.key), "state": p.state.value} for p in self.mesh.peers()],
             "connections": self.mesh.connections(),
             "refused": self._refused(),
+            "unreachable": sorted(endpoint.removeprefix("tcp://") for endpoint in self._unreachable_peers()),
             "discovery": None if self.discovery is None else {"reaching": self.discovery.reaching},
             "tables": [{"table": r.table_id.hex(), "seats": list(r.ready.setup.names), "deal": r.deal_number,
                         "stage": r.stage, "scored": r.completed, "waiting_for": sorted(r.waiting_for()),
@@ -784,6 +787,23 @@ class Daemon:
                        for r in self.runners.values()],
         }
 
+
+    def _unreachable_peers(self) -> dict[str, float]:
+        """The ``--peer`` endpoints no daemon has answered at for ``--timeout``, with the seconds."""
+        static = {peer.endpoint for peer in self.options.peers}
+        return {e: s for e, s in self.mesh.unreachable().items() if e in static and s >= self.options.timeout}
+
+    def _say_unreachable(self) -> None:
+        """Say once when a ``--peer`` cannot be reached, and once when it answers again: a
+        mistyped address or key would otherwise look like a player who has not come yet."""
+        down = self._unreachable_peers()
+        for endpoint in sorted(down.keys() - self._unreachable_said):
+            log.warning("--peer %s: no daemon has answered there for %.0f s — is it started, on this network, "
+                        "listening on that port, and is the key given for it its own (tarot status on that machine)?",
+                        endpoint.removeprefix("tcp://"), down[endpoint])
+        for endpoint in sorted(self._unreachable_said - down.keys()):
+            log.info("--peer %s answers again", endpoint.removeprefix("tcp://"))
+        self._unreachable_said = set(down)
 
     def _refused(self) -> dict[str, int]:
         """What the mesh and discovery turned away, by cause (:mod:`tarotd.refusals`)."""

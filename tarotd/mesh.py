@@ -661,6 +661,7 @@ class _Link:
     monitor: zmq.asyncio.Socket  #: ``sock``'s failed handshakes (see :meth:`Mesh._watch`)
     kept: bool = False  #: connected to for a table or by the user (``connect(keep=True)``), never forgotten
     opened: float = field(default_factory=time.monotonic)
+    down_since: float = field(default_factory=time.monotonic)  #: with no session since (across recycling)
     peer: _Peer | None = None
     session: bytes | None = None  #: the far end's token for us; None: not authenticated
     asked: bool = False  #: a ``hi`` is out: the next challenge gets our HELLO
@@ -978,6 +979,12 @@ class Mesh:
         return sum(
             len(peer.outbox.entries) for peer in self._peers.values() if peer.reported is PeerState.UP
         )
+
+    def unreachable(self) -> dict[str, float]:
+        """The kept links (``connect(keep=True)``: the user's ``--peer``, a table's members)
+        with no session now, and for how many seconds (since last heard, or opened)."""
+        now = time.monotonic()
+        return {link.endpoint: now - link.down_since for link in self._links.values() if link.kept and link.session is None}
 
     def connections(self) -> dict[str, int]:
         """Incoming connections held now and the most allowed; links open (ours)."""
@@ -1358,7 +1365,7 @@ class Mesh:
             if not restarted:
                 return
             if link.endpoint == endpoint:
-                link.session = None
+                link.session, link.down_since = None, now
                 link.hello_due = now
                 return
             self._close_link(link)
@@ -1499,7 +1506,7 @@ class Mesh:
         link.heard_at = now
         self._heard(peer, now)
         if msg["t"] == "reauth":
-            link.session = None
+            link.session, link.down_since = None, now
             link.hello_due = now
         else:
             self._on_ack(peer, link, msg, now)
@@ -1685,4 +1692,5 @@ class Mesh:
         HELLO again."""
         key = link.peer.key if link.peer is not None else link.expected_key
         self._close_link(link)
-        self._open_link(link.endpoint, key)
+        fresh = self._open_link(link.endpoint, key)
+        fresh.kept, fresh.down_since = link.kept, link.down_since if link.session is None else link.heard_at

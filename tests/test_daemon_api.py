@@ -41,7 +41,7 @@ from daemons import (
 
 from client.api import DaemonClient, DaemonRefused, ask
 from protocol.cards import DECK
-from tarotd.api import MAX_LINE, ApiServer
+from tarotd.api import MAX_CLIENTS, MAX_LINE, ApiServer
 
 NOBODY = 65534  #: uid and gid of ``nobody``
 CARDS_PER_HAND = 24  #: at three players
@@ -158,6 +158,32 @@ def test_api_server_closes_a_connection_from_another_user_whatever_the_file_mode
         finally:
             await server.close()
             shutil.rmtree(directory)
+
+    asyncio.run(main())
+
+
+def test_a_client_beyond_the_places_is_told_why_and_a_place_freed_serves_it(tmp_path: Path) -> None:
+    """Only the daemon's own user can take every place (its own scripts or windows): the one
+    turned away gets one error line saying so, which ``tarot`` shows, not a silent close."""
+
+    async def handler(request: dict[str, Any]) -> Any:
+        return {"name": "test"}
+
+    async def main() -> None:
+        server = ApiServer(tmp_path / "api.sock", handler)
+        await server.start()
+        held = [await asyncio.open_unix_connection(str(tmp_path / "api.sock")) for _ in range(MAX_CLIENTS)]
+        try:
+            await asyncio.sleep(0.1)
+            with pytest.raises(DaemonRefused, match=f"already serves {MAX_CLIENTS} clients of yours"):
+                await ask(tmp_path, "status")
+            held.pop()[1].close()
+            await asyncio.sleep(0.1)
+            assert await ask(tmp_path, "status") == {"name": "test"}
+        finally:
+            for _, writer in held:
+                writer.close()
+            await server.close()
 
     asyncio.run(main())
 
