@@ -31,6 +31,7 @@ from typing import Final, NoReturn
 from protocol.bots import BOTS
 from protocol.cheats import CHEATS
 from protocol.identity import is_valid_public_key
+from protocol.manifest import SilenceCost
 from tarotd.daemon import Daemon, OptionError, Options, StaticPeer, bot_name
 from tarotd.discovery import MAX_NAME_LENGTH, MAX_SEATS, BeaconError, check_text
 from tarotd.home import Home, HomeError, default_home, load_or_create_identity, path_problem
@@ -94,6 +95,10 @@ def build_parser(prog: str = "tarotd") -> argparse.ArgumentParser:
     parser.add_argument("--autoplay", type=seconds(), default=None, metavar="SECONDS",
                         help="with no client connected, a bot decides for you after this long")
     parser.add_argument("--max-tables", type=whole(1), default=4, metavar="K", help="play at most K tables at once")
+    parser.add_argument("--silence", choices=[cost.value for cost in SilenceCost], default=SilenceCost.NOTHING.value,
+                        help="what a seat that stops answering before the reveal costs at the tables this daemon opens, "
+                             "and the only rule it joins a table under: nothing (the default: a cable is no crime) or "
+                             "penalty (the 100-point row of a proven deviation); every member signs it")
     parser.add_argument("--faults", type=fault_plan, default=None, metavar="SPEC",
                         help="inject transport faults, for tests and soaks: drop=P,duplicate=P,reorder=P,delay=MS,seed=N")
     parser.add_argument("--cheat", choices=sorted(CHEATS), default=None, metavar="KIND",
@@ -337,6 +342,7 @@ def _options(args: argparse.Namespace) -> Options:
         cheat=args.cheat,
         deal_seed=args.deal_seed,
         curve=not args.no_curve,
+        silence=SilenceCost(args.silence),
     )
 
 

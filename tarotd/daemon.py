@@ -38,6 +38,7 @@ import zmq
 from protocol.cards import CardCodeError, card, cards
 from protocol.deal import Action, AnnounceChelem, Bid, Call, Ecart, Play, ShowPoignee
 from protocol.identity import Identity, fingerprint
+from protocol.manifest import SilenceCost
 from protocol.rules import RuleError
 from protocol.variants import Contract
 from tarotd.api import ApiError, ApiServer
@@ -48,6 +49,7 @@ from tarotd.guard import raise_descriptor_limit
 from tarotd.home import DaemonLock, Home, load_or_create_identity, replace_private
 from tarotd.lobby import BROADCAST, Lobby, Member, OfferState, ReadyTable
 from tarotd.mesh import WILDCARD_HOSTS, FaultPlan, Mesh, NotHandled, PeerState, PeerStatus
+from tarotd.refusals import Cause
 from tarotd.runner import Out, TableRunner, bot_policies, seeded_entropy
 from tarotd.silence import SilenceClock
 from tarotd.ticks import ticks
@@ -131,6 +133,7 @@ class Options:
     faults: FaultPlan | None = None  #: transport faults injected, for tests and soaks
     cheat: str | None = None  #: the cheat lab: this daemon's own seat runs this attack (tarotd/cheating.py)
     curve: bool = True  #: ZeroMQ CURVE encryption between members, keys derived from the identities (off: --no-curve)
+    silence: SilenceCost = SilenceCost.NOTHING  #: what a seat timed out before the reveal costs (``--silence``)
     #: Tests only (``tarotd --deal-seed``, refused without ``TAROT_TESTING=1``): the seeds of
     #: the seats hosted here, the lobby's table ids and coins and the bots' choices all come
     #: from it, so that a daemon hosting every seat deals the same cards on every run.
@@ -180,6 +183,7 @@ class Daemon:
         for k in range(1, options.bots + 1):
             self.seats.append((load_or_create_identity(self.home, f"bot-{k}"), bot_name(options.name, k)))
         raise_descriptor_limit()  # before the mesh sizes its bounds on it
+        asyncio.get_running_loop().set_exception_handler(self._on_loop_error)
         self.mesh = Mesh(self.identity, options.listen, on_message=self._on_message, name=options.name,
                          before_ack=self._journal_on_disk, on_status=self._on_status, faults=options.faults, curve=options.curve,
                          keeps=self._needed)
@@ -193,7 +197,8 @@ class Daemon:
                 "an address of this machine (0.0.0.0: all of them) and a port free for you on it (0: any free port)"
             ) from None
         entropy = os.urandom if options.deal_seed is None else seeded_entropy(options.deal_seed)
-        self.lobby = Lobby(self.identity.public_key, self.mesh.endpoint, self.seats, entropy, trusts=self._peer_keys.__contains__)
+        self.lobby = Lobby(self.identity.public_key, self.mesh.endpoint, self.seats, entropy,
+                           trusts=self._peer_keys.__contains__, silence=options.silence)
         self._peer_keys.update(peer.key for peer in options.peers if peer.key is not None)
         for peer in options.peers:
             self.mesh.connect(peer.endpoint, expected_key=peer.key, keep=True)
@@ -304,6 +309,17 @@ class Daemon:
         elsewhere (it restarted under another address) does not undo it."""
         static = {peer.endpoint for peer in self.options.peers}
         self._peer_keys.update(status.key for status in self.mesh.peers() if status.endpoint in static)
+
+    def _on_loop_error(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        """The event loop's own errors; with no descriptor left (a flood of connections where the
+        limit could not be raised), asyncio's accept of the local API fails at every try: that
+        is counted and said once a while, not a traceback each time."""
+        error = context.get("exception")
+        if isinstance(error, OSError) and error.errno in (errno.EMFILE, errno.ENFILE):
+            self.mesh.refusals.refuse(Cause.NO_DESCRIPTORS, time.monotonic(),
+                                      f"{context.get('message', 'the event loop')}: no file descriptor left")
+            return
+        loop.default_exception_handler(context)
 
     def _needed(self, key: bytes) -> bool:
         """Whether a table needs the daemon of ``key`` — a ``--peer``, a member of a table we
@@ -670,7 +686,7 @@ class Daemon:
             return self._add_bot()
         if op == "tables":
             return [{"table": o.table_id.hex(), "name": o.name, "seats": o.seats, "members": [m.name for m in o.members],
-                     "state": o.state.value, "invite": o.invite.shown if o.invite else None}
+                     "state": o.state.value, "invite": o.invite.shown if o.invite else None, "silence": o.silence.value}
                     for o in self.lobby.tables()]
         if op == "open":
             name, seats = request.get("name", ""), request.get("seats", 5)

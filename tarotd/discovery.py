@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import errno
 import fcntl
 import ipaddress
 import json
@@ -644,6 +645,11 @@ class Discovery:
             for destination in self._destinations():
                 transport.sendto(datagram, destination)
                 self.stats.sent += 1
+        except OSError as error:
+            if error.errno not in (errno.EMFILE, errno.ENFILE):
+                log.exception("could not send a discovery beacon")
+                return
+            self.refusals.refuse(Cause.NO_DESCRIPTORS, time.monotonic(), "a beacon not sent: no file descriptor left")
         except Exception:
             log.exception("could not send a discovery beacon")
 

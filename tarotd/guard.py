@@ -10,9 +10,14 @@ game needed.  So:
   where the system allows;
 - a connection that has not finished its ZeroMQ handshake within
   :data:`HANDSHAKE_DEADLINE_MS` is closed by ZeroMQ;
-- incoming connections are bounded per host (:data:`PER_HOST`) and in total (half of what the
-  limit leaves after :data:`RESERVED`), so whatever the network does, the daemon keeps
-  descriptors for its own files and links.  Connections from this machine (127.0.0.1) count
+- incoming connections are bounded per host (:data:`PER_HOST`) and in total (a quarter of what
+  the limit leaves after :data:`RESERVED`), so that the daemon keeps descriptors for its own
+  files and links.  The bound is kept by shutting the excess down once ZeroMQ has accepted it:
+  ZeroMQ has no bound of its own, accepts as fast as connections come, and stopping it from
+  listening would also drop the members' connections.  So a flood of connections far faster
+  than the excess can be shut (thousands in a second) still takes the descriptors for a moment
+  where the limit could not be raised: the daemon then pauses its tables for want of one
+  (:class:`~tarotd.store.LocalFault`) and goes on once they are back.  Connections from this machine (127.0.0.1) count
   only in the total: they are the other daemons of this machine, as many as a test or
   ``scripts/play`` starts, and no host of the LAN can send from that address.
 
@@ -68,7 +73,7 @@ def incoming_bound(soft_limit: int | None = None) -> int:
         soft_limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
     if soft_limit == resource.RLIM_INFINITY:
         return MAX_INCOMING
-    return max(MIN_INCOMING, min(MAX_INCOMING, (soft_limit - RESERVED) // 2))
+    return max(MIN_INCOMING, min(MAX_INCOMING, (soft_limit - RESERVED) // 4))
 
 
 def is_this_machine(host: str) -> bool:

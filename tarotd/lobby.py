@@ -196,6 +196,7 @@ class Offer:
             "state": self.state.value,
             "nonce": self.nonce,
             "proof": self.proof,
+            "silence": self.silence.value,
         }
 
 
@@ -281,8 +282,9 @@ class Lobby:
         a test's ``tarotd --deal-seed``, which must form the same table on every run.
         ``trusts``: whether a daemon's key is one of our ``--peer`` (asked when it matters:
         a peer given without its key is known by the key it proves).
-        ``silence``: the rule of the tables we open for a seat timed out mid-deal, which every
-        member signs in the manifest."""
+        ``silence``: what a seat timed out before the reveal costs, at the tables we open
+        (every member signs it in the manifest) and the only rule we join a table under:
+        nobody is bound by a rule it did not choose."""
         self.daemon_key = daemon_key
         self.silence = silence
         self._entropy = entropy
@@ -422,6 +424,10 @@ class Lobby:
         members = [_member(raw) for raw in frame["members"]]
         state = OfferState(frame["state"])
         nonce, proof = _blob(frame["nonce"], NONCE_SIZE), _blob(frame["proof"], PROOF_SIZE)
+        try:
+            silence = SilenceCost.parse(frame.get("silence", SilenceCost.NOTHING.value))
+        except ManifestError:
+            return []
         if len(members) > seats or len({m.key for m in members}) < len(members):
             return []
         offer = self.offers.get(table_id)
@@ -431,8 +437,12 @@ class Lobby:
                                     "its opener's key and nonce", fingerprint(sender), table_id.hex()[:8])
                 return []
             self._forget_stale_offers()
-            offer = self.offers[table_id] = Offer(table_id, name, seats, sender, members, state, nonce, proof)
+            offer = self.offers[table_id] = Offer(table_id, name, seats, sender, members, state, nonce, proof, silence=silence)
             self._recognise(offer)
+            if self.wanted == (name, seats) and silence is not self.silence:
+                self._refusals.tell("rule", sender, "table %s: not joining the offer of %s: a silence before the reveal "
+                                    "costs %s there, and %s here (tarotd --silence): start with the same rule",
+                                    name, fingerprint(sender), silence.value, self.silence.value)
             if self.wanted == (name, seats) and not self._trusted(offer):
                 self._refusals.tell("offer", sender, "table %s: not joining the offer of %s: it is none of our --peer, "
                                     "and proves no invite code we were given", name, fingerprint(sender))
@@ -478,6 +488,8 @@ class Lobby:
         try:
             members = self._manifest_members(offer, frame.get("members"))
             silence = SilenceCost.parse(frame.get("silence", SilenceCost.NOTHING.value))
+            if silence is not self.silence:
+                raise ManifestRefused(f"it says a silence costs {silence.value}, and this daemon's rule is {self.silence.value}")
         except (ManifestRefused, ManifestError) as why:
             log.warning("lobby: table %s (%s): refused the manifest of %s, nothing changed: %s",
                         offer.name, table_id.hex()[:8], fingerprint(sender), why)
@@ -590,7 +602,8 @@ class Lobby:
         candidates = sorted(
             o.table_id
             for o in self.offers.values()
-            if o.name == name and o.seats == seats and o.state is OfferState.OPEN and self._trusted(o)
+            if o.name == name and o.seats == seats and o.silence is self.silence and o.state is OfferState.OPEN
+            and self._trusted(o)
         )
         if not candidates:
             if self.joined is not None:

@@ -119,6 +119,7 @@ from __future__ import annotations
 
 import asyncio
 import enum
+import errno
 import itertools
 import logging
 import math
@@ -942,7 +943,9 @@ class Mesh:
             return
         if kept and expected_key is not None:
             self._peer(expected_key).kept = True
-        self._open_link(endpoint, expected_key).kept = kept
+        opened = self._try_open_link(endpoint, expected_key)
+        if opened is not None:
+            opened.kept = kept
 
     def allow(self, keys: Iterable[bytes] | None) -> None:
         """Only these keys may talk to us (None: any key that proves itself).  Peers no longer
@@ -1145,6 +1148,18 @@ class Mesh:
         link.watch = self._spawn(self._watch(link))
         return link
 
+    def _try_open_link(self, endpoint: str, expected_key: bytes | None) -> _Link | None:
+        """:meth:`_open_link`, or None when this machine has no descriptor left for it (a flood
+        of connections, say): counted, said once, and tried again when next asked."""
+        try:
+            return self._open_link(endpoint, expected_key)
+        except zmq.ZMQError as error:
+            if error.errno not in (errno.EMFILE, errno.ENFILE):
+                raise
+            self.refusals.refuse(Cause.NO_DESCRIPTORS, time.monotonic(), f"no link opened to {endpoint}: this daemon "
+                                 "has no file descriptor left (a flood of connections, or a limit too low: ulimit -n)")
+            return None
+
     def _close_link(self, link: _Link) -> None:
         if self._links.get(link.endpoint) is link:
             del self._links[link.endpoint]
@@ -1213,19 +1228,26 @@ class Mesh:
         try:
             while True:
                 event = parse_monitor_message(await monitor.recv_multipart())
-                fd = int(event["value"])
-                if event["event"] != zmq.EVENT_ACCEPTED:
-                    self._bounds.closed(fd)
-                    continue
-                far = peer_of(fd, self.port)
-                cause = None if far is None else self._bounds.admit(fd, far)
-                if far is not None and cause is not None:
-                    turn_away(fd)
-                    self.refusals.refuse(cause, time.monotonic(), f"a connection from {far.host}: "
-                                         f"{len(self._bounds)} held, at most {self._bounds.per_host} from one host "
-                                         f"and {self._bounds.total} in all")
+                try:
+                    self._guard(int(event["event"]), int(event["value"]))
+                except Exception:
+                    self.stats.errors += 1
+                    log.exception("mesh: error counting an incoming connection")
         finally:
             monitor.close(linger=0)
+
+    def _guard(self, event: int, fd: int) -> None:
+        """One event of the ROUTER's monitor (see :meth:`_guard_loop`)."""
+        if event != zmq.EVENT_ACCEPTED:
+            self._bounds.closed(fd)
+        else:
+            far = peer_of(fd, self.port)
+            cause = None if far is None else self._bounds.admit(fd, far)
+            if far is not None and cause is not None:
+                turn_away(fd)
+                self.refusals.refuse(cause, time.monotonic(), f"a connection from {far.host}: "
+                                     f"{len(self._bounds)} held, at most {self._bounds.per_host} from one host "
+                                     f"and {self._bounds.total} in all")
 
     async def _tick_loop(self) -> None:
         async for now, held in ticks(TICK):
@@ -1371,7 +1393,7 @@ class Mesh:
             self._close_link(link)
         if endpoint not in self._links:
             peer.endpoint = endpoint
-            self._open_link(endpoint, peer.key)
+            self._try_open_link(endpoint, peer.key)
 
     async def _on_data(self, peer: _Peer, msg: dict[str, Any]) -> None:
         inbound = peer.inbound
@@ -1691,6 +1713,9 @@ class Mesh:
         connection.  A new socket is a new connection, under a new routing id, that says
         HELLO again."""
         key = link.peer.key if link.peer is not None else link.expected_key
+        fresh = self._try_open_link(link.endpoint, key)
+        if fresh is None:
+            link.heard_at = time.monotonic()  # kept as it is, and tried again after another timeout
+            return
         self._close_link(link)
-        fresh = self._open_link(link.endpoint, key)
         fresh.kept, fresh.down_since = link.kept, link.down_since if link.session is None else link.heard_at

@@ -32,6 +32,7 @@ class Cause(enum.Enum):
     HELLO_STALE = "hello-stale"  #: a HELLO for a challenge its connection does not hold: replayed, or too late
     HELLO_IMPERSONATION = "hello-impersonation"  #: a HELLO on a connection made under another key
     BEACONS_FROM_HOST = "beacons-from-host"  #: one address sends more beacons than it may
+    NO_DESCRIPTORS = "no-descriptors"  #: a link not opened: this daemon has no file descriptor left
     DISCOVERY_FULL = "discovery-full"  #: a beacon of one more key while discovery lists as many peers as it may
 
 

@@ -12,6 +12,7 @@ import msgpack
 import pytest
 
 from protocol.identity import Identity
+from protocol.manifest import SilenceCost
 from tarotd.lobby import (
     BROADCAST,
     INVITE_ALPHABET,
@@ -406,3 +407,30 @@ def test_a_manifest_wrong_anywhere_changes_nothing(why: str, members: Callable[[
     assert why in caplog.text, caplog.text
     assert joined.offer.state is OfferState.OPEN and joined.offer.members == joined.seated
     assert joined.me._signatures == {} and joined.me._commits == {}
+
+
+def test_only_daemons_with_the_same_rule_for_silence_sit_together(caplog: pytest.LogCaptureFixture) -> None:
+    """``tarotd --silence``: what a seat timed out before the reveal costs is the opener's
+    rule, signed in the manifest — and nobody is bound by a rule it did not choose: an offer
+    under another rule is not joined (said once), a manifest under another rule not signed."""
+    network = Network([1, 1, 1, 1], seed=5)
+    keys = list(network.lobbies)
+    strict = keys[:3]
+    for key in strict:
+        network.lobbies[key].silence = SilenceCost.PENALTY
+    for key, lobby in network.lobbies.items():
+        network.post(key, lobby.want("club", 3))
+    with caplog.at_level(logging.INFO, logger="tarotd.lobby"):
+        network.run()
+    ready = {r.setup for key in strict for r in network.ready[key]}
+    assert len(ready) == 1 and next(iter(ready)).silence is SilenceCost.PENALTY
+    assert not network.ready[keys[3]], "the daemon with the other rule sat at the table"
+    assert "a silence before the reveal costs penalty there, and nothing here" in caplog.text
+    # A manifest under another rule than ours: refused, nothing changed.
+    joined = Joined()
+    seated = [m.to_wire() for m in joined.seated]
+    frame = {"t": "manifest", "table": joined.table, "members": [*seated, joined.member()], "silence": "penalty"}
+    with caplog.at_level(logging.WARNING):
+        assert joined.me.receive(joined.opener.daemon_key, frame) == []
+    assert "it says a silence costs penalty, and this daemon's rule is nothing" in caplog.text
+    assert joined.offer.state is OfferState.OPEN

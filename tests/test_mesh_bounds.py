@@ -122,3 +122,4 @@ def test_incoming_connections_are_bounded_per_host_and_in_all() -> None:
             await wait_for(lambda: victim.mesh.connections()["incoming"] == 0, "the closed ones no longer counted")
 
     run(test)
+
