@@ -47,7 +47,7 @@ def register(subparsers: SubParsers) -> None:
         "match",
         help="a duplicate match between two bot levels",
         description="Play each deal once per seat with LEVEL in that seat and AGAINST in the others, "
-        "and compare the mean score per deal of both levels in the same seats (95%% confidence "
+        "and compare the mean score per deal of both levels in the same seats (95% confidence "
         "interval), the takers' success, the bids taken and the decision times.  Deterministic for "
         "a seed.  A level is one of the bots (" + ", ".join(BOTS) + "); strong:N thinks over N "
         "sampled deals instead of the default.",
