@@ -64,6 +64,7 @@ LOBBY, DEAL, RELAYS = "lobby", "deal", "relays"
 #: everywhere before a person has played the next card.  (0.1 s gave 2–4 % slower deals.)
 RELAY_DELAY = 0.25
 HEARTBEAT = 1.0  #: seconds between two heartbeats of the game (offers repeated, silent seats timed out)
+REGROUP_AFTER = 3  #: timeouts a member is gone between deals before a bots' daemon goes on without it
 RELINK_EVERY = 10.0  #: seconds between two offers of the discovered peers to the mesh (it forgets the silent)
 MAX_RETRY = 8.0  #: seconds at most between two tries to take up a table paused by a fault (doubling from HEARTBEAT)
 
@@ -163,6 +164,7 @@ class Daemon:
     _peer_keys: set[bytes] = field(init=False, default_factory=set)  #: of the --peer daemons: the lobby trusts them
     _paused: dict[bytes, Paused] = field(init=False, default_factory=dict)  #: tables a local fault paused
     _relink_at: float = field(init=False, default=0.0)
+    _regroup_tried: set[bytes] = field(init=False, default_factory=set)  #: tables a bots' daemon tried to go on from
     _unreachable_said: set[str] = field(init=False, default_factory=set)  #: --peer endpoints said unreachable
 
     # --- Start and stop -------------------------------------------------------------
@@ -610,6 +612,7 @@ class Daemon:
     def _heartbeat(self, now: float) -> None:
         self._send(self.lobby.announcements())
         self._say_unreachable()
+        self._regroup_bots()
         if self.discovery is not None and now >= self._relink_at:  # links the mesh forgot, to peers still beaconing
             self._relink_at = now + RELINK_EVERY
             self._on_peers(self.discovery.peers())
@@ -716,6 +719,8 @@ class Daemon:
                 raise ApiError(str(error)) from None
             self._start_ready_tables()
             return {"joined": True}
+        if op == "regroup":
+            return self._regroup()
         if op == "leave":
             try:
                 self._send(self.lobby.leave())
@@ -737,6 +742,55 @@ class Daemon:
         if not moved:
             raise ApiError(self._paused[runner.table_id].refusal)
         return {"deal": runner.deal_number}
+
+    def _gone(self, runner: TableRunner) -> list[int]:
+        """The seats whose daemon has not answered for ``--timeout`` or more."""
+        return sorted(seat for seat, seconds in self._away(runner).items() if seconds >= self.options.timeout)
+
+    def _regroup_bots(self) -> None:
+        """A daemon with no player (its seat a bot's, ``--bot``) goes on without a member gone
+        for :data:`REGROUP_AFTER` timeouts between deals, as its player would: so the others'
+        players, pressing their key, find it in the new table."""
+        runner = self._current()
+        if self.options.bot is None or runner is None or runner.players_here or runner.stage != "commit":
+            return
+        away = self._away(runner)
+        gone = self._gone(runner)
+        if runner.table_id in self._regroup_tried or not gone:
+            return
+        if all(away[seat] >= REGROUP_AFTER * self.options.timeout for seat in gone):
+            self._regroup_tried.add(runner.table_id)
+            try:
+                self._regroup()
+            except ApiError as why:
+                log.info("table %s: cannot go on without the members gone: %s", runner.table_id.hex()[:8], why)
+
+    def _regroup(self) -> dict[str, Any]:
+        """Go on without the members gone for good: this table ends here (its sheet kept), and
+        the daemon seeks a new table of the same name with the members left — trusted, since
+        they played together — which each of them asks for in turn (a bot's daemon by itself:
+        :meth:`_regroup_bots`).  ApiError if nobody is gone, or fewer than three would be left."""
+        runner = self._current()
+        if runner is None:
+            raise ApiError("you are not at a table")
+        gone, names = self._gone(runner), runner.ready.setup.names
+        if not gone:
+            raise ApiError(f"no member has been silent for {self.options.timeout:.0f} s (--timeout) yet: the table "
+                           "waits for them")
+        left = [m for seat, m in enumerate(runner.ready.members) if seat not in gone]
+        without = ", ".join(names[seat] for seat in gone)
+        if len(left) < 3:
+            raise ApiError(f"a table needs three players: without {without}, {len(left)} would be left")
+        self.store.set_table_state(runner.table_id, TableState.REGROUPED)
+        del self.runners[runner.table_id]
+        self._peer_keys.update(m.daemon for m in left if m.daemon != self.identity.public_key)
+        name = runner.ready.name or "tarot"
+        log.info("table %s: going on without %s, gone for good — a new table %s of %d with the others",
+                 runner.table_id.hex()[:8], without, name, len(left))
+        self.lobby.forget_joined()
+        self._send(self.lobby.want(name, len(left)))
+        self._start_ready_tables()
+        return {"table": name, "seats": len(left), "without": [names[seat] for seat in gone], "gone": without}
 
     def _add_bot(self) -> dict[str, Any]:
         """One more bot seat, hosted here, joins the table we are at (before it starts)."""

@@ -377,6 +377,11 @@ class Lobby:
             return self._after_change(offer)
         return [(offer.opener, self._join_frame(offer, [member]))]
 
+    def forget_joined(self) -> None:
+        """The table we sat at is over for us (its members went on without one of them): we
+        are free to join another."""
+        self.joined = None
+
     def leave(self) -> list[Out]:
         """Take our seats back from the table we joined, while it has not started; an offer of
         ours is withdrawn."""

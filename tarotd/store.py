@@ -168,6 +168,9 @@ class TableState(enum.StrEnum):
     #: Being played when the daemon stopped uncleanly and its log was then lost (module
     #: docstring): never taken up again, its sheet kept as far as the database has it.
     LOG_LOST = "log-lost"
+    #: Left by its members for a new table without one of them, gone for good (``regroup``):
+    #: its sheet kept, never taken up again.
+    REGROUPED = "regrouped"
 
 
 @dataclass(frozen=True)

@@ -531,6 +531,7 @@ class TarotApp:
             on(str(seats))(self._opener(seats))
         on("b")(lambda: self._in_lobby("bot", "bot_added"))
         on("x")(lambda: self._in_lobby("leave", "left"))
+        on("w")(self._regroup)
         on("i")(self._type_invite)
         typing = Condition(lambda: model.invite is not None)
         return merge_key_bindings([ConditionalKeyBindings(keys, ~typing), self._invite_keys(typing)])
@@ -579,6 +580,11 @@ class TarotApp:
                 self._send("open", "opened", name=str(name), seats=seats)
 
         return open_table
+
+    def _regroup(self) -> None:
+        """w: go on without the members gone for good, at a new table (the daemon checks)."""
+        if self.model.at_table:
+            self._send("regroup", "regrouped")
 
     def _in_lobby(self, op: str, success: str) -> None:
         if not self.model.at_table:

@@ -93,7 +93,8 @@ _TEXT: dict[str, dict[str, str]] = {
         "connected": "Connecté à votre démon (tarotd : le programme qui tient votre place et parle aux démons des autres joueurs), dossier {home}.",
         "daemon_gone": "Le démon s'est arrêté. Relancez-le : tarotd --home {home} (ou scripts/play) ; q pour quitter.",
         "daemon_missing": "Aucun démon ne tourne avec le dossier {home}.\nLancez-le d'abord : tarotd --home {home} &  puis tarot --home {home} : ouvrez une table au salon (3, 4 ou 5) et ajoutez des bots (b).\nOu jouez tout de suite contre des bots : scripts/play",
-        "peer_away": "{who} ne répond plus depuis {seconds} s ; la table l'attend.",
+        "peer_away": "{who} ne répond plus depuis {seconds} s ; la table l'attend (w : continuer sans, à une nouvelle table).",
+        "regrouped": "Nouvelle table « {table} » à {seats}, sans {gone} : les autres joueurs appuient sur w pour vous y rejoindre.",
         # A fault of our own daemon's machine (tarotd.store.LocalFault): the table is paused here.
         "paused_disk-full": "Le disque de votre démon est plein (depuis {seconds} s) : la table est en pause ici et "
                             "reprend d'elle-même dès qu'il y a de la place ; rien n'est perdu.",
@@ -204,6 +205,7 @@ _TEXT: dict[str, dict[str, str]] = {
             "  n / r          donne suivante (donne marquée) / rejouer les donnes pli par pli\n"
             "  ↑/↓ Entrée i   au salon : choisir, rejoindre, taper un code d'invitation\n"
             "  3 4 5 / b / x  au salon : ouvrir une table / ajouter un bot / quitter la table\n"
+            "  w              un joueur parti pour de bon : continuer sans lui, à une nouvelle table\n"
             "  q              quitter (demande confirmation pendant une partie)\n"
             "  souris         un clic sur une carte ou une annonce la choisit\n\n"
             "  Les atouts sont leurs nombres, de 1 (le Petit) à 21 ; ★ est l'Excuse ;\n"
@@ -283,7 +285,8 @@ _TEXT: dict[str, dict[str, str]] = {
         "connected": "Connected to your daemon (tarotd: the program that holds your seat and talks to the other players' daemons), home {home}.",
         "daemon_gone": "The daemon has stopped. Start it again: tarotd --home {home} (or scripts/play); q to quit.",
         "daemon_missing": "No daemon is running with the home {home}.\nStart one first: tarotd --home {home} &  then tarot --home {home}: open a table in the lobby (3, 4 or 5) and add bots (b).\nOr play against bots at once: scripts/play",
-        "peer_away": "{who} has not answered for {seconds} s; the table waits for them.",
+        "peer_away": "{who} has not answered for {seconds} s; the table waits for them (w: go on without them, at a new table).",
+        "regrouped": "A new table “{table}” of {seats}, without {gone}: the other players press w to join you there.",
         "paused_disk-full": "Your daemon's disk is full (for {seconds} s): the table is paused here and goes on by "
                             "itself once there is room; nothing is lost.",
         "paused_disk-error": "Your daemon's disk does not answer (for {seconds} s): the table is paused here and goes on "
@@ -388,6 +391,7 @@ _TEXT: dict[str, dict[str, str]] = {
             "  n / r          next deal (once scored) / replay the deals trick by trick\n"
             "  ↑/↓ Enter i    in the lobby: pick, join, type an invite code\n"
             "  3 4 5 / b / x  in the lobby: open a table / add a bot / leave the table\n"
+            "  w              a player gone for good: go on without them, at a new table\n"
             "  q              quit (asks first during a game)\n"
             "  mouse          a click on a card or a bid picks it\n\n"
             "  Trumps are their numbers, 1 (the Petit) to 21; ★ is the Excuse;\n"
@@ -404,6 +408,8 @@ _REFUSALS_FR: tuple[tuple[str, str], ...] = (
     ("neither a king nor a bout may go to the écart", "ni roi ni bout à l'écart"),
     ("the écart must be exactly", "l'écart doit compter exactement le nombre de cartes du chien"),
     ("is not your turn", "ce n'est pas à vous"),
+    ("(--timeout) yet: the table waits for them", "personne n'est encore resté muet le temps de --timeout : la table l'attend"),
+    ("a table needs three players", "une table demande trois joueurs : il en resterait moins"),
     ("is not in your hand", "cette carte n'est pas dans votre main"),
     ("the excuse may be shown in a poignée only", "l'Excuse ne complète une poignée que si vous n'avez pas d'autre atout"),
     ("a poignée shows exactly", "une poignée compte exactement le nombre d'atouts du seuil"),
