@@ -99,7 +99,7 @@ def basic_play(deal: Deal) -> Card:
 
 
 def test_registry_levels() -> None:
-    assert set(BOTS) == {"random", "basic"}
+    assert set(BOTS) == {"random", "basic", "strong"}
     assert isinstance(make_bot("random", random.Random(1)), RandomPolicy)
     assert isinstance(make_bot("basic", random.Random(1)), BasicPolicy)
 
