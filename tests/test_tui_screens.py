@@ -11,6 +11,7 @@ from prompt_toolkit.formatted_text import fragment_list_to_text
 
 from client.tui.i18n import Texts
 from client.tui.journal import deal_log
+from client.tui.lobby import lobby_fragments
 from client.tui.model import Model
 from client.tui.sheet import sheet_fragments
 from client.tui.table import table_fragments
@@ -85,3 +86,22 @@ def test_a_table_paused_by_our_own_full_disk_says_so_and_that_nothing_is_lost() 
                         ("fr", ["Le disque de votre démon est plein (depuis 7 s)", "reprend d'elle-même", "rien n'est perdu"])):
         text = fragment_list_to_text(table_fragments(model(lang, data)))
         assert all(word in text for word in words), text
+
+
+def test_a_member_away_is_shown_with_the_key_to_go_on_without_it() -> None:
+    data = {**state(), "away": [{"seat": 3, "seconds": 41.0}]}
+    for lang, words in (("en", ["dan has not answered for 41 s", "w: go on without them"]),
+                        ("fr", ["dan ne répond plus depuis 41 s", "w : continuer sans"])):
+        text = fragment_list_to_text(table_fragments(model(lang, data)))
+        assert all(word in text for word in words), text
+
+
+def test_the_lobby_shows_a_table_whose_silence_costs_the_penalty() -> None:
+    for lang, words in (("en", "a player silent before the reveal takes the 100-point penalty"),
+                        ("fr", "un joueur muet avant la révélation paie la pénalité de 100 points")):
+        m = model(lang, {**state(), "table": None})
+        m.tables = [{"table": "cd" * 16, "name": "strict", "seats": 3, "members": ["bob"], "state": "open", "silence": "penalty"},
+                    {"table": "ef" * 16, "name": "club", "seats": 3, "members": ["cid"], "state": "open", "silence": "nothing"}]
+        lines = fragment_list_to_text(lobby_fragments(m)).splitlines()
+        assert words in next(line for line in lines if "strict" in line)
+        assert words not in next(line for line in lines if "club" in line)

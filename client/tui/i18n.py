@@ -94,6 +94,7 @@ _TEXT: dict[str, dict[str, str]] = {
         "daemon_gone": "Le démon s'est arrêté. Relancez-le : tarotd --home {home} (ou scripts/play) ; q pour quitter.",
         "daemon_missing": "Aucun démon ne tourne avec le dossier {home}.\nLancez-le d'abord : tarotd --home {home} &  puis tarot --home {home} : ouvrez une table au salon (3, 4 ou 5) et ajoutez des bots (b).\nOu jouez tout de suite contre des bots : scripts/play",
         "peer_away": "{who} ne répond plus depuis {seconds} s ; la table l'attend (w : continuer sans, à une nouvelle table).",
+        "lobby_silence_penalty": " — un joueur muet avant la révélation paie la pénalité de 100 points",
         "regrouped": "Nouvelle table « {table} » à {seats}, sans {gone} : les autres joueurs appuient sur w pour vous y rejoindre.",
         # A fault of our own daemon's machine (tarotd.store.LocalFault): the table is paused here.
         "paused_disk-full": "Le disque de votre démon est plein (depuis {seconds} s) : la table est en pause ici et "
@@ -286,6 +287,7 @@ _TEXT: dict[str, dict[str, str]] = {
         "daemon_gone": "The daemon has stopped. Start it again: tarotd --home {home} (or scripts/play); q to quit.",
         "daemon_missing": "No daemon is running with the home {home}.\nStart one first: tarotd --home {home} &  then tarot --home {home}: open a table in the lobby (3, 4 or 5) and add bots (b).\nOr play against bots at once: scripts/play",
         "peer_away": "{who} has not answered for {seconds} s; the table waits for them (w: go on without them, at a new table).",
+        "lobby_silence_penalty": " — a player silent before the reveal takes the 100-point penalty",
         "regrouped": "A new table “{table}” of {seats}, without {gone}: the other players press w to join you there.",
         "paused_disk-full": "Your daemon's disk is full (for {seconds} s): the table is paused here and goes on by "
                             "itself once there is room; nothing is lost.",

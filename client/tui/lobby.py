@@ -43,6 +43,8 @@ def lobby_fragments(model: Model) -> StyleAndTextTuples:
             state=texts(f"lobby_state_{state}") if f"lobby_state_{state}" in texts.keys() else state,
             members=", ".join(member_label(model, str(m)) for m in table.get("members", ())),
         )
+        if table.get("silence") == "penalty":  # the table's signed rule, when it is not the default
+            line += texts("lobby_silence_penalty")
         style = "class:option.cursor" if i == model.lobby_index else "class:option"
         out += [("", "  "), (style, line)]
         if table is ours:
