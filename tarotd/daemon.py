@@ -65,7 +65,7 @@ LOBBY, DEAL, RELAYS = "lobby", "deal", "relays"
 RELAY_DELAY = 0.25
 HEARTBEAT = 1.0  #: seconds between two heartbeats of the game (offers repeated, silent seats timed out)
 REGROUP_AFTER = 3  #: timeouts a member is gone between deals before a bots' daemon goes on without it
-RELINK_EVERY = 10.0  #: seconds between two offers of the discovered peers to the mesh (it forgets the silent)
+RELINK_EVERY = 10.0  #: seconds between two offers of one discovered peer to the mesh (which forgets the silent)
 MAX_RETRY = 8.0  #: seconds at most between two tries to take up a table paused by a fault (doubling from HEARTBEAT)
 
 
@@ -163,7 +163,7 @@ class Daemon:
     _relaying: set[bytes] = field(init=False, default_factory=set)  #: tables with a batch of relays scheduled
     _peer_keys: set[bytes] = field(init=False, default_factory=set)  #: of the --peer daemons: the lobby trusts them
     _paused: dict[bytes, Paused] = field(init=False, default_factory=dict)  #: tables a local fault paused
-    _relink_at: float = field(init=False, default=0.0)
+    _offered: dict[bytes, float] = field(init=False, default_factory=dict)  #: discovered key → offered to the mesh at
     _regroup_tried: set[bytes] = field(init=False, default_factory=set)  #: tables a bots' daemon tried to go on from
     _unreachable_said: set[str] = field(init=False, default_factory=set)  #: --peer endpoints said unreachable
 
@@ -380,8 +380,18 @@ class Daemon:
             log.info("peer %s is %s", status.name, status.state.value)
 
     def _on_peers(self, peers: list[DiscoveredPeer]) -> None:
+        """Link to the peers discovery lists, each at most once every :data:`RELINK_EVERY`:
+        the list changes with every beacon of a new key, and offering the whole of it each
+        time would make a beacon flood cost a pass over it per beacon (and count a refusal
+        for every peer listed each time)."""
+        now = time.monotonic()
         for peer in peers:
-            self.mesh.connect(peer.endpoint, expected_key=peer.key)
+            if self._offered.get(peer.key, float("-inf")) + RELINK_EVERY <= now:
+                self._offered[peer.key] = now
+                self.mesh.connect(peer.endpoint, expected_key=peer.key)
+        if len(self._offered) > 4 * len(peers) + 64:  # keys discovery no longer lists
+            listed = {peer.key for peer in peers}
+            self._offered = {key: at for key, at in self._offered.items() if key in listed}
 
     def _announcement(self) -> Announcement:
         tables = tuple(
@@ -613,8 +623,7 @@ class Daemon:
         self._send(self.lobby.announcements())
         self._say_unreachable()
         self._regroup_bots()
-        if self.discovery is not None and now >= self._relink_at:  # links the mesh forgot, to peers still beaconing
-            self._relink_at = now + RELINK_EVERY
+        if self.discovery is not None:  # links the mesh forgot, to peers still beaconing
             self._on_peers(self.discovery.peers())
         self._retry_paused()
         for runner in list(self.runners.values()):
