@@ -41,12 +41,13 @@ from protocol.identity import Identity, fingerprint
 from protocol.manifest import SilenceCost
 from protocol.rules import RuleError
 from protocol.variants import Contract
+from tarotd.ahead import FileAhead
 from tarotd.api import ApiError, ApiServer
 from tarotd.discovery import DISCOVERY_PORT
 from tarotd.discovery import Announcement, Discovery, TableInfo
 from tarotd.discovery import Peer as DiscoveredPeer
 from tarotd.guard import raise_descriptor_limit
-from tarotd.home import DaemonLock, Home, load_or_create_identity, replace_private
+from tarotd.home import DaemonLock, Home, load_or_create_identity
 from tarotd.lobby import BROADCAST, Lobby, Member, OfferState, ReadyTable
 from tarotd.mesh import WILDCARD_HOSTS, FaultPlan, Mesh, NotHandled, PeerState, PeerStatus
 from tarotd.refusals import Cause
@@ -163,6 +164,8 @@ class Daemon:
     _relaying: set[bytes] = field(init=False, default_factory=set)  #: tables with a batch of relays scheduled
     _peer_keys: set[bytes] = field(init=False, default_factory=set)  #: of the --peer daemons: the lobby trusts them
     _paused: dict[bytes, Paused] = field(init=False, default_factory=dict)  #: tables a local fault paused
+    _sheet_file: FileAhead = field(init=False)  #: scores.json, written through a file opened ahead
+    _proof_files: FileAhead = field(init=False)  #: home/proofs, likewise
     _offered: dict[bytes, float] = field(init=False, default_factory=dict)  #: discovered key → offered to the mesh at
     _regroup_tried: set[bytes] = field(init=False, default_factory=set)  #: tables a bots' daemon tried to go on from
     _unreachable_said: set[str] = field(init=False, default_factory=set)  #: --peer endpoints said unreachable
@@ -181,6 +184,8 @@ class Daemon:
                         "wrote after the last deal it scored is lost, and no table it was playing is taken up again",
                         self.home.db, self.home.db.name)
         self.identity = load_or_create_identity(self.home)
+        # What a deal's end writes, opened now: it may come when a flood took every descriptor.
+        self._sheet_file, self._proof_files = FileAhead(self.home.path), FileAhead(self.home.path / "proofs")
         self.seats = [(self.identity, options.name)]
         for k in range(1, options.bots + 1):
             self.seats.append((load_or_create_identity(self.home, f"bot-{k}"), bot_name(options.name, k)))
@@ -268,6 +273,8 @@ class Daemon:
         await self.api.close()
         await self.mesh.close()
         self.store.close()
+        self._sheet_file.close()
+        self._proof_files.close()
         if self._lock is not None:
             self._lock.release()
 
@@ -432,7 +439,7 @@ class Daemon:
         level = self.options.bot or self.options.bot_level
         runner = TableRunner(
             ready, self.identity.public_key, hosted, bot_policies(bot_seats, level, self.options.deal_seed), self.store,
-            self.options.deals, cheat=self.options.cheat, proofs=self.home.path / "proofs", deal_seed=self.options.deal_seed,
+            self.options.deals, cheat=self.options.cheat, proofs=self._proof_files, deal_seed=self.options.deal_seed,
         )
         runner.on_events = functools.partial(self._publish, runner)
         self._thinking.discard(ready.setup.table_id)  # a runner dropped by a fault had them scheduled:
@@ -604,7 +611,7 @@ class Daemon:
         filesystem syncs it), far too slow to do after every message.  Noted as written
         once it is: a full disk pauses the table, which writes it again when it goes on."""
         document = json.dumps(scores_document(runner), ensure_ascii=False, indent=1)
-        replace_private(self.home.scores, document.encode())
+        self._sheet_file.replace(self.home.scores.name, document.encode())
         self._sheets_written[runner.table_id] = runner.completed
 
     async def _tick(self) -> None:

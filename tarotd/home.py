@@ -10,6 +10,7 @@ One home is one daemon.  Everything ``tarotd`` keeps lives in one private direct
     daemon.pid      the lock that keeps a second daemon out, and the pid of the one inside
     scores.json     the score sheet of the last table, for ``tarot scores`` (daemon running or not)
     proofs/         the proof files of the cheating this daemon's seats found (tarotd.runner)
+    .ahead.tmp      (here and in proofs/) the next file written, held open ahead (tarotd.ahead)
 
 The log is not kept here: the daemon writes it to its standard error, for whoever started
 it to keep or not.  The directory is mode 0700, and the keys, the database, the socket and
@@ -223,22 +224,6 @@ def _create_key(path: Path) -> Identity:
         temporary.unlink(missing_ok=True)
     log.info("created identity %s in %s", identity.fingerprint, path)
     return identity
-
-
-def replace_private(path: Path, data: bytes) -> None:
-    """Replace the file ``path`` with ``data``, mode 0600 from its first byte.
-
-    Through a temporary file renamed into place, so that a reader finds the old content or
-    the new, never half of it; created 0600 rather than narrowed afterwards, so that it is
-    never readable by others for an instant, whatever the umask.  Not synced: this is for
-    files the daemon can write again (``scores.json``), not for what must survive a crash.
-    """
-    temporary = path.with_name(f".{path.name}.tmp")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with open(fd, "wb") as file:
-        os.fchmod(fd, 0o600)  # a temporary left by a crash may have another mode
-        file.write(data)
-    os.replace(temporary, path)
 
 
 def _sync_directory(path: Path) -> None:

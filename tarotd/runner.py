@@ -53,6 +53,7 @@ from protocol.transcript import proof_file
 from protocol.verdict import Fault, Verdict
 from protocol.view import SeatView
 from tarotd import cheating
+from tarotd.ahead import FileAhead
 from tarotd.lobby import ReadyTable
 from tarotd.store import DEAL_SCORED
 from tarotd.views import deal_breakdown
@@ -133,7 +134,7 @@ class TableRunner:
     deals_wanted: int | None = None
     deal_number: int = 0
     cheat: str | None = None  #: ``tarotd --cheat``: the daemon's own seat runs this attack (tarotd/cheating.py)
-    proofs: Path | None = None  #: where (home/proofs) an honest seat that names a cheater writes the proof file
+    proofs: FileAhead | None = None  #: where (home/proofs) an honest seat that names a cheater writes the proof file
     deal_seed: int | None = None  #: ``tarotd --deal-seed``, tests only: the hosted seats' seeds derived from it
     machines: dict[int, SeatMachine] = field(default_factory=dict)
     sheet: ScoreSheet = field(init=False)
@@ -444,7 +445,7 @@ class TableRunner:
         if audit.verdict is not None and isinstance(named, dict) and self.proofs is not None and not isinstance(witness, Cheater):
             # Relative to the home, so that every honest daemon's sheet holds the same row.
             path = self._write_proof(self.proofs, witness, audit.verdict)
-            named["proof"] = f"{self.proofs.name}/{path.name}"
+            named["proof"] = f"{self.proofs.directory.name}/{path.name}"
         sheet = ScoreSheet.from_json(self.sheet.to_json())
         if audit.outcome is not None and referee is not None:
             sheet.add_deal(list(audit.scores), contract=referee.contract, taker=referee.taker, partner=referee.partner)
@@ -459,12 +460,11 @@ class TableRunner:
         self.machines = {}
         self._seen.clear()
 
-    def _write_proof(self, directory: Path, witness: SeatMachine, verdict: Verdict) -> Path:
-        """The signed transcript that proves the verdict, for ``tarot audit`` on any machine."""
-        directory.mkdir(mode=0o700, exist_ok=True)
-        path = directory / f"{self.table_id.hex()}-{self.deal_number}.tarot-proof"
-        path.write_bytes(proof_file(witness.transcript, verdict, SignedManifest(self.ready.manifest, self.ready.signatures)))
-        return path
+    def _write_proof(self, files: FileAhead, witness: SeatMachine, verdict: Verdict) -> Path:
+        """The signed transcript that proves the verdict, for ``tarot audit`` on any machine
+        (through a file opened ahead: it is written when descriptors may be short)."""
+        proof = proof_file(witness.transcript, verdict, SignedManifest(self.ready.manifest, self.ready.signatures))
+        return files.replace(f"{self.table_id.hex()}-{self.deal_number}.tarot-proof", proof)
 
     def _void_reason(self, audit: DealAudit) -> str:
         """Why a deal scored nothing, for the sheet: who abandoned it, by name, and why."""

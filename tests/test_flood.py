@@ -170,7 +170,7 @@ def assert_table_unharmed(tmp_path: Path, processes: list[subprocess.Popen[bytes
     assert len(sheets[0]["deals"]) == DEALS  # type: ignore[arg-type]
     assert all(row["audit"] == "ok" for row in sheets[0]["deals"]), sheets[0]  # type: ignore[union-attr]  # a pass-out is ok too
     assert_no_traceback(tmp_path, PLAYERS)
-    assert not list((homes[VICTIM] / "proofs").glob("*")), "the victim wrote a proof file"
+    assert not list((homes[VICTIM] / "proofs").glob("*.tarot-proof")), "the victim wrote a proof file"
 
 
 def run_flood(tmp_path: Path, hosts: list[str], count: int) -> tuple[list[int], dict[str, int], int, int]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import errno
 import os
+import resource
 import signal
 import sqlite3
 import stat
@@ -22,7 +23,8 @@ from protocol.identity import Identity
 from protocol.messages import Kind, Message, encode, sign_message
 from protocol.scoring import ScoreSheet
 from tarotd import store as store_module
-from tarotd.home import DaemonLock, Home, HomeError, default_home, load_or_create_identity, replace_private
+from tarotd.ahead import TEMPORARY, FileAhead
+from tarotd.home import DaemonLock, Home, HomeError, default_home, load_or_create_identity
 from tarotd.store import (
     DEAL_SCORED,
     DEAL_STARTED,
@@ -119,12 +121,37 @@ def test_home_is_created_private_with_its_paths(tmp_path: Path, open_umask: None
 
 def test_a_private_file_is_replaced_whole_and_0600_whatever_the_umask(home: Home, open_umask: None) -> None:
     """``scores.json`` was written 0644 beside 0600 keys and database: now 0600, even over an
-    older, wider file, with no temporary left behind."""
+    older, wider file; the next temporary is open already, 0600 too."""
     home.scores.write_text("{}")
     home.scores.chmod(0o644)
-    replace_private(home.scores, b'{"deals": []}')
+    files = FileAhead(home.path)
+    try:
+        files.replace(home.scores.name, b'{"deals": []}')
+    finally:
+        files.close()
     assert home.scores.read_bytes() == b'{"deals": []}' and mode(home.scores) == 0o600
-    assert sorted(p.name for p in home.path.iterdir()) == ["scores.json"]
+    assert sorted(p.name for p in home.path.iterdir()) == [TEMPORARY, "scores.json"]
+    assert mode(home.path / TEMPORARY) == 0o600
+
+
+def test_a_file_opened_ahead_is_written_with_no_descriptor_left(tmp_path: Path) -> None:
+    """A deal's end writes the sheet and any proof when a flood may have taken every
+    descriptor: the file opened ahead is written all the same, and the next one is opened
+    once descriptors are free again."""
+    files = FileAhead(tmp_path)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    lowest = os.dup(0)
+    os.close(lowest)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (lowest, hard))  # no new descriptor from here
+    try:
+        with pytest.raises(OSError):
+            os.open(tmp_path / "other", os.O_CREAT | os.O_WRONLY)
+        written = files.replace("scores.json", b'{"deals": [1]}')
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert written.read_bytes() == b'{"deals": [1]}'
+    assert files.replace("scores.json", b'{"deals": [1, 2]}').read_bytes() == b'{"deals": [1, 2]}'
+    files.close()
 
 
 def test_home_with_wider_permissions_is_narrowed(tmp_path: Path) -> None:
