@@ -23,9 +23,12 @@ TABLE = bytes(range(16))
 
 @pytest.mark.parametrize("rule", list(SilenceCost))
 def test_the_openers_rule_for_silence_is_signed_by_every_member_and_kept(rule: SilenceCost) -> None:
+    """Every member started under the rule (``tarotd --silence``): a daemon joins only a
+    table under its own (tests/test_lobby.py)."""
     network = Network([1, 1, 1], seed=6)
     opener, *others = network.lobbies.values()
-    opener.silence = rule
+    for lobby in network.lobbies.values():
+        lobby.silence = rule
     network.post(opener.daemon_key, opener.open("club", 3))
     network.run()
     (table,) = others[0].offers
