@@ -46,10 +46,6 @@ class Constraints:
     room: tuple[int, ...]
     allowed: dict[int, int]
 
-    @property
-    def pile(self) -> int:
-        return self.players
-
 
 @dataclass(frozen=True)
 class Sample:
