@@ -82,6 +82,7 @@ class SeatMachine:
         self._early: list[Message] = []
         self._events: list[Event] = []
         self._rejected: list[Verdict] = []
+        self._stall_point: bytes | None = None  #: the head at this seat's first timeout in the deal
 
     # --- The caller's side ------------------------------------------------------------
 
@@ -135,6 +136,8 @@ class SeatMachine:
         reveal and the signatures, the messages of the seats that did answer count: the
         round closes with them (the audit needs every seed it can get)."""
         if not self.done:
+            if self._stall_point is None:
+                self._stall_point = self.transcript.head
             gone = self.waiting_for() - {self.seat}
             if self.public.stage in (Stage.REVEAL, Stage.SIGN):
                 for message in self.transcript.close_round():
@@ -383,6 +386,15 @@ class SeatMachine:
         if self.seat in public.stalled:
             return  # on their chain already
         before = timed_out_before_reveal(self.seat, self.players, self._early, transcript.reached)
+        if before is None and self._stall_point is not None and self._stall_point != transcript.head and \
+                timed_out_before_reveal(self.seat, self.players, self._early, lambda head: True) is not None:
+            # They left this seat at a head it has not reached: its own timeout cut off what
+            # led there.  Back to where it timed them out, and on with what they sent.
+            self._rewind(self._stall_point)
+            self._stall_point = None
+            self._sync()
+            self._retry_early()
+            return
         if before is not None:
             head, gone = before
             self._rewind(head)

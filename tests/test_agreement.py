@@ -180,3 +180,24 @@ def test_the_others_time_a_seat_out_one_after_the_other_and_agree() -> None:
     cut.pump()
     assert all(m.done for m in cut.answering), [(m.seat, m.public.stage, m.waiting_for()) for m in cut.answering]
     assert len({m.transcript.head for m in cut.answering}) == 1
+
+
+def test_a_seat_cut_off_before_the_card_it_waits_for_catches_up_then_takes_the_others_record() -> None:
+    """The cut comes just before the card this seat waits for: it times out the seat that
+    played it, the others time it out a card later, at a head it never reached.  Joined again,
+    it goes back to where it timed them out, takes the card, reaches that head — and their
+    reveals naming it gone."""
+    table = Table()
+    table.run_until(lambda: table.machines[0].public.stage is Stage.PLAY and (g := table.machines[0].game) is not None
+                    and g.to_act == (ALONE - 1) % PLAYERS and not table.queue)
+    before = table.machines[(ALONE - 1) % PLAYERS]
+    assert before.game is not None
+    cut = Cut(table)
+    for action in decide(before.game, table.policies[before.seat]):
+        table.queue.extend(before.act(action))  # the card ALONE waits for: it never gets it
+    cut.time_out(cut.answering)
+    cut.time_out([cut.alone])
+    assert not cut.alone.done and all(m.done for m in cut.answering)
+    cut.join()
+    assert_one_record(table)
+    assert cut.alone.public.stalled == (ALONE,)
