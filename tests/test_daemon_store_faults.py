@@ -52,8 +52,8 @@ def test_a_log_deleted_after_a_crash_stops_the_table_it_held_and_says_so(tmp_pat
     written lived there, so the table cannot be taken up without risking a second message
     for a slot the daemon spoke in.  Before, the home was taken for a new one, silently; now
     the log says what was lost, the table stays stopped, and the daemon plays a new one."""
-    argv = alone(tmp_path, deals=1)
-    first = spawn(argv, log_path(tmp_path, 0))
+    # Three deals: a first deal everybody passes is over before anyone sees its tricks.
+    first = spawn(alone(tmp_path, deals=3), log_path(tmp_path, 0))
     try:
         until(lambda: stage_of(tmp_path / "d0").startswith("play"), "the tricks", first, tmp_path)
         first.send_signal(signal.SIGKILL)
@@ -63,7 +63,7 @@ def test_a_log_deleted_after_a_crash_stops_the_table_it_held_and_says_so(tmp_pat
     home = tmp_path / "d0"
     (home / "tarot.db-wal").unlink()
     (home / "tarot.db-shm").unlink(missing_ok=True)
-    wait_all([spawn(argv, log_path(tmp_path, 0))], tmp_path, timeout=90)
+    wait_all([spawn(alone(tmp_path, deals=1), log_path(tmp_path, 0))], tmp_path, timeout=90)
     text = log_path(tmp_path, 0).read_text()
     assert "stopped without closing it, and its log tarot.db-wal was deleted since" in text, text[-3000:]
     assert "cannot go on: what this daemon signed and received in its last deals was in the log" in text
