@@ -834,10 +834,11 @@ async def _diagnose(args: argparse.Namespace) -> None:
         targets=[_target(target) for target in args.target],
     )
     started = time.monotonic()
-    if args.watch:
-        discovery.on_change(lambda peers: _report(peers, time.monotonic() - started, args.json))
+    watching = args.watch  # until the final report: nothing is printed after it (a peer's goodbye, say)
+    discovery.on_change(lambda peers: _report(peers, time.monotonic() - started, args.json) if watching else None)
     async with discovery:
         await asyncio.sleep(args.listen_seconds)
+        watching = False
         elapsed = time.monotonic() - started
         stats = vars(discovery.stats)
         _report(discovery.peers(), elapsed, args.json, final=True, name=args.name, stats=stats)
