@@ -31,10 +31,11 @@ anyway, so nothing waits that could have gone on.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable
 
 from protocol.messages import Kind, Message
 from protocol.public import timed_out_in
+from protocol.transcript import Transcript, next_head
 
 
 def settled(players: int, stalled: Collection[int]) -> bool:
@@ -60,12 +61,11 @@ def timed_out_before_reveal(
     return None
 
 
-def left_out_of_reveal(
-    seat: int, chain: Sequence[Message], kept: Iterable[Message], head_before: Callable[[int], bytes],
-    next_head: Callable[[bytes, Message], bytes],
-) -> int | None:
-    """Where the reveal round of ``chain`` starts, if every other seat of that round signed the
-    score on the head the round has without ``seat``'s reveal (they closed it before it came)."""
+def left_out_of_reveal(seat: int, transcript: Transcript, kept: Iterable[Message]) -> tuple[int, list[Message]] | None:
+    """Where the reveal round of ``transcript``'s chain starts, and the other seats' reveals in
+    it, if every one of those seats signed the score on the head the round has without
+    ``seat``'s reveal (they closed it before it came)."""
+    chain = transcript.messages
     start = next((i for i, m in enumerate(chain) if m.kind is Kind.REVEAL), None)
     if start is None:
         return None
@@ -74,8 +74,8 @@ def left_out_of_reveal(
     others = [m for m in round_ if m.seat != seat]
     if len(others) == len(round_) or not others:
         return None  # this seat's reveal is not in the round, or it revealed alone
-    head = head_before(start)
+    head = transcript.head_before(start)
     for message in others:
         head = next_head(head, message)
     signers = {m.seat for m in kept if m.kind is Kind.SCORE_SIGN and m.prev == head}
-    return start if signers >= {m.seat for m in others} else None
+    return (start, others) if signers >= {m.seat for m in others} else None

@@ -33,7 +33,7 @@ from protocol.messages import Kind, Message, sign_message, verify_signature
 from protocol.messages import Payload as WirePayload
 from protocol.public import HAND_BAD, HAND_OK, HAND_PETIT_SEC, POIGNEE_ECART, PublicDeal, Stage, TableSetup, action_of
 from protocol.rules import RuleError, has_petit_sec
-from protocol.transcript import Transcript, next_head
+from protocol.transcript import Transcript
 from protocol.verdict import Verdict, VerdictError
 from protocol.view import SeatView, seat_view
 
@@ -400,10 +400,10 @@ class SeatMachine:
             self._rewind(head)
             self.public.stall(gone)
         else:
-            start = left_out_of_reveal(self.seat, transcript.messages, self._early, transcript.head_before, next_head)
-            if start is None:
+            left_out = left_out_of_reveal(self.seat, transcript, self._early)
+            if left_out is None:
                 return
-            reveals = [m for m in transcript.messages[start:] if m.kind is Kind.REVEAL and m.seat != self.seat]
+            start, reveals = left_out
             self._rewind(transcript.head_before(start))
             transcript.expect_round(Kind.REVEAL, [s for s in range(self.players) if s not in self.public.stalled])
             for message in reveals:
