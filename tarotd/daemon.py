@@ -33,7 +33,6 @@ from pathlib import Path
 from typing import Any
 
 import msgpack
-import zmq
 
 from protocol.cards import CardCodeError, card, cards
 from protocol.deal import Action, AnnounceChelem, Bid, Call, Ecart, Play, ShowPoignee
@@ -46,6 +45,7 @@ from tarotd.api import ApiError, ApiServer
 from tarotd.discovery import DISCOVERY_PORT
 from tarotd.discovery import Announcement, Discovery, TableInfo
 from tarotd.discovery import Peer as DiscoveredPeer
+from tarotd.gate import CannotListen
 from tarotd.guard import raise_descriptor_limit
 from tarotd.home import DaemonLock, Home, load_or_create_identity
 from tarotd.lobby import BROADCAST, Lobby, Member, OfferState, ReadyTable
@@ -196,7 +196,7 @@ class Daemon:
                          keeps=self._needed)
         try:
             await self.mesh.start()
-        except zmq.ZMQError as error:
+        except CannotListen as error:
             if error.errno not in _BIND_ERRORS:
                 raise
             raise OptionError(

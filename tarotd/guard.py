@@ -9,25 +9,22 @@ game needed.  So:
 - at start the soft limit is raised to the hard one (up to :data:`WANTED_DESCRIPTORS`),
   where the system allows;
 - a connection that has not finished its ZeroMQ handshake within
-  :data:`HANDSHAKE_DEADLINE_MS` is closed by ZeroMQ;
-- incoming connections are bounded per host (:data:`PER_HOST`) and in total (a quarter of what
-  the limit leaves after :data:`RESERVED`), so that the daemon keeps descriptors for its own
-  files and links.  The bound is kept by shutting the excess down once ZeroMQ has accepted it:
-  ZeroMQ has no bound of its own, accepts as fast as connections come, and stopping it from
-  listening would also drop the members' connections.  So a flood of connections far faster
-  than the excess can be shut (thousands in a second) still takes the descriptors for a moment
-  where the limit could not be raised: the daemon then pauses its tables for want of one
-  (:class:`~tarotd.store.LocalFault`) and goes on once they are back.  Connections from this machine (127.0.0.1) count
-  only in the total: they are the other daemons of this machine, as many as a test or
-  ``scripts/play`` starts, and no host of the LAN can send from that address.
+  :data:`HANDSHAKE_DEADLINE_MS` is closed;
+- incoming connections are bounded per host (:data:`PER_HOST`) and in total (a sixth of what
+  the limit leaves after :data:`RESERVED`: each takes up to three descriptors, and as many are
+  left for the links a flood of HELLOs makes the daemon open back, four descriptors each), so
+  that the daemon keeps descriptors for its own files and links.  Connections from this machine (127.0.0.1) count only in the total: they
+  are the other daemons of this machine, as many as a test or ``scripts/play`` starts, and no
+  host of the LAN can send from that address.
 
-ZeroMQ accepts connections itself and tells of each only through its socket monitor
-(the descriptor's number).  :class:`ConnectionBounds` keeps the count; :func:`peer_of` reads
-who is at the far end, and :func:`turn_away` shuts a connection down (ZeroMQ sees it end and
-closes the descriptor itself).  A monitor event may be read late, or lost under a flood (its
-queue is bounded), so the count is checked against the descriptors themselves
-(:meth:`ConnectionBounds.reconcile`): a number reused since, or a connection gone unseen, is
-dropped from it.
+The bounds are kept by :mod:`tarotd.gate`, which accepts the connections itself and closes
+the excess before ZeroMQ hears of it.  Where the gate cannot run, ZeroMQ listens itself and
+tells of each connection only through its socket monitor (the descriptor's number): the
+excess is then shut down once accepted (:func:`peer_of`, :func:`turn_away`), and a flood far
+faster than that (thousands a second) still takes the descriptors for a moment where the
+limit could not be raised.  A monitor event may be read late, or lost under a flood (its
+queue is bounded), so that count is checked against the descriptors themselves
+(:meth:`ConnectionBounds.reconcile`).
 """
 
 from __future__ import annotations
@@ -47,6 +44,7 @@ WANTED_DESCRIPTORS: Final = 65_536  #: the soft limit a daemon asks for at start
 RESERVED: Final = 256  #: descriptors never given to incoming connections: files, links, sockets
 MAX_INCOMING: Final = 4096  #: incoming connections in total, however high the limit
 MIN_INCOMING: Final = 64
+DESCRIPTORS_A_CONNECTION: Final = 6  #: three an incoming connection takes (:mod:`tarotd.gate`), three left for links
 PER_HOST: Final = 32  #: incoming connections from one host (a member needs one, two while it reconnects)
 HANDSHAKE_DEADLINE_MS: Final = 5000  #: a connection silent or slow in its handshake this long is closed
 
@@ -73,7 +71,7 @@ def incoming_bound(soft_limit: int | None = None) -> int:
         soft_limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
     if soft_limit == resource.RLIM_INFINITY:
         return MAX_INCOMING
-    return max(MIN_INCOMING, min(MAX_INCOMING, (soft_limit - RESERVED) // 4))
+    return max(MIN_INCOMING, min(MAX_INCOMING, (soft_limit - RESERVED) // DESCRIPTORS_A_CONNECTION))
 
 
 def is_this_machine(host: str) -> bool:
@@ -125,10 +123,13 @@ class ConnectionBounds:
     def __len__(self) -> int:
         return len(self._held)
 
-    def admit(self, fd: int, far: Far) -> Cause | None:
-        """Count the connection of ``fd`` and return None, or return why it must be turned away."""
+    def admit(self, fd: int, far: Far, member: bool = False) -> Cause | None:
+        """Count the connection of ``fd`` and return None, or return why it must be turned away.
+        A ``member``'s host (one a peer a table needs proved itself from) is bounded per host
+        only: a flood from strangers that takes every place must not lock out a member
+        reconnecting after a cut."""
         self.closed(fd)  # a number seen again: the connection it named before is gone
-        if len(self._held) >= self.total:
+        if len(self._held) >= self.total and not member:
             return Cause.CONNECTIONS_TOTAL
         if not is_this_machine(far.host) and self._hosts[far.host] >= self.per_host:
             return Cause.CONNECTIONS_FROM_HOST

@@ -5,9 +5,10 @@ once, in the order it was sent, and only from the peer it claims to come from â€
 dropped links, restarts and a hostile LAN.  This module gives exactly that and knows nothing
 of tarot.
 
-**Sockets.**  Each daemon binds one ROUTER (``listen``) and opens one DEALER per peer
-(``connect``), plain ZeroMQ sockets the event loop drives directly (:mod:`tarotd.zsocket`:
-pyzmq's asyncio layer cost a third of the mesh's CPU).  Traffic *from* A *to* B always
+**Sockets.**  Each daemon binds one ROUTER and opens one DEALER per peer (``connect``),
+plain ZeroMQ sockets the event loop drives directly (:mod:`tarotd.zsocket`: pyzmq's asyncio
+layer cost a third of the mesh's CPU).  The ROUTER listens on loopback, behind the daemon's own
+door on ``listen`` (:mod:`tarotd.gate`), which bounds the connections before ZeroMQ sees them.  Traffic *from* A *to* B always
 travels on A's DEALER to B's ROUTER, and B's answers about that stream (the HELLO-ACK,
 acknowledgements) come back on the same connection, so each TCP connection carries one
 direction of data and its own feedback.  A DEALER's
@@ -152,6 +153,7 @@ from protocol.identity import (
     is_valid_public_key,
     verify,
 )
+from tarotd.gate import CannotListen, Gate, gate_possible
 from tarotd.guard import (
     HANDSHAKE_DEADLINE_MS,
     PER_HOST,
@@ -227,6 +229,7 @@ class Limits:
     hwm: int = 10_000  #: ZeroMQ send and receive high-water marks, per connection
     connections: int | None = None  #: incoming connections in all (None: from the descriptor limit, :mod:`tarotd.guard`)
     connections_per_host: int = PER_HOST  #: incoming connections from one host (127.0.0.1 excepted)
+    gate: bool = True  #: accept through :mod:`tarotd.gate` where the system allows (False: ZeroMQ listens itself)
     links: int = 64  #: links no table needs (opened on behalf of discovery) held at once
     new_keys_rate: float = 2.0  #: unknown keys taken in per second, from every host together ...
     new_keys_burst: float = 32.0  #: ... with this burst
@@ -839,6 +842,8 @@ class Mesh:
         self._own_context = context is None
         self._context = context or zmq.asyncio.Context()
         self._router: LoopSocket | None = None
+        self._gate: Gate | None = None
+        self._member_hosts: frozenset[str] = frozenset()  #: where the peers a table needs proved their keys from
         self._endpoint: str | None = None
         self._allowed: frozenset[bytes] | None = None
         self._peers: dict[bytes, _Peer] = {}
@@ -883,17 +888,31 @@ class Mesh:
             self._authenticator.start()
             router.setsockopt(zmq.CURVE_SERVER, 1)
             router.setsockopt(zmq.CURVE_SECRETKEY, self._curve[1])
+        gated = self._limits.gate and gate_possible()
         try:
-            router.bind(self._listen)
-        except zmq.ZMQError:
+            router.bind("tcp://127.0.0.1:0" if gated else self._listen)
+            self._endpoint = router.getsockopt_string(zmq.LAST_ENDPOINT)
+            if gated:
+                self._endpoint = self._open_gate(int(self._endpoint.rpartition(":")[2]))
+        except zmq.ZMQError as error:
+            router.close(linger=0)
+            raise CannotListen(error.errno or errno.EINVAL, error.strerror) from None
+        except CannotListen:
             router.close(linger=0)
             raise
-        self._endpoint = router.getsockopt_string(zmq.LAST_ENDPOINT)
-        guard = _monitor(router, GUARDED_EVENTS)
         self._router = LoopSocket(router)
         self._spawn(self._router_loop(self._router))
-        self._spawn(self._guard_loop(guard))
+        if not gated:
+            self._spawn(self._guard_loop(_monitor(router, GUARDED_EVENTS)))
         self._spawn(self._tick_loop())
+
+    def _open_gate(self, router_port: int) -> str:
+        """Listen on ``listen`` through the gate, for the ROUTER on ``router_port``; return the endpoint."""
+        host, _, port = self._listen[len("tcp://") :].rpartition(":")
+        self._gate = Gate(host, int(port), router_port, self._bounds, self.refusals,
+                          members=lambda host: host in self._member_hosts)
+        host, port_now = self._gate.address
+        return f"tcp://[{host}]:{port_now}" if ":" in host else f"tcp://{host}:{port_now}"
 
     async def close(self) -> None:
         """Stop every task and close every socket at once (LINGER 0): what is unacknowledged
@@ -905,6 +924,8 @@ class Mesh:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        if self._gate is not None:
+            await self._gate.close()
         self._wire.close()
         for link in list(self._links.values()):
             link.close()
@@ -1334,7 +1355,7 @@ class Mesh:
         if not verify(key, msg["sig"], signing_bytes("hello", msg)):
             self.stats.bad_hello += 1
             return
-        seen_from = _property(frame, "Peer-Address")
+        seen_from = self._far_host(_property(frame, "Peer-Address"))
         if msg["to"] != self.key or msg["challenge"] != challenge:
             self.stats.bad_hello += 1
             if msg["to"] != self.key:
@@ -1372,6 +1393,10 @@ class Mesh:
         self._wire.send(self._router_sock(), [rid, encode_signed(self._identity, "hello-ack", ack)])
         self._heard(peer, now)
         self._follow(peer, _reachable(msg["endpoint"], seen_from), restarted, now)
+
+    def _far_host(self, peer_address: str) -> str:
+        """The host a connection to the ROUTER comes from, through the gate or not."""
+        return peer_address if self._gate is None else self._gate.host_of(peer_address)
 
     def _log_refusal(self, cause: Cause, key: bytes, seen_from: str, now: float, why: str) -> None:
         """Count a refused HELLO and say why (:class:`~tarotd.refusals.Refusals`: a hostile peer
@@ -1679,7 +1704,8 @@ class Mesh:
         if now >= self._next_expiry:
             self._next_expiry = now + EXPIRE_EVERY
             self._expire(now)
-        if now >= self._next_reconcile:
+            self._member_hosts = frozenset(peer.host for peer in self._peers.values() if peer.host and self._kept(peer))
+        if now >= self._next_reconcile and self._gate is None:  # the gate counts as it goes
             self._next_reconcile = now + RECONCILE_EVERY
             self._bounds.reconcile(self.port)
 

@@ -24,6 +24,8 @@ class Cause(enum.Enum):
 
     CONNECTIONS_FROM_HOST = "connections-from-host"  #: one host holds as many connections to us as it may
     CONNECTIONS_TOTAL = "connections-total"  #: we hold as many incoming connections as we may
+    CONNECTION_SILENT = "connections-silent"  #: a connection that sent no ZeroMQ greeting in time
+    NOT_ZEROMQ = "not-zeromq"  #: a connection that opened with something else than a ZeroMQ greeting
     NEW_KEYS = "new-keys"  #: more unknown keys than we take in a second, from everywhere together
     KEYS_FROM_HOST = "keys-from-host"  #: one host already speaks for as many keys as it may
     PEER_TABLE_FULL = "peer-table-full"  #: no room for one more peer that no table needs

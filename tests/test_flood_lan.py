@@ -36,7 +36,7 @@ pytestmark = [NEEDS_ROOT, pytest.mark.slow]
 SEATS, DEALS, VICTIM, ATTACKER = 3, 3, 1, 3
 INVITE = "FL00-0D26"
 HARD_LIMIT = 1024  #: the victim's open files, soft and hard
-#: Without a connection flood the victim stays well away from its limit.
+#: The victim stays well away from its limit: its gate takes no connection beyond the bounds.
 DESCRIPTOR_BOUND = HARD_LIMIT - 100
 RESIDENT_BOUND_KIB = 300 * 1024  #: nor holds more than this in memory (about 70 MiB quiet)
 SOURCES = 40  #: addresses the attacker sends from, per kind of flood
@@ -140,16 +140,18 @@ def test_a_table_plays_on_while_a_host_of_its_lan_floods_one_member(tmp_path: Pa
     for name, text in texts.items():
         assert "Traceback" not in text, f"{name}'s log holds a traceback:\n{text[-6000:]}"
     for report in reports:  # the whole flood was thrown while the table played
-        assert report["reached_at"] is not None and report["reached_at"] < ended, report
-    if "connections" not in kinds:
-        assert peaks["descriptors"] < DESCRIPTOR_BOUND, figures
-    # A connection flood is not bounded below a limit the daemon cannot raise: ZeroMQ accepts a
-    # burst before the excess is shut (869 descriptors at the most on a quiet machine, the whole
-    # 1,024 with the test suite running beside it). What must hold then is asserted above and
-    # below: no traceback, the table's deals all played, the sheets the same, refusals counted.
+        if report["mode"] == "hellos" and "connections" in kinds:
+            # The idle connections take every place a stranger may have: HELLOs are sent, and
+            # turned away at the door (counted connections-total) before they can be said.
+            assert report["sent"] >= report["count"], report
+        else:
+            assert report["reached_at"] is not None and report["reached_at"] < ended, report
+    assert peaks["descriptors"] < DESCRIPTOR_BOUND, figures
     assert peaks["resident_kib"] < RESIDENT_BOUND_KIB, figures
-    for kind in kinds:
-        assert all(refused.get(cause.value, 0) > 0 for cause in CAUSES[kind]), (kind, refused)
+    expected = set().union(*(CAUSES[kind] for kind in kinds))
+    if "connections" in kinds:
+        expected.discard(Cause.NEW_KEYS)  # turned away at the door, as above
+    assert all(refused.get(cause.value, 0) > 0 for cause in expected), refused
     # Said once per cause, then at most once every LOGGED_EVERY seconds: a few lines, not one a refusal.
     most = 2 + (ended - began) / LOGGED_EVERY
     assert all(n <= most for n in lines.values()), lines

@@ -20,6 +20,7 @@ from test_mesh import Node, challenge, hello, raw_socket, run, running, wait_for
 
 from protocol.identity import Identity
 from tarotd.mesh import Limits, PeerState
+from tarotd.refusals import Cause
 
 
 async def say_hello(node: Node, source: str) -> bool:
@@ -101,9 +102,12 @@ def test_links_opened_for_discovery_are_bounded() -> None:
     run(test)
 
 
-def test_incoming_connections_are_bounded_per_host_and_in_all() -> None:
+@pytest.mark.parametrize("gate", [True, False], ids=["gate", "zeromq-listening"])
+def test_incoming_connections_are_bounded_per_host_and_in_all(gate: bool) -> None:
+    """Through the gate, or where it cannot run, with ZeroMQ listening itself."""
+
     async def test() -> None:
-        victim = Node("victim", limits=Limits(connections=10, connections_per_host=3))
+        victim = Node("victim", limits=Limits(connections=10, connections_per_host=3, gate=gate))
         async with running(victim):
             port = victim.mesh.port
             held = []
@@ -123,3 +127,36 @@ def test_incoming_connections_are_bounded_per_host_and_in_all() -> None:
 
     run(test)
 
+
+
+def test_a_member_reconnecting_gets_in_while_strangers_hold_every_place() -> None:
+    """A member's host is bounded per host only: strangers' idle connections filling the total
+    must not lock out a member whose connection broke (before it, the member waited until the
+    strangers' handshake deadline let a place go — and a flood reopens its connections at once)."""
+
+    async def test() -> None:
+        member = Node("member")
+        victim = Node("victim", limits=Limits(connections=4, connections_per_host=3), keeps={member.key}.__contains__)
+        async with running(victim):
+            async with running(member):
+                member.mesh.connect(victim.mesh.endpoint, victim.key)
+                await wait_for(lambda: victim.state_of(member) is PeerState.UP, "the member up")
+                await asyncio.sleep(1.2)  # the victim notes where the peers it keeps are (every second)
+            await wait_for(lambda: victim.mesh.connections()["incoming"] == 0, "the member's connection gone")
+            strangers = []
+            for host in ("127.0.0.2", "127.0.0.3"):
+                for _ in range(3):
+                    sock = socket.socket()
+                    sock.bind((host, 0))
+                    sock.connect(("127.0.0.1", victim.mesh.port))
+                    strangers.append(sock)
+            await wait_for(lambda: victim.mesh.connections()["incoming"] == 4, "every place taken")
+            back = Node("member", identity=member.identity)
+            async with running(back):
+                back.mesh.connect(victim.mesh.endpoint, victim.key)
+                await wait_for(lambda: back.state_of(victim) is PeerState.UP, "the member back", timeout=3.0)
+            assert victim.mesh.refusals.count(Cause.CONNECTIONS_TOTAL) >= 2  # the strangers beyond the total
+            for sock in strangers:
+                sock.close()
+
+    run(test)
