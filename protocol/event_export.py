@@ -46,7 +46,7 @@ LABELS: Final[Mapping[str, Labels]] = {
         "format": "{rounds} positions de {deals} donnes",
         "organiser": "Organisateur : {fingerprint}",
         "movement": "Mouvement : {movement}",
-        Movement.FFT.value: "mouvement FFT",
+        Movement.FFT.value: "FFT",
         Movement.RANDOM.value: "aléatoire",
         Movement.BEST.value: "meilleurs contre meilleurs",
         Mark.PLAYED.value: "",
@@ -75,7 +75,7 @@ LABELS: Final[Mapping[str, Labels]] = {
         "format": "{rounds} rounds of {deals} deals",
         "organiser": "Organiser: {fingerprint}",
         "movement": "Movement: {movement}",
-        Movement.FFT.value: "FFT movement",
+        Movement.FFT.value: "FFT",
         Movement.RANDOM.value: "random",
         Movement.BEST.value: "best against best",
         Mark.PLAYED.value: "",
@@ -123,7 +123,8 @@ def event_html(report: EventReport, labels: Labels) -> str:
     ]
     for index, plan in enumerate(report.plans):
         round_ = index + 1
-        parts.append(f'<section class="round"><h2>{html.escape(labels["round"].format(round=round_))}</h2>')
+        heading = f'{labels["round"].format(round=round_)} ({labels[plan.movement.value]})'
+        parts.append(f'<section class="round"><h2>{html.escape(heading)}</h2>')
         parts.append(_plan_table(report, round_, labels))
         parts.append("</section>")
     parts.append("</body>\n</html>\n")
@@ -222,7 +223,7 @@ th { background: #ddd; }
 .num { text-align: right; font-variant-numeric: tabular-nums; }
 .total { font-weight: bold; }
 .mark { font-size: .75em; font-style: italic; }
-.fp { font-size: .6em; color: #444; font-family: monospace; }
+.fp { font-size: .6em; color: #444; font-family: monospace; white-space: nowrap; }
 .tables { display: flex; flex-wrap: wrap; gap: 1em; }
 .table caption { font-weight: bold; font-size: 1.1em; text-align: left; }
 .seat { font-weight: bold; width: 2em; }

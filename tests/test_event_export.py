@@ -81,8 +81,8 @@ def test_the_page_is_self_contained_and_well_formed(event: Event) -> None:
 def test_the_page_shows_every_rounds_plan_the_results_and_the_ranking(event: Event) -> None:
     report = event.report()
     page = event_html(report, LABELS["fr"])
-    for round_ in (1, 2, 3):
-        assert f"Position {round_}" in page
+    for round_, plan in enumerate(report.plans, start=1):  # each with the movement that seated it
+        assert f"Position {round_} ({LABELS['fr'][plan.movement.value]})" in page
     tables = sum(len(plan.tables) for plan in report.plans)
     assert page.count("<caption>Table ") == tables
     assert "Classement après la position 2" in page and "abandon" in page
