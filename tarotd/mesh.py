@@ -944,7 +944,8 @@ class Mesh:
         that connect to us are connected back to on their own.
 
         ``keep``: the link is the user's or a table's (``--peer``, a member) and is never
-        forgotten.  Other links — discovery's — count against ``Limits.links`` (one more is
+        forgotten.  Other links — discovery's, and those back to strangers that said HELLO —
+        count against ``Limits.links`` (one more is
         refused, counted and logged), and with their peer are forgotten once silent, or
         never proven, for ``Limits.forget_after``, unless ``keeps`` says a table needs the key."""
         if self._router is None or self._closed:
@@ -958,9 +959,7 @@ class Mesh:
             link.kept |= keep
             return
         kept = keep or (expected_key is not None and self._keeps(expected_key))
-        if not kept and sum(not link.kept for link in self._links.values()) >= self._limits.links:
-            self.refusals.refuse(Cause.LINKS_FULL, time.monotonic(), f"no link opened to {endpoint}: "
-                                 f"{self._limits.links} links no table needs are open already")
+        if not kept and not self._room_for_link(endpoint):
             return
         if kept and expected_key is not None:
             self._peer(expected_key).kept = True
@@ -1416,9 +1415,18 @@ class Mesh:
                 link.hello_due = now
                 return
             self._close_link(link)
-        if endpoint not in self._links:
+        if endpoint not in self._links and (self._kept(peer) or self._room_for_link(endpoint)):
             peer.endpoint = endpoint
             self._try_open_link(endpoint, peer.key)
+
+    def _room_for_link(self, endpoint: str) -> bool:
+        """Whether one more link no table needs may open (to ``endpoint``): four descriptors
+        each, and a flood of beacons or HELLOs from fresh keys asks for one per key."""
+        if sum(not link.kept for link in self._links.values()) < self._limits.links:
+            return True
+        self.refusals.refuse(Cause.LINKS_FULL, time.monotonic(), f"no link opened to {endpoint}: "
+                             f"{self._limits.links} links no table needs are open already")
+        return False
 
     async def _on_data(self, peer: _Peer, msg: dict[str, Any]) -> None:
         inbound = peer.inbound
