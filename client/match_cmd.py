@@ -15,15 +15,17 @@ here around each call of a bot.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import math
+import multiprocessing
 import random
 import statistics
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,6 +60,8 @@ def register(subparsers: SubParsers) -> None:
     parser.add_argument("--deals", type=_positive, default=100, metavar="N")
     parser.add_argument("--seed", type=int, default=0, metavar="S")
     parser.add_argument("--json", action="store_true", help="the result as one JSON object")
+    parser.add_argument("--jobs", type=_positive, default=1, metavar="J",
+                        help="spread the deals over J processes (the same result but for the times)")
     parser.add_argument("--progress", action="store_true", help="a line on stderr every 50 deals")
     parser.set_defaults(run=run)
 
@@ -117,6 +121,14 @@ class LevelRecord:
     seats: int = 0  #: seat-deals played (the chances to bid)
     times: list[float] = field(default_factory=list)
 
+    def absorb(self, other: LevelRecord) -> None:
+        """Count in what the same level did elsewhere (another deal, another process)."""
+        self.scores += other.scores
+        self.taken += other.taken
+        self.won += other.won
+        self.seats += other.seats
+        self.times += other.times
+
     def summary(self) -> dict[str, Any]:
         taken = sum(self.taken.values())
         return {
@@ -163,22 +175,45 @@ def play_rotation(players: int, seed: int, number: int, seat: int, levels: tuple
     return score_row(score_deal(outcome), players, deal.taker, deal.partner)
 
 
+def play_deal_rotations(players: int, seed: int, number: int, levels: tuple[str, str]
+                        ) -> tuple[list[list[int]], tuple[LevelRecord, LevelRecord]]:
+    """Deal ``number`` once for each seat of the level under test: the score rows, by that seat,
+    and what each level did in them (its scores not yet counted)."""
+    records = (LevelRecord(), LevelRecord())
+    rows = [play_rotation(players, seed, number, seat, levels, records) for seat in range(players)]
+    return rows, records
+
+
+def _rotations_of(job: tuple[int, int, int, tuple[str, str]]) -> tuple[list[list[int]], tuple[LevelRecord, LevelRecord]]:
+    return play_deal_rotations(*job)
+
+
 def match(players: int, deals: int, seed: int, levels: tuple[str, str],
-          progress: Callable[[int], None] | None = None) -> dict[str, Any]:
-    """Play the duplicate match; the result as a JSON-ready object."""
+          progress: Callable[[int], None] | None = None, jobs: int = 1) -> dict[str, Any]:
+    """Play the duplicate match; the result as a JSON-ready object.  With ``jobs`` above one the
+    deals are spread over as many processes — each deal is its own draw, so the result is the
+    same but for the decision times (which then share the cores)."""
     records = (LevelRecord(), LevelRecord())
     margins: list[float] = []
-    for number in range(deals):
-        rows = [play_rotation(players, seed, number, seat, levels, records) for seat in range(players)]
-        tested = statistics.fmean(rows[k][k] for k in range(players))
-        other = statistics.fmean(rows[j][k] for k in range(players) for j in range(players) if j != k)
-        records[0].scores.append(tested)
-        records[1].scores.append(other)
-        records[0].seats += players
-        records[1].seats += players * (players - 1)
-        margins.append(tested - other)
-        if progress is not None:
-            progress(number + 1)
+    work = [(players, seed, number, levels) for number in range(deals)]
+    with contextlib.ExitStack() as stack:
+        if jobs > 1:
+            pool = stack.enter_context(multiprocessing.get_context("fork").Pool(jobs))
+            played: Iterable[tuple[list[list[int]], tuple[LevelRecord, LevelRecord]]] = pool.imap(_rotations_of, work)
+        else:
+            played = map(_rotations_of, work)
+        for number, (rows, deal_records) in enumerate(played):
+            for record, dealt in zip(records, deal_records):
+                record.absorb(dealt)
+            tested = statistics.fmean(rows[k][k] for k in range(players))
+            other = statistics.fmean(rows[j][k] for k in range(players) for j in range(players) if j != k)
+            records[0].scores.append(tested)
+            records[1].scores.append(other)
+            records[0].seats += players
+            records[1].seats += players * (players - 1)
+            margins.append(tested - other)
+            if progress is not None:
+                progress(number + 1)
     return {
         "players": players,
         "deals": deals,
@@ -207,7 +242,7 @@ def run(args: argparse.Namespace) -> int:
         if done % 50 == 0 or done == args.deals:
             print(f"{done}/{args.deals} deals", file=sys.stderr, flush=True)
 
-    result = match(args.players, args.deals, args.seed, levels, progress if args.progress else None)
+    result = match(args.players, args.deals, args.seed, levels, progress if args.progress else None, args.jobs)
     if args.json:
         print(json.dumps(result, ensure_ascii=False))
     else:

@@ -30,6 +30,13 @@ def test_a_match_is_the_same_for_a_seed_and_its_figures_add_up() -> None:
     assert tested["bids_taken"] + other["bids_taken"] == contracts <= 2 * 4
 
 
+def test_a_match_spread_over_processes_is_the_same_match() -> None:
+    alone = match(3, 3, 4, ("strong:1", "basic"))
+    spread = match(3, 3, 4, ("strong:1", "basic"), jobs=2)
+    assert strip_times(spread) == strip_times(alone)
+    assert spread["levels"]["strong:1"]["decisions"] == alone["levels"]["strong:1"]["decisions"]
+
+
 def test_tarot_match_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["match", "strong:1", "basic", "--players", "3", "--deals", "1", "--seed", "2", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
