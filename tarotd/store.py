@@ -302,9 +302,28 @@ _SCHEMA_V2: Final = (
 #: Version 3 is the first of protocol ``tarot/v2``: the tables still being played stop.
 _SCHEMA_V3: Final = (f"UPDATE tables SET state = '{TableState.PROTOCOL_V1}' WHERE state = '{TableState.PLAYING}'",)
 
+#: Version 4: events (issue 23).  ``event_entries`` is an event's record, entry by entry, as
+#: the organiser appended it (``protocol/event.py``: the record is all an event's state);
+#: ``event_notes`` what a daemon keeps beside it — its role and the organiser's endpoint, the
+#: row signatures it made (sent again until the record holds the row).
+_SCHEMA_V4: Final = (
+    """CREATE TABLE event_entries (
+        event_id BLOB NOT NULL,
+        idx INTEGER NOT NULL,
+        entry BLOB NOT NULL,
+        PRIMARY KEY (event_id, idx)
+    ) STRICT""",
+    """CREATE TABLE event_notes (
+        event_id BLOB NOT NULL,
+        key TEXT NOT NULL,
+        value BLOB NOT NULL,
+        PRIMARY KEY (event_id, key)
+    ) STRICT""",
+)
+
 #: ``_MIGRATIONS[n]`` takes the schema from version ``n`` to ``n + 1`` (0 is an empty file).
 #: A change of schema is a new entry here, never an edit of an old one.
-_MIGRATIONS: Final = (_SCHEMA_V1, _SCHEMA_V2, _SCHEMA_V3)
+_MIGRATIONS: Final = (_SCHEMA_V1, _SCHEMA_V2, _SCHEMA_V3, _SCHEMA_V4)
 SCHEMA_VERSION: Final = len(_MIGRATIONS)
 
 
@@ -804,6 +823,42 @@ class Store:
             (),
         )
         return [PeerRecord(*row) for row in rows]
+
+    # -- events
+
+    def append_event_entries(self, event_id: bytes, start: int, entries: Sequence[bytes]) -> None:
+        """Entries ``start``, ``start + 1``, … of an event's record, in one transaction, on the
+        disk when it returns.  An index already held must hold the same bytes: a record is
+        append-only, and a daemon that stored another entry there would contradict itself."""
+        with self._write(f"save entries of event {event_id.hex()[:8]}") as db:
+            for index, entry in enumerate(entries, start):
+                inserted = db.execute("INSERT INTO event_entries (event_id, idx, entry) VALUES (?, ?, ?)"
+                                      " ON CONFLICT DO NOTHING", (event_id, index, entry)).rowcount
+                if not inserted:
+                    (held,) = db.execute("SELECT entry FROM event_entries WHERE event_id = ? AND idx = ?",
+                                         (event_id, index)).fetchone()
+                    if held != entry:
+                        raise StoreError(f"{self.path} holds another entry {index} of event {event_id.hex()}")
+
+    def event_entries(self, event_id: bytes) -> list[bytes]:
+        rows = self._read("an event's record", "SELECT entry FROM event_entries WHERE event_id = ? ORDER BY idx",
+                          (event_id,))
+        return [entry for (entry,) in rows]
+
+    def events(self) -> list[bytes]:
+        """The ids of the events this daemon holds a record or notes of, in id order."""
+        rows = self._read("the events", "SELECT event_id FROM event_entries UNION SELECT event_id FROM event_notes"
+                          " ORDER BY 1", ())
+        return [event_id for (event_id,) in rows]
+
+    def set_event_note(self, event_id: bytes, key: str, value: bytes) -> None:
+        with self._write(f"save a note of event {event_id.hex()[:8]}") as db:
+            db.execute("INSERT INTO event_notes (event_id, key, value) VALUES (?, ?, ?)"
+                       " ON CONFLICT (event_id, key) DO UPDATE SET value = excluded.value", (event_id, key, value))
+
+    def event_notes(self, event_id: bytes) -> dict[str, bytes]:
+        rows = self._read("an event's notes", "SELECT key, value FROM event_notes WHERE event_id = ?", (event_id,))
+        return {key: value for key, value in rows}
 
     # -- settings
 

@@ -320,7 +320,7 @@ def test_database_is_private_and_durable(tmp_path: Path, open_umask: None) -> No
         assert pragmas == {"journal_mode": "wal", "synchronous": 1, "foreign_keys": 1,  # 1 = NORMAL: Store.sync fsyncs
                            "wal_autocheckpoint": LOG_PAGES, "journal_size_limit": LOG_LIMIT}
         (version,) = db._db.execute("SELECT version FROM schema_version").fetchone()
-        assert version == SCHEMA_VERSION == 3
+        assert version == SCHEMA_VERSION == 4
 
 
 def test_database_with_wider_permissions_is_narrowed(tmp_path: Path) -> None:
