@@ -13,6 +13,15 @@ cut to 16 bytes (:func:`table_id_of`), the nonce drawn by the opener and carried
 offer; an offer whose id is not that of its sender and nonce is refused.  Nobody can
 then open under an id of their choosing (``00…00``, say) nor under another daemon's.
 
+**Event tables.**  An event's round plan (``protocol/event.py``) seats its tables under ids
+derived from the event, round and table, not from an opener's key: the daemon tells the
+lobby which slot its player sits at (:meth:`Lobby.expect`, an :class:`EventSlot` read from
+the organiser's signed round entry, which every member verified).  For that id alone the
+lobby lets the daemon of the plan's first seat open the offer, seats exactly the members the
+plan names there — nobody else, in the plan's seat order — and signs a manifest only if it
+is that seating under the event's rule for silence.  A stranger cannot open under such an
+id: only the first seat's daemon is expected to.
+
 **Trust.**  Anyone on the LAN can send an offer or a join; the lobby acts on those of daemons
 it has a reason to trust, and on no other.  A daemon trusts (:meth:`Lobby._trusted`):
 
@@ -201,6 +210,22 @@ class Offer:
 
 
 @dataclass(frozen=True)
+class EventSlot:
+    """A table of an event's round, as its plan seats it: the lobby forms it under ``table_id``
+    with these members only, in this order.  A registered player is its daemon's own identity,
+    so each key is also the key of the daemon hosting that seat; the first one opens."""
+
+    table_id: bytes
+    name: str
+    keys: tuple[bytes, ...]  #: the members in seat order
+    silence: SilenceCost
+
+    @property
+    def opener(self) -> bytes:
+        return self.keys[0]
+
+
+@dataclass(frozen=True)
 class ReadyTable:
     """A table every member signed, with its first dealer."""
 
@@ -302,6 +327,7 @@ class Lobby:
         self._ready: list[ReadyTable] = []
         self._early: dict[bytes, list[tuple[bytes, dict[str, Any]]]] = {}  #: frames before the manifest
         self._refusals = _Refusals()
+        self.slots: dict[bytes, EventSlot] = {}  #: event tables our seats are expected at, by table id
 
     # --- What the daemon asks ------------------------------------------------------
 
@@ -377,6 +403,25 @@ class Lobby:
             return self._after_change(offer)
         return [(offer.opener, self._join_frame(offer, [member]))]
 
+    def expect(self, slot: EventSlot) -> list[Out]:
+        """Form the event table ``slot`` (module docstring): open it if our seat is its first,
+        else join it when its offer comes.  The table we sat at before is over for us."""
+        if slot.table_id in self.slots:
+            return []
+        self.slots[slot.table_id] = slot
+        joined = self.offers.get(self.joined) if self.joined is not None else None
+        if joined is not None and joined.state is not OfferState.OPEN:
+            self.joined = None
+        if slot.opener != self.daemon_key:
+            return []
+        members = [m for m in self.members_here() if m.key == slot.opener]
+        self._coins[slot.table_id] = self._entropy(32)
+        offer = Offer(slot.table_id, slot.name, len(slot.keys), self.daemon_key, members, nonce=bytes(NONCE_SIZE),
+                      proof=bytes(PROOF_SIZE), silence=slot.silence)
+        self.offers[slot.table_id] = offer
+        self.joined = slot.table_id
+        return self._after_change(offer)
+
     def forget_joined(self) -> None:
         """The table we sat at is over for us (its members went on without one of them): we
         are free to join another."""
@@ -436,6 +481,9 @@ class Lobby:
         if len(members) > seats or len({m.key for m in members}) < len(members):
             return []
         offer = self.offers.get(table_id)
+        slot = self.slots.get(table_id)
+        if offer is None and slot is not None:
+            return self._on_event_offer(sender, slot, frame, members, state, nonce, proof)
         if offer is None:
             if table_id != table_id_of(sender, nonce):
                 self._refusals.tell("id", sender, "ignored an offer from %s: its table id %s is not derived from "
@@ -457,10 +505,28 @@ class Lobby:
             self.joined = None
         return self._pursue()
 
+    def _on_event_offer(self, sender: bytes, slot: EventSlot, frame: dict[str, Any], members: list[Member],
+                        state: OfferState, nonce: bytes, proof: bytes) -> list[Out]:
+        """The offer of an event table our seat is expected at: from the daemon of its first
+        seat only, under the event's rule and size; we join it at once."""
+        if sender != slot.opener or frame["seats"] != len(slot.keys) or state is not OfferState.OPEN:
+            self._refusals.tell("slot", sender, "event table %s: ignored an offer from %s: the round plan has %s open it, "
+                                "with %d seats", slot.table_id.hex()[:8], fingerprint(sender), fingerprint(slot.opener),
+                                len(slot.keys))
+            return []
+        offer = Offer(slot.table_id, slot.name, len(slot.keys), sender, members, state, nonce, proof, silence=slot.silence)
+        self.offers[slot.table_id] = offer
+        self.joined = slot.table_id
+        ours = [m for m in self.members_here() if m.key in slot.keys]
+        return [(sender, self._join_frame(offer, ours))]
+
     def _on_join(self, sender: bytes, frame: dict[str, Any]) -> list[Out]:
         offer = self.offers.get(_id(frame["table"]))
         if offer is None or offer.opener != self.daemon_key or offer.state is not OfferState.OPEN:
             return []
+        slot = self.slots.get(offer.table_id)
+        if slot is not None:
+            return self._on_event_join(sender, slot, offer, frame)
         proof = frame.get("proof", b"")
         invited = offer.invite is not None and isinstance(proof, bytes) and offer.invite.proves(
             proof, Proof.JOIN, offer.table_id, sender
@@ -472,6 +538,19 @@ class Lobby:
         for member in (_member(raw) for raw in frame["members"]):
             known = {m.key for m in offer.members}
             if member.daemon == sender and member.key not in known and not offer.full:
+                offer.members.append(member)
+        return self._after_change(offer)
+
+    def _on_event_join(self, sender: bytes, slot: EventSlot, offer: Offer, frame: dict[str, Any]) -> list[Out]:
+        """A join of an event table we open: only the seats the plan puts there, each hosted
+        by its own daemon."""
+        known = {m.key for m in offer.members}
+        for member in (_member(raw) for raw in frame["members"]):
+            if member.key not in slot.keys or member.key != sender or member.daemon != sender:
+                self._refusals.tell("slot-join", sender, "event table %s: refused the seat %s of %s: the round plan "
+                                    "does not seat it here", slot.table_id.hex()[:8], fingerprint(member.key),
+                                    fingerprint(sender))
+            elif member.key not in known:
                 offer.members.append(member)
         return self._after_change(offer)
 
@@ -493,8 +572,12 @@ class Lobby:
         try:
             members = self._manifest_members(offer, frame.get("members"))
             silence = SilenceCost.parse(frame.get("silence", SilenceCost.NOTHING.value))
-            if silence is not self.silence:
-                raise ManifestRefused(f"it says a silence costs {silence.value}, and this daemon's rule is {self.silence.value}")
+            slot = self.slots.get(table_id)
+            rule, whose = (slot.silence, "the event's") if slot is not None else (self.silence, "this daemon's")
+            if silence is not rule:
+                raise ManifestRefused(f"it says a silence costs {silence.value}, and {whose} rule is {rule.value}")
+            if slot is not None and tuple(m.key for m in members) != slot.keys:
+                raise ManifestRefused("it does not seat the members of the event's round plan, in its order")
         except (ManifestRefused, ManifestError) as why:
             log.warning("lobby: table %s (%s): refused the manifest of %s, nothing changed: %s",
                         offer.name, table_id.hex()[:8], fingerprint(sender), why)
@@ -625,6 +708,9 @@ class Lobby:
         out: list[Out] = [(BROADCAST, offer.to_wire())]
         if offer.full and offer.state is OfferState.OPEN and offer.opener == self.daemon_key:
             offer.state = OfferState.FULL
+            slot = self.slots.get(offer.table_id)
+            if slot is not None:  # the plan's seat order, not the order of the joins
+                offer.members.sort(key=lambda m: slot.keys.index(m.key))
             members = [m.to_wire() for m in offer.members]
             frame = {"t": "manifest", "table": offer.table_id, "members": members, "silence": offer.silence.value}
             out += [(daemon, frame) for daemon in _daemons(offer) if daemon != self.daemon_key]
