@@ -296,6 +296,27 @@ def row_entry(event_id: bytes, row: EventRow, signatures: Sequence[bytes | None]
     return Entry(EntryKind.ROW, row.document(event_id), tuple(signatures))
 
 
+def read_row(document: bytes) -> tuple[bytes, EventRow]:
+    """The event id and the row a member's signature is over, from its document as it came
+    from anywhere (:class:`EventError` if it is not one, in canonical form)."""
+    try:
+        event_id = _fields(document, 11)[0]
+        return _bytes(event_id), _row_of(document)
+    except _Malformed as exc:
+        raise EventError(f"not a row: {exc}") from None
+
+
+def read_entries(wires: Sequence[bytes]) -> tuple[Entry, ...]:
+    """Entries, each ``Entry.wire`` as it came from anywhere, through the one gate
+    (:func:`read_event`): :class:`EventError` if one is not an entry in canonical form."""
+    if not all(type(wire) is bytes for wire in wires):
+        raise EventError("an entry is bytes")
+    entries = read_event(_pack([MAGIC, [_unpack(wire, "an entry") for wire in wires]])).entries
+    if [entry.wire for entry in entries] != list(wires):
+        raise EventError("non-canonical encoding: an entry re-encodes to other bytes")
+    return entries
+
+
 def close_round(organiser: Identity, record: EventRecord, lost: Iterable[tuple[int, int]] = ()) -> Entry:
     """The organiser's entry closing the open round, with the ranking its rows give; ``lost``
     are the (table, deal) rows it declares lost."""

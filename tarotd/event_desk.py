@@ -1,0 +1,622 @@
+"""The daemon's side of an event (issue 23, ``docs/event.md``): the record over the mesh.
+
+The record (``protocol/event.py``) is an event's whole state: the desk holds it, has every
+entry verified before it takes it (:func:`~protocol.event.verify_event` on the record with
+it: nothing that does not hold is ever stored), writes it to the store — one transaction a
+write, before anything is sent or acted on — and tells the daemon where its player sits.
+A daemon restarted reads its records back (:meth:`EventDesk.load`) and goes on from them.
+
+**Roles.**  The *organiser's* daemon opens the event (its signed config), appends what the
+players send — registrations, table manifests, rows once every member that must has signed
+them — sends each new entry to every registered player's daemon, closes a round once its
+last row is in and opens the next.  A *player's* daemon registers its own identity (a
+registered player is its daemon's key, so each plan's seat names the daemon to reach), takes
+the entries from the organiser, forms its table from each round's plan through the lobby
+(:class:`~tarotd.lobby.EventSlot`), sends the table's manifest, and signs a row at the end of
+every deal (:func:`~protocol.event.row_of_audit`) for the organiser.  What a player sent and
+the record does not hold yet is sent again every :data:`RESEND_EVERY` seconds, so a
+restart on either side loses nothing: the signatures it made are in its store.
+
+**Frames** (channel :data:`CHANNEL`, msgpack maps with a ``t``):
+
+==========  ========================================================  ====================
+``event``   the config entry, the count of entries, the organiser's   organiser → everyone
+            endpoint: the event is seen on the LAN and by ``--peer``
+``register``  a registration entry and the player daemon's endpoint   player → organiser
+``want``    the entries from an index                                 player → organiser
+``entries`` entries from an index, and the players' endpoints         organiser → players
+``table``   a table's signed manifest entry                           member → organiser
+``rowsig``  a row's document, the member's seat and signature         member → organiser
+==========  ========================================================  ====================
+
+Anything from the LAN that does not hold — a frame of the wrong shape, a registration sent by
+another daemon than its player's, a row signature by a non-member, entries that do not
+verify — is refused, said in the log once per cause and sender, and changes nothing.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import msgpack
+
+from protocol.audit import DealAudit
+from protocol.event import (
+    FFT_FORMATS,
+    EntryKind,
+    EventConfig,
+    EventError,
+    EventRecord,
+    EventReport,
+    close_round,
+    open_event,
+    open_round,
+    plan_digest,
+    read_entries,
+    read_row,
+    register,
+    row_entry,
+    row_of_audit,
+    sign_row,
+    table_entry,
+    table_id,
+    verify_event,
+)
+from protocol.identity import Identity, fingerprint, verify
+from protocol.manifest import MAX_NAME, Manifest, SignedManifest, SilenceCost
+from protocol.movement import Movement, MovementError
+from tarotd.lobby import BROADCAST, EventSlot, ReadyTable
+from tarotd.store import Store
+
+log = logging.getLogger(__name__)
+
+CHANNEL: Final = "event"
+RESEND_EVERY: Final = 5.0  #: seconds between two sendings of what the record does not hold yet
+MAX_BATCH: Final = 512 * 1024  #: bytes of entries in one ``entries`` frame (the mesh takes 2 MiB)
+MAX_HEARD: Final = 32  #: events heard on the LAN remembered at once
+MAX_REFUSALS_SAID: Final = 64  #: (cause, sender) pairs said in the log
+
+Out = tuple[bytes, dict[str, Any]]  #: (daemon key or BROADCAST, frame)
+__all__ = ["CHANNEL", "EventDesk", "FFT_FORMATS", "Role"]
+
+
+class Role(enum.StrEnum):
+    ORGANISER = "organiser"
+    PLAYER = "player"
+
+
+class Refused(ValueError):
+    """A frame from the LAN that does not hold; the text says why, for the log."""
+
+
+@dataclass(frozen=True)
+class Heard:
+    """An event an organiser's daemon announces: its config entry and where it listens."""
+
+    config: EventConfig
+    wire: bytes  #: the config entry
+    endpoint: str
+    count: int  #: entries its record holds
+
+
+@dataclass(frozen=True)
+class Seating:
+    """Where our player sits in a round: the slot the lobby forms, and what its rows sign."""
+
+    event_id: bytes
+    round: int
+    table: int
+    seat: int
+    plan: bytes  #: the round plan's digest
+    slot: EventSlot
+
+
+@dataclass
+class Held:
+    """An event this daemon takes part in, as organiser or player, and its record."""
+
+    role: Role
+    record: EventRecord
+    report: EventReport
+    endpoints: dict[bytes, str] = field(default_factory=dict)  #: players' daemons, as they registered
+    #: The organiser's row signatures so far: (round, table, deal) → document → seat → signature.
+    signatures: dict[tuple[int, int, int], dict[bytes, dict[int, bytes]]] = field(default_factory=dict)
+    #: A player's frames to the organiser, by note key, until the record holds what they carry.
+    outbox: dict[str, dict[str, Any]] = field(default_factory=dict)
+    resent_at: float = 0.0
+
+    @property
+    def config(self) -> EventConfig:
+        assert self.report.config is not None
+        return self.report.config
+
+    @property
+    def event_id(self) -> bytes:
+        return self.config.event_id
+
+    @property
+    def open_round(self) -> int | None:
+        """The round opened and not closed, if one is."""
+        return len(self.report.plans) if len(self.report.plans) > self.report.closed else None
+
+
+class EventDesk:
+    """Every event of one daemon (module docstring).  Sans sockets: it returns the frames to
+    send, and the daemon moves them."""
+
+    def __init__(self, identity: Identity, endpoint: Callable[[], str], store: Store) -> None:
+        self.identity = identity
+        self.endpoint = endpoint
+        self.store = store
+        self.held: dict[bytes, Held] = {}
+        self.heard: dict[bytes, Heard] = {}
+        self._said: set[tuple[str, bytes, str]] = set()
+
+    @property
+    def key(self) -> bytes:
+        return self.identity.public_key
+
+    # --- From the store --------------------------------------------------------------
+
+    def load(self) -> None:
+        """The events of the store, as the daemon before left them (a record it stored holds:
+        it was verified before it was written; one that no longer does is said, and left)."""
+        for event_id in self.store.events():
+            notes = self.store.event_notes(event_id)
+            try:
+                record = EventRecord(read_entries(self.store.event_entries(event_id)))
+            except EventError as error:
+                log.error("event %s: the record in the store cannot be read (%s): left aside", event_id.hex()[:8], error)
+                continue
+            report = verify_event(record)
+            if not report.ok or report.config is None or "role" not in notes:
+                log.error("event %s: the record in the store does not verify: left aside", event_id.hex()[:8])
+                continue
+            held = Held(Role(notes["role"].decode()), record, report)
+            for key, value in notes.items():
+                if key.startswith("endpoint/"):
+                    held.endpoints[bytes.fromhex(key.removeprefix("endpoint/"))] = value.decode()
+                elif key.startswith("send/"):
+                    held.outbox[key] = msgpack.unpackb(value, raw=False)
+            self.held[event_id] = held
+            log.info("event %s (%s): taken up as %s, %d entries, %d rounds closed", event_id.hex()[:8],
+                     held.config.name, held.role.value, len(record.entries), report.closed)
+
+    # --- What the player and the organiser ask (the local API) ------------------------------
+
+    def open(self, name: str, rounds: int, deals: int, table_size: int, movement: Movement,
+             silence: SilenceCost = SilenceCost.NOTHING) -> Held:
+        """Open an event organised here (EventError saying what is wrong with it)."""
+        config = EventConfig(os.urandom(16), name, self.key, rounds, deals, table_size, movement, silence)
+        record = open_event(self.identity, config)
+        self._store(config.event_id, 0, record.entries[0].wire)
+        self.store.set_event_note(config.event_id, "role", Role.ORGANISER.value.encode())
+        held = self.held[config.event_id] = Held(Role.ORGANISER, record, verify_event(record))
+        log.info("event %s (%s) opened here: %d rounds of %d deals, tables of %d, %s movement", config.event_id.hex()[:8],
+                 name, rounds, deals, table_size, movement.value)
+        return held
+
+    def join(self, event_id: bytes, name: str) -> list[Out]:
+        """Register our player with an event heard on the LAN."""
+        heard = self.heard.get(event_id)
+        if heard is None:
+            raise EventError("no event of that id is heard here (tarot event list)")
+        if event_id in self.held:
+            raise EventError("this daemon is in that event already")
+        if heard.config.organiser == self.key:
+            raise EventError("the organiser's daemon does not play in its own event: a player registers from their own")
+        record = EventRecord(read_entries([heard.wire]))
+        self._store(event_id, 0, heard.wire)
+        self.store.set_event_note(event_id, "role", Role.PLAYER.value.encode())
+        held = self.held[event_id] = Held(Role.PLAYER, record, verify_event(record))
+        entry = register(self.identity, event_id, name[:MAX_NAME])
+        frame = {"t": "register", "event": event_id, "entry": entry.wire, "endpoint": self.endpoint()}
+        self._keep_sending(held, "send/register", frame)
+        log.info("event %s (%s): registered as %s", event_id.hex()[:8], heard.config.name, name)
+        return [(heard.config.organiser, frame)]
+
+    def start(self, event_id: bytes) -> list[Out]:
+        """The organiser opens round 1 with the players registered (EventError: too few)."""
+        held = self._organised(event_id)
+        if held.report.plans:
+            raise EventError("the event has started already")
+        try:
+            entry = open_round(self.identity, held.record)
+        except MovementError as error:
+            raise EventError(str(error)) from None
+        return self._append(held, [entry])
+
+    def _organised(self, event_id: bytes) -> Held:
+        held = self.held.get(event_id)
+        if held is None or held.role is not Role.ORGANISER:
+            raise EventError("no event of that id is organised here")
+        return held
+
+    def find(self, prefix: str) -> bytes:
+        """The event whose id starts with the hexadecimal ``prefix`` (empty: the only one)."""
+        known = [*self.held, *(e for e in self.heard if e not in self.held)]
+        matches = [event_id for event_id in known if event_id.hex().startswith(prefix.lower())]
+        if len(matches) != 1:
+            raise EventError("no event has that id" if not matches else "several events: give more of the id")
+        return matches[0]
+
+    # --- Where our player sits ------------------------------------------------------------
+
+    def seatings(self) -> list[Seating]:
+        """The tables our player sits at in the rounds open now."""
+        seatings = []
+        for held in self.held.values():
+            round_ = held.open_round
+            if held.role is not Role.PLAYER or round_ is None:
+                continue
+            plan = held.report.plans[round_ - 1]
+            number = plan.table_of(self.key)
+            if number is None:
+                continue
+            members = plan.tables[number - 1]
+            name = f"{held.config.name[:MAX_NAME - 12]} R{round_} T{number}"
+            slot = EventSlot(table_id(held.event_id, round_, number), name, tuple(members), held.config.silence)
+            seatings.append(Seating(held.event_id, round_, number, members.index(self.key),
+                                    plan_digest(held.event_id, plan), slot))
+        return seatings
+
+    def seating_of(self, table_id_: bytes) -> Seating | None:
+        """The seating of an event table of ours, open or past."""
+        for held in self.held.values():
+            for round_, plan in enumerate(held.report.plans, start=1):
+                number = plan.table_of(self.key)
+                if number is not None and table_id(held.event_id, round_, number) == table_id_:
+                    members = plan.tables[number - 1]
+                    slot = EventSlot(table_id_, "", tuple(members), held.config.silence)
+                    return Seating(held.event_id, round_, number, members.index(self.key),
+                                   plan_digest(held.event_id, plan), slot)
+        return None
+
+    def deals_of(self, table_id_: bytes) -> int | None:
+        """The deals an event table plays, or None for a table of no event."""
+        seating = self.seating_of(table_id_)
+        return None if seating is None else self.held[seating.event_id].config.deals
+
+    def endpoints(self, keys: Sequence[bytes]) -> list[tuple[bytes, str]]:
+        """Where the daemons of these players said they listen (to link to our table mates)."""
+        known: dict[bytes, str] = {}
+        for held in self.held.values():
+            known.update(held.endpoints)
+        return [(key, known[key]) for key in keys if key in known and key != self.key]
+
+    def needs(self, key: bytes) -> bool:
+        """Whether an event of ours needs the daemon of ``key``: its organiser, a player."""
+        return any(key == held.config.organiser or key in held.report.names for held in self.held.values())
+
+    # --- What our tables did ------------------------------------------------------------
+
+    def table_ready(self, ready: ReadyTable) -> list[Out]:
+        """Our event table formed: its signed manifest goes to the organiser."""
+        seating = self.seating_of(ready.setup.table_id)
+        if seating is None:
+            return []
+        held = self.held[seating.event_id]
+        entry = table_entry(SignedManifest(ready.manifest, ready.signatures))
+        frame = {"t": "table", "event": held.event_id, "entry": entry.wire}
+        return self._keep_sending(held, f"send/table/{seating.round}/{seating.table}", frame)
+
+    def scored(self, table_id_: bytes, deal: int, head: bytes, audit: DealAudit) -> list[Out]:
+        """A deal of an event table audited here (``deal`` from 0): our player signs its row."""
+        seating = self.seating_of(table_id_)
+        if seating is None:
+            return []
+        held = self.held[seating.event_id]
+        row = row_of_audit(seating.round, seating.table, deal + 1, seating.plan, table_id_, head, audit)
+        signature = sign_row(self.identity, held.event_id, row)
+        frame = {"t": "rowsig", "event": held.event_id, "row": row.document(held.event_id), "seat": seating.seat,
+                 "sig": signature}
+        return self._keep_sending(held, f"send/row/{seating.round}/{seating.table}/{deal + 1}", frame)
+
+    def _keep_sending(self, held: Held, note: str, frame: dict[str, Any]) -> list[Out]:
+        """Store ``frame`` (so a restart sends it again), then send it to the organiser."""
+        self.store.set_event_note(held.event_id, note, msgpack.packb(frame, use_bin_type=True))
+        held.outbox[note] = frame
+        return self._to_organiser(held, frame)
+
+    def _to_organiser(self, held: Held, frame: dict[str, Any]) -> list[Out]:
+        return [(held.config.organiser, frame)]
+
+    # --- The heartbeat ------------------------------------------------------------------
+
+    def heartbeat(self, now: float) -> list[Out]:
+        """Our events announced; what the records do not hold yet sent again."""
+        outs: list[Out] = []
+        for held in self.held.values():
+            if held.role is Role.ORGANISER and held.report.closed < held.config.rounds:
+                frame = {"t": "event", "event": held.event_id, "config": held.record.entries[0].wire,
+                         "count": len(held.record.entries), "endpoint": self.endpoint()}
+                outs.append((BROADCAST, frame))
+            elif held.role is Role.PLAYER and held.outbox and now >= held.resent_at + RESEND_EVERY:
+                held.resent_at = now
+                for note in list(held.outbox):
+                    if self._holds(held, note):
+                        del held.outbox[note]
+                    else:
+                        outs += self._to_organiser(held, held.outbox[note])
+        return outs
+
+    def _holds(self, held: Held, note: str) -> bool:
+        """Whether the record holds what the frame under ``note`` carries (or no longer can)."""
+        parts = note.split("/")
+        if parts[1] == "register":
+            return self.key in held.report.names
+        round_ = int(parts[2])
+        if round_ <= held.report.closed:
+            return True
+        if parts[1] == "table":
+            wire = held.outbox[note]["entry"]
+            return any(entry.wire == wire for entry in held.record.entries)
+        return (round_, int(parts[3]), int(parts[4])) not in held.report.pending
+
+    # --- Frames from the LAN ------------------------------------------------------------
+
+    def receive(self, sender: bytes, frame: object) -> list[Out]:
+        """A frame of :data:`CHANNEL`; whatever does not hold is refused and said."""
+        try:
+            if not isinstance(frame, dict) or not isinstance(frame.get("t"), str):
+                raise Refused("not an event frame")
+            handler = _HANDLERS.get(frame["t"])
+            if handler is None:
+                raise Refused(f"an unknown event frame {frame['t'][:16]!r}")
+            return handler(self, sender, frame)
+        except KeyError as missing:
+            self._refuse(_kind(frame), sender, f"the field {missing} is missing")
+        except (Refused, EventError, TypeError, ValueError) as why:
+            self._refuse(_kind(frame), sender, str(why))
+        return []
+
+    def _refuse(self, kind: str, sender: bytes, why: str) -> None:
+        """Said once per kind of frame, sender and reason, and not past :data:`MAX_REFUSALS_SAID`:
+        a stranger repeating a frame does not fill the log."""
+        if (kind, sender, why) in self._said or len(self._said) >= MAX_REFUSALS_SAID:
+            return
+        self._said.add((kind, sender, why))
+        log.warning("event: refused a %s frame from %s, nothing changed: %s", kind, fingerprint(sender), why)
+
+    def _event_of(self, frame: dict[str, Any], role: Role) -> Held:
+        event_id = frame["event"]
+        held = self.held.get(event_id) if isinstance(event_id, bytes) else None
+        if held is None or held.role is not role:
+            raise Refused("an event this daemon is not in" if role is Role.PLAYER else "an event not organised here")
+        return held
+
+    def _on_event(self, sender: bytes, frame: dict[str, Any]) -> list[Out]:
+        (config_entry,) = read_entries([frame["config"]])
+        report = verify_event(EventRecord((config_entry,)))
+        count, endpoint = frame["count"], frame["endpoint"]
+        if report.config is None or not report.ok or report.config.organiser != sender:
+            raise Refused("its config is not one signed by the daemon that sent it")
+        if type(count) is not int or count < 1 or not isinstance(endpoint, str) or len(endpoint) > 256:
+            raise Refused("its count or endpoint is malformed")
+        event_id = report.config.event_id
+        if event_id not in self.heard and len(self.heard) >= MAX_HEARD:
+            self.heard.pop(next(iter(self.heard)))
+        self.heard[event_id] = Heard(report.config, config_entry.wire, endpoint, count)
+        held = self.held.get(event_id)
+        if held is not None and held.role is Role.PLAYER and count > len(held.record.entries):
+            return [(sender, {"t": "want", "event": event_id, "from": len(held.record.entries)})]
+        return []
+
+    def _on_register(self, sender: bytes, frame: dict[str, Any]) -> list[Out]:
+        held = self._event_of(frame, Role.ORGANISER)
+        (entry,) = read_entries([frame["entry"]])
+        endpoint = frame["endpoint"]
+        if entry.kind is not EntryKind.REGISTER or not isinstance(endpoint, str) or len(endpoint) > 256:
+            raise Refused("not a registration, with the endpoint of the player's daemon")
+        player = msgpack.unpackb(entry.document, raw=False)[1]
+        if player != sender:
+            raise Refused(f"a registration of {fingerprint(player) if isinstance(player, bytes) else '?'} sent by "
+                          "another daemon: a daemon registers its own player")
+        if held.endpoints.get(sender) != endpoint:
+            self.store.set_event_note(held.event_id, f"endpoint/{sender.hex()}", endpoint.encode())
+            held.endpoints[sender] = endpoint
+        if any(e.wire == entry.wire for e in held.record.entries):
+            return self._entries_from(held, sender, 0)  # registered before: it may have lost what it had
+        if sender in held.report.names:
+            raise Refused("the player is registered already, under another name")
+        outs = self._append(held, [entry])
+        return outs + ([] if any(d == sender for d, _ in outs) else self._entries_from(held, sender, 0))
+
+    def _on_want(self, sender: bytes, frame: dict[str, Any]) -> list[Out]:
+        held = self._event_of(frame, Role.ORGANISER)
+        start = frame["from"]
+        if sender not in held.report.names or type(start) is not int or start < 0:
+            raise Refused("a want from no registered player, or of no index")
+        return self._entries_from(held, sender, start)
+
+    def _on_entries(self, sender: bytes, frame: dict[str, Any]) -> list[Out]:
+        held = self._event_of(frame, Role.PLAYER)
+        start, wires, endpoints = frame["from"], frame["entries"], frame["endpoints"]
+        if sender != held.config.organiser:
+            raise Refused("entries sent by another daemon than the organiser")
+        if type(start) is not int or type(wires) is not list or type(endpoints) is not list:
+            raise Refused("malformed entries")
+        self._learn_endpoints(held, endpoints)
+        have = len(held.record.entries)
+        if start > have:
+            return [(sender, {"t": "want", "event": held.event_id, "from": have})]
+        entries = read_entries(wires)
+        overlap = held.record.entries[start:start + len(entries)]
+        if any(mine.wire != theirs.wire for mine, theirs in zip(overlap, entries)):
+            raise Refused("entries that contradict the record held here: the organiser rewrote its record")
+        fresh = list(entries[len(overlap):])
+        if fresh:
+            self._take(held, fresh)
+        return []
+
+    def _learn_endpoints(self, held: Held, endpoints: list[object]) -> None:
+        for item in endpoints[:1024]:
+            if (type(item) is list and len(item) == 2 and isinstance(item[0], bytes) and isinstance(item[1], str)
+                    and len(item[1]) <= 256 and held.endpoints.get(item[0]) != item[1]):
+                held.endpoints[item[0]] = item[1]
+
+    def _on_table(self, sender: bytes, frame: dict[str, Any]) -> list[Out]:
+        held = self._event_of(frame, Role.ORGANISER)
+        (entry,) = read_entries([frame["entry"]])
+        if entry.kind is not EntryKind.TABLE:
+            raise Refused("not a table manifest")
+        if any(e.wire == entry.wire for e in held.record.entries):
+            return []  # another member sent it first
+        return self._append(held, [entry])
+
+    def _on_rowsig(self, sender: bytes, frame: dict[str, Any]) -> list[Out]:
+        held = self._event_of(frame, Role.ORGANISER)
+        document, seat, signature = frame["row"], frame["seat"], frame["sig"]
+        if not isinstance(document, bytes) or type(seat) is not int or not isinstance(signature, bytes):
+            raise Refused("a row signature is [row, seat, signature]")
+        event_id, row = read_row(document)
+        slot = (row.round, row.table, row.deal)
+        if event_id != held.event_id:
+            raise Refused("a row of another event")
+        if slot not in held.report.pending:
+            return []  # in the record already (a member sending again), or of no deal pending
+        manifest = _manifest_of(held, row.table_id)
+        if manifest is None:
+            return []  # its table's manifest is not in yet: the member sends again
+        if not 0 <= seat < len(manifest.keys) or not verify(manifest.keys[seat], signature, EntryKind.ROW.domain + document):
+            raise Refused(f"a signature of round {row.round}, table {row.table}, deal {row.deal} that is not the "
+                          f"member's of seat {seat}")
+        signed = held.signatures.setdefault(slot, {}).setdefault(document, {})
+        signed[seat] = signature
+        needed = [s for s in range(len(manifest.keys)) if s not in row.silent]
+        if not all(s in signed for s in needed):
+            return []
+        del held.signatures[slot]
+        return self._append(held, [row_entry(held.event_id, row, [signed.get(s) for s in range(len(manifest.keys))])])
+
+    # --- The record ---------------------------------------------------------------------
+
+    def _append(self, held: Held, entries: Sequence[Any]) -> list[Out]:
+        """The organiser appends ``entries`` if the record with them verifies, stores them, sends
+        them to every player, and closes or opens rounds as the rows allow."""
+        outs: list[Out] = []
+        while entries:
+            start = len(held.record.entries)
+            record = EventRecord((*held.record.entries, *entries))
+            report = verify_event(record)
+            if not report.ok:
+                raise Refused(f"it would not verify: {report.findings[0]}")
+            self._store(held.event_id, start, *(entry.wire for entry in entries))
+            held.record, held.report = record, report
+            for player in report.names:
+                if player != self.key:
+                    outs += self._entries_from(held, player, start)
+            entries = self._next_step(held)
+        return outs
+
+    def _next_step(self, held: Held) -> list[Any]:
+        """The round closed once its last row is in, and the next one opened."""
+        report = held.report
+        if held.open_round is not None and not report.pending:
+            log.info("event %s: round %d complete, closed", held.event_id.hex()[:8], held.open_round)
+            return [close_round(self.identity, held.record)]
+        if held.open_round is None and 0 < report.closed < held.config.rounds:
+            return [open_round(self.identity, held.record)]
+        return []
+
+    def _take(self, held: Held, entries: Sequence[Any]) -> None:
+        """A player takes the organiser's entries, if the record with them verifies."""
+        record = EventRecord((*held.record.entries, *entries))
+        report = verify_event(record)
+        if not report.ok:
+            raise Refused(f"entries that do not verify: {report.findings[0]}")
+        self._store(held.event_id, len(held.record.entries), *(entry.wire for entry in entries))
+        before = held.open_round
+        held.record, held.report = record, report
+        if held.open_round is not None and held.open_round != before:
+            log.info("event %s: round %d open", held.event_id.hex()[:8], held.open_round)
+
+    def _store(self, event_id: bytes, start: int, *wires: bytes) -> None:
+        self.store.append_event_entries(event_id, start, list(wires))
+
+    def _entries_from(self, held: Held, player: bytes, start: int) -> list[Out]:
+        """The entries from ``start`` for ``player``'s daemon, in frames of at most
+        :data:`MAX_BATCH` bytes, with the endpoints of the players."""
+        endpoints = [[key, endpoint] for key, endpoint in held.endpoints.items()]
+        outs: list[Out] = []
+        batch: list[bytes] = []
+        size = 0
+        for entry in held.record.entries[start:]:
+            if batch and size + len(entry.wire) > MAX_BATCH:
+                outs.append((player, {"t": "entries", "event": held.event_id, "from": start, "entries": batch,
+                                      "endpoints": endpoints}))
+                start, batch, size = start + len(batch), [], 0
+            batch.append(entry.wire)
+            size += len(entry.wire)
+        if batch:
+            outs.append((player, {"t": "entries", "event": held.event_id, "from": start, "entries": batch,
+                                  "endpoints": endpoints}))
+        return outs
+
+    # --- What the local API shows -------------------------------------------------------
+
+    def summary(self, held: Held) -> dict[str, Any]:
+        """The event as the client shows it: config, players, each round's tables, the live
+        ranking, the rows still awaited, where our player sits."""
+        config, report = held.config, held.report
+        names = report.names
+        seating = next((s for s in self.seatings() if s.event_id == held.event_id), None)
+        return {
+            "event": held.event_id.hex(), "name": config.name, "role": held.role.value,
+            "organiser": fingerprint(config.organiser), "rounds": config.rounds, "deals": config.deals,
+            "tables": config.table_size, "movement": config.movement.value, "silence": config.silence.value,
+            "players": [{"name": name, "fingerprint": fingerprint(key)} for key, name in names.items()],
+            "plans": [{"round": plan.round, "movement": plan.movement.value,
+                       "tables": [[names.get(key, fingerprint(key)) for key in table] for table in plan.tables]}
+                      for plan in report.plans],
+            "closed": report.closed,
+            "open": held.open_round,
+            "pending": [list(slot) for slot in report.pending],
+            "ranking": [{"place": s.place, "name": names.get(s.player, fingerprint(s.player)),
+                         "fingerprint": fingerprint(s.player), "total": s.total,
+                         "rounds": [[r.points, r.mark.value] for r in s.rounds]} for s in report.live],
+            "seat": None if seating is None else {"round": seating.round, "table": seating.table, "seat": seating.seat,
+                                                  "with": [names.get(k, fingerprint(k)) for k in seating.slot.keys]},
+            "findings": [str(finding) for finding in report.findings],
+            "entries": len(held.record.entries),
+        }
+
+    def listing(self) -> list[dict[str, Any]]:
+        """Every event held here or heard on the LAN."""
+        rows: list[dict[str, Any]] = [{"event": e.hex(), "name": h.config.name, "role": h.role.value, "organiser": fingerprint(h.config.organiser),
+                 "players": len(h.report.names), "closed": h.report.closed, "rounds": h.config.rounds}
+                for e, h in self.held.items()]
+        rows += [{"event": e.hex(), "name": h.config.name, "role": None, "organiser": fingerprint(h.config.organiser),
+                  "players": None, "closed": None, "rounds": h.config.rounds}
+                 for e, h in self.heard.items() if e not in self.held]
+        return rows
+
+
+def _kind(frame: object) -> str:
+    """The kind a frame says it is, as the log shows it."""
+    kind = frame.get("t") if isinstance(frame, dict) else None
+    return kind[:16] if isinstance(kind, str) else "malformed"
+
+
+def _manifest_of(held: Held, table_id_: bytes) -> Manifest | None:
+    for entry in held.record.entries:
+        if entry.kind is EntryKind.TABLE:
+            manifest = Manifest.from_bytes(entry.document)
+            if manifest.table_id == table_id_:
+                return manifest
+    return None
+
+
+_HANDLERS: Final[dict[str, Callable[[EventDesk, bytes, dict[str, Any]], list[Out]]]] = {
+    "event": EventDesk._on_event,
+    "register": EventDesk._on_register,
+    "want": EventDesk._on_want,
+    "entries": EventDesk._on_entries,
+    "table": EventDesk._on_table,
+    "rowsig": EventDesk._on_rowsig,
+}

@@ -1,0 +1,177 @@
+"""The daemon's side of an event, sans network (tarotd/event_desk.py): an organiser's desk and
+eight players' desks exchanging frames in memory, each with its own store."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import random
+from pathlib import Path
+from typing import Any
+
+import msgpack
+import pytest
+
+from protocol.audit import DealAudit
+from protocol.event import register, verify_event
+from protocol.identity import Identity
+from protocol.manifest import MANIFEST_DOMAIN, manifest_document
+from protocol.movement import Movement
+from tarotd.event_desk import EventDesk, Out
+from tarotd.lobby import BROADCAST, ReadyTable
+from tarotd.store import Store
+
+
+class Room:
+    def __init__(self, tmp_path: Path, players: int, seed: int = 0) -> None:
+        self.tmp_path = tmp_path
+        self.rng = random.Random(seed)
+        self.identities = [Identity.generate() for _ in range(players + 1)]
+        self.stores = [Store(tmp_path / f"d{n}.db") for n in range(players + 1)]
+        self.desks = [self.desk(n) for n in range(players + 1)]
+        self.queue: list[tuple[bytes, bytes, dict[str, Any]]] = []
+
+    def desk(self, n: int) -> EventDesk:
+        return EventDesk(self.identities[n], lambda: f"tcp://127.0.0.1:{9200 + n}", self.stores[n])
+
+    @property
+    def organiser(self) -> EventDesk:
+        return self.desks[0]
+
+    @property
+    def players(self) -> list[EventDesk]:
+        return self.desks[1:]
+
+    def by_key(self, key: bytes) -> EventDesk:
+        return next(desk for desk in self.desks if desk.key == key)
+
+    def post(self, sender: bytes, outs: list[Out]) -> None:
+        for destination, frame in outs:
+            targets = [d.key for d in self.desks if d.key != sender] if destination == BROADCAST else [destination]
+            wire = msgpack.unpackb(msgpack.packb(frame, use_bin_type=True), raw=False)
+            self.queue += [(sender, target, wire) for target in targets]
+
+    def run(self) -> None:
+        while self.queue:
+            sender, target, frame = self.queue.pop(0)
+            self.post(target, self.by_key(target).receive(sender, frame))
+
+    def beat(self, now: float) -> None:
+        for desk in self.desks:
+            self.post(desk.key, desk.heartbeat(now))
+        self.run()
+
+    def play_open_round(self) -> None:
+        """Every table of the open round forms and plays its deals; each member signs its rows."""
+        tables: dict[bytes, list[EventDesk]] = {}
+        for desk in self.players:
+            for seating in desk.seatings():
+                tables.setdefault(seating.slot.table_id, []).append(desk)
+        for table_id_, desks in tables.items():
+            slot = desks[0].seatings()[0].slot
+            ready = ready_table(slot.table_id, slot.name, [self.by_key(k).identity for k in slot.keys])
+            deals = self.organiser.held[next(iter(self.organiser.held))].config.deals
+            for desk in desks:
+                self.post(desk.key, desk.table_ready(ready))
+            self.run()
+            for deal in range(deals):
+                swing = 10 * (deal + 1) + self.rng.randrange(5)
+                scores = (swing * (len(slot.keys) - 1), *[-swing] * (len(slot.keys) - 1))
+                head = hashlib.sha256(table_id_ + bytes([deal])).digest()
+                for desk in desks:
+                    self.post(desk.key, desk.scored(table_id_, deal, head, DealAudit(None, scores, None, None, False)))
+                self.run()
+
+
+def ready_table(table_id_: bytes, name: str, members: list[Identity]) -> ReadyTable:
+    entries = [[m.public_key, f"p{n}", m.public_key, "tcp://127.0.0.1:1"] for n, m in enumerate(members)]
+    document = manifest_document(table_id_, name, entries)
+    signatures = [m.sign(MANIFEST_DOMAIN + document) for m in members]
+    return ReadyTable.from_bytes(msgpack.packb([document, signatures, 0], use_bin_type=True))
+
+
+def opened(room: Room, rounds: int = 2, deals: int = 2) -> bytes:
+    held = room.organiser.open("Soirée du club", rounds, deals, 4, Movement.RANDOM)
+    room.beat(0.0)  # the event is heard
+    for n, desk in enumerate(room.players):
+        room.post(desk.key, desk.join(held.event_id, f"joueur{n}"))
+    room.run()
+    return held.event_id
+
+
+def test_an_event_of_eight_goes_round_by_round_to_one_record_everywhere(tmp_path: Path) -> None:
+    room = Room(tmp_path, 8)
+    event_id = opened(room)
+    assert len(room.organiser.held[event_id].report.names) == 8
+    room.post(room.organiser.key, room.organiser.start(event_id))
+    room.run()
+    for round_ in (1, 2):
+        seatings = [s for desk in room.players for s in desk.seatings()]
+        assert len(seatings) == 8 and {s.round for s in seatings} == {round_}
+        assert sorted(len(s.slot.keys) for s in seatings) == [4] * 8
+        room.play_open_round()
+    record = room.organiser.held[event_id].record
+    report = verify_event(record)
+    assert report.ok and report.closed == 2 and not report.pending
+    assert all(len(rows) == 2 for rows in report.results.values()) and len(report.results) == 4
+    for desk in room.players:
+        assert desk.held[event_id].record.to_bytes() == record.to_bytes()
+        assert desk.seatings() == []
+    assert sum(line.total for line in report.standings) == 0
+    restarted = room.desk(0)
+    restarted.load()
+    assert restarted.held[event_id].record.to_bytes() == record.to_bytes()
+
+
+def test_what_a_player_sent_is_sent_again_until_the_record_holds_it(tmp_path: Path) -> None:
+    room = Room(tmp_path, 8)
+    event_id = opened(room)
+    room.post(room.organiser.key, room.organiser.start(event_id))
+    room.run()
+    room.queue.clear()
+    lost = room.players[0]
+    seating = lost.seatings()[0]
+    lost.table_ready(ready_table(seating.slot.table_id, seating.slot.name,
+                                 [room.by_key(k).identity for k in seating.slot.keys]))  # lost on the way
+    again = room.desk(1)  # and the player's daemon restarts
+    again.load()
+    room.desks[1] = again
+    room.beat(10.0)
+    assert any(e.kind.value == "table" for e in room.organiser.held[event_id].record.entries)
+
+
+def test_bad_frames_are_refused_said_and_change_nothing(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    room = Room(tmp_path, 8)
+    event_id = opened(room)
+    room.post(room.organiser.key, room.organiser.start(event_id))
+    room.run()
+    held = room.organiser.held[event_id]
+    before = held.record.to_bytes()
+    stranger = Identity.generate()
+    victim = room.players[0]
+    forged = {"t": "register", "event": event_id, "endpoint": "tcp://10.0.0.9:1", "entry": b"\xc1 not an entry"}
+    with caplog.at_level(logging.WARNING):
+        assert room.organiser.receive(stranger.public_key, forged) == []
+        assert room.organiser.receive(stranger.public_key, {"t": "rowsig"}) == []
+        assert room.organiser.receive(stranger.public_key, [1, 2]) == []
+        assert room.organiser.receive(stranger.public_key, {"t": "entries", "event": event_id}) == []
+        someone_else = register(Identity.generate(), event_id, "usurpateur")
+        assert room.organiser.receive(stranger.public_key, {"t": "register", "event": event_id,
+                                                            "entry": someone_else.wire, "endpoint": "tcp://x:1"}) == []
+        seating = victim.seatings()[0]
+        ready = ready_table(seating.slot.table_id, seating.slot.name, [room.by_key(k).identity for k in seating.slot.keys])
+        room.post(victim.key, victim.table_ready(ready))
+        room.run()
+        before = held.record.to_bytes()
+        head = bytes(32)
+        outs = victim.scored(seating.slot.table_id, 0, head, DealAudit(None, (30, -10, -10, -10), None, None, False))
+        (_, frame), = outs
+        frame = dict(frame, seat=(frame["seat"] + 1) % 4)  # the victim's signature passed off as another member's
+        assert room.organiser.receive(victim.key, frame) == []
+        intruder = dict(frame, sig=stranger.sign(b"tarot/v2/event-row\x00" + frame["row"]))
+        assert room.organiser.receive(stranger.public_key, intruder) == []
+    assert held.record.to_bytes() == before
+    said = caplog.text
+    assert "refused a register frame" in said and "not an event frame" in said and "the field 'event' is missing" in said
+    assert "sent by another daemon: a daemon registers its own player" in said
+    assert "that is not the member's of seat" in said
