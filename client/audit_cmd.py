@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from client.cli import SubParsers
+from client.event_cmd import audit_event, is_event_file
 from protocol.audit import DealAudit, audit_transcript
 from protocol.identity import fingerprint
 from protocol.manifest import ManifestError
@@ -26,7 +27,7 @@ from protocol.verdict import Fault
 def register(subparsers: SubParsers) -> None:
     parser = subparsers.add_parser(
         "audit",
-        help="verify a saved deal transcript or proof file offline",
+        help="verify a saved deal transcript, proof file or event record offline",
         description="Re-check every signature, the hash chain, every step of the deck and every "
         "play of a saved deal, and the score every seat signed.  A proof file (written by a seat "
         "that named a cheater) is checked the same way, and must give the verdict it states.",
@@ -38,6 +39,8 @@ def register(subparsers: SubParsers) -> None:
 def run(args: argparse.Namespace) -> int:
     try:
         data = args.file.read_bytes()
+        if is_event_file(data):  # an event's record (tarot event export --record)
+            return audit_event(data)
         stated, transcript, manifest = read_proof_file(data) if is_proof_file(data) else (None, Transcript.from_bytes(data), None)
         table, dealer, audit = audit_transcript(transcript, manifest)
     except ManifestError as error:  # a proof file's transcript against the manifest its members signed

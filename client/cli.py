@@ -33,6 +33,7 @@ SUBCOMMANDS: tuple[tuple[str, str], ...] = (
     ("score", "client.score_cmd"),
     ("scores", "client.scores_cmd"),
     ("status", "client.status_cmd"),
+    ("event", "client.event_cmd"),
     ("bench", "client.bench_cmd"),
 )
 

@@ -34,10 +34,13 @@ from typing import Any
 
 import msgpack
 
+from protocol.audit import DealAudit
 from protocol.cards import CardCodeError, card, cards
 from protocol.deal import Action, AnnounceChelem, Bid, Call, Ecart, Play, ShowPoignee
 from protocol.identity import Identity, fingerprint
+from protocol.event import FFT_FORMATS, EventError
 from protocol.manifest import SilenceCost
+from protocol.movement import Movement
 from protocol.rules import RuleError
 from protocol.variants import Contract
 from tarotd.ahead import FileAhead
@@ -45,6 +48,9 @@ from tarotd.api import ApiError, ApiServer
 from tarotd.discovery import DISCOVERY_PORT
 from tarotd.discovery import Announcement, Discovery, TableInfo
 from tarotd.discovery import Peer as DiscoveredPeer
+from tarotd.event_desk import CHANNEL as EVENT
+from tarotd.event_desk import EventDesk
+from tarotd.event_desk import Out as EventOut
 from tarotd.gate import CannotListen
 from tarotd.guard import raise_descriptor_limit
 from tarotd.home import DaemonLock, Home, load_or_create_identity
@@ -153,6 +159,7 @@ class Daemon:
     lobby: Lobby = field(init=False)
     api: ApiServer = field(init=False)
     discovery: Discovery | None = field(init=False, default=None)
+    events: EventDesk = field(init=False)  #: the events this daemon organises or plays in (issue 23)
     runners: dict[bytes, TableRunner] = field(init=False, default_factory=dict)
     done: asyncio.Event = field(init=False, default_factory=asyncio.Event)
     _lock: DaemonLock | None = field(init=False, default=None)
@@ -207,6 +214,8 @@ class Daemon:
         self.lobby = Lobby(self.identity.public_key, self.mesh.endpoint, self.seats, entropy,
                            trusts=self._peer_keys.__contains__, silence=options.silence)
         self._peer_keys.update(peer.key for peer in options.peers if peer.key is not None)
+        self.events = EventDesk(self.identity, lambda: self.mesh.endpoint, self.store)
+        self.events.load()  # before the tables are taken up: an event table's deals are the event's
         for peer in options.peers:
             self.mesh.connect(peer.endpoint, expected_key=peer.key, keep=True)
         self.api = ApiServer(self.home.api_sock, self._on_request)
@@ -304,12 +313,45 @@ class Daemon:
             if joined is not None:  # the other members of our table: a star of --peer meets this way
                 self._connect_members(joined.members)
             self._start_ready_tables()
+        elif channel == EVENT:
+            try:
+                frame = msgpack.unpackb(body, raw=False)
+            except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError):
+                frame = None  # refused by the desk, and said
+            self._send_event(self.events.receive(peer, frame))
+            self._seat_event_tables()
         elif channel in (DEAL, RELAYS):
             for runner in list(self.runners.values()):
                 if peer in runner.other_daemons():
                     if not self._drive(runner, functools.partial(runner.receive if channel == DEAL else runner.receive_relays, body)):
                         paused = self._paused[runner.table_id]
                         raise NotHandled(f"table {runner.table_id.hex()[:8]} is paused here: {paused.fault.said}")
+
+    def _send_event(self, outs: list[EventOut]) -> None:
+        """Event frames: to one daemon, or to every peer we know."""
+        for destination, frame in outs:
+            body = msgpack.packb(frame, use_bin_type=True)
+            targets = [p.key for p in self.mesh.peers()] if destination == BROADCAST else [destination]
+            for target in targets:
+                if target != self.identity.public_key:
+                    self.mesh.send(target, EVENT, body)
+
+    def _seat_event_tables(self) -> None:
+        """Our player's table in each event round open now: linked to its members' daemons
+        and formed through the lobby, under the id the event gives it."""
+        for seating in self.events.seatings():
+            table_id = seating.slot.table_id
+            if table_id in self.runners or self.store.table(table_id) is not None:
+                continue
+            if table_id not in self.lobby.slots:
+                log.info("event %s: round %d, table %d, seat %d — forming it", seating.event_id.hex()[:8],
+                         seating.round, seating.table, seating.seat)
+            for key, endpoint in self.events.endpoints(seating.slot.keys):
+                host = endpoint[len("tcp://"):].rpartition(":")[0]
+                if host not in WILDCARD_HOSTS:
+                    self.mesh.connect(endpoint, expected_key=key, keep=True)
+            self._send(self.lobby.expect(seating.slot))
+        self._start_ready_tables()
 
     def _learn_peer_keys(self) -> None:
         """The keys the daemons at our ``--peer HOST:PORT`` addresses proved there (a peer
@@ -334,6 +376,9 @@ class Daemon:
         """Whether a table needs the daemon of ``key`` — a ``--peer``, a member of a table we
         play or are forming: the mesh never forgets it nor refuses it for room."""
         if key in self._peer_keys or any(key in runner.other_daemons() for runner in self.runners.values()):
+            return True
+        events: EventDesk | None = getattr(self, "events", None)  # None while the mesh starts
+        if events is not None and events.needs(key):
             return True
         lobby: Lobby | None = getattr(self, "lobby", None)  # None while the mesh starts
         joined = lobby.offers.get(lobby.joined) if lobby is not None and lobby.joined else None
@@ -418,6 +463,7 @@ class Daemon:
                 log.warning("table %s refused: already playing %d tables (--max-tables)", ready.setup.table_id.hex()[:8], self._playing())
                 continue
             self._drive(self._runner(ready), functools.partial(self._take_up, ready))
+            self._send_event(self.events.table_ready(ready))
 
     def _take_up(self, ready: ReadyTable) -> list[Out]:
         """Play ``ready``'s table from what the store holds of it: a new one from its first
@@ -437,16 +483,23 @@ class Daemon:
         seats = [s for s, m in enumerate(ready.members) if m.key in hosted]
         bot_seats = [s for s in seats if ready.members[s].key != self.identity.public_key or self.options.bot]
         level = self.options.bot or self.options.bot_level
+        event_deals = self.events.deals_of(ready.setup.table_id)
         runner = TableRunner(
             ready, self.identity.public_key, hosted, bot_policies(bot_seats, level, self.options.deal_seed), self.store,
-            self.options.deals, cheat=self.options.cheat, proofs=self._proof_files, deal_seed=self.options.deal_seed,
+            event_deals or self.options.deals, cheat=self.options.cheat, proofs=self._proof_files,
+            deal_seed=self.options.deal_seed,
         )
         runner.on_events = functools.partial(self._publish, runner)
+        runner.on_scored = functools.partial(self._on_scored, runner)
         self._thinking.discard(ready.setup.table_id)  # a runner dropped by a fault had them scheduled:
         self._relaying.discard(ready.setup.table_id)  # this one schedules its own
         self._connect_members(ready.members)
         self.runners[ready.setup.table_id] = runner
         return runner
+
+    def _on_scored(self, runner: TableRunner, deal: int, head: bytes, audit: DealAudit) -> None:
+        """A deal scored here: at an event table, our player signs its row for the organiser."""
+        self._send_event(self.events.scored(runner.table_id, deal, head, audit))
 
     def _hosted_identities(self, ready: ReadyTable) -> dict[bytes, Identity]:
         """The identities of our seats at this table: the ones started with, and bots a
@@ -628,6 +681,8 @@ class Daemon:
 
     def _heartbeat(self, now: float) -> None:
         self._send(self.lobby.announcements())
+        self._send_event(self.events.heartbeat(now))
+        self._seat_event_tables()
         self._say_unreachable()
         self._regroup_bots()
         if self.discovery is not None:  # links the mesh forgot, to peers still beaconing
@@ -743,9 +798,54 @@ class Daemon:
             except ValueError as error:
                 raise ApiError(str(error)) from None
             return {"left": True}
+        if op.startswith("event"):
+            try:
+                return self._event_request(op, request)
+            except EventError as error:
+                raise ApiError(str(error)) from None
         if op in _ACTIONS:
             return self._act(op, request)
         raise ApiError(f"unknown request {op!r}")
+
+    def _event_request(self, op: str, request: dict[str, Any]) -> Any:
+        """``events``, ``event-open``, ``event-join``, ``event-start``, ``event`` (one event's
+        state) and ``event-record`` (its record, in hexadecimal): EventError for the client."""
+        if op == "events":
+            return self.events.listing()
+        if op == "event-open":
+            return self._open_event(request)
+        event_id = self.events.find(str(request.get("event", "")))
+        if op == "event-join":
+            self._send_event(self.events.join(event_id, self.options.name))
+            return {"joined": event_id.hex()}
+        if op == "event-start":
+            self._send_event(self.events.start(event_id))
+            return {"started": event_id.hex()}
+        held = self.events.held.get(event_id)
+        if held is None:
+            raise EventError("this daemon is not in that event: tarot event join")
+        if op == "event":
+            return self.events.summary(held)
+        if op == "event-record":
+            return {"event": event_id.hex(), "record": held.record.to_bytes().hex()}
+        raise ApiError(f"unknown request {op!r}")
+
+    def _open_event(self, request: dict[str, Any]) -> dict[str, Any]:
+        name, rounds, deals = request.get("name"), request.get("rounds"), request.get("deals")
+        fmt = request.get("format")
+        if isinstance(fmt, str):
+            if fmt not in FFT_FORMATS:
+                raise EventError(f"format {fmt!r}: one of {', '.join(FFT_FORMATS)}")
+            rounds, deals = FFT_FORMATS[fmt]
+        if not isinstance(name, str) or type(rounds) is not int or type(deals) is not int:
+            raise EventError('"name", and "format" or "rounds" and "deals", give the event')
+        size, movement = request.get("tables", 4), request.get("movement", Movement.FFT.value)
+        moves = {m.value: m for m in Movement} | {"best": Movement.BEST}
+        if type(size) is not int or movement not in moves:
+            raise EventError(f'"tables" is 4 or 5, "movement" one of {", ".join(moves)}')
+        held = self.events.open(name, rounds, deals, size, moves[movement], self.options.silence)
+        self._send_event(self.events.heartbeat(time.monotonic()))
+        return {"event": held.event_id.hex(), "name": name, "rounds": rounds, "deals": deals}
 
     def _next_deal(self) -> dict[str, Any]:
         runner = self._current()
@@ -832,7 +932,9 @@ class Daemon:
         return away
 
     def _current(self) -> TableRunner | None:
-        return next(iter(self.runners.values()), None)
+        """The table being played: the first not finished (an event's player goes from table
+        to table, round by round), else the first."""
+        return next((r for r in self.runners.values() if not r.finished), next(iter(self.runners.values()), None))
 
     def _own_seat(self, runner: TableRunner) -> int | None:
         return next((s for s, m in enumerate(runner.ready.members) if m.key == self.identity.public_key), None)

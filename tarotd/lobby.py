@@ -444,9 +444,10 @@ class Lobby:
     def announcements(self) -> list[Out]:
         """Our open offers, to repeat now and then (peers that came late learn them)."""
         return [
-            (BROADCAST, o.to_wire())
+            (destination, o.to_wire())
             for o in self.offers.values()
             if o.opener == self.daemon_key and o.state is OfferState.OPEN
+            for destination in self._audience(o)
         ]
 
     def take_ready(self) -> list[ReadyTable]:
@@ -704,8 +705,14 @@ class Lobby:
             return []
         return self.leave() + self.join(best)
 
+    def _audience(self, offer: Offer) -> list[bytes]:
+        """Who hears ``offer``: every peer, but for an event table its members alone (nobody
+        else expects it, and would only refuse it)."""
+        slot = self.slots.get(offer.table_id)
+        return [BROADCAST] if slot is None else [key for key in slot.keys if key != self.daemon_key]
+
     def _after_change(self, offer: Offer) -> list[Out]:
-        out: list[Out] = [(BROADCAST, offer.to_wire())]
+        out: list[Out] = [(destination, offer.to_wire()) for destination in self._audience(offer)]
         if offer.full and offer.state is OfferState.OPEN and offer.opener == self.daemon_key:
             offer.state = OfferState.FULL
             slot = self.slots.get(offer.table_id)

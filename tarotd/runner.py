@@ -156,6 +156,9 @@ class TableRunner:
     #: reveal, and an fsync shared by five daemons took up to 10 ms).  Showing what another
     #: seat did needs no sync: that seat holds it, and a restart is sent it again.
     on_events: Callable[[], None] | None = None
+    #: Called with each deal's number, its transcript's head and its audit once the deal is
+    #: scored here (written down): an event table's daemon signs the deal's row then.
+    on_scored: Callable[[int, bytes, DealAudit], None] | None = None
 
     def __post_init__(self) -> None:
         self.sheet = ScoreSheet(list(self.ready.setup.names))
@@ -456,6 +459,8 @@ class TableRunner:
         results = [*self.results, result]
         self.journal.record_deal(self.table_id, self.deal_number, sheet, results)
         self.sheet, self.results = sheet, results
+        if self.on_scored is not None:
+            self.on_scored(self.deal_number, witness.transcript.head, audit)
         self.last_views = {seat: view for seat, m in self.machines.items() if (view := m.view()) is not None}
         self.machines = {}
         self._seen.clear()

@@ -1,0 +1,196 @@
+"""``tarot event``: club nights and tournaments (issue 23, ``docs/event.md``).
+
+The organiser opens an event on their daemon (``open``), the players' daemons see it on the
+LAN or by ``--peer`` (``list``) and register (``join``); the organiser starts it (``start``)
+once everybody is in, and every daemon then seats its player round by round, by the event's
+movement, and plays the round's deals at that table.  ``show`` is the organiser's and a
+player's screen: the players, each round's tables, where to sit, the live ranking.
+``export`` writes the ranking as CSV, the whole event as a static HTML page, or the signed
+record itself, which ``tarot audit FILE`` checks offline (:func:`audit_event`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from client.api import DaemonRefused, DaemonUnavailable, ask, default_home
+from client.cli import SubParsers, UsageError
+from client.tui.i18n import language_from_environment
+from protocol.event import FFT_FORMATS, MAGIC, EventError, EventReport, read_event, verify_event
+from protocol.event_export import available, event_html, ranking_csv
+from protocol.identity import fingerprint
+
+MOVEMENTS = ("fft", "random", "best")
+
+
+def register(subparsers: SubParsers) -> None:
+    parser = subparsers.add_parser(
+        "event", help="club nights and tournaments: open, join, follow an event",
+        description="The organiser opens an event on their daemon; the players' daemons see it on the LAN or by "
+        "--peer and register; once the organiser starts it, every daemon seats its player round by round, by the "
+        "event's movement, and plays the round's deals there. Every row is signed by its table: tarot audit FILE "
+        "checks an exported record offline.")
+    commands = parser.add_subparsers(dest="event_command", metavar="ACTION", required=True)
+    opening = commands.add_parser("open", help="open an event on this daemon: you are its organiser")
+    opening.add_argument("name")
+    opening.add_argument("--format", choices=sorted(FFT_FORMATS), default=None,
+                         help="the FFT's free-deal formats, rounds x deals (default 6x4)")
+    opening.add_argument("--rounds", type=int, default=None)
+    opening.add_argument("--deals", type=int, default=None, help="deals per round")
+    opening.add_argument("--tables", type=int, choices=(4, 5), default=4, help="the table size preferred")
+    opening.add_argument("--movement", choices=MOVEMENTS, default="fft")
+    opening.set_defaults(run=run_open)
+    commands.add_parser("list", help="the events this daemon sees or takes part in").set_defaults(run=run_list)
+    for action, text in (("join", "register your player with an event"), ("start", "the organiser: seat round 1"),
+                         ("show", "the players, each round's tables, where to sit, the ranking")):
+        sub = commands.add_parser(action, help=text)
+        sub.add_argument("event", nargs="?", default="", help="the event's id, or its first digits (default: the only one)")
+        sub.add_argument("--json", action="store_true")
+        sub.set_defaults(run=run_action)
+    export = commands.add_parser("export", help="the ranking as CSV, the event as an HTML page, or its signed record")
+    export.add_argument("event", nargs="?", default="")
+    kinds = export.add_mutually_exclusive_group(required=True)
+    kinds.add_argument("--csv", type=Path, metavar="FILE")
+    kinds.add_argument("--html", type=Path, metavar="FILE")
+    kinds.add_argument("--record", type=Path, metavar="FILE", help="the signed record, for tarot audit FILE")
+    export.set_defaults(run=run_export)
+
+
+def _ask(args: argparse.Namespace, op: str, **params: Any) -> Any:
+    return asyncio.run(ask(args.home or default_home(), op, **params))
+
+
+def _fails(error: Exception) -> int:
+    print(f"tarot event: {error}", file=sys.stderr)
+    return 1
+
+
+def run_open(args: argparse.Namespace) -> int:
+    if args.format is not None and (args.rounds is not None or args.deals is not None):
+        raise UsageError("give --format, or --rounds and --deals, not both")
+    if args.format is None and (args.rounds is None) != (args.deals is None):
+        raise UsageError("--rounds and --deals go together")
+    shape: dict[str, Any] = ({"rounds": args.rounds, "deals": args.deals} if args.rounds is not None
+                             else {"format": args.format or "6x4"})
+    try:
+        opened = _ask(args, "event-open", name=args.name, tables=args.tables, movement=args.movement, **shape)
+    except (DaemonUnavailable, DaemonRefused) as error:
+        return _fails(error)
+    print(f"event {opened['event'][:12]} « {opened['name']} »: {opened['rounds']} rounds of {opened['deals']} deals — "
+          "the players register with tarot event join; then tarot event start")
+    return 0
+
+
+def run_list(args: argparse.Namespace) -> int:
+    try:
+        events = _ask(args, "events")
+    except (DaemonUnavailable, DaemonRefused) as error:
+        return _fails(error)
+    if not events:
+        print("no event seen yet (the organiser's daemon must be on the LAN, or one of your --peer)")
+    for event in events:
+        role = event["role"] or "not registered"
+        progress = "" if event["closed"] is None else f", {event['closed']}/{event['rounds']} rounds played"
+        players = "" if event["players"] is None else f", {event['players']} players"
+        print(f"{event['event'][:12]}  « {event['name']} » by [{event['organiser']}] — {role}{players}{progress}")
+    return 0
+
+
+def run_action(args: argparse.Namespace) -> int:
+    op = {"join": "event-join", "start": "event-start", "show": "event"}[args.event_command]
+    try:
+        answer = _ask(args, op, event=args.event)
+    except (DaemonUnavailable, DaemonRefused) as error:
+        return _fails(error)
+    if args.json:
+        print(json.dumps(answer, ensure_ascii=False))
+    elif op == "event":
+        print("\n".join(screen(answer)))
+    else:
+        print(f"{args.event_command}: event {next(iter(answer.values()))[:12]}")
+    return 0
+
+
+def screen(event: dict[str, Any]) -> list[str]:
+    """The organiser's or a player's screen, from the daemon's ``event`` answer."""
+    lines = [f"« {event['name']} » — {event['rounds']} rounds of {event['deals']} deals, tables of {event['tables']}, "
+             f"{event['movement']} movement; organiser [{event['organiser']}]; you are its {event['role']}",
+             f"{len(event['players'])} players: " + ", ".join(p["name"] for p in event["players"])]
+    for plan in event["plans"]:
+        lines.append(f"round {plan['round']} ({plan['movement']}):")
+        lines += [f"  table {n}: {', '.join(table)}" for n, table in enumerate(plan["tables"], start=1)]
+    seat = event["seat"]
+    if seat is not None:
+        lines.append(f"YOU SIT at table {seat['table']} of round {seat['round']}, seat {seat['seat']}, with "
+                     + ", ".join(seat["with"]))
+    if event["open"] is not None:
+        lines.append(f"round {event['open']} is being played: {len(event['pending'])} rows still awaited")
+    elif event["closed"] == event["rounds"]:
+        lines.append("the event is over")
+    lines.append("ranking:" if event["closed"] == event["rounds"] else "ranking so far:")
+    for line in event["ranking"]:
+        rounds = "  ".join(f"{points:+d}" + ("" if mark == "played" else f" ({mark})") for points, mark in line["rounds"])
+        lines.append(f"  {line['place']:>3}. {line['name']} [{line['fingerprint']}] {line['total']:+d}   {rounds}")
+    lines += [f"FAULT: {finding}" for finding in event["findings"]]
+    return lines
+
+
+def run_export(args: argparse.Namespace) -> int:
+    try:
+        answer = _ask(args, "event-record", event=args.event)
+    except (DaemonUnavailable, DaemonRefused) as error:
+        return _fails(error)
+    data = bytes.fromhex(answer["record"])
+    labels = available(args.lang or language_from_environment())
+    try:
+        if args.record is not None:
+            args.record.write_bytes(data)
+            path = args.record
+        else:
+            report = verify_event(read_event(data))
+            path = args.csv or args.html
+            path.write_text(ranking_csv(report, labels) if args.csv else event_html(report, labels), encoding="utf-8")
+    except OSError as error:
+        return _fails(error)
+    print(f"wrote {path}")
+    return 0
+
+
+def is_event_file(data: bytes) -> bool:
+    """Whether ``data`` starts as an event record does (``tarot audit`` hands those here)."""
+    return MAGIC in data[:16]
+
+
+def audit_event(data: bytes) -> int:
+    """``tarot audit EVENT``: every signature, plan, row and ranking of the record, offline.
+    Exit 0 when it holds, 1 with every fault named, 2 when the file is no record."""
+    try:
+        record = read_event(data)
+    except EventError as error:
+        print(f"tarot audit: not an event record: {error}", file=sys.stderr)
+        return 2
+    report = verify_event(record)
+    for line in audit_lines(report, len(record.entries)):
+        print(line)
+    return 0 if report.ok else 1
+
+
+def audit_lines(report: EventReport, entries: int) -> list[str]:
+    config = report.config
+    if config is None:
+        return [f"FAULT: {finding}" for finding in report.findings]
+    rows = sum(len(rows) for rows in report.results.values())
+    lines = [f"event {config.event_id.hex()} « {config.name} », organiser [{fingerprint(config.organiser)}]: "
+             f"{entries} entries, {len(report.names)} players, {report.closed} of {config.rounds} rounds closed, "
+             f"{rows} rows signed by their tables"]
+    lines += [f"FAULT: {finding}" for finding in report.findings]
+    lines.append("the record holds: every signature, plan, row and ranking checks" if report.ok
+                 else f"the record DOES NOT HOLD: {len(report.findings)} faults")
+    for line in report.standings or report.live:
+        lines.append(f"  {line.place:>3}. {report.names.get(line.player, '?')} [{fingerprint(line.player)}] {line.total:+d}")
+    return lines
