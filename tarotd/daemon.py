@@ -339,6 +339,7 @@ class Daemon:
     def _seat_event_tables(self) -> None:
         """Our player's table in each event round open now: linked to its members' daemons
         and formed through the lobby, under the id the event gives it."""
+        self.lobby.fellows = self.events.fellows()
         for seating in self.events.seatings():
             table_id = seating.slot.table_id
             if table_id in self.runners or self.store.table(table_id) is not None:

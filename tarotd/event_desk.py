@@ -289,6 +289,10 @@ class EventDesk:
             known.update(held.endpoints)
         return [(key, known[key]) for key in keys if key in known and key != self.key]
 
+    def fellows(self) -> frozenset[bytes]:
+        """The players of the events we play in (the lobby keeps their early offers)."""
+        return frozenset(key for held in self.held.values() if held.role is Role.PLAYER for key in held.report.names)
+
     def needs(self, key: bytes) -> bool:
         """Whether an event of ours needs the daemon of ``key``: its organiser, a player."""
         return any(key == held.config.organiser or key in held.report.names for held in self.held.values())

@@ -75,6 +75,7 @@ ID_SIZE = 16
 NONCE_SIZE: Final = 16
 PROOF_SIZE: Final = 32
 MAX_OFFERS = 64  #: offers of other daemons remembered at once
+MAX_EARLY_SLOTS: Final = 16  #: offers of event tables kept until their round is heard of
 MAX_REFUSALS_LOGGED: Final = 64  #: (cause, daemon) pairs told in the log, then one line saying the rest are not
 #: Frames to one daemon (its key) or to every known peer (``BROADCAST``).
 BROADCAST = b""
@@ -328,6 +329,10 @@ class Lobby:
         self._early: dict[bytes, list[tuple[bytes, dict[str, Any]]]] = {}  #: frames before the manifest
         self._refusals = _Refusals()
         self.slots: dict[bytes, EventSlot] = {}  #: event tables our seats are expected at, by table id
+        #: The players of the events we are in: an offer of theirs under an id we do not know
+        #: yet is an event table whose round we have not heard of — kept, not refused.
+        self.fellows: frozenset[bytes] = frozenset()
+        self._early_slots: dict[bytes, tuple[bytes, dict[str, Any]]] = {}
 
     # --- What the daemon asks ------------------------------------------------------
 
@@ -413,7 +418,8 @@ class Lobby:
         if joined is not None and joined.state is not OfferState.OPEN:
             self.joined = None
         if slot.opener != self.daemon_key:
-            return []
+            early = self._early_slots.pop(slot.table_id, None)
+            return [] if early is None else self.receive(*early)
         members = [m for m in self.members_here() if m.key == slot.opener]
         self._coins[slot.table_id] = self._entropy(32)
         offer = Offer(slot.table_id, slot.name, len(slot.keys), self.daemon_key, members, nonce=bytes(NONCE_SIZE),
@@ -486,6 +492,10 @@ class Lobby:
         if offer is None and slot is not None:
             return self._on_event_offer(sender, slot, frame, members, state, nonce, proof)
         if offer is None:
+            if table_id != table_id_of(sender, nonce) and sender in self.fellows:
+                if len(self._early_slots) < MAX_EARLY_SLOTS:
+                    self._early_slots[table_id] = (sender, frame)  # its round is on its way to us
+                return []
             if table_id != table_id_of(sender, nonce):
                 self._refusals.tell("id", sender, "ignored an offer from %s: its table id %s is not derived from "
                                     "its opener's key and nonce", fingerprint(sender), table_id.hex()[:8])

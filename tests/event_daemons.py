@@ -24,6 +24,7 @@ class EventRoom:
     homes: list[Path]  #: the organiser's first
     processes: list[subprocess.Popen[bytes]]
     ports: list[int]
+    argvs: list[list[str]]
 
     @property
     def organiser(self) -> Path:
@@ -52,19 +53,24 @@ class EventRoom:
     def stop(self) -> None:
         kill_all(self.processes)
 
+    def crash_and_restart(self, index: int) -> None:
+        """``kill -9`` the daemon ``index``, as a power cut would, and start it again."""
+        self.processes[index].kill()
+        self.processes[index].wait()
+        self.processes[index] = spawn(self.argvs[index], log_path(self.tmp_path, index))
+        self.wait(f"daemon {index} back", lambda: answer(self.homes[index], "status") is not None, 30)
+
 
 def start_event_room(tmp_path: Path, players: int, timeout: float = 20) -> EventRoom:
     ports = free_ports(players + 1)
     homes = [tmp_path / f"d{i}" for i in range(players + 1)]
-    processes = [spawn(daemon_argv(homes[0], "organisateur", ports[0], [], bot=None, table=None, timeout=timeout),
-                       log_path(tmp_path, 0))]
-    for i in range(1, players + 1):
-        argv = daemon_argv(homes[i], f"joueur{i}", ports[i], [(homes[0], ports[0])], bot="basic", table=None,
-                           timeout=timeout)
-        processes.append(spawn(argv, log_path(tmp_path, i)))
+    argvs = [daemon_argv(homes[0], "organisateur", ports[0], [], bot=None, table=None, timeout=timeout)]
+    argvs += [daemon_argv(homes[i], f"joueur{i}", ports[i], [(homes[0], ports[0])], bot="basic", table=None,
+                          timeout=timeout) for i in range(1, players + 1)]
+    processes = [spawn(argv, log_path(tmp_path, i)) for i, argv in enumerate(argvs)]
     for home, process in zip(homes, processes):
         wait_for_path(home / "api.sock", process)
-    return EventRoom(tmp_path, homes, processes, ports)
+    return EventRoom(tmp_path, homes, processes, ports, argvs)
 
 
 def open_event(room: EventRoom, rounds: int, deals: int, movement: str = "random", tables: int = 4) -> str:

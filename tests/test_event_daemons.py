@@ -5,26 +5,38 @@ exported and refusing it tampered."""
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 from pathlib import Path
 
 import msgpack
 import pytest
-from daemons import ROOT, assert_no_traceback
+from daemons import ROOT, assert_no_traceback, free_ports, home_key, log_path
 from event_daemons import EventRoom, open_event, start_event_room
+from intruder import Intruder
 
-from protocol.event import EntryKind, read_event, verify_event
+from protocol.event import EntryKind, read_event, register, verify_event
+from protocol.identity import Identity
 
 
 def tarot(*argv: str | Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "client.cli", *map(str, argv)], cwd=ROOT, capture_output=True, text=True)
 
 
-def play_event(tmp_path: Path, players: int, rounds: int, deals: int, movement: str, tables: int = 4) -> None:
+def play_event(tmp_path: Path, players: int, rounds: int, deals: int, movement: str, tables: int = 4,
+               crash_organiser: bool = False) -> None:
+    """The event played through; with ``crash_organiser``, the organiser's daemon is killed
+    (``kill -9``) as soon as the first row is in, and started again."""
     room = start_event_room(tmp_path, players)
     try:
         event = open_event(room, rounds, deals, movement, tables)
+        if crash_organiser:
+            def a_row_in() -> bool:
+                shown = room.ask(room.organiser, "event", event=event)
+                return shown["open"] == 1 and len(shown["pending"]) < deals * (players // tables)
+            room.wait("a first row in", a_row_in, 120)
+            room.crash_and_restart(0)
         room.wait("every round closed, on every daemon", lambda: all(
             room.ask(home, "event", event=event)["closed"] == rounds for home in room.homes), 120 * rounds)
         check_event(room, event, players, rounds, deals, tables)
@@ -68,15 +80,17 @@ def check_event(room: EventRoom, event: str, players: int, rounds: int, deals: i
 
 
 def with_a_row_changed(data: bytes) -> bytes:
-    """The record with the first row's scores swapped between two seats, signatures kept."""
+    """The record with a row's scores swapped between two seats that scored differently,
+    signatures kept."""
     magic, entries = msgpack.unpackb(data, raw=False)
     for entry in entries:
         if entry[0] == EntryKind.ROW.value:
             fields = msgpack.unpackb(entry[1], raw=False)
             scores = fields[8]
-            scores[0], scores[1] = scores[1], scores[0]
-            if scores[0] == scores[1]:
-                continue
+            seats = [seat for seat in range(1, len(scores)) if scores[seat] != scores[0]]
+            if not seats:
+                continue  # an all-passed deal: nothing to swap
+            scores[0], scores[seats[0]] = scores[seats[0]], scores[0]
             entry[1] = msgpack.packb(fields, use_bin_type=True)
             return msgpack.packb([magic, entries], use_bin_type=True)  # type: ignore[no-any-return]
     raise AssertionError("no row to change")
@@ -87,6 +101,13 @@ def test_eight_players_two_rounds_of_two_deals(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+def test_eight_players_two_rounds_of_two_deals_the_organiser_crashing_in_round_one(tmp_path: Path) -> None:
+    play_event(tmp_path, 8, rounds=2, deals=2, movement="random", crash_organiser=True)
+    said = log_path(tmp_path, 0).read_text()
+    assert "taken up as organiser" in said and "round 2 complete, closed" in said
+
+
+@pytest.mark.slow
 def test_sixteen_players_three_rounds_of_four_deals_fft_movement(tmp_path: Path) -> None:
     play_event(tmp_path, 16, rounds=3, deals=4, movement="fft")
 
@@ -94,3 +115,49 @@ def test_sixteen_players_three_rounds_of_four_deals_fft_movement(tmp_path: Path)
 @pytest.mark.slow
 def test_thirteen_players_at_tables_of_five_four_and_four(tmp_path: Path) -> None:
     play_event(tmp_path, 13, rounds=3, deals=4, movement="random")
+
+
+def test_a_stranger_s_event_frames_are_refused_said_and_change_nothing(tmp_path: Path) -> None:
+    """A forged registration, a row signature of no member, malformed frames: the organiser's
+    daemon says each and goes on, its record as it was."""
+    room = start_event_room(tmp_path, 0)
+    port = free_ports(1)[0]
+
+    async def attack(event: str) -> None:
+        intruder = Intruder(port)
+        victim = Identity.generate()
+        await intruder.start([(f"tcp://127.0.0.1:{room.ports[0]}", home_key(room.organiser))])
+        try:
+            while not intruder.up:
+                await asyncio.sleep(0.05)
+            (daemon,) = intruder.up
+            event_id = bytes.fromhex(event)
+            frames: list[object] = [
+                {"t": "register", "event": event_id, "entry": register(victim, event_id, "usurpé").wire,
+                 "endpoint": intruder.endpoint},
+                {"t": "rowsig", "event": event_id, "row": b"\x91\x01", "seat": 0, "sig": bytes(64)},
+                {"t": "entries", "event": event_id, "from": 0, "entries": [b"\xc1"], "endpoints": []},
+                {"t": "no such frame"},
+                [1, 2, 3],
+            ]
+            for frame in frames:
+                intruder.mesh.send(daemon, "event", msgpack.packb(frame, use_bin_type=True))
+            intruder.mesh.send(daemon, "event", b"\xc1 not msgpack")
+            while intruder.mesh.unacknowledged():
+                await asyncio.sleep(0.05)
+        finally:
+            await intruder.close()
+
+    try:
+        event = room.ask(room.organiser, "event-open", name="Tournoi", format="3x8")["event"]
+        asyncio.run(asyncio.wait_for(attack(event), 60))
+        room.wait("the refusals said", lambda: "a daemon registers its own player" in log_path(tmp_path, 0).read_text(), 20)
+        shown = room.ask(room.organiser, "event", event=event)
+        assert shown["players"] == [] and shown["entries"] == 1 and shown["findings"] == []
+    finally:
+        room.stop()
+    said = log_path(tmp_path, 0).read_text()
+    for refusal in ("refused a register frame", "refused a rowsig frame", "refused a entries frame",
+                    "an unknown event frame", "refused a malformed frame"):
+        assert refusal in said, said
+    assert_no_traceback(tmp_path, 1)

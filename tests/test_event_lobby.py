@@ -111,3 +111,19 @@ def test_a_manifest_in_another_order_is_not_signed(caplog: pytest.LogCaptureFixt
     with caplog.at_level(logging.WARNING):
         signed = joiner.receive(keys[0], {"t": "manifest", "table": SLOT_ID, "members": members, "silence": "penalty"})
     assert signed == [] and "does not seat the members of the event's round plan" in caplog.text
+
+
+def test_an_offer_of_a_fellow_player_before_its_round_is_heard_is_kept_until_it_is(caplog: pytest.LogCaptureFixture) -> None:
+    room = Room(3)
+    keys = [i.public_key for i in room.identities]
+    slot = slot_of(keys)
+    for lobby in room.lobbies.values():
+        lobby.fellows = frozenset(keys)
+    with caplog.at_level(logging.WARNING):
+        room.post(keys[0], room.lobbies[keys[0]].expect(slot))
+        room.run()  # the others have not heard of the round yet
+        for key in keys[1:]:
+            room.post(key, room.lobbies[key].expect(slot))
+        room.run()
+    assert caplog.text == ""
+    assert all(len(room.ready[key]) == 1 for key in keys)
