@@ -47,7 +47,6 @@ log = logging.getLogger(__name__)
 ZMTP_SIGNATURE: Final = 10  #: a ZMTP greeting begins with 0xFF, 8 bytes of padding, 0x7F
 ACCEPTS_AT_ONCE: Final = 64  #: connections accepted before the event loop runs other work
 PAUSE_WITHOUT_DESCRIPTORS: Final = 0.1  #: seconds the gate stops accepting when none is left
-CHUNK: Final = 256 * 1024  #: bytes copied at a time
 ALIASES_KEPT: Final = 65_536  #: far hosts remembered, each with its loopback address
 FIRST_ALIAS: Final = "127.1.0.0"
 _ALIAS_SPACE: Final = 254 * 65_536  #: 127.1.0.0 … 127.254.255.255
@@ -197,6 +196,7 @@ class Gate:
         """One admitted connection, from its greeting to its end, whichever side ends it."""
         fd = sock.fileno()
         router: socket.socket | None = None
+        handed = False  #: both sockets now :meth:`_pass_on`'s, which closes them
         try:
             head = await asyncio.wait_for(self._read_head(sock), self._deadline)
             if len(head) < ZMTP_SIGNATURE:
@@ -207,7 +207,8 @@ class Gate:
                 return
             router = await self._open_router(far.host)
             await self._loop.sock_sendall(router, head)
-            await self._copy_both_ways(sock, router)
+            handed = True
+            await self._pass_on(sock, router)
         except TimeoutError:
             self._refusals.refuse(Cause.CONNECTION_SILENT, time.monotonic(), f"a connection from {far.host}: no "
                                   f"ZeroMQ greeting within {self._deadline:g} s")
@@ -217,9 +218,10 @@ class Gate:
                                       "this daemon has no file descriptor left to pass it on")
         finally:
             self._bounds.closed(fd)
-            sock.close()
-            if router is not None:
-                router.close()
+            if not handed:
+                sock.close()
+                if router is not None:
+                    router.close()
 
     async def _read_head(self, sock: socket.socket) -> bytes:
         head = b""
@@ -253,19 +255,60 @@ class Gate:
         self._hosts.move_to_end(far_host)
         return alias
 
-    async def _copy_both_ways(self, far: socket.socket, router: socket.socket) -> None:
-        """Copy until either side ends; then both connections close."""
-        copies = [self._loop.create_task(self._copy(far, router)), self._loop.create_task(self._copy(router, far))]
+    async def _pass_on(self, far: socket.socket, router: socket.socket) -> None:
+        """Copy both ways until either side ends; then both connections close.  Transports, not
+        a coroutine per direction: a frame crosses the gate in one callback of the event loop."""
+        ended: asyncio.Future[None] = self._loop.create_future()
+        far_end, router_end = _End(ended), _End(ended)
+        far_end.other, router_end.other = router_end, far_end
         try:
-            await asyncio.wait(copies, return_when=asyncio.FIRST_COMPLETED)
+            await self._loop.create_connection(lambda: router_end, sock=router)
+            await self._loop.connect_accepted_socket(lambda: far_end, sock=far)
+            await ended
         finally:
-            for copy in copies:
-                copy.cancel()
-            await asyncio.gather(*copies, return_exceptions=True)
+            for end, sock in ((far_end, far), (router_end, router)):
+                if end.transport is None:
+                    sock.close()
+                else:
+                    end.transport.close()
 
-    async def _copy(self, source: socket.socket, sink: socket.socket) -> None:
-        try:
-            while data := await self._loop.sock_recv(source, CHUNK):
-                await self._loop.sock_sendall(sink, data)
-        except OSError:
-            pass  # a connection reset: the end of it, like any other
+
+class _End(asyncio.Protocol):
+    """One end of a connection the gate passes on: what it receives goes to the other end,
+    and the other end reading pauses while this one cannot write.  Either side may speak first
+    (ZeroMQ's greetings cross), so what comes before this end is connected waits for it."""
+
+    def __init__(self, ended: asyncio.Future[None]) -> None:
+        self.ended = ended
+        self.transport: asyncio.Transport | None = None
+        self.other: _End = self
+        self._early: list[bytes] = []
+
+    def send(self, data: bytes) -> None:
+        if self.transport is None:
+            self._early.append(data)
+        else:
+            self.transport.write(data)
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        transport.write(b"".join(self._early))
+        self._early.clear()
+
+    def data_received(self, data: bytes) -> None:
+        self.other.send(data)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.other.transport is not None:
+            self.other.transport.close()
+        if not self.ended.done():
+            self.ended.set_result(None)
+
+    def pause_writing(self) -> None:
+        if self.other.transport is not None:
+            self.other.transport.pause_reading()
+
+    def resume_writing(self) -> None:
+        if self.other.transport is not None:
+            self.other.transport.resume_reading()
