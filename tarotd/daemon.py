@@ -894,6 +894,8 @@ class Daemon:
         if not gone:
             raise ApiError(f"no member has been silent for {self.options.timeout:.0f} s (--timeout) yet: the table "
                            "waits for them")
+        if self.events.seating_of(runner.table_id) is not None:
+            return self._abandon_event_table(runner, gone)
         left = [m for seat, m in enumerate(runner.ready.members) if seat not in gone]
         without = ", ".join(names[seat] for seat in gone)
         if len(left) < 3:
@@ -908,6 +910,19 @@ class Daemon:
         self._send(self.lobby.want(name, len(left)))
         self._start_ready_tables()
         return {"table": name, "seats": len(left), "without": [names[seat] for seat in gone], "gone": without}
+
+    def _abandon_event_table(self, runner: TableRunner, gone: list[int]) -> dict[str, Any]:
+        """An event table goes on without nobody: the round's deals it has not played are
+        abandoned, each row signed by the members left and naming the gone silent, and the
+        table ends here (its sheet kept).  The event's next round seats the others."""
+        names = runner.ready.setup.names
+        without = ", ".join(names[seat] for seat in gone)
+        self.store.set_table_state(runner.table_id, TableState.REGROUPED)
+        del self.runners[runner.table_id]
+        log.info("event table %s: %s gone for good — the %d deals left of the round are signed abandoned",
+                 runner.table_id.hex()[:8], without, max(0, (runner.deals_wanted or 0) - runner.completed))
+        self._send_event(self.events.abandon(runner.table_id, runner.completed, gone))
+        return {"table": runner.ready.name, "without": [names[seat] for seat in gone], "gone": without, "abandoned": True}
 
     def _add_bot(self) -> dict[str, Any]:
         """One more bot seat, hosted here, joins the table we are at (before it starts)."""

@@ -48,11 +48,13 @@ import msgpack
 from protocol.audit import DealAudit
 from protocol.event import (
     FFT_FORMATS,
+    DealStatus,
     EntryKind,
     EventConfig,
     EventError,
     EventRecord,
     EventReport,
+    EventRow,
     close_round,
     open_event,
     open_round,
@@ -80,6 +82,7 @@ RESEND_EVERY: Final = 5.0  #: seconds between two sendings of what the record do
 MAX_BATCH: Final = 512 * 1024  #: bytes of entries in one ``entries`` frame (the mesh takes 2 MiB)
 MAX_HEARD: Final = 32  #: events heard on the LAN remembered at once
 MAX_REFUSALS_SAID: Final = 64  #: (cause, sender) pairs said in the log
+UNPLAYED: Final = bytes(32)  #: the head of a row abandoned before its deal began: no transcript
 
 Out = tuple[bytes, dict[str, Any]]  #: (daemon key or BROADCAST, frame)
 __all__ = ["CHANNEL", "EventDesk", "FFT_FORMATS", "Role"]
@@ -314,12 +317,29 @@ class EventDesk:
         seating = self.seating_of(table_id_)
         if seating is None:
             return []
-        held = self.held[seating.event_id]
         row = row_of_audit(seating.round, seating.table, deal + 1, seating.plan, table_id_, head, audit)
+        return self._sign(seating, row)
+
+    def abandon(self, table_id_: bytes, completed: int, gone: Sequence[int]) -> list[Out]:
+        """Our event table stops after ``completed`` deals, members ``gone`` for good: our player
+        signs the rows of the deals left as abandoned, the gone seats silent.  No transcript
+        stands behind them: their head is :data:`UNPLAYED`."""
+        seating = self.seating_of(table_id_)
+        if seating is None:
+            return []
+        players, outs = len(seating.slot.keys), []
+        for deal in range(completed + 1, self.held[seating.event_id].config.deals + 1):
+            row = EventRow(seating.round, seating.table, deal, seating.plan, table_id_, UNPLAYED, DealStatus.ABANDONED,
+                           (0,) * players, (), tuple(sorted(gone)))
+            outs += self._sign(seating, row)
+        return outs
+
+    def _sign(self, seating: Seating, row: EventRow) -> list[Out]:
+        held = self.held[seating.event_id]
         signature = sign_row(self.identity, held.event_id, row)
         frame = {"t": "rowsig", "event": held.event_id, "row": row.document(held.event_id), "seat": seating.seat,
                  "sig": signature}
-        return self._keep_sending(held, f"send/row/{seating.round}/{seating.table}/{deal + 1}", frame)
+        return self._keep_sending(held, f"send/row/{row.round}/{row.table}/{row.deal}", frame)
 
     def _keep_sending(self, held: Held, note: str, frame: dict[str, Any]) -> list[Out]:
         """Store ``frame`` (so a restart sends it again), then send it to the organiser."""
@@ -525,7 +545,11 @@ class EventDesk:
             log.info("event %s: round %d complete, closed", held.event_id.hex()[:8], held.open_round)
             return [close_round(self.identity, held.record)]
         if held.open_round is None and 0 < report.closed < held.config.rounds:
-            return [open_round(self.identity, held.record)]
+            places = _places_without_the_gone(held)
+            try:
+                return [open_round(self.identity, held.record, places)]
+            except MovementError as error:
+                log.error("event %s: round %d cannot be seated: %s", held.event_id.hex()[:8], report.closed + 1, error)
         return []
 
     def _take(self, held: Held, entries: Sequence[Any]) -> None:
@@ -599,6 +623,24 @@ class EventDesk:
                   "players": None, "closed": None, "rounds": h.config.rounds}
                  for e, h in self.heard.items() if e not in self.held]
         return rows
+
+
+def _places_without_the_gone(held: Held) -> list[bytes | None]:
+    """The places of the round just closed, with the players its tables' last rows name
+    silent left empty: a laptop that died does not hold up the next round's table.  The organiser's
+    round entry signs who sits, and the ranking shows them absent."""
+    document = next(e.document for e in reversed(held.record.entries) if e.kind is EntryKind.ROUND)
+    places: list[bytes | None] = msgpack.unpackb(document, raw=False)[3]
+    round_ = held.report.closed
+    gone = set()
+    for number, members in enumerate(held.report.plans[round_ - 1].tables, start=1):
+        rows = held.report.results.get((round_, number), ())
+        if rows:  # silent in the table's last row: gone when the round ended, not for a moment of it
+            gone |= {members[seat] for seat in max(rows, key=lambda row: row.deal).silent}
+    for key in gone:
+        log.info("event %s: %s left in round %d: its place stays empty", held.event_id.hex()[:8],
+                 held.report.names.get(key, fingerprint(key)), held.report.closed)
+    return [None if key in gone else key for key in places]
 
 
 def _kind(frame: object) -> str:

@@ -8,7 +8,7 @@ import asyncio
 import subprocess
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ class EventRoom:
     processes: list[subprocess.Popen[bytes]]
     ports: list[int]
     argvs: list[list[str]]
+    killed: set[int] = field(default_factory=set)  #: daemons a test killed on purpose
 
     @property
     def organiser(self) -> Path:
@@ -43,8 +44,8 @@ class EventRoom:
     def wait(self, what: str, done: Callable[[], bool], timeout: float) -> None:
         deadline = time.monotonic() + timeout
         while not done():
-            for process in self.processes:
-                if process.poll() is not None:
+            for index, process in enumerate(self.processes):
+                if process.poll() is not None and index not in self.killed:
                     pytest.fail(f"a daemon exited ({process.returncode}) while waiting for {what}:\n{self.logs()}")
             if time.monotonic() > deadline:
                 pytest.fail(f"{what}: not in {timeout} s\n{self.logs()}")
@@ -52,6 +53,12 @@ class EventRoom:
 
     def stop(self) -> None:
         kill_all(self.processes)
+
+    def kill(self, index: int) -> None:
+        """``kill -9`` the daemon ``index`` for good, as a laptop dying would."""
+        self.killed.add(index)
+        self.processes[index].kill()
+        self.processes[index].wait()
 
     def crash_and_restart(self, index: int) -> None:
         """``kill -9`` the daemon ``index``, as a power cut would, and start it again."""

@@ -16,8 +16,10 @@ from daemons import ROOT, assert_no_traceback, free_ports, home_key, log_path
 from event_daemons import EventRoom, open_event, start_event_room
 from intruder import Intruder
 
-from protocol.event import EntryKind, read_event, register, verify_event
+from protocol.event import EntryKind, EventReport, read_event, register, verify_event
 from protocol.identity import Identity
+from protocol.manifest import Manifest
+from protocol.movement import Movement
 
 
 def tarot(*argv: str | Path) -> subprocess.CompletedProcess[str]:
@@ -25,7 +27,7 @@ def tarot(*argv: str | Path) -> subprocess.CompletedProcess[str]:
 
 
 def play_event(tmp_path: Path, players: int, rounds: int, deals: int, movement: str, tables: int = 4,
-               crash_organiser: bool = False) -> None:
+               crash_organiser: bool = False, sizes: tuple[int, ...] = (4, 4)) -> EventReport:
     """The event played through; with ``crash_organiser``, the organiser's daemon is killed
     (``kill -9``) as soon as the first row is in, and started again."""
     room = start_event_room(tmp_path, players)
@@ -39,13 +41,14 @@ def play_event(tmp_path: Path, players: int, rounds: int, deals: int, movement: 
             room.crash_and_restart(0)
         room.wait("every round closed, on every daemon", lambda: all(
             room.ask(home, "event", event=event)["closed"] == rounds for home in room.homes), 120 * rounds)
-        check_event(room, event, players, rounds, deals, tables)
+        report = check_event(room, event, players, rounds, deals, sizes)
     finally:
         room.stop()
     assert_no_traceback(tmp_path, len(room.homes))
+    return report
 
 
-def check_event(room: EventRoom, event: str, players: int, rounds: int, deals: int, tables: int) -> None:
+def check_event(room: EventRoom, event: str, players: int, rounds: int, deals: int, sizes: tuple[int, ...]) -> EventReport:
     records = {bytes.fromhex(room.ask(home, "event-record", event=event)["record"]) for home in room.homes}
     assert len(records) == 1, "the daemons hold different records"
     (data,) = records
@@ -55,6 +58,7 @@ def check_event(room: EventRoom, event: str, players: int, rounds: int, deals: i
     assert len(report.names) == players and len(report.plans) == rounds
     for round_, plan in enumerate(report.plans, start=1):
         assert sorted(plan.players) == sorted(report.names), f"round {round_} does not seat every player once"
+        assert tuple(map(len, plan.tables)) == sizes
         for table in range(1, len(plan.tables) + 1):
             assert len(report.results[round_, table]) == deals
     manifests = [e for e in record.entries if e.kind is EntryKind.TABLE]
@@ -77,6 +81,7 @@ def check_event(room: EventRoom, event: str, players: int, rounds: int, deals: i
     html = room.tmp_path / "event.html"
     assert tarot("--home", room.organiser, "--lang", "fr", "event", "export", "--html", html).returncode == 0
     assert top["name"] in html.read_text(encoding="utf-8")
+    return report
 
 
 def with_a_row_changed(data: bytes) -> bytes:
@@ -109,12 +114,13 @@ def test_eight_players_two_rounds_of_two_deals_the_organiser_crashing_in_round_o
 
 @pytest.mark.slow
 def test_sixteen_players_three_rounds_of_four_deals_fft_movement(tmp_path: Path) -> None:
-    play_event(tmp_path, 16, rounds=3, deals=4, movement="fft")
+    report = play_event(tmp_path, 16, rounds=3, deals=4, movement="fft", sizes=(4, 4, 4, 4))
+    assert [plan.movement for plan in report.plans] == [Movement.FFT] * 3
 
 
 @pytest.mark.slow
 def test_thirteen_players_at_tables_of_five_four_and_four(tmp_path: Path) -> None:
-    play_event(tmp_path, 13, rounds=3, deals=4, movement="random")
+    play_event(tmp_path, 13, rounds=3, deals=4, movement="random", sizes=(5, 4, 4))
 
 
 def test_a_stranger_s_event_frames_are_refused_said_and_change_nothing(tmp_path: Path) -> None:
@@ -161,3 +167,39 @@ def test_a_stranger_s_event_frames_are_refused_said_and_change_nothing(tmp_path:
                     "an unknown event frame", "refused a malformed frame"):
         assert refusal in said, said
     assert_no_traceback(tmp_path, 1)
+
+
+@pytest.mark.slow
+def test_a_player_s_daemon_dying_mid_round_leaves_abandoned_rows_and_an_empty_place(tmp_path: Path) -> None:
+    """A member's daemon is killed as its table forms: the others abandon the deal it stalls
+    (--timeout), sign the round's deals left abandoned once it is gone for good, and round 2
+    seats the seven others (tables of 4 and 3); the ranking shows it abandoned, then absent."""
+    room = start_event_room(tmp_path, 8, timeout=4)
+    keys = {home_key(home): index for index, home in enumerate(room.homes)}
+    try:
+        event = open_event(room, 2, 2, "random")
+
+        def a_table_formed() -> bytes | None:
+            record = read_event(bytes.fromhex(room.ask(room.organiser, "event-record", event=event)["record"]))
+            tables = [e for e in record.entries if e.kind is EntryKind.TABLE]
+            return Manifest.from_bytes(tables[0].document).keys[1] if tables else None
+
+        room.wait("a table formed", lambda: a_table_formed() is not None, 60)
+        victim = a_table_formed()
+        assert victim is not None
+        dead = keys[victim.hex()]
+        room.kill(dead)
+        living = [home for index, home in enumerate(room.homes) if index != dead]
+        room.wait("both rounds closed on the daemons alive", lambda: all(
+            room.ask(home, "event", event=event)["closed"] == 2 for home in living), 240)
+        records = {room.ask(home, "event-record", event=event)["record"] for home in living}
+        assert len(records) == 1
+        report = verify_event(read_event(bytes.fromhex(records.pop())))
+    finally:
+        room.stop()
+    assert report.ok and victim not in report.plans[1].players
+    assert sorted(map(len, report.plans[1].tables)) == [3, 4]
+    line = next(s for s in report.standings if s.player == victim)
+    assert [r.mark.value for r in line.rounds] == ["abandoned", "absent"]
+    said = "".join(log_path(tmp_path, i).read_text() for i in range(len(room.homes)) if i != dead)
+    assert "gone for good — the" in said and "its place stays empty" in said

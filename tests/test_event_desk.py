@@ -175,3 +175,39 @@ def test_bad_frames_are_refused_said_and_change_nothing(tmp_path: Path, caplog: 
     assert "refused a register frame" in said and "not an event frame" in said and "the field 'event' is missing" in said
     assert "sent by another daemon: a daemon registers its own player" in said
     assert "that is not the member's of seat" in said
+
+
+def test_a_member_gone_for_good_leaves_abandoned_rows_and_an_empty_place(tmp_path: Path) -> None:
+    room = Room(tmp_path, 8)
+    event_id = opened(room)
+    room.post(room.organiser.key, room.organiser.start(event_id))
+    room.run()
+    seating = room.players[0].seatings()[0]
+    gone = seating.slot.keys[2]
+    members = [room.by_key(k) for k in seating.slot.keys]
+    ready = ready_table(seating.slot.table_id, seating.slot.name, [m.identity for m in members])
+    for desk in members:
+        room.post(desk.key, desk.table_ready(ready))
+    audit = DealAudit(None, (30, -10, -10, -10), None, None, False)
+    for desk in members:
+        room.post(desk.key, desk.scored(seating.slot.table_id, 0, bytes(range(32)), audit))
+    room.run()
+    for desk in members:
+        if desk.key != gone:  # deal 2 never starts: the others sign it abandoned
+            room.post(desk.key, desk.abandon(seating.slot.table_id, 1, [2]))
+    room.run()
+    others = [d for d in room.players if d.seatings() and d.seatings()[0].slot.table_id != seating.slot.table_id]
+    other = others[0].seatings()[0].slot
+    members_2 = [room.by_key(k) for k in other.keys]
+    ready_2 = ready_table(other.table_id, other.name, [m.identity for m in members_2])
+    for desk in members_2:
+        room.post(desk.key, desk.table_ready(ready_2))
+        for deal in range(2):
+            room.post(desk.key, desk.scored(other.table_id, deal, bytes(32), audit))
+    room.run()
+    report = room.organiser.held[event_id].report
+    assert report.ok and report.closed == 1 and len(report.plans) == 2
+    assert gone not in report.plans[1].players and sorted(map(len, report.plans[1].tables)) == [3, 4]
+    assert room.by_key(gone).seatings() == []
+    line = next(s for s in report.live if s.player == gone)
+    assert [r.mark.value for r in line.rounds] == ["abandoned", "absent"]
