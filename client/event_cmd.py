@@ -47,11 +47,17 @@ def register(subparsers: SubParsers) -> None:
     opening.set_defaults(run=run_open)
     commands.add_parser("list", help="the events this daemon sees or takes part in").set_defaults(run=run_list)
     for action, text in (("join", "register your player with an event"), ("start", "the organiser: seat round 1"),
-                         ("show", "the players, each round's tables, where to sit, the ranking")):
+                         ("show", "the players, each round's tables, where to sit, the ranking"),
+                         ("close", "the organiser: close the round now, the rows still awaited declared lost")):
         sub = commands.add_parser(action, help=text)
         sub.add_argument("event", nargs="?", default="", help="the event's id, or its first digits (default: the only one)")
         sub.add_argument("--json", action="store_true")
         sub.set_defaults(run=run_action)
+    withdraw = commands.add_parser("withdraw", help="the organiser: leave a player's place empty from the next round")
+    withdraw.add_argument("player", help="the player's name, or the first digits of its fingerprint")
+    withdraw.add_argument("event", nargs="?", default="")
+    withdraw.add_argument("--json", action="store_true")
+    withdraw.set_defaults(run=run_action)
     export = commands.add_parser("export", help="the ranking as CSV, the event as an HTML page, or its signed record")
     export.add_argument("event", nargs="?", default="")
     kinds = export.add_mutually_exclusive_group(required=True)
@@ -102,15 +108,19 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_action(args: argparse.Namespace) -> int:
-    op = {"join": "event-join", "start": "event-start", "show": "event"}[args.event_command]
+    op = {"join": "event-join", "start": "event-start", "show": "event", "close": "event-close",
+          "withdraw": "event-withdraw"}[args.event_command]
+    params = {"player": args.player} if op == "event-withdraw" else {}
     try:
-        answer = _ask(args, op, event=args.event)
+        answer = _ask(args, op, event=args.event, **params)
     except (DaemonUnavailable, DaemonRefused) as error:
         return _fails(error)
     if args.json:
         print(json.dumps(answer, ensure_ascii=False))
     elif op == "event":
         print("\n".join(screen(answer)))
+    elif op == "event-withdraw":
+        print(f"{answer['withdrawn']}: no place from the next round on")
     else:
         print(f"{args.event_command}: event {next(iter(answer.values()))[:12]}")
     return 0

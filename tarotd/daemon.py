@@ -809,8 +809,9 @@ class Daemon:
         raise ApiError(f"unknown request {op!r}")
 
     def _event_request(self, op: str, request: dict[str, Any]) -> Any:
-        """``events``, ``event-open``, ``event-join``, ``event-start``, ``event`` (one event's
-        state) and ``event-record`` (its record, in hexadecimal): EventError for the client."""
+        """``events``, ``event-open``, ``event-join``, ``event-start``, ``event-close`` (the
+        rows awaited declared lost), ``event-withdraw``, ``event`` (one event's state) and
+        ``event-record`` (its record, in hexadecimal): EventError for the client."""
         if op == "events":
             return self.events.listing()
         if op == "event-open":
@@ -822,6 +823,11 @@ class Daemon:
         if op == "event-start":
             self._send_event(self.events.start(event_id))
             return {"started": event_id.hex()}
+        if op == "event-close":
+            self._send_event(self.events.close_now(event_id))
+            return {"closed": event_id.hex()}
+        if op == "event-withdraw":
+            return {"withdrawn": self.events.withdraw(event_id, str(request.get("player", "")))}
         held = self.events.held.get(event_id)
         if held is None:
             raise EventError("this daemon is not in that event: tarot event join")

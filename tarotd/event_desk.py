@@ -132,6 +132,7 @@ class Held:
     #: A player's frames to the organiser, by note key, until the record holds what they carry.
     outbox: dict[str, dict[str, Any]] = field(default_factory=dict)
     resent_at: float = 0.0
+    withdrawn: set[bytes] = field(default_factory=set)  #: players the organiser withdrew
 
     @property
     def config(self) -> EventConfig:
@@ -184,6 +185,8 @@ class EventDesk:
             for key, value in notes.items():
                 if key.startswith("endpoint/"):
                     held.endpoints[bytes.fromhex(key.removeprefix("endpoint/"))] = value.decode()
+                elif key.startswith("withdrawn/"):
+                    held.withdrawn.add(bytes.fromhex(key.removeprefix("withdrawn/")))
                 elif key.startswith("send/"):
                     held.outbox[key] = msgpack.unpackb(value, raw=False)
             self.held[event_id] = held
@@ -233,6 +236,30 @@ class EventDesk:
         except MovementError as error:
             raise EventError(str(error)) from None
         return self._append(held, [entry])
+
+    def close_now(self, event_id: bytes) -> list[Out]:
+        """The organiser closes the open round without the rows still awaited, declared lost
+        (a table that never formed, or never came back): they score nothing, and the members
+        who hold them signed by all can show the claim false."""
+        held = self._organised(event_id)
+        if held.open_round is None:
+            raise EventError("no round is open")
+        lost = [(table, deal) for _, table, deal in held.report.pending]
+        log.warning("event %s: round %d closed by the organiser, %d rows declared lost", event_id.hex()[:8],
+                    held.open_round, len(lost))
+        return self._append(held, [close_round(self.identity, held.record, lost)])
+
+    def withdraw(self, event_id: bytes, player: str) -> str:
+        """The organiser leaves the place of ``player`` (a name, or a fingerprint's first
+        digits) empty from the next round on; the player's name."""
+        held = self._organised(event_id)
+        matches = [key for key, name in held.report.names.items()
+                   if name == player or fingerprint(key).replace("-", "").startswith(player.replace("-", "").lower())]
+        if len(matches) != 1:
+            raise EventError(f"{player!r} is {'no' if not matches else 'more than one'} registered player")
+        self.store.set_event_note(event_id, f"withdrawn/{matches[0].hex()}", b"")
+        held.withdrawn.add(matches[0])
+        return held.report.names[matches[0]]
 
     def _organised(self, event_id: bytes) -> Held:
         held = self.held.get(event_id)
@@ -627,7 +654,7 @@ class EventDesk:
 
 def _places_without_the_gone(held: Held) -> list[bytes | None]:
     """The places of the round just closed, with the players its tables' last rows name
-    silent left empty: a laptop that died does not hold up the next round's table.  The organiser's
+    silent, and those the organiser withdrew, left empty: a laptop that died does not hold up the next round's table.  The organiser's
     round entry signs who sits, and the ranking shows them absent."""
     document = next(e.document for e in reversed(held.record.entries) if e.kind is EntryKind.ROUND)
     places: list[bytes | None] = msgpack.unpackb(document, raw=False)[3]
@@ -640,7 +667,7 @@ def _places_without_the_gone(held: Held) -> list[bytes | None]:
     for key in gone:
         log.info("event %s: %s left in round %d: its place stays empty", held.event_id.hex()[:8],
                  held.report.names.get(key, fingerprint(key)), held.report.closed)
-    return [None if key in gone else key for key in places]
+    return [None if key in gone or key in held.withdrawn else key for key in places]
 
 
 def _kind(frame: object) -> str:

@@ -13,7 +13,7 @@ import msgpack
 import pytest
 
 from protocol.audit import DealAudit
-from protocol.event import register, verify_event
+from protocol.event import EventError, register, verify_event
 from protocol.identity import Identity
 from protocol.manifest import MANIFEST_DOMAIN, manifest_document
 from protocol.movement import Movement
@@ -211,3 +211,25 @@ def test_a_member_gone_for_good_leaves_abandoned_rows_and_an_empty_place(tmp_pat
     assert room.by_key(gone).seatings() == []
     line = next(s for s in report.live if s.player == gone)
     assert [r.mark.value for r in line.rounds] == ["abandoned", "absent"]
+
+
+def test_the_organiser_closes_a_round_without_a_table_that_never_formed(tmp_path: Path) -> None:
+    """A player whose daemon died before its table formed: withdrawn, then the round closed
+    with that table's rows declared lost; round 2 seats the seven others."""
+    room = Room(tmp_path, 8)
+    event_id = opened(room)
+    room.post(room.organiser.key, room.organiser.start(event_id))
+    room.run()
+    absent = room.players[3]
+    assert room.organiser.withdraw(event_id, room.organiser.held[event_id].report.names[absent.key]) \
+        == room.organiser.held[event_id].report.names[absent.key]
+    with pytest.raises(EventError, match="no registered player"):
+        room.organiser.withdraw(event_id, "personne")
+    room.post(room.organiser.key, room.organiser.close_now(event_id))
+    room.run()
+    report = room.organiser.held[event_id].report
+    assert report.ok and report.closed == 1 and absent.key not in report.plans[1].players
+    assert all(line.rounds[0].mark.value == "incomplete" for line in report.live)
+    restarted = room.desk(0)
+    restarted.load()
+    assert restarted.held[event_id].withdrawn == {absent.key}
