@@ -58,6 +58,13 @@ def register(subparsers: SubParsers) -> None:
     withdraw.add_argument("event", nargs="?", default="")
     withdraw.add_argument("--json", action="store_true")
     withdraw.set_defaults(run=run_action)
+    substitute = commands.add_parser("substitute", help="the organiser: a newcomer registered takes a player's place "
+                                     "from the next round")
+    substitute.add_argument("newcomer", help="the newcomer's name, or the first digits of its fingerprint")
+    substitute.add_argument("player", help="the player whose place it takes")
+    substitute.add_argument("event", nargs="?", default="")
+    substitute.add_argument("--json", action="store_true")
+    substitute.set_defaults(run=run_action)
     export = commands.add_parser("export", help="the ranking as CSV, the event as an HTML page, or its signed record")
     export.add_argument("event", nargs="?", default="")
     kinds = export.add_mutually_exclusive_group(required=True)
@@ -109,8 +116,8 @@ def run_list(args: argparse.Namespace) -> int:
 
 def run_action(args: argparse.Namespace) -> int:
     op = {"join": "event-join", "start": "event-start", "show": "event", "close": "event-close",
-          "withdraw": "event-withdraw"}[args.event_command]
-    params = {"player": args.player} if op == "event-withdraw" else {}
+          "withdraw": "event-withdraw", "substitute": "event-substitute"}[args.event_command]
+    params = {name: getattr(args, name) for name in ("player", "newcomer") if hasattr(args, name)}
     try:
         answer = _ask(args, op, event=args.event, **params)
     except (DaemonUnavailable, DaemonRefused) as error:
@@ -121,6 +128,8 @@ def run_action(args: argparse.Namespace) -> int:
         print("\n".join(screen(answer)))
     elif op == "event-withdraw":
         print(f"{answer['withdrawn']}: no place from the next round on")
+    elif op == "event-substitute":
+        print(f"{answer['newcomer']} takes the place of {answer['player']} from the next round on")
     else:
         print(f"{args.event_command}: event {next(iter(answer.values()))[:12]}")
     return 0

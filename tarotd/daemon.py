@@ -810,7 +810,7 @@ class Daemon:
 
     def _event_request(self, op: str, request: dict[str, Any]) -> Any:
         """``events``, ``event-open``, ``event-join``, ``event-start``, ``event-close`` (the
-        rows awaited declared lost), ``event-withdraw``, ``event`` (one event's state) and
+        rows awaited declared lost), ``event-withdraw``, ``event-substitute``, ``event`` (one event's state) and
         ``event-record`` (its record, in hexadecimal): EventError for the client."""
         if op == "events":
             return self.events.listing()
@@ -828,6 +828,10 @@ class Daemon:
             return {"closed": event_id.hex()}
         if op == "event-withdraw":
             return {"withdrawn": self.events.withdraw(event_id, str(request.get("player", "")))}
+        if op == "event-substitute":
+            newcomer, player = self.events.substitute(event_id, str(request.get("newcomer", "")),
+                                                      str(request.get("player", "")))
+            return {"newcomer": newcomer, "player": player}
         held = self.events.held.get(event_id)
         if held is None:
             raise EventError("this daemon is not in that event: tarot event join")

@@ -133,6 +133,7 @@ class Held:
     outbox: dict[str, dict[str, Any]] = field(default_factory=dict)
     resent_at: float = 0.0
     withdrawn: set[bytes] = field(default_factory=set)  #: players the organiser withdrew
+    substitutes: dict[bytes, bytes] = field(default_factory=dict)  #: a player → who takes its place next round
 
     @property
     def config(self) -> EventConfig:
@@ -185,6 +186,8 @@ class EventDesk:
             for key, value in notes.items():
                 if key.startswith("endpoint/"):
                     held.endpoints[bytes.fromhex(key.removeprefix("endpoint/"))] = value.decode()
+                elif key.startswith("substitute/"):
+                    held.substitutes[bytes.fromhex(key.removeprefix("substitute/"))] = value
                 elif key.startswith("withdrawn/"):
                     held.withdrawn.add(bytes.fromhex(key.removeprefix("withdrawn/")))
                 elif key.startswith("send/"):
@@ -253,13 +256,23 @@ class EventDesk:
         """The organiser leaves the place of ``player`` (a name, or a fingerprint's first
         digits) empty from the next round on; the player's name."""
         held = self._organised(event_id)
-        matches = [key for key, name in held.report.names.items()
-                   if name == player or fingerprint(key).replace("-", "").startswith(player.replace("-", "").lower())]
-        if len(matches) != 1:
-            raise EventError(f"{player!r} is {'no' if not matches else 'more than one'} registered player")
-        self.store.set_event_note(event_id, f"withdrawn/{matches[0].hex()}", b"")
-        held.withdrawn.add(matches[0])
-        return held.report.names[matches[0]]
+        key = _player(held, player)
+        self.store.set_event_note(event_id, f"withdrawn/{key.hex()}", b"")
+        held.withdrawn.add(key)
+        return held.report.names[key]
+
+    def substitute(self, event_id: bytes, newcomer: str, player: str) -> tuple[str, str]:
+        """The organiser gives the place of ``player`` to ``newcomer`` (registered, with no
+        place) from the next round on: a person, or a bot's daemon, that moves as the player
+        would have.  The two names."""
+        held = self._organised(event_id)
+        new, old = _player(held, newcomer), _player(held, player)
+        places = _last_places(held)
+        if new in places or new in held.substitutes.values():
+            raise EventError(f"{held.report.names[new]} holds a place already")
+        self.store.set_event_note(event_id, f"substitute/{old.hex()}", new)
+        held.substitutes[old] = new
+        return held.report.names[new], held.report.names[old]
 
     def _organised(self, event_id: bytes) -> Held:
         held = self.held.get(event_id)
@@ -572,7 +585,7 @@ class EventDesk:
             log.info("event %s: round %d complete, closed", held.event_id.hex()[:8], held.open_round)
             return [close_round(self.identity, held.record)]
         if held.open_round is None and 0 < report.closed < held.config.rounds:
-            places = _places_without_the_gone(held)
+            places = _places_for_the_next_round(held)
             try:
                 return [open_round(self.identity, held.record, places)]
             except MovementError as error:
@@ -652,22 +665,48 @@ class EventDesk:
         return rows
 
 
-def _places_without_the_gone(held: Held) -> list[bytes | None]:
-    """The places of the round just closed, with the players its tables' last rows name
-    silent, and those the organiser withdrew, left empty: a laptop that died does not hold up the next round's table.  The organiser's
-    round entry signs who sits, and the ranking shows them absent."""
-    document = next(e.document for e in reversed(held.record.entries) if e.kind is EntryKind.ROUND)
-    places: list[bytes | None] = msgpack.unpackb(document, raw=False)[3]
+def _places_for_the_next_round(held: Held) -> list[bytes | None]:
+    """The places of the round just closed, for the next: a substitute the organiser named
+    takes over its player's place; the players its tables' last rows name silent (gone when
+    the round ended, not for a moment of it) and those the organiser withdrew leave theirs
+    empty — a laptop that died does not hold up the next round's table.  The organiser's round
+    entry signs who sits; the ranking shows the others absent."""
     round_ = held.report.closed
-    gone = set()
+    gone = set(held.withdrawn)
     for number, members in enumerate(held.report.plans[round_ - 1].tables, start=1):
         rows = held.report.results.get((round_, number), ())
-        if rows:  # silent in the table's last row: gone when the round ended, not for a moment of it
+        if rows:
             gone |= {members[seat] for seat in max(rows, key=lambda row: row.deal).silent}
-    for key in gone:
-        log.info("event %s: %s left in round %d: its place stays empty", held.event_id.hex()[:8],
-                 held.report.names.get(key, fingerprint(key)), held.report.closed)
-    return [None if key in gone or key in held.withdrawn else key for key in places]
+    places: list[bytes | None] = []
+    for key in _last_places(held):
+        if key is not None and key in held.substitutes:
+            places.append(held.substitutes[key])
+            log.info("event %s: %s takes the place of %s from round %d", held.event_id.hex()[:8],
+                     held.report.names[held.substitutes[key]], held.report.names[key], round_ + 1)
+        elif key is not None and key in gone:
+            places.append(None)
+            log.info("event %s: %s left: its place stays empty from round %d", held.event_id.hex()[:8],
+                     held.report.names.get(key, fingerprint(key)), round_ + 1)
+        else:
+            places.append(key)
+    return places
+
+
+def _last_places(held: Held) -> list[bytes | None]:
+    """The places of the last round opened (its organiser's entry says them)."""
+    document = next(e.document for e in reversed(held.record.entries) if e.kind is EntryKind.ROUND)
+    places: list[bytes | None] = msgpack.unpackb(document, raw=False)[3]
+    return places
+
+
+def _player(held: Held, who: str) -> bytes:
+    """The registered player named ``who``, or whose fingerprint starts with it."""
+    digits = who.replace("-", "").lower()
+    matches = [key for key, name in held.report.names.items()
+               if name == who or (digits and fingerprint(key).replace("-", "").startswith(digits))]
+    if len(matches) != 1:
+        raise EventError(f"{who!r} is {'no' if not matches else 'more than one'} registered player")
+    return matches[0]
 
 
 def _kind(frame: object) -> str:

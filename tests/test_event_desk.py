@@ -233,3 +233,29 @@ def test_the_organiser_closes_a_round_without_a_table_that_never_formed(tmp_path
     restarted = room.desk(0)
     restarted.load()
     assert restarted.held[event_id].withdrawn == {absent.key}
+
+
+def test_a_substitute_registered_late_takes_a_players_place_in_the_next_round(tmp_path: Path) -> None:
+    room = Room(tmp_path, 9)  # the ninth registers once the event has started
+    late = room.players[8]
+    held = room.organiser.open("Soirée du club", 2, 2, 4, Movement.RANDOM)
+    room.beat(0.0)
+    for n, desk in enumerate(room.players[:8]):
+        room.post(desk.key, desk.join(held.event_id, f"joueur{n}"))
+    room.run()
+    room.post(room.organiser.key, room.organiser.start(held.event_id))
+    room.run()
+    room.post(late.key, late.join(held.event_id, "remplaçant"))
+    room.run()
+    replaced = room.players[2]
+    with pytest.raises(EventError, match="holds a place already"):
+        room.organiser.substitute(held.event_id, "joueur3", "joueur2")
+    assert room.organiser.substitute(held.event_id, "remplaçant", "joueur2") == ("remplaçant", "joueur2")
+    assert late.seatings() == []
+    room.play_open_round()
+    report = room.organiser.held[held.event_id].report
+    assert report.ok and len(report.plans) == 2
+    assert late.key in report.plans[1].players and replaced.key not in report.plans[1].players
+    assert late.seatings()[0].round == 2 and replaced.seatings() == []
+    marks = {line.player: [r.mark.value for r in line.rounds] for line in report.live}
+    assert marks[replaced.key] == ["played", "absent"] and marks[late.key] == ["absent", "played"]
