@@ -210,6 +210,9 @@ def audit_lines(report: EventReport, entries: int) -> list[str]:
     lines += [f"FAULT: {finding}" for finding in report.findings]
     lines.append("the record holds: every signature, plan, row and ranking checks" if report.ok
                  else f"the record DOES NOT HOLD: {len(report.findings)} faults")
-    for line in report.standings or report.live:
+    ranked = report.standings or report.live
+    if not ranked:  # no round opened yet
+        lines.append("registered: " + ", ".join(f"{name} [{fingerprint(key)}]" for key, name in report.names.items()))
+    for line in ranked:
         lines.append(f"  {line.place:>3}. {report.names.get(line.player, '?')} [{fingerprint(line.player)}] {line.total:+d}")
     return lines
