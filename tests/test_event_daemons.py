@@ -27,18 +27,18 @@ def tarot(*argv: str | Path) -> subprocess.CompletedProcess[str]:
 
 
 def play_event(tmp_path: Path, players: int, rounds: int, deals: int, movement: str, tables: int = 4,
-               crash_organiser: bool = False, sizes: tuple[int, ...] = (4, 4)) -> EventReport:
-    """The event played through; with ``crash_organiser``, the organiser's daemon is killed
+               crash: int | None = None, sizes: tuple[int, ...] = (4, 4)) -> EventReport:
+    """The event played through; with ``crash``, that daemon (0: the organiser's) is killed
     (``kill -9``) as soon as the first row is in, and started again."""
     room = start_event_room(tmp_path, players)
     try:
         event = open_event(room, rounds, deals, movement, tables)
-        if crash_organiser:
+        if crash is not None:
             def a_row_in() -> bool:
                 shown = room.ask(room.organiser, "event", event=event)
                 return shown["open"] == 1 and len(shown["pending"]) < deals * (players // tables)
             room.wait("a first row in", a_row_in, 120)
-            room.crash_and_restart(0)
+            room.crash_and_restart(crash)
         room.wait("every round closed, on every daemon", lambda: all(
             room.ask(home, "event", event=event)["closed"] == rounds for home in room.homes), 120 * rounds)
         report = check_event(room, event, players, rounds, deals, sizes)
@@ -107,9 +107,16 @@ def test_eight_players_two_rounds_of_two_deals(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_eight_players_two_rounds_of_two_deals_the_organiser_crashing_in_round_one(tmp_path: Path) -> None:
-    play_event(tmp_path, 8, rounds=2, deals=2, movement="random", crash_organiser=True)
+    play_event(tmp_path, 8, rounds=2, deals=2, movement="random", crash=0)
     said = log_path(tmp_path, 0).read_text()
     assert "taken up as organiser" in said and "round 2 complete, closed" in said
+
+
+@pytest.mark.slow
+def test_eight_players_two_rounds_of_two_deals_a_player_crashing_in_round_one(tmp_path: Path) -> None:
+    play_event(tmp_path, 8, rounds=2, deals=2, movement="random", crash=3)
+    said = log_path(tmp_path, 3).read_text()
+    assert "taken up as player" in said
 
 
 @pytest.mark.slow
