@@ -15,6 +15,7 @@ import argparse
 import asyncio
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from protocol.event_export import available, event_html, ranking_csv
 from protocol.identity import fingerprint
 
 MOVEMENTS = ("fft", "random", "best")
+WATCH_EVERY = 1.0  #: seconds between two looks of ``show --watch``
 
 
 def register(subparsers: SubParsers) -> None:
@@ -52,6 +54,8 @@ def register(subparsers: SubParsers) -> None:
         sub = commands.add_parser(action, help=text)
         sub.add_argument("event", nargs="?", default="", help="the event's id, or its first digits (default: the only one)")
         sub.add_argument("--json", action="store_true")
+        if action == "show":
+            sub.add_argument("--watch", action="store_true", help="show it again at every change (rows, rounds) until Ctrl-C")
         sub.set_defaults(run=run_action)
     withdraw = commands.add_parser("withdraw", help="the organiser: leave a player's place empty from the next round")
     withdraw.add_argument("player", help="the player's name, or the first digits of its fingerprint")
@@ -118,6 +122,8 @@ def run_action(args: argparse.Namespace) -> int:
     op = {"join": "event-join", "start": "event-start", "show": "event", "close": "event-close",
           "withdraw": "event-withdraw", "substitute": "event-substitute"}[args.event_command]
     params = {name: getattr(args, name) for name in ("player", "newcomer") if hasattr(args, name)}
+    if getattr(args, "watch", False):
+        return watch(args)
     try:
         answer = _ask(args, op, event=args.event, **params)
     except (DaemonUnavailable, DaemonRefused) as error:
@@ -133,6 +139,24 @@ def run_action(args: argparse.Namespace) -> int:
     else:
         print(f"{args.event_command}: event {next(iter(answer.values()))[:12]}")
     return 0
+
+
+def watch(args: argparse.Namespace) -> int:
+    """``tarot event show --watch``: the screen again whenever the record grows — the live
+    ranking on the organiser's projector, or a player's table for the next round."""
+    shown = -1
+    try:
+        while True:
+            try:
+                event = _ask(args, "event", event=args.event)
+            except (DaemonUnavailable, DaemonRefused) as error:
+                return _fails(error)
+            if event["entries"] != shown:
+                shown = event["entries"]
+                print("\n".join(["", *screen(event)]), flush=True)
+            time.sleep(WATCH_EVERY)
+    except KeyboardInterrupt:
+        return 0
 
 
 def screen(event: dict[str, Any]) -> list[str]:

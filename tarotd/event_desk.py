@@ -81,6 +81,7 @@ CHANNEL: Final = "event"
 RESEND_EVERY: Final = 5.0  #: seconds between two sendings of what the record does not hold yet
 MAX_BATCH: Final = 512 * 1024  #: bytes of entries in one ``entries`` frame (the mesh takes 2 MiB)
 MAX_HEARD: Final = 32  #: events heard on the LAN remembered at once
+MAX_VERSIONS: Final = 8  #: different documents signed for one row kept at once (a member may sign only its own)
 MAX_REFUSALS_SAID: Final = 64  #: (cause, sender) pairs said in the log
 UNPLAYED: Final = bytes(32)  #: the head of a row abandoned before its deal began: no transcript
 
@@ -550,7 +551,14 @@ class EventDesk:
         if not 0 <= seat < len(manifest.keys) or not verify(manifest.keys[seat], signature, EntryKind.ROW.domain + document):
             raise Refused(f"a signature of round {row.round}, table {row.table}, deal {row.deal} that is not the "
                           f"member's of seat {seat}")
-        signed = held.signatures.setdefault(slot, {}).setdefault(document, {})
+        versions = held.signatures.setdefault(slot, {})
+        if document not in versions and len(versions) >= MAX_VERSIONS:
+            raise Refused(f"more than {MAX_VERSIONS} versions of the row of round {row.round}, table {row.table}, "
+                          f"deal {row.deal}")
+        if document not in versions and versions:
+            log.warning("event %s: the members of table %d sign different rows for deal %d of round %d: the row waits "
+                        "until every member signs one of them", held.event_id.hex()[:8], row.table, row.deal, row.round)
+        signed = versions.setdefault(document, {})
         signed[seat] = signature
         needed = [s for s in range(len(manifest.keys)) if s not in row.silent]
         if not all(s in signed for s in needed):

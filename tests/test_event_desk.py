@@ -259,3 +259,23 @@ def test_a_substitute_registered_late_takes_a_players_place_in_the_next_round(tm
     assert late.seatings()[0].round == 2 and replaced.seatings() == []
     marks = {line.player: [r.mark.value for r in line.rounds] for line in report.live}
     assert marks[replaced.key] == ["played", "absent"] and marks[late.key] == ["absent", "played"]
+
+
+def test_members_signing_different_rows_are_said_and_bounded(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    room = Room(tmp_path, 8)
+    event_id = opened(room)
+    room.post(room.organiser.key, room.organiser.start(event_id))
+    room.run()
+    seating = room.players[0].seatings()[0]
+    members = [room.by_key(k) for k in seating.slot.keys]
+    ready = ready_table(seating.slot.table_id, seating.slot.name, [m.identity for m in members])
+    room.post(members[0].key, members[0].table_ready(ready))
+    room.run()
+    audit = DealAudit(None, (30, -10, -10, -10), None, None, False)
+    with caplog.at_level(logging.WARNING):
+        for n in range(12):  # one member, twelve heads for one deal
+            (_, frame), = members[0].scored(seating.slot.table_id, 0, bytes([n]) * 32, audit)
+            room.organiser.receive(members[0].key, frame)
+    assert "sign different rows for deal 1 of round 1" in caplog.text
+    assert "more than 8 versions of the row of round 1" in caplog.text
+    assert len(room.organiser.held[event_id].signatures[1, seating.table, 1]) == 8
