@@ -71,8 +71,9 @@ def check_event(room: EventRoom, event: str, players: int, rounds: int, deals: i
     assert tarot("--home", room.players[0], "event", "export", "--record", path).returncode == 0
     audited = tarot("audit", path)
     assert audited.returncode == 0 and "the record holds" in audited.stdout, audited.stdout + audited.stderr
+    for line in summaries[0]["ranking"]:  # the ranking the audit reproduces, line by line
+        assert f"{line['place']:>3}. {line['name']} [{line['fingerprint']}] {line['total']:+d}" in audited.stdout
     top = summaries[0]["ranking"][0]
-    assert f"{top['name']} [{top['fingerprint']}] {top['total']:+d}" in audited.stdout
     tampered = room.tmp_path / "tampered.tarot-event"
     tampered.write_bytes(with_a_row_changed(data))
     refused = tarot("audit", tampered)
