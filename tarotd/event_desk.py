@@ -47,7 +47,6 @@ import msgpack
 
 from protocol.audit import DealAudit
 from protocol.event import (
-    FFT_FORMATS,
     DealStatus,
     EntryKind,
     EventConfig,
@@ -86,7 +85,6 @@ MAX_REFUSALS_SAID: Final = 64  #: (cause, sender) pairs said in the log
 UNPLAYED: Final = bytes(32)  #: the head of a row abandoned before its deal began: no transcript
 
 Out = tuple[bytes, dict[str, Any]]  #: (daemon key or BROADCAST, frame)
-__all__ = ["CHANNEL", "EventDesk", "FFT_FORMATS", "Role"]
 
 
 class Role(enum.StrEnum):
