@@ -518,9 +518,12 @@ class EventDesk:
         return []
 
     def _learn_endpoints(self, held: Held, endpoints: list[object]) -> None:
+        """Where the organiser says the players' daemons listen; kept in the store, so that a
+        daemon restarted before its table forms still reaches its table mates."""
         for item in endpoints[:1024]:
             if (type(item) is list and len(item) == 2 and isinstance(item[0], bytes) and isinstance(item[1], str)
                     and len(item[1]) <= 256 and held.endpoints.get(item[0]) != item[1]):
+                self.store.set_event_note(held.event_id, f"endpoint/{item[0].hex()}", item[1].encode())
                 held.endpoints[item[0]] = item[1]
 
     def _on_table(self, sender: bytes, frame: dict[str, Any]) -> list[Out]:

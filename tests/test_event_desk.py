@@ -135,6 +135,7 @@ def test_what_a_player_sent_is_sent_again_until_the_record_holds_it(tmp_path: Pa
                                  [room.by_key(k).identity for k in seating.slot.keys]))  # lost on the way
     again = room.desk(1)  # and the player's daemon restarts
     again.load()
+    assert again.endpoints(seating.slot.keys) == lost.endpoints(seating.slot.keys) != []
     room.desks[1] = again
     room.beat(10.0)
     assert any(e.kind.value == "table" for e in room.organiser.held[event_id].record.entries)
