@@ -173,6 +173,10 @@ def screen(event: dict[str, Any]) -> list[str]:
                      + ", ".join(seat["with"]))
     if event["open"] is not None:
         lines.append(f"round {event['open']} is being played: {len(event['pending'])} rows still awaited")
+        awaited: dict[int, list[int]] = {}
+        for _, table, deal in event["pending"]:
+            awaited.setdefault(table, []).append(deal)
+        lines += [f"  table {table}: deals {', '.join(map(str, deals))} to come" for table, deals in sorted(awaited.items())]
     elif event["closed"] == event["rounds"]:
         lines.append("the event is over")
     lines.append("ranking:" if event["closed"] == event["rounds"] else "ranking so far:")

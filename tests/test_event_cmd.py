@@ -63,7 +63,7 @@ def test_the_screen_says_where_to_sit_and_the_ranking() -> None:
                          {"place": 2, "name": "Bo", "fingerprint": "cd", "total": -40, "rounds": [[-40, "abandoned"]]}]}
     lines = screen(event)
     assert "YOU SIT at table 1 of round 2, seat 2, with Bo, Cy, Ana, Di" in lines
-    assert "round 2 is being played: 2 rows still awaited" in lines
+    assert "round 2 is being played: 2 rows still awaited" in lines and "  table 1: deals 1, 2 to come" in lines
     assert any("1. Ana [ab] +120" in line for line in lines)
     assert any("-40 (abandoned)" in line for line in lines)
 
