@@ -48,6 +48,7 @@ import msgpack
 from protocol.audit import DealAudit
 from protocol.event import (
     DealStatus,
+    Entry,
     EntryKind,
     EventConfig,
     EventError,
@@ -132,6 +133,7 @@ class Held:
     outbox: dict[str, dict[str, Any]] = field(default_factory=dict)
     resent_at: float = 0.0
     withdrawn: set[bytes] = field(default_factory=set)  #: players the organiser withdrew
+    rows: dict[str, bytes] = field(default_factory=dict)  #: a member's rows of its tables, whole, by note key
     substitutes: dict[bytes, bytes] = field(default_factory=dict)  #: a player → who takes its place next round
 
     @property
@@ -187,6 +189,8 @@ class EventDesk:
                     held.endpoints[bytes.fromhex(key.removeprefix("endpoint/"))] = value.decode()
                 elif key.startswith("substitute/"):
                     held.substitutes[bytes.fromhex(key.removeprefix("substitute/"))] = value
+                elif key.startswith("row/"):
+                    held.rows[key] = value
                 elif key.startswith("withdrawn/"):
                     held.withdrawn.add(bytes.fromhex(key.removeprefix("withdrawn/")))
                 elif key.startswith("send/"):
@@ -374,11 +378,18 @@ class EventDesk:
         return outs
 
     def _sign(self, seating: Seating, row: EventRow) -> list[Out]:
+        """Our player's signature of ``row``: to the organiser (until the record holds the row)
+        and to the other members' daemons, each gathering the whole row."""
         held = self.held[seating.event_id]
-        signature = sign_row(self.identity, held.event_id, row)
-        frame = {"t": "rowsig", "event": held.event_id, "row": row.document(held.event_id), "seat": seating.seat,
-                 "sig": signature}
-        return self._keep_sending(held, f"send/row/{row.round}/{row.table}/{row.deal}", frame)
+        signature, document = sign_row(self.identity, held.event_id, row), row.document(held.event_id)
+        frame = {"t": "rowsig", "event": held.event_id, "row": document, "seat": seating.seat, "sig": signature}
+        outs = self._keep_sending(held, f"send/row/{row.round}/{row.table}/{row.deal}", frame)
+        outs += [(key, frame) for key in seating.slot.keys if key != self.key]
+        try:
+            return outs + self._gather_as_member(held, row, document, seating.seat, signature)
+        except Refused as why:  # never from an honest table; the organiser still gathers the row
+            log.warning("event %s: our own row signature not kept: %s", held.event_id.hex()[:8], why)
+            return outs
 
     def _keep_sending(self, held: Held, note: str, frame: dict[str, Any]) -> list[Out]:
         """Store ``frame`` (so a restart sends it again), then send it to the organiser."""
@@ -536,22 +547,54 @@ class EventDesk:
         return self._append(held, [entry])
 
     def _on_rowsig(self, sender: bytes, frame: dict[str, Any]) -> list[Out]:
-        held = self._event_of(frame, Role.ORGANISER)
+        """A member's signature of a row: the organiser's daemon gathers them into the row it
+        appends; a fellow member's daemon into the whole row it keeps, and sends the
+        organiser in turn — so that every member holds every row of its table signed by all,
+        and a row the organiser does not record (one it declares lost) can be shown."""
+        event_id = frame["event"]
+        held = self.held.get(event_id) if isinstance(event_id, bytes) else None
+        if held is None:
+            raise Refused("an event this daemon is not in")
         document, seat, signature = frame["row"], frame["seat"], frame["sig"]
         if not isinstance(document, bytes) or type(seat) is not int or not isinstance(signature, bytes):
             raise Refused("a row signature is [row, seat, signature]")
-        event_id, row = read_row(document)
+        row_event, row = read_row(document)
         slot = (row.round, row.table, row.deal)
-        if event_id != held.event_id:
+        if row_event != held.event_id:
             raise Refused("a row of another event")
+        if held.role is Role.PLAYER:
+            return self._gather_as_member(held, row, document, seat, signature)
         if slot not in held.report.pending:
             return []  # in the record already (a member sending again), or of no deal pending
         manifest = _manifest_of(held, row.table_id)
         if manifest is None:
             return []  # its table's manifest is not in yet: the member sends again
-        if not 0 <= seat < len(manifest.keys) or not verify(manifest.keys[seat], signature, EntryKind.ROW.domain + document):
+        entry = self._gather(held, row, document, seat, signature, manifest.keys)
+        return [] if entry is None else self._append(held, [entry])
+
+    def _gather_as_member(self, held: Held, row: EventRow, document: bytes, seat: int, signature: bytes) -> list[Out]:
+        seating = self.seating_of(row.table_id)
+        if seating is None or (seating.round, seating.table) != (row.round, row.table):
+            raise Refused("a row signature of a table our player does not sit at")
+        note = f"row/{row.round}/{row.table}/{row.deal}"
+        if note in held.rows:
+            return []  # whole already
+        entry = self._gather(held, row, document, seat, signature, seating.slot.keys)
+        if entry is None:
+            return []
+        self.store.set_event_note(held.event_id, note, entry.wire)
+        held.rows[note] = entry.wire
+        frame = {"t": "row", "event": held.event_id, "entry": entry.wire}
+        return self._keep_sending(held, f"send/{note}", frame)  # in place of our signature alone
+
+    def _gather(self, held: Held, row: EventRow, document: bytes, seat: int, signature: bytes,
+                keys: Sequence[bytes]) -> Entry | None:
+        """Take one member's signature of ``row``; the row with every signature it needs (all
+        but the silent seats'), once they are in."""
+        if not 0 <= seat < len(keys) or not verify(keys[seat], signature, EntryKind.ROW.domain + document):
             raise Refused(f"a signature of round {row.round}, table {row.table}, deal {row.deal} that is not the "
                           f"member's of seat {seat}")
+        slot = (row.round, row.table, row.deal)
         versions = held.signatures.setdefault(slot, {})
         if document not in versions and len(versions) >= MAX_VERSIONS:
             raise Refused(f"more than {MAX_VERSIONS} versions of the row of round {row.round}, table {row.table}, "
@@ -561,11 +604,21 @@ class EventDesk:
                         "until every member signs one of them", held.event_id.hex()[:8], row.table, row.deal, row.round)
         signed = versions.setdefault(document, {})
         signed[seat] = signature
-        needed = [s for s in range(len(manifest.keys)) if s not in row.silent]
-        if not all(s in signed for s in needed):
-            return []
+        if not all(s in signed for s in range(len(keys)) if s not in row.silent):
+            return None
         del held.signatures[slot]
-        return self._append(held, [row_entry(held.event_id, row, [signed.get(s) for s in range(len(manifest.keys))])])
+        return row_entry(held.event_id, row, [signed.get(s) for s in range(len(keys))])
+
+    def _on_row(self, sender: bytes, frame: dict[str, Any]) -> list[Out]:
+        """A row whole, from a member of its table: appended if the record still waits for it."""
+        held = self._event_of(frame, Role.ORGANISER)
+        (entry,) = read_entries([frame["entry"]])
+        if entry.kind is not EntryKind.ROW:
+            raise Refused("not a row")
+        _, row = read_row(entry.document)
+        if (row.round, row.table, row.deal) not in held.report.pending:
+            return []  # in the record already, gathered from the signatures
+        return self._append(held, [entry])
 
     # --- The record ---------------------------------------------------------------------
 
@@ -740,4 +793,5 @@ _HANDLERS: Final[dict[str, Callable[[EventDesk, bytes, dict[str, Any]], list[Out
     "entries": EventDesk._on_entries,
     "table": EventDesk._on_table,
     "rowsig": EventDesk._on_rowsig,
+    "row": EventDesk._on_row,
 }

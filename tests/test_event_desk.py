@@ -166,7 +166,7 @@ def test_bad_frames_are_refused_said_and_change_nothing(tmp_path: Path, caplog: 
         before = held.record.to_bytes()
         head = bytes(32)
         outs = victim.scored(seating.slot.table_id, 0, head, DealAudit(None, (30, -10, -10, -10), None, None, False))
-        (_, frame), = outs
+        frame = next(f for d, f in outs if d == room.organiser.key)
         frame = dict(frame, seat=(frame["seat"] + 1) % 4)  # the victim's signature passed off as another member's
         assert room.organiser.receive(victim.key, frame) == []
         intruder = dict(frame, sig=stranger.sign(b"tarot/v2/event-row\x00" + frame["row"]))
@@ -275,8 +275,34 @@ def test_members_signing_different_rows_are_said_and_bounded(tmp_path: Path, cap
     audit = DealAudit(None, (30, -10, -10, -10), None, None, False)
     with caplog.at_level(logging.WARNING):
         for n in range(12):  # one member, twelve heads for one deal
-            (_, frame), = members[0].scored(seating.slot.table_id, 0, bytes([n]) * 32, audit)
-            room.organiser.receive(members[0].key, frame)
+            outs = members[0].scored(seating.slot.table_id, 0, bytes([n]) * 32, audit)
+            room.organiser.receive(members[0].key, next(f for d, f in outs if d == room.organiser.key))
     assert "sign different rows for deal 1 of round 1" in caplog.text
     assert "more than 8 versions of the row of round 1" in caplog.text
     assert len(room.organiser.held[event_id].signatures[1, seating.table, 1]) == 8
+
+
+def test_every_member_holds_its_tables_rows_whole_and_can_hand_them_in(tmp_path: Path) -> None:
+    """The organiser's daemon hears no member's signature: the rows still come in whole, from
+    members, each of which holds every row of its table signed by all."""
+    room = Room(tmp_path, 8)
+    event_id = opened(room)
+    room.post(room.organiser.key, room.organiser.start(event_id))
+    room.run()
+    organiser = room.organiser.key
+    post = room.post
+
+    def no_signatures_to_the_organiser(sender: bytes, outs: list[Out]) -> None:
+        post(sender, [(d, f) for d, f in outs if not (d == organiser and f.get("t") == "rowsig")])
+
+    room.post = no_signatures_to_the_organiser  # type: ignore[method-assign]
+    room.play_open_round()
+    report = room.organiser.held[event_id].report
+    assert report.ok and report.closed == 1
+    for desk in room.players:
+        rows = desk.held[event_id].rows
+        assert len(rows) == 2 and all(wire in {e.wire for e in report_record(room, event_id)} for wire in rows.values())
+
+
+def report_record(room: Room, event_id: bytes) -> tuple[Any, ...]:
+    return room.organiser.held[event_id].record.entries
