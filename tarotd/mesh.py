@@ -77,9 +77,10 @@ HELLO again when the far end answers ``reauth`` (it restarted and lost our sessi
 the peer's own HELLO shows a new ``boot``.
 
 **HELLO freshness, without clocks.**  A HELLO answers a challenge: the DEALER says ``hi``,
-the ROUTER draws a challenge for that routing id (one at a time, used once, the latest
-:data:`MAX_CHALLENGES` kept), and the HELLO must be signed for the ROUTER's key (``to``) and
-that challenge, and arrive under that routing id.  A copy of a member's HELLO replayed to
+the ROUTER draws a challenge for that routing id (the last :data:`CHALLENGES_PER_ROUTE` of
+it kept, all dropped by the first HELLO; those of the latest :data:`MAX_CHALLENGES` routing
+ids), and the HELLO must be signed for the ROUTER's key (``to``) and one of those
+challenges, and arrive under that routing id.  A copy of a member's HELLO replayed to
 another daemon is addressed to the wrong key; replayed to the same daemon, on another
 connection or later, it answers a challenge that daemon no longer holds: refused, counted
 (``bad_hello``) and logged at a limited rate.  The DEALER's own ``nonce`` does the same for
@@ -185,7 +186,8 @@ RECONNECT_IVL_MAX_MS: Final = 5000  #: ... up to this
 SEND_SHARE: Final = 0.8  #: data frames are paced at this share of the peer's inbound rate limit
 YIELD_EVERY: Final = 32  #: frames a receive loop handles before letting other tasks run
 MAX_MISS: Final = 256  #: seqs listed in one ``ack``
-MAX_CHALLENGES: Final = 1024  #: challenges awaiting their HELLO (one per routing id, the latest kept)
+MAX_CHALLENGES: Final = 1024  #: routing ids whose challenges await their HELLO (the latest kept)
+CHALLENGES_PER_ROUTE: Final = 4  #: a link asks again after a heartbeat: its HELLO may answer an earlier ``hi``
 CLOCK_NOTED: Final = 60.0  #: seconds between a peer's clock and ours that the log mentions
 MAX_NAME: Final = 64
 MAX_CHANNEL: Final = 64
@@ -848,7 +850,7 @@ class Mesh:
         self._allowed: frozenset[bytes] | None = None
         self._peers: dict[bytes, _Peer] = {}
         self._routes: dict[bytes, _Peer] = {}  #: routing id → the peer that proved itself under it
-        self._challenges: OrderedDict[bytes, bytes] = OrderedDict()  #: routing id → the challenge it was given
+        self._challenges: OrderedDict[bytes, list[bytes]] = OrderedDict()  #: routing id → its latest challenges
         self._links: dict[str, _Link] = {}
         self._stranger_bucket = TokenBucket(limits.rate, limits.burst)
         self._tasks: set[asyncio.Task[None]] = set()
@@ -1339,23 +1341,24 @@ class Mesh:
     def _challenge(self, rid: bytes) -> None:
         """Give the DEALER under ``rid`` a challenge for its HELLO: a HELLO made for it is fresh
         without any clock, and good on this connection only, once (see the module's "HELLO
-        freshness").  A new ``hi`` replaces the challenge; a flood of them from strangers only
-        pushes the oldest out, whose DEALER asks again after its heartbeat."""
+        freshness").  A new ``hi`` adds a challenge, the latest :data:`CHALLENGES_PER_ROUTE` kept:
+        on a slow machine a link asks again before the first answer came, and its HELLO for
+        the first must not be refused as stale.  A flood of them from strangers only pushes the
+        oldest routing ids out, whose DEALER asks again after its heartbeat."""
         challenge = os.urandom(TOKEN_SIZE)
-        self._challenges.pop(rid, None)
-        self._challenges[rid] = challenge
+        self._challenges[rid] = [*self._challenges.pop(rid, [])[1 - CHALLENGES_PER_ROUTE :], challenge]
         while len(self._challenges) > MAX_CHALLENGES:
             self._challenges.popitem(last=False)
         self._wire.send(self._router_sock(), [rid, encode("challenge", {"key": self.key, "c": challenge})])
 
     def _on_hello(self, rid: bytes, msg: dict[str, Any], frame: zmq.Frame, now: float) -> None:
         key: bytes = msg["key"]
-        challenge = self._challenges.pop(rid, None)  # used once, whatever comes of it
+        challenges = self._challenges.pop(rid, [])  # used once, whatever comes of it
         if not verify(key, msg["sig"], signing_bytes("hello", msg)):
             self.stats.bad_hello += 1
             return
         seen_from = self._far_host(_property(frame, "Peer-Address"))
-        if msg["to"] != self.key or msg["challenge"] != challenge:
+        if msg["to"] != self.key or msg["challenge"] not in challenges:
             self.stats.bad_hello += 1
             if msg["to"] != self.key:
                 cause, why = Cause.HELLO_MISADDRESSED, "made for another daemon: a copy of it replayed to us"

@@ -31,11 +31,12 @@ import pytest
 import zmq
 import zmq.asyncio
 from daemons import daemon_argv, free_ports, kill_all, log_path, scores, spawn, wait_all
-from test_mesh import Node, raw_socket, run, running
+from test_mesh import Node, challenge, hello, raw_socket, run, running, wait_for
 
 from protocol.identity import Identity
 from tarotd.home import Home, load_or_create_identity
 from tarotd.mesh import encode
+from tarotd.refusals import Cause
 
 # --------------------------------------------------------------------------- replay
 
@@ -126,3 +127,22 @@ def test_a_daemon_whose_clock_is_an_hour_off_forms_the_table_and_plays(tmp_path:
         assert "the clock of joueur1 is 1 h 0 min ahead of this machine's" in said[i], said[i][-3000:]
     for i in (0, 2):
         assert f"the clock of joueur{i} is 1 h 0 min behind this machine's" in said[1], said[1][-3000:]
+
+
+def test_a_hello_for_an_earlier_hi_of_its_connection_is_taken() -> None:
+    """On a slow machine a link says ``hi`` again before the first challenge came back, then
+    answers the first: that HELLO is fresh (its connection asked for that challenge), not stale."""
+
+    async def test() -> None:
+        victim, member = Node("victim"), Identity.generate()
+        async with running(victim), raw_socket(zmq.DEALER) as raw:
+            raw.connect(victim.mesh.endpoint)
+            to, first = await challenge(raw)
+            await challenge(raw)  # asked again: a second challenge for the same connection
+            await raw.send(hello(member, to, first))
+            reply = await asyncio.wait_for(raw.recv_multipart(), timeout=5)
+            assert b"hello-ack" in reply[0] and victim.mesh.refusals.counts() == {}
+            await raw.send(hello(member, to, first))  # the same HELLO again: its challenges are spent
+            await wait_for(lambda: victim.mesh.refusals.count(Cause.HELLO_STALE) == 1, "the copy refused")
+
+    run(test)
