@@ -220,7 +220,8 @@ def test_idle_connections_from_many_hosts_stop_at_the_total_bound(tmp_path: Path
     # (1024 - 256) // 6 = 128 incoming at most, and the daemon's own files and links besides.
     assert max(samples) < OWN_DESCRIPTORS + incoming_bound(HARD_LIMIT), f"the victim held {max(samples)} descriptors"
     assert seen.get("connections-total", 0) > 0, seen
-    assert held <= incoming_bound(HARD_LIMIT), held
+    # The members' own connections may come beyond it: a member's host is bounded per host only.
+    assert held <= incoming_bound(HARD_LIMIT) + 2 * PLAYERS, held
 
 
 @pytest.mark.slow
