@@ -13,9 +13,9 @@ game needed.  So:
 - incoming connections are bounded per host (:data:`PER_HOST`) and in total (a sixth of what
   the limit leaves after :data:`RESERVED`: each takes up to three descriptors, and as many are
   left for the links a flood of HELLOs makes the daemon open back, four descriptors each), so
-  that the daemon keeps descriptors for its own files and links.  Connections from this machine (127.0.0.1) count only in the total: they
-  are the other daemons of this machine, as many as a test or ``scripts/play`` starts, and no
-  host of the LAN can send from that address.
+  that the daemon keeps descriptors for its own files and links.  Connections from this
+  machine (127.0.0.1) count only in the total: they are the other daemons of this machine, as
+  many as a test or ``scripts/play`` starts, and no host of the LAN can send from that address.
 
 The bounds are kept by :mod:`tarotd.gate`, which accepts the connections itself and closes
 the excess before ZeroMQ hears of it.  Where the gate cannot run, ZeroMQ listens itself and

@@ -8,10 +8,10 @@ of tarot.
 **Sockets.**  Each daemon binds one ROUTER and opens one DEALER per peer (``connect``),
 plain ZeroMQ sockets the event loop drives directly (:mod:`tarotd.zsocket`: pyzmq's asyncio
 layer cost a third of the mesh's CPU).  The ROUTER listens on loopback, behind the daemon's own
-door on ``listen`` (:mod:`tarotd.gate`), which bounds the connections before ZeroMQ sees them.  Traffic *from* A *to* B always
-travels on A's DEALER to B's ROUTER, and B's answers about that stream (the HELLO-ACK,
-acknowledgements) come back on the same connection, so each TCP connection carries one
-direction of data and its own feedback.  A DEALER's
+door on ``listen`` (:mod:`tarotd.gate`), which bounds the connections before ZeroMQ sees them.
+Traffic *from* A *to* B always travels on A's DEALER to B's ROUTER, and B's answers about
+that stream (the HELLO-ACK, acknowledgements) come back on the same connection, so each TCP
+connection carries one direction of data and its own feedback.  A DEALER's
 ZeroMQ routing id is drawn at random for each socket and bound to the peer's key by the
 signed HELLO that arrives under it, answering the challenge issued under it: the ROUTER
 answers (HELLO-ACK, acknowledgements) to the routing id the peer last proved itself on.  Nobody can guess that id, so a stranger cannot
@@ -743,14 +743,18 @@ def _property(frame: zmq.Frame, name: str) -> str:
     return value if isinstance(value, str) else ""
 
 
+def _tcp_endpoint(host: str, port: int | str) -> str:
+    """``tcp://HOST:PORT``, an IPv6 host in brackets."""
+    return f"tcp://[{host}]:{port}" if ":" in host else f"tcp://{host}:{port}"
+
+
 def _reachable(claimed: str, seen_from: str) -> str:
     """The endpoint to connect back to: a peer bound on a wildcard address advertises it as
     is, and the address its connection came from is the one that works from here."""
     host, _, port = claimed[len("tcp://") :].rpartition(":")
     if host not in WILDCARD_HOSTS or not seen_from:
         return claimed
-    address = f"[{seen_from}]" if ":" in seen_from else seen_from
-    return f"tcp://{address}:{port}"
+    return _tcp_endpoint(seen_from, port)
 
 
 def _note_clock(peer: str, offset: float) -> None:
@@ -913,8 +917,7 @@ class Mesh:
         host, _, port = self._listen[len("tcp://") :].rpartition(":")
         self._gate = Gate(host, int(port), router_port, self._bounds, self.refusals,
                           members=lambda host: host in self._member_hosts)
-        host, port_now = self._gate.address
-        return f"tcp://[{host}]:{port_now}" if ":" in host else f"tcp://{host}:{port_now}"
+        return _tcp_endpoint(*self._gate.address)
 
     async def close(self) -> None:
         """Stop every task and close every socket at once (LINGER 0): what is unacknowledged
