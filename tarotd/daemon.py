@@ -57,7 +57,7 @@ from tarotd.home import DaemonLock, Home, load_or_create_identity
 from tarotd.lobby import BROADCAST, Lobby, Member, OfferState, ReadyTable
 from tarotd.mesh import WILDCARD_HOSTS, FaultPlan, Mesh, NotHandled, PeerState, PeerStatus
 from tarotd.refusals import Cause
-from tarotd.runner import Out, TableRunner, bot_policies, seeded_entropy
+from tarotd.runner import Out, TableRunner, bot_policies, relayed, seeded_entropy, tables_named
 from tarotd.silence import SilenceClock
 from tarotd.ticks import ticks
 from tarotd.store import LocalFault, MemberRecord, Store, StoreFault, TableRecord, TableState
@@ -321,11 +321,23 @@ class Daemon:
             self._send_event(self.events.receive(peer, frame))
             self._seat_event_tables()
         elif channel in (DEAL, RELAYS):
-            for runner in list(self.runners.values()):
-                if peer in runner.other_daemons():
-                    if not self._drive(runner, functools.partial(runner.receive if channel == DEAL else runner.receive_relays, body)):
-                        paused = self._paused[runner.table_id]
-                        raise NotHandled(f"table {runner.table_id.hex()[:8]} is paused here: {paused.fault.said}")
+            self._on_deal_message(peer, channel, body)
+
+    def _on_deal_message(self, peer: bytes, channel: str, body: bytes) -> None:
+        """Hand a message of play (or a batch of relays) to the runners of the tables it names.
+        One for the table still forming here is kept by the mesh, to hand over again once the
+        table starts; one for a table we do not play is dropped."""
+        named = tables_named([body] if channel == DEAL else relayed(body))
+        early = [t for t in named if t not in self.runners and self.lobby.forming(t, peer)]
+        if early:
+            raise NotHandled(f"table {early[0].hex()[:8]} is not started here yet: a coin is still on its way")
+        for table_id in named:
+            runner = self.runners.get(table_id)
+            if runner is None or peer not in runner.other_daemons():
+                continue
+            if not self._drive(runner, functools.partial(runner.receive if channel == DEAL else runner.receive_relays, body)):
+                paused = self._paused[runner.table_id]
+                raise NotHandled(f"table {runner.table_id.hex()[:8]} is paused here: {paused.fault.said}")
 
     def _send_event(self, outs: list[EventOut]) -> None:
         """Event frames: to one daemon, or to every peer we know."""

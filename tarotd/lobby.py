@@ -460,6 +460,14 @@ class Lobby:
         ready, self._ready = self._ready, []
         return ready
 
+    def forming(self, table_id: bytes, daemon: bytes) -> bool:
+        """Whether ``table_id`` is the table our seats joined, full but not ready here yet,
+        and seats ``daemon``: a member that has every coin starts its first deal, and its
+        first messages may overtake the last coin on its way to us from another member."""
+        offer = self.offers.get(table_id)
+        return (table_id == self.joined and offer is not None and offer.state is OfferState.FULL
+                and any(member.daemon == daemon for member in offer.members))
+
     def tables(self) -> list[Offer]:
         return sorted(self.offers.values(), key=lambda o: (o.name, o.table_id))
 

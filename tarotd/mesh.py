@@ -275,11 +275,12 @@ class OutboxFull(Exception):
 
 
 class NotHandled(Exception):
-    """Raised by ``on_message``: the message could not be handled for a reason of this
-    machine's — its disk full, no descriptor free — and nothing of it was kept.  The mesh
+    """Raised by ``on_message``: the message could not be handled, not yet — for a reason of
+    this machine's (its disk full, no descriptor free), or because what it belongs to has not
+    begun here (a table another member started first) — and nothing of it was kept.  The mesh
     neither counts it delivered nor acknowledges it (nor anything after it): it keeps it, and
     hands it over again with the next frame from its sender (a ping at least every
-    ``heartbeat``) until it is handled.  A local fault is nobody's doing, and loses nothing."""
+    ``heartbeat``) until it is handled.  Nobody is blamed, and nothing is lost."""
 
 
 OnMessage = Callable[[bytes, str, bytes], Awaitable[None]]

@@ -232,14 +232,8 @@ class TableRunner:
         """A batch of relays from another daemon (:meth:`take_relays`): each message is
         received as if it came alone; a batch that is not a list of byte strings, or longer
         than :data:`MAX_RELAYED`, is refused whole."""
-        try:
-            batch = msgpack.unpackb(data, raw=False)
-        except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError):
-            return []
-        if type(batch) is not list or len(batch) > MAX_RELAYED or not all(type(item) is bytes for item in batch):
-            return []
         outs: list[Out] = []
-        for item in batch:
+        for item in relayed(data):
             outs += self.receive(item)
         return outs
 
@@ -543,6 +537,30 @@ class TableRunner:
         member (relays go in batches: :meth:`take_relays`)."""
         daemons = self.other_daemons()
         return [(daemon, data) for data in map(encode, messages) for daemon in daemons]
+
+
+def relayed(data: bytes) -> list[bytes]:
+    """The messages of a batch of relays; none if it is not a list of byte strings, or holds
+    more than :data:`MAX_RELAYED`."""
+    try:
+        batch = msgpack.unpackb(data, raw=False)
+    except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError):
+        return []
+    if type(batch) is not list or len(batch) > MAX_RELAYED or not all(type(item) is bytes for item in batch):
+        return []
+    return batch
+
+
+def tables_named(messages: Sequence[bytes]) -> set[bytes]:
+    """The table ids these wire messages name (those that decode), to hand them to their
+    tables' runners."""
+    named = set()
+    for data in messages:
+        try:
+            named.add(decode(data).table_id)
+        except MessageError:
+            pass
+    return named
 
 
 def _batches(wires: Sequence[bytes]) -> list[bytes]:
