@@ -88,8 +88,18 @@ class Scripted:
             await writer.drain()
 
     def stop(self) -> None:
+        """The connections still served cancelled and the loop closed, so that nothing is left
+        pending (asyncio would say so at exit)."""
+        asyncio.run_coroutine_threadsafe(self._cancel_served(), self.loop).result(10)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(10)
+        self.loop.close()
+
+    async def _cancel_served(self) -> None:
+        served = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+        for task in served:
+            task.cancel()
+        await asyncio.gather(*served, return_exceptions=True)
 
 
 @pytest.fixture
