@@ -55,7 +55,7 @@ from protocol.view import SeatView
 from tarotd import cheating
 from tarotd.ahead import FileAhead
 from tarotd.lobby import ReadyTable
-from tarotd.store import DEAL_SCORED
+from tarotd.store import DealState
 from tarotd.views import deal_breakdown
 
 Out = tuple[bytes, bytes]  #: (destination daemon key, encoded message — or a batch of relays)
@@ -85,7 +85,7 @@ class Journal(Protocol):
     def record_deal(
         self, table_id: bytes, deal: int, sheet: ScoreSheet, results: Sequence[Mapping[str, object]]
     ) -> None:
-        """The deal :data:`DEAL_SCORED`, with the sheet and results that hold it, at once."""
+        """The deal :attr:`DealState.SCORED`, with the sheet and results that hold it, at once."""
 
     def sheet(self, table_id: bytes) -> ScoreSheet | None: ...
 
@@ -504,9 +504,9 @@ class TableRunner:
         if not deals:
             return self.start_deal()
         last = deals[-1]
-        self.deal_number = last.deal + (1 if last.state == DEAL_SCORED else 0)
+        self.deal_number = last.deal + (1 if last.state is DealState.SCORED else 0)
         earlier = self._own_messages(self.deal_number - 1) if self.deal_number > 0 else []
-        if last.state == DEAL_SCORED:
+        if last.state is DealState.SCORED:
             return earlier + ([] if self.finished else self._deal_again())
         stored = self.journal.messages(self.table_id, self.deal_number)
         outgoing: list[Message] = []

@@ -74,7 +74,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from protocol.messages import Message, MessageError, decode, encode
 from protocol.scoring import ScoreSheet, ScoreSheetError
@@ -173,12 +173,22 @@ class TableState(enum.StrEnum):
     REGROUPED = "regrouped"
 
 
+class DealState(enum.StrEnum):
+    """Where a deal is, as its row in the store says."""
+
+    STARTED = "started"  #: written by :meth:`Store.start_deal`
+    SCORED = "scored"  #: written by :meth:`Store.record_deal`
+
+
+_State = TypeVar("_State", TableState, DealState)
+
+
 @dataclass(frozen=True)
 class TableRecord:
     table_id: bytes
     name: str
     seats: int
-    state: str
+    state: TableState
     created: float  #: seconds since the epoch
     manifest: bytes | None = None  #: msgpack of the signed manifest, once every member signed
 
@@ -195,7 +205,7 @@ class MemberRecord:
 class DealRecord:
     deal: int
     dealer: int
-    state: str
+    state: DealState
 
 
 @dataclass(frozen=True)
@@ -206,10 +216,6 @@ class PeerRecord:
     last_seen: float  #: seconds since the epoch
 
 
-#: The state of a deal row written by :meth:`Store.start_deal`.
-DEAL_STARTED: Final = "started"
-#: The state of a deal row written by :meth:`Store.record_deal`.
-DEAL_SCORED: Final = "scored"
 
 LOG_PAGES: Final = 1000  #: the log is folded into the database when it passes this many pages (SQLite's default)
 LOG_LIMIT: Final = 4 * 1024 * 1024  #: bytes the emptied log is cut back to (it is kept, for reuse, up to this)
@@ -621,7 +627,7 @@ class Store:
             "SELECT table_id, name, seats, state, created, manifest FROM tables WHERE table_id = ?",
             (table_id,),
         )
-        return TableRecord(*rows[0]) if rows else None
+        return self._table_record(rows[0]) if rows else None
 
     def tables(self) -> list[TableRecord]:
         """Every table, oldest first."""
@@ -631,9 +637,24 @@ class Store:
             " ORDER BY created, table_id",
             (),
         )
-        return [TableRecord(*row) for row in rows]
+        return [self._table_record(row) for row in rows]
 
-    def set_table_state(self, table_id: bytes, state: str) -> None:
+    def _table_record(self, row: Sequence[Any]) -> TableRecord:
+        table_id, name, seats, state, created, manifest = row
+        return TableRecord(table_id, name, seats, self._state(TableState, state, "a table"), created, manifest)
+
+    def _state(self, states: type[_State], value: str, what: str) -> _State:
+        """The state ``value`` read from a row of ``what``; a :class:`StoreError` if this
+        ``tarotd`` does not know it."""
+        try:
+            return states(value)
+        except ValueError:
+            raise StoreError(
+                f"{self.path} holds {what} in the state {value!r}, which this tarotd does not know: "
+                "it was written by a newer tarotd — run that one"
+            ) from None
+
+    def set_table_state(self, table_id: bytes, state: TableState) -> None:
         with self._write(f"set the state of table {table_id.hex()}") as db:
             changed = db.execute("UPDATE tables SET state = ? WHERE table_id = ?", (state, table_id))
             if changed.rowcount == 0:
@@ -660,14 +681,14 @@ class Store:
     # -- deals, seeds and transcripts
 
     def start_deal(self, table_id: bytes, deal: int, dealer: int) -> bool:
-        """Record deal ``deal`` with state :data:`DEAL_STARTED`.  True if it is new; False if
+        """Record deal ``deal`` with state :attr:`DealState.STARTED`.  True if it is new; False if
         it was already recorded with this dealer (a restart replaying its steps).  Another
         dealer for a recorded deal is a :class:`StoreError`."""
         with self._write(f"start deal {deal} of table {table_id.hex()}") as db:
             inserted = db.execute(
                 "INSERT INTO deals (table_id, deal, dealer, state) VALUES (?, ?, ?, ?)"
                 " ON CONFLICT DO NOTHING",
-                (table_id, deal, dealer, DEAL_STARTED),
+                (table_id, deal, dealer, DealState.STARTED),
             ).rowcount
             if inserted:
                 return True
@@ -688,20 +709,20 @@ class Store:
             "SELECT deal, dealer, state FROM deals WHERE table_id = ? ORDER BY deal",
             (table_id,),
         )
-        return [DealRecord(*row) for row in rows]
+        return [DealRecord(deal, dealer, self._state(DealState, state, "a deal")) for deal, dealer, state in rows]
 
     def record_deal(
         self, table_id: bytes, deal: int, sheet: ScoreSheet, results: Sequence[Mapping[str, object]]
     ) -> None:
         """Deal ``deal`` is scored: the table's score sheet and results (the rows of ``tarot
-        scores --json``) with it, and the deal :data:`DEAL_SCORED`, in one transaction.  A
+        scores --json``) with it, and the deal :attr:`DealState.SCORED`, in one transaction.  A
         crash or a full disk leaves all three as they were or all three new — never a sheet
         holding a deal whose state says it is still being played, which taken up again would
         be scored twice.  Then the log is folded into the database: between deals
         ``tarot.db`` alone holds every scored deal."""
         with self._write(f"record deal {deal} of table {table_id.hex()}") as db:
             changed = db.execute(
-                "UPDATE deals SET state = ? WHERE table_id = ? AND deal = ?", (DEAL_SCORED, table_id, deal)
+                "UPDATE deals SET state = ? WHERE table_id = ? AND deal = ?", (DealState.SCORED, table_id, deal)
             )
             if changed.rowcount == 0:
                 raise StoreError(f"{self.path} has no deal {deal} of table {table_id.hex()}")

@@ -26,12 +26,11 @@ from tarotd import store as store_module
 from tarotd.ahead import TEMPORARY, FileAhead
 from tarotd.home import DaemonLock, Home, HomeError, default_home, load_or_create_identity
 from tarotd.store import (
-    DEAL_SCORED,
-    DEAL_STARTED,
     LOG_LIMIT,
     LOG_PAGES,
     SCHEMA_VERSION,
     DealRecord,
+    DealState,
     LocalFault,
     MemberRecord,
     PeerRecord,
@@ -85,7 +84,7 @@ def home(tmp_path: Path) -> Home:
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[Store]:
     with Store(tmp_path / "tarot.db") as opened:
-        opened.save_table(TableRecord(TABLE, "salle 1", 5, "open", 100.0))
+        opened.save_table(TableRecord(TABLE, "salle 1", 5, TableState.PLAYING, 100.0))
         yield opened
 
 
@@ -334,13 +333,13 @@ def test_database_with_wider_permissions_is_narrowed(tmp_path: Path) -> None:
 def test_everything_survives_reopening(tmp_path: Path) -> None:
     path = tmp_path / "tarot.db"
     with Store(path) as db:
-        db.save_table(TableRecord(TABLE, "salle 1", 3, "playing", 1.5, b"manifest"))
+        db.save_table(TableRecord(TABLE, "salle 1", 3, TableState.PLAYING, 1.5, b"manifest"))
         db.start_deal(TABLE, 0, 2)
         db.save_seed(TABLE, 0, 1, b"s" * 32)
         db.append_message(TABLE, 0, message(1), own=True)
     with Store(path) as db:
-        assert db.tables() == [TableRecord(TABLE, "salle 1", 3, "playing", 1.5, b"manifest")]
-        assert db.deals(TABLE) == [DealRecord(0, 2, DEAL_STARTED)]
+        assert db.tables() == [TableRecord(TABLE, "salle 1", 3, TableState.PLAYING, 1.5, b"manifest")]
+        assert db.deals(TABLE) == [DealRecord(0, 2, DealState.STARTED)]
         assert db.seed(TABLE, 0, 1) == b"s" * 32
         assert db.messages(TABLE, 0) == [message(1)]
 
@@ -390,21 +389,21 @@ def test_a_directory_is_refused(tmp_path: Path) -> None:
 
 
 def test_tables(store: Store) -> None:
-    first = TableRecord(TABLE, "salle 1", 5, "open", 100.0)
+    first = TableRecord(TABLE, "salle 1", 5, TableState.PLAYING, 100.0)
     assert store.table(TABLE) == first and store.table(OTHER_TABLE) is None
-    older = TableRecord(OTHER_TABLE, "salle 2", 3, "open", 50.0)
+    older = TableRecord(OTHER_TABLE, "salle 2", 3, TableState.PLAYING, 50.0)
     store.save_table(older)
     assert store.tables() == [older, first]
-    store.set_table_state(TABLE, "playing")
-    assert store.table(TABLE) == TableRecord(TABLE, "salle 1", 5, "playing", 100.0)
+    store.set_table_state(TABLE, TableState.FINISHED)
+    assert store.table(TABLE) == TableRecord(TABLE, "salle 1", 5, TableState.FINISHED, 100.0)
     with pytest.raises(StoreError, match=f"no table {bytes(16).hex()}"):
-        store.set_table_state(bytes(16), "playing")
+        store.set_table_state(bytes(16), TableState.PLAYING)
 
 
 def test_saving_a_table_again_updates_it_and_keeps_what_hangs_off_it(store: Store) -> None:
     store.save_members(TABLE, [MemberRecord(0, b"k0", "Anne", "tcp://10.0.0.1:7000")])
     store.start_deal(TABLE, 0, 0)
-    signed = TableRecord(TABLE, "salle 1", 5, "full", 100.0, manifest=b"\x93signed")
+    signed = TableRecord(TABLE, "salle 1", 5, TableState.FINISHED, 100.0, manifest=b"\x93signed")
     store.save_table(signed)
     assert store.table(TABLE) == signed
     assert len(store.members(TABLE)) == 1 and len(store.deals(TABLE)) == 1
@@ -434,7 +433,7 @@ def test_deals(store: Store) -> None:
     with pytest.raises(StoreError, match="started with dealer 3, not 4"):
         store.start_deal(TABLE, 1, 4)
     store.record_deal(TABLE, 0, ScoreSheet(["Anne", "Bruno", "Chloé"]), [])
-    assert store.deals(TABLE) == [DealRecord(0, 2, DEAL_SCORED), DealRecord(1, 3, DEAL_STARTED)]
+    assert store.deals(TABLE) == [DealRecord(0, 2, DealState.SCORED), DealRecord(1, 3, DealState.STARTED)]
     with pytest.raises(StoreError, match="no deal 7"):
         store.record_deal(TABLE, 7, ScoreSheet(["Anne", "Bruno", "Chloé"]), [])
 
@@ -588,7 +587,7 @@ def test_a_burst_of_messages_is_one_transaction_committed_before_what_follows(st
 
 def test_closing_commits_what_is_queued(tmp_path: Path) -> None:
     with Store(tmp_path / "tarot.db") as store:
-        store.save_table(TableRecord(TABLE, "t", 5, "playing", 1.0))
+        store.save_table(TableRecord(TABLE, "t", 5, TableState.PLAYING, 1.0))
         store.append_message(TABLE, 0, message(1), own=True)
     with Store(tmp_path / "tarot.db") as store:
         assert store.messages(TABLE, 0) == [message(1)]
@@ -688,6 +687,31 @@ def test_a_table_being_played_under_protocol_v1_stops_and_keeps_its_sheet(tmp_pa
         assert db._db.execute("SELECT COUNT(*) FROM scores").fetchone() == (2,)
 
 
+def test_the_states_of_an_old_store_read_as_enums_and_an_unknown_one_says_what_to_do(tmp_path: Path) -> None:
+    """The states are stored as the strings they always were: rows written before they were
+    enums read as the enums, and a state of a newer tarotd is refused with a remedy."""
+    path = tmp_path / "tarot.db"
+    with Store(path):
+        pass
+    with sqlite3.connect(path) as raw:
+        raw.execute("INSERT INTO tables VALUES (?, 'soir', 5, NULL, 'finished', 0)", (TABLE,))
+        raw.execute("INSERT INTO deals VALUES (?, 0, 2, 'scored')", (TABLE,))
+        raw.execute("INSERT INTO deals VALUES (?, 1, 3, 'started')", (TABLE,))
+    with Store(path) as db:
+        (table,) = db.tables()
+        assert table.state is TableState.FINISHED and db.table(TABLE) == table
+        assert [deal.state for deal in db.deals(TABLE)] == [DealState.SCORED, DealState.STARTED]
+        assert all(type(deal.state) is DealState for deal in db.deals(TABLE))
+    with sqlite3.connect(path) as raw:
+        raw.execute("UPDATE tables SET state = 'adjourned'")
+        raw.execute("UPDATE deals SET state = 'replayed' WHERE deal = 1")
+    with Store(path) as db:
+        with pytest.raises(StoreError, match="a table in the state 'adjourned'.*newer tarotd"):
+            db.tables()
+        with pytest.raises(StoreError, match="a deal in the state 'replayed'.*newer tarotd"):
+            db.deals(TABLE)
+
+
 def test_settings(store: Store) -> None:
     assert store.get_setting("name") is None
     store.set_setting("name", "Anne")
@@ -702,11 +726,11 @@ WRITE_FOREVER = """
     from pathlib import Path
     from protocol.identity import Identity
     from protocol.messages import Kind, sign_message
-    from tarotd.store import Store, TableRecord
+    from tarotd.store import Store, TableRecord, TableState
 
     table, alice = bytes(range(16)), Identity.from_private_bytes(bytes(range(32)))
     store = Store(Path(sys.argv[1]))
-    store.save_table(TableRecord(table, "crash", 3, "playing", 0.0))
+    store.save_table(TableRecord(table, "crash", 3, TableState.PLAYING, 0.0))
     store.start_deal(table, 0, 0)
     n = 0
     while True:
@@ -755,10 +779,10 @@ def test_a_home_too_deep_for_its_socket_is_refused_before_it_is_made(tmp_path: P
 MADE_AND_KILLED = """
     import os, sys
     from protocol.scoring import ScoreSheet
-    from tarotd.store import Store, TableRecord
+    from tarotd.store import Store, TableRecord, TableState
     store, playing = Store(sys.argv[1]), bytes(range(16))
-    store.save_table(TableRecord(bytes(16), "finie", 3, "finished", 0.0))
-    store.save_table(TableRecord(playing, "en cours", 3, "playing", 1.0))
+    store.save_table(TableRecord(bytes(16), "finie", 3, TableState.FINISHED, 0.0))
+    store.save_table(TableRecord(playing, "en cours", 3, TableState.PLAYING, 1.0))
     store.start_deal(playing, 0, 0)
     store.record_deal(playing, 0, ScoreSheet(["Anne", "Bruno", "Chloé"]), [{"deal": 0}])  # folded into the file
     store.start_deal(playing, 1, 1)
@@ -807,7 +831,7 @@ def test_the_log_is_folded_into_the_database_at_each_scored_deal(tmp_path: Path)
     log = path.with_name("tarot.db-wal")
     with Store(path) as db:
         assert log.stat().st_size == 0
-        db.save_table(TableRecord(TABLE, "salle 1", 3, "playing", 1.5, b"manifest"))
+        db.save_table(TableRecord(TABLE, "salle 1", 3, TableState.PLAYING, 1.5, b"manifest"))
         db.start_deal(TABLE, 0, 2)
         for n in range(200):
             db.append_message(TABLE, 0, message(n), own=False)
@@ -822,7 +846,7 @@ def test_the_log_is_folded_into_the_database_at_each_scored_deal(tmp_path: Path)
         copy.write_bytes(path.read_bytes())
     with Store(copy) as alone:  # a copy made while it was open, without the log: taken for what it is
         assert alone.sheet(TABLE) == sheet and len(alone.messages(TABLE, 0)) == 200
-        assert alone.deals(TABLE) == [DealRecord(0, 2, DEAL_SCORED)]
+        assert alone.deals(TABLE) == [DealRecord(0, 2, DealState.SCORED)]
         assert alone.log_lost and alone.table(TABLE) == TableRecord(TABLE, "salle 1", 3, TableState.LOG_LOST, 1.5, b"manifest")
 
 
@@ -859,7 +883,7 @@ def test_a_full_disk_is_a_fault_that_keeps_nothing_half_and_clears(tmp_path: Pat
     commit), and once there is room the same calls succeed and lose nothing."""
     with small_disk(tmp_path / "disk", "1m") as disk:
         with Store(disk / "tarot.db") as db:
-            db.save_table(TableRecord(TABLE, "salle 1", 3, "playing", 1.5, b"manifest"))
+            db.save_table(TableRecord(TABLE, "salle 1", 3, TableState.PLAYING, 1.5, b"manifest"))
             db.start_deal(TABLE, 0, 2)
             fill(disk)
             for n in range(100):
@@ -874,7 +898,7 @@ def test_a_full_disk_is_a_fault_that_keeps_nothing_half_and_clears(tmp_path: Pat
             free(disk)
             db.record_deal(TABLE, 0, sheet, [{"deal": 0}])
             assert len(db.messages(TABLE, 0)) == 100 and db.sheet(TABLE) == sheet
-            assert db.deals(TABLE) == [DealRecord(0, 2, DEAL_SCORED)]
+            assert db.deals(TABLE) == [DealRecord(0, 2, DealState.SCORED)]
 
 
 @pytest.mark.parametrize(

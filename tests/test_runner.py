@@ -22,7 +22,7 @@ from tarotd.lobby import Member, ReadyTable
 from protocol.public import TableSetup
 from tarotd import runner as runner_module
 from tarotd.runner import MAX_RELAYED, TableRunner, bot_policies
-from tarotd.store import DEAL_SCORED, LocalFault, Store, StoreFault, TableRecord
+from tarotd.store import DealState, LocalFault, Store, StoreFault, TableRecord, TableState
 
 
 class MemoryJournal:
@@ -55,14 +55,14 @@ class MemoryJournal:
         return [m for d, m, _ in self.journal if d == deal]
 
     def start_deal(self, table_id: bytes, deal: int, dealer: int) -> bool:
-        self.started.setdefault(deal, Deal(deal, "started"))
+        self.started.setdefault(deal, Deal(deal, DealState.STARTED))
         return True
 
     def deals(self, table_id: bytes) -> list[Deal]:
         return [self.started[d] for d in sorted(self.started)]
 
     def record_deal(self, table_id: bytes, deal: int, sheet: ScoreSheet, results: Sequence[Mapping[str, object]]) -> None:
-        self.started[deal] = Deal(deal, DEAL_SCORED)
+        self.started[deal] = Deal(deal, DealState.SCORED)
         self.sheets.append(ScoreSheet.from_json(sheet.to_json()))
         self.recorded = json.loads(json.dumps(list(results)))
 
@@ -418,7 +418,7 @@ class FullDisk:
 def stored_journal(runner: TableRunner, path: Path) -> FullDisk:
     """Give ``runner`` a real store at ``path`` (its table saved), whose disk can fill."""
     store = Store(path)
-    store.save_table(TableRecord(runner.table_id, "t", len(runner.ready.members), "playing", 0.0))
+    store.save_table(TableRecord(runner.table_id, "t", len(runner.ready.members), TableState.PLAYING, 0.0))
     disk = FullDisk(store._db)
     store._db = disk  # type: ignore[assignment]
     runner.journal = store
