@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 try:
-    from daemons import daemon_argv, free_ports, log_path, resident_kib, scores, spawn  # noqa: E402
+    from daemons import daemon_argv, free_ports, log_path, resident_kib, scores, spawn
 except ModuleNotFoundError as missing:  # the helpers of tests/daemons.py need the test extras
     sys.exit(f"{sys.argv[0]}: {missing}: run scripts/test once (it makes .venv with the test extras),"
              " or pip install -e '.[test]' in the environment TAROT_VENV names")

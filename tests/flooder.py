@@ -39,13 +39,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script: the packages
 
-import zmq  # noqa: E402
-import zmq.asyncio  # noqa: E402
+import zmq
+import zmq.asyncio
 
-from protocol.identity import Identity  # noqa: E402
-from tarotd.discovery import DISCOVERY_PORT, encode_beacon, make_beacon  # noqa: E402
-from tarotd.lansim import BROADCAST  # noqa: E402
-from tarotd.mesh import curve_public_key, curve_secret_key, decode, encode, encode_signed  # noqa: E402
+from protocol.identity import Identity
+from tarotd.discovery import DISCOVERY_PORT, encode_beacon, make_beacon
+from tarotd.lansim import BROADCAST
+from tarotd.mesh import curve_public_key, curve_secret_key, decode, encode, encode_signed
 
 PEER_PORT = 47400  #: the daemons' peer port on the simulated LAN (tests/lan.py)
 ANSWER_WAIT = 1.0  #: seconds a HELLO waits for the daemon's challenge, then its answer

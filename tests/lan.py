@@ -73,7 +73,7 @@ class Fleet:
         so that its process is still the daemon's."""
         home = self.tmp_path / name
         log_path = self.tmp_path / f"{name}.log"
-        log = open(log_path, "wb")  # noqa: SIM115 -- closed in stop_all, once the daemon is gone
+        log = open(log_path, "wb")  # closed in stop_all, once the daemon is gone
         argv = [
             *wrap, sys.executable, "-m", "tarotd.cli", "--home", str(home), "--name", name,
             "--listen", f"0.0.0.0:{PEER_PORT}", "--bot", "basic", *args,

@@ -95,7 +95,7 @@ def fork_as_nobody(path: Path, request: bytes = b'{"id": 1, "op": "status"}\n') 
             os.close(read)
             try:
                 outcome = _knock(path, request)
-            except BaseException as error:  # noqa: BLE001 -- reported to the parent
+            except BaseException as error:  # reported to the parent
                 outcome = f"child failed: {error!r}"
             os.write(write, outcome.encode()[:4000])
         finally:

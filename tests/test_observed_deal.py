@@ -41,7 +41,7 @@ def test_replicas_follow_the_referee(players: int) -> None:
                 if referee.phase is Phase.VOID and referee.void_reason and "petit sec" in referee.void_reason:
                     break
                 follow(referee, replicas, action)
-        for seat, replica in enumerate(replicas):
+        for replica in replicas:
             if referee.void_reason and "petit sec" in referee.void_reason:
                 continue
             assert replica.phase is referee.phase

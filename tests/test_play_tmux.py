@@ -56,7 +56,7 @@ def play_one_deal(pane: Pane) -> str:
             return screen
         keys = answer(screen)
         if keys is None:
-            pane.wait(lambda now: now != screen, "the table to move on")
+            pane.wait(lambda now, before=screen: now != before, "the table to move on")
         else:
             pane.press(*keys)
     raise AssertionError(f"no score sheet within 120 s; the screen:\n{pane.screen()}")

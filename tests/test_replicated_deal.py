@@ -55,7 +55,7 @@ def test_identical_seeds_replay_identically() -> None:
 def test_reports_and_running_totals() -> None:
     reports = []
     sheet = None
-    for report, sheet in simulate(5, 3, seed=4, bots=["basic"]):
+    for report, sheet in simulate(5, 3, seed=4, bots=["basic"]):  # noqa: B007 -- the last, below
         reports.append(report)
         assert report["audit"] == "ok"
         scores = report["scores"]
@@ -121,7 +121,7 @@ def test_a_seat_sees_no_hidden_card(players: int) -> None:
         policies = [make_bot("basic", random.Random(s)) for s in range(players)]
         events: dict[int, list[Event]] = {s: [] for s in range(players)}
 
-        def check(machine: SeatMachine) -> None:
+        def check(machine: SeatMachine, events: dict[int, list[Event]] = events) -> None:
             events[machine.seat].extend(machine.take_events())
             seen = set(cards_in(machine.view())) | set(cards_in(events[machine.seat]))
             hidden = seen - allowed_for(machine)

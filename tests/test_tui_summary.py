@@ -24,7 +24,7 @@ from protocol.deal import Deal
 from protocol.players import play_deal
 from protocol.scoring import score_deal, score_row
 from protocol.variants import variant
-from protocol.verdict import Fault, Verdict
+from protocol.verdict import Verdict
 from tarotd.views import deal_breakdown
 
 NAMES = ["anne", "bruno", "chloe", "david", "emile"]

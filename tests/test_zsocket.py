@@ -96,9 +96,9 @@ def test_a_send_that_takes_in_the_signal_of_a_waiting_message_wakes_the_receiver
             b.send([b"the trap"])
             deadline = time.monotonic() + 5
             while not fd_readable(a) and time.monotonic() < deadline:
-                time.sleep(0.001)  # noqa: ASYNC251 -- the loop stays busy: no reader runs
+                time.sleep(0.001)  # the loop stays busy: no reader runs
             assert fd_readable(a)
-            time.sleep(0.01)  # noqa: ASYNC251 -- and the send processes its commands (throttled)
+            time.sleep(0.01)  # and the send processes its commands (throttled)
             assert a.send([b"meanwhile"])
             assert not fd_readable(a), "the send took the FD's signal in: the trap is set"
             assert await asyncio.wait_for(receiving, timeout=5) == [b"the trap"]
