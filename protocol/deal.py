@@ -344,13 +344,6 @@ class Deal:
         else:  # pragma: no cover - the Action union is closed
             raise RuleError(f"unknown action {action!r}")
 
-    def is_legal(self, action: Action) -> bool:
-        try:
-            self.check(action)
-        except RuleError:
-            return False
-        return True
-
     def _expect(self, phase: Phase, what: str) -> None:
         if self.phase is not phase:
             raise RuleError(f"{what} is not possible now: the deal is at the {self.phase.value} phase")

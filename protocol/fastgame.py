@@ -37,8 +37,6 @@ TRUMP_MASK = SUIT_MASKS[TRUMPS]
 EXCUSE_BIT = 1 << EXCUSE.index
 PETIT_BIT = 1 << PETIT.index
 BOUT_MASK = (1 << PETIT.index) | (1 << VINGT_ET_UN.index) | EXCUSE_BIT
-KING_MASK = sum(1 << (14 * s + 13) for s in range(4))
-ALL_CARDS = (1 << 78) - 1
 
 #: Per deck index: the suit number and the card's half points.
 SUIT_OF: tuple[int, ...] = tuple(min(i // 14, TRUMPS) if i < 77 else EXCUSE_SUIT for i in range(78))

@@ -682,21 +682,6 @@ class ScoreSheet:
             SheetRow(RowKind.DEAL, tuple(row), label, seat=taker, partner=partner, contract=contract)
         )
 
-    def add_outcome(
-        self, outcome: DealOutcome, taker: int, partner: int | None = None, label: str | None = None
-    ) -> SheetRow:
-        """Score a deal with :func:`score_deal` and add its row."""
-        if outcome.players != len(self._players):
-            raise ScoreSheetError(
-                f"this deal was played by {outcome.players} players "
-                f"but the sheet has {len(self._players)}"
-            )
-        try:
-            row = score_row(score_deal(outcome), outcome.players, taker, partner)
-        except ValueError as exc:
-            raise ScoreSheetError(str(exc)) from None
-        return self.add_deal(row, contract=outcome.contract, taker=taker, partner=partner, label=label)
-
     def add_void(self, reason: str = "tous passent (all passed)") -> SheetRow:
         """A deal that does not count — all passed, Petit sec, annulled — is a row of zeros.
 

@@ -1,5 +1,5 @@
-"""The daemon's SQLite store: tables, members, deals, transcripts, seeds, score sheets, peers
-and settings.
+"""The daemon's SQLite store: tables, members, deals, transcripts, seeds, score sheets,
+settings and events.
 
 The daemon's rule is *written before sent*: whatever it is about to tell a peer (a message it
 signed, a seed it committed to) or to acknowledge (a message it received) is on the disk
@@ -208,14 +208,6 @@ class DealRecord:
     state: DealState
 
 
-@dataclass(frozen=True)
-class PeerRecord:
-    key: bytes
-    name: str
-    endpoint: str
-    last_seen: float  #: seconds since the epoch
-
-
 
 LOG_PAGES: Final = 1000  #: the log is folded into the database when it passes this many pages (SQLite's default)
 LOG_LIMIT: Final = 4 * 1024 * 1024  #: bytes the emptied log is cut back to (it is kept, for reuse, up to this)
@@ -274,6 +266,7 @@ _SCHEMA_V1: Final = (
         table_id BLOB NOT NULL PRIMARY KEY REFERENCES tables ON DELETE CASCADE,
         sheet TEXT NOT NULL
     ) STRICT""",
+    # Never written: the daemons a daemon knows are its discovery's and its tables' members.
     """CREATE TABLE peers (
         key BLOB NOT NULL PRIMARY KEY,
         name TEXT NOT NULL,
@@ -824,26 +817,6 @@ class Store:
             return ScoreSheet.from_json(rows[0][0])
         except ScoreSheetError as exc:
             raise StoreError(f"{self.path}: the score sheet of table {table_id.hex()}: {exc}") from None
-
-    # -- peers
-
-    def upsert_peer(self, peer: PeerRecord) -> None:
-        with self._write("save a peer") as db:
-            db.execute(
-                "INSERT INTO peers (key, name, endpoint, last_seen) VALUES (?, ?, ?, ?)"
-                " ON CONFLICT (key) DO UPDATE SET name = excluded.name,"
-                " endpoint = excluded.endpoint, last_seen = excluded.last_seen",
-                (peer.key, peer.name, peer.endpoint, peer.last_seen),
-            )
-
-    def peers(self) -> list[PeerRecord]:
-        """Every peer ever seen, most recently seen first."""
-        rows = self._read(
-            "the peers",
-            "SELECT key, name, endpoint, last_seen FROM peers ORDER BY last_seen DESC, key",
-            (),
-        )
-        return [PeerRecord(*row) for row in rows]
 
     # -- events
 

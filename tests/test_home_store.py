@@ -33,7 +33,6 @@ from tarotd.store import (
     DealState,
     LocalFault,
     MemberRecord,
-    PeerRecord,
     Store,
     StoreError,
     StoreFault,
@@ -641,16 +640,6 @@ def test_score_sheets_and_results_are_recorded_with_their_deal(store: Store) -> 
     store._db.execute("UPDATE scores SET sheet = '{\"format\": 1'")
     with pytest.raises(StoreError, match=f"score sheet of table {TABLE.hex()}: corrupt score sheet"):
         store.sheet(TABLE)
-
-
-def test_peers(store: Store) -> None:
-    store.upsert_peer(PeerRecord(b"a", "Anne", "tcp://10.0.0.1:7000", 10.0))
-    store.upsert_peer(PeerRecord(b"b", "Bruno", "tcp://10.0.0.2:7000", 20.0))
-    store.upsert_peer(PeerRecord(b"a", "Anne B.", "tcp://10.0.0.9:7000", 30.0))
-    assert store.peers() == [
-        PeerRecord(b"a", "Anne B.", "tcp://10.0.0.9:7000", 30.0),
-        PeerRecord(b"b", "Bruno", "tcp://10.0.0.2:7000", 20.0),
-    ]
 
 
 def test_a_version_1_database_is_upgraded_without_the_mesh_tables_it_never_used(tmp_path: Path) -> None:
