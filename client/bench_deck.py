@@ -30,7 +30,7 @@ import statistics
 import time
 from typing import Any, Callable
 
-from protocol.deck import DeckSetup, Payload, PublicDeck, SeatDeck, deal_in_one_process
+from protocol.deck import DeckPayload, DeckSetup, PublicDeck, SeatDeck, deal_in_one_process
 from protocol.group import CARD_POINTS, MULTS, base_mul, mul, mul_each, scalar_from_digest
 from protocol.proofs import Binding
 from protocol.seeds import derive
@@ -138,7 +138,7 @@ def critical_path_ms(players: int, run: int) -> float:
     for view in views:
         view.trusted = frozenset({view.own_seat}) if view.own_seat is not None else frozenset()
 
-    def send(payload: Payload, timed: int | None) -> float:
+    def send(payload: DeckPayload, timed: int | None) -> float:
         spent = 0.0
         for seat, view in enumerate(views):
             start = time.perf_counter()
@@ -149,7 +149,7 @@ def critical_path_ms(players: int, run: int) -> float:
     for seat in seats:
         send(seat.commit(), None)
     chain = 0.0
-    make: list[Callable[[SeatDeck, PublicDeck], Payload]] = [SeatDeck.shuffle, SeatDeck.lock]
+    make: list[Callable[[SeatDeck, PublicDeck], DeckPayload]] = [SeatDeck.shuffle, SeatDeck.lock]
     steps = [(seat, step) for step in make for seat in seats]
     for k, (seat, step) in enumerate(steps):
         start = time.perf_counter()

@@ -42,8 +42,7 @@ from protocol.audit_deck import audit_deck, open_deck
 from protocol.cards import Card
 from protocol.deal import Deal, Phase, Play
 from protocol.manifest import ManifestError, SignedManifest, SilenceCost
-from protocol.messages import Kind, Message
-from protocol.messages import Payload as WirePayload
+from protocol.messages import Kind, Message, WireValue
 from protocol.public import PublicDeal, Stage, TableSetup, action_of, silence_verdict, unused_kind
 from protocol.rules import RuleError, has_petit_sec
 from protocol.scoring import Camp, DealOutcome, ScoreSheet, score_deal, score_row
@@ -175,7 +174,7 @@ def signed_offence(members: Sequence[bytes], messages: Iterable[Message]) -> Ver
     return min(found, key=lambda v: (v.seat or 0, v.step, v.reason, v.evidence), default=None)
 
 
-def signed_score(audit: DealAudit) -> dict[str, WirePayload]:
+def signed_score(audit: DealAudit) -> dict[str, WireValue]:
     """What every seat signs at the end: the scores and the verdict of the audit."""
     verdict = audit.verdict
     return {

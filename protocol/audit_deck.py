@@ -32,13 +32,13 @@ from protocol.deck import (
     ChienKeys,
     Commit,
     DealKeys,
+    DeckPayload,
     DeckRecord,
-    Ecart,
+    EcartCommitment,
     Lock,
     Open,
     Opening,
     OpenRecommitted,
-    Payload,
     Reveal,
     Shuffle,
 )
@@ -105,14 +105,14 @@ def open_deck(record: DeckRecord, chien: tuple[Card, ...] | None) -> DeckAudit:
     layout = record.setup.layout
     opened: dict[int, Card] = {}  # pack position → the card opened there
     kept: set[Card] = set()  # the cards the taker opened from its re-commitments
-    ecart: tuple[Ecart, int] | None = None
+    ecart: tuple[EcartCommitment, int] | None = None
     for index, payload in enumerate(record.payloads):
         match payload:
             case Open():
                 opened.update((o.where, DECK[o.card]) for o in payload.openings)
             case OpenRecommitted():
                 kept.update(DECK[o.card] for o in payload.openings)
-            case Ecart():
+            case EcartCommitment():
                 ecart = payload, index
     taker = None if ecart is None else ecart[0].seat
     hands = {
@@ -135,7 +135,7 @@ def open_deck(record: DeckRecord, chien: tuple[Card, ...] | None) -> DeckAudit:
     return audit
 
 
-def _check_shown(p: Ecart, ecart: Sequence[Card], ref: str) -> None:
+def _check_shown(p: EcartCommitment, ecart: Sequence[Card], ref: str) -> None:
     """Every trump of the écart was shown when it was discarded (the only rule of the écart
     that its cards alone, not the taker's hand, decide)."""
     shown = {DECK[o.card] for o in p.openings}
@@ -148,7 +148,7 @@ def _fail(seat: int, step: str, reason: str, *evidence: str) -> NoReturn:
     raise VerdictError(Verdict(seat, step, f"{reason} (found by the audit)", evidence))
 
 
-def _ref(payload: Payload, index: int) -> str:
+def _ref(payload: DeckPayload, index: int) -> str:
     return f"{payload.KIND}/{payload.seat}@{index}"
 
 
@@ -185,7 +185,7 @@ class _Replay:
                     self._keys(payload.seat, "chien", self.setup.layout.chien_positions, payload.keys, ref)
                 case Open():
                     self._open(payload, ref)
-                case Ecart():
+                case EcartCommitment():
                     self._ecart(payload, ref)
                 case OpenRecommitted():
                     self._open_recommitted(payload.seat, "open", payload.openings, ref)
@@ -285,7 +285,7 @@ class _Replay:
             if self.cards[o.where] != o.card:
                 _fail(p.seat, "open", f"claimed {DECK[o.card].code} at position {o.where}, which holds another card", ref)
 
-    def _ecart(self, p: Ecart, ref: str) -> None:
+    def _ecart(self, p: EcartCommitment, ref: str) -> None:
         taker, keys = p.seat, self.secrets[p.seat].recommit_keys
         for k, point in enumerate(p.commitments):
             index = card_of(mul(invert(keys[k]), point))

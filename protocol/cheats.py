@@ -32,7 +32,8 @@ from protocol.deck import (
     ChienKeys,
     Commit,
     DealKeys,
-    Ecart,
+    DeckPayload,
+    EcartCommitment,
     Lock,
     Open,
     Opening,
@@ -41,7 +42,6 @@ from protocol.deck import (
     SeatDeck,
     Shuffle,
 )
-from protocol.deck import Payload as DeckPayload
 from protocol.group import (
     GENERATOR,
     Point,
@@ -62,8 +62,7 @@ from protocol.group import sub as point_sub
 from protocol.identity import Identity
 from protocol.lock_proof import LockProof, prove_lock
 from protocol.machine import SeatMachine
-from protocol.messages import Kind, Message, encode, sign_message
-from protocol.messages import Payload as WirePayload
+from protocol.messages import Kind, Message, WireValue, encode, sign_message
 from protocol.public import Stage
 from protocol.seeds import DECK_SIZE, SeatSecrets
 from protocol.shuffle_proof import prove_shuffle
@@ -284,7 +283,7 @@ class BadEcartDeck(CheatingDeck):
     would stop the deal at once instead of waiting for the audit.  Its own view stays the
     honest écart, so it plays on as if nothing happened."""
 
-    def ecart(self, public: PublicDeck, discard: Sequence[Card]) -> Ecart:
+    def ecart(self, public: PublicDeck, discard: Sequence[Card]) -> EcartCommitment:
         held = [*self.hand(public).values(), *(public.chien() or ())]
         hidden = [c for c in DECK if not c.is_trump]
         preference = [*(c for c in hidden if c.is_king), *(c for c in hidden if c.is_bout), *hidden]
@@ -343,7 +342,7 @@ class Cheater(SeatMachine):
     def _others(self) -> list[int]:
         return [s for s in range(self.table.players) if s != self.seat]
 
-    def _signed(self, kind: Kind, payload: WirePayload, *, seat: int | None = None, deal: int | None = None, prev: bytes | None = None) -> Message:
+    def _signed(self, kind: Kind, payload: WireValue, *, seat: int | None = None, deal: int | None = None, prev: bytes | None = None) -> Message:
         """A message signed with this cheater's key, saying whatever it likes."""
         return sign_message(
             self.identity,
@@ -458,7 +457,7 @@ class _FalseOpening(Cheater):
     """Shows cards it does not hold by opening its own places with its real keys while
     claiming other cards there: a play, a poignée or the kings behind a call."""
 
-    def _opening(self, real: Sequence[Card], claimed: Sequence[Card]) -> dict[str, WirePayload]:
+    def _opening(self, real: Sequence[Card], claimed: Sequence[Card]) -> dict[str, WireValue]:
         """Open ``real`` (cards it holds), their places claimed to hold ``claimed``."""
         honest = self.secret.open(real)
         openings = tuple(Opening(o.where, o.key, c.index) for o, c in zip(honest.openings, claimed))
@@ -701,7 +700,7 @@ def keys_by_position(payloads: Sequence[DeckPayload], secrets: SeatSecrets) -> d
                 scalars += [p.proof.challenge, p.proof.blanket_response, *p.proof.key_responses]
             case DealKeys() | ChienKeys():
                 scalars += p.keys
-            case Open() | OpenRecommitted() | Ecart():
+            case Open() | OpenRecommitted() | EcartCommitment():
                 scalars += [o.key for o in p.openings]
     held: dict[int | None, set[Scalar]] = {}
     for scalar, image in zip(scalars, base_mul_each(scalars)):

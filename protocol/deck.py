@@ -28,8 +28,8 @@ The rounds, for seats 0..n−1 (``Dᵢ`` and ``Eᵢ`` are lists of 78 points, on
    the verdict is unattributed and the deal stops before any card is played.
 5. **play**: a seat opens its own positions (:class:`Open`: a play, a poignée, the four kings);
    all seats turn the chien (:class:`ChienKeys`); the taker re-commits hand + chien under fresh
-   keys in a random order, marking the écart and showing the trumps in it (:class:`Ecart`), and
-   from then on opens re-commitments (:class:`OpenRecommitted`).
+   keys in a random order, marking the écart and showing the trumps in it
+   (:class:`EcartCommitment`), and from then on opens re-commitments (:class:`OpenRecommitted`).
 6. **reveal**: every seat publishes its seed; ``audit_deck`` replays the deal from them.
 
 Evidence in a verdict names payloads as ``kind/seat@n``: the ``n``-th payload (from 0) fed to
@@ -298,10 +298,11 @@ class Lock:
 
 
 @dataclass(frozen=True)
-class DealKeys:
-    """The seat's lock keys for every position dealt to another seat, ascending by position."""
+class _PositionKeys:
+    """A seat's lock keys for some positions, ascending by position.  Two kinds on the wire,
+    the keys of the hands dealt to others and those of the chien, which come at two moments."""
 
-    KIND: ClassVar[str] = "deal-keys"
+    KIND: ClassVar[str]
     seat: int
     keys: tuple[Scalar, ...]
 
@@ -313,31 +314,24 @@ class DealKeys:
         return {"kind": self.KIND, "seat": self.seat, "keys": list(self.keys)}
 
     @classmethod
-    def from_wire(cls, obj: object) -> DealKeys:
+    def from_wire(cls, obj: object) -> Self:
         f = _fields(obj, cls.KIND, ("keys",))
         return cls(f["seat"], _as_tuple(cls.KIND, "keys", f["keys"]))
 
 
 @dataclass(frozen=True)
-class ChienKeys:
-    """The seat's lock keys for the chien positions, ascending: the chien is turned once
-    every seat has sent them."""
+class DealKeys(_PositionKeys):
+    """The seat's lock keys for every position dealt to another seat."""
+
+    KIND: ClassVar[str] = "deal-keys"
+
+
+@dataclass(frozen=True)
+class ChienKeys(_PositionKeys):
+    """The seat's lock keys for the chien positions: the chien is turned once every seat has
+    sent them."""
 
     KIND: ClassVar[str] = "chien-keys"
-    seat: int
-    keys: tuple[Scalar, ...]
-
-    def __post_init__(self) -> None:
-        _check_seat(self.KIND, self.seat)
-        _check_byte_strings(self.KIND, "keys", self.keys, SCALAR_BYTES)
-
-    def to_wire(self) -> dict[str, object]:
-        return {"kind": self.KIND, "seat": self.seat, "keys": list(self.keys)}
-
-    @classmethod
-    def from_wire(cls, obj: object) -> ChienKeys:
-        f = _fields(obj, cls.KIND, ("keys",))
-        return cls(f["seat"], _as_tuple(cls.KIND, "keys", f["keys"]))
 
 
 @dataclass(frozen=True)
@@ -370,7 +364,7 @@ class Open(_Openings):
 
 
 @dataclass(frozen=True)
-class Ecart:
+class EcartCommitment:
     """The taker's hand + chien re-committed as ``rₖ·M_c`` in an order drawn from its seed."""
 
     KIND: ClassVar[str] = "ecart"
@@ -399,7 +393,7 @@ class Ecart:
         }
 
     @classmethod
-    def from_wire(cls, obj: object) -> Ecart:
+    def from_wire(cls, obj: object) -> EcartCommitment:
         f = _fields(obj, cls.KIND, ("commitments", "discarded", "openings"))
         return cls(
             f["seat"],
@@ -436,14 +430,14 @@ class Reveal:
         return cls(f["seat"], f["seed"])
 
 
-Payload = Union[Commit, Shuffle, Lock, DealKeys, ChienKeys, Open, Ecart, OpenRecommitted, Reveal]
+DeckPayload = Union[Commit, Shuffle, Lock, DealKeys, ChienKeys, Open, EcartCommitment, OpenRecommitted, Reveal]
 _Result = TypeVar("_Result")
-PAYLOAD_TYPES: dict[str, type[Payload]] = {
-    cls.KIND: cls for cls in (Commit, Shuffle, Lock, DealKeys, ChienKeys, Open, Ecart, OpenRecommitted, Reveal)
+PAYLOAD_TYPES: dict[str, type[DeckPayload]] = {
+    cls.KIND: cls for cls in (Commit, Shuffle, Lock, DealKeys, ChienKeys, Open, EcartCommitment, OpenRecommitted, Reveal)
 }
 
 
-def payload_from_wire(obj: object) -> Payload:
+def payload_from_wire(obj: object) -> DeckPayload:
     """Any payload from its wire map; :class:`WireError` if it is not exactly one."""
     kind = obj.get("kind") if isinstance(obj, dict) else None
     if not isinstance(kind, str) or kind not in PAYLOAD_TYPES:
@@ -454,7 +448,7 @@ def payload_from_wire(obj: object) -> Payload:
 # --- the public side --------------------------------------------------------------------
 
 
-class Phase(enum.Enum):
+class DeckPhase(enum.Enum):
     COMMIT = "commit"
     SHUFFLE = "shuffle"
     LOCK = "lock"
@@ -468,7 +462,7 @@ class DeckRecord:
     """Every payload a :class:`PublicDeck` accepted, in order: what the audit replays."""
 
     setup: DeckSetup
-    payloads: tuple[Payload, ...]
+    payloads: tuple[DeckPayload, ...]
 
 
 @dataclass(frozen=True)
@@ -482,12 +476,12 @@ class _Origin:
 
 
 _WAITING_REASONS = {
-    Phase.COMMIT: ("commit", "did not commit to a seed"),
-    Phase.SHUFFLE: ("shuffle", "did not shuffle in its turn"),
-    Phase.LOCK: ("lock", "did not lock in its turn"),
-    Phase.DEAL: ("deal", "withheld its deal keys"),
-    Phase.PLAY: ("chien", "withheld its keys for the chien"),
-    Phase.REVEAL: ("reveal", "did not reveal its seed"),
+    DeckPhase.COMMIT: ("commit", "did not commit to a seed"),
+    DeckPhase.SHUFFLE: ("shuffle", "did not shuffle in its turn"),
+    DeckPhase.LOCK: ("lock", "did not lock in its turn"),
+    DeckPhase.DEAL: ("deal", "withheld its deal keys"),
+    DeckPhase.PLAY: ("chien", "withheld its keys for the chien"),
+    DeckPhase.REVEAL: ("reveal", "did not reveal its seed"),
 }
 
 
@@ -508,7 +502,7 @@ class PublicDeck:
         #: seat checking its own step before sending it would hold up every other seat, and
         #: could find nothing.
         self.trusted: frozenset[int] = frozenset()
-        self._payloads: list[Payload] = []
+        self._payloads: list[DeckPayload] = []
         self._refs: dict[tuple[str, int], str] = {}
         self._commits: dict[int, Commit] = {}
         self._shuffles: list[Shuffle] = []
@@ -518,25 +512,25 @@ class PublicDeck:
         self._chien_keys_from: set[int] = set()
         self._chien: dict[int, Card] | None = None
         self._known: dict[int, _Origin] = {}  # card index → where it was first opened
-        self._ecart: Ecart | None = None
+        self._ecart: EcartCommitment | None = None
         self._revealed: dict[int, bytes] = {}
 
     # -- what the state is --
 
     @property
-    def phase(self) -> Phase:
+    def phase(self) -> DeckPhase:
         n = self.setup.players
         if self._revealed:
-            return Phase.REVEAL
+            return DeckPhase.REVEAL
         if len(self._commits) < n:
-            return Phase.COMMIT
+            return DeckPhase.COMMIT
         if len(self._shuffles) < n:
-            return Phase.SHUFFLE
+            return DeckPhase.SHUFFLE
         if len(self._locks) < n:
-            return Phase.LOCK
+            return DeckPhase.LOCK
         if len(self._deal_keys_from) < n:
-            return Phase.DEAL
-        return Phase.PLAY
+            return DeckPhase.DEAL
+        return DeckPhase.PLAY
 
     @property
     def record(self) -> DeckRecord:
@@ -546,15 +540,15 @@ class PublicDeck:
         """The seats whose payload the current round still needs (empty during play, except
         while the chien is being turned)."""
         phase, n = self.phase, self.setup.players
-        if phase is Phase.COMMIT:
+        if phase is DeckPhase.COMMIT:
             return set(range(n)) - set(self._commits)
-        if phase is Phase.SHUFFLE:
+        if phase is DeckPhase.SHUFFLE:
             return {len(self._shuffles)}
-        if phase is Phase.LOCK:
+        if phase is DeckPhase.LOCK:
             return {len(self._locks)}
-        if phase is Phase.DEAL:
+        if phase is DeckPhase.DEAL:
             return set(range(n)) - self._deal_keys_from
-        if phase is Phase.PLAY:
+        if phase is DeckPhase.PLAY:
             return set(range(n)) - self._chien_keys_from if self._chien_keys_from else set()
         return set(range(n)) - set(self._revealed)
 
@@ -621,7 +615,7 @@ class PublicDeck:
 
     # -- the checks --
 
-    def receive(self, payload: Payload) -> None:
+    def receive(self, payload: DeckPayload) -> None:
         """Check ``payload`` against the public state and accept it, or raise VerdictError."""
         index = len(self._payloads)
         ref = f"{payload.KIND}/{payload.seat}@{index}"
@@ -636,7 +630,7 @@ class PublicDeck:
         self._payloads.append(payload)
         self._refs.setdefault((payload.KIND, payload.seat), ref)
 
-    def _check(self, payload: Payload, ref: str) -> None:
+    def _check(self, payload: DeckPayload, ref: str) -> None:
         match payload:
             case Commit():
                 self._on_commit(payload, ref)
@@ -650,14 +644,14 @@ class PublicDeck:
                 self._on_chien_keys(payload, ref)
             case Open():
                 self._on_open(payload, ref)
-            case Ecart():
+            case EcartCommitment():
                 self._on_ecart(payload, ref)
             case OpenRecommitted():
                 self._on_open_recommitted(payload, ref)
             case Reveal():
                 self._on_reveal(payload, ref)
 
-    def _expect(self, payload: Payload, ref: str, phase: Phase, step: str, *, turn: int | None = None) -> None:
+    def _expect(self, payload: DeckPayload, ref: str, phase: DeckPhase, step: str, *, turn: int | None = None) -> None:
         """Refuse a payload sent in the wrong round, out of turn, or twice."""
         if self.phase is not phase:
             self._fail(payload.seat, step, f"sent a {payload.KIND} payload during the {self.phase.value} round", ref)
@@ -696,12 +690,12 @@ class PublicDeck:
                 self._fail(seat, step, str(error), ref)
 
     def _on_commit(self, p: Commit, ref: str) -> None:
-        self._expect(p, ref, Phase.COMMIT, "commit")
+        self._expect(p, ref, DeckPhase.COMMIT, "commit")
         self._points(p.seat, "commit", [p.blanket_public], "blanket_public", ref)
         self._commits[p.seat] = p
 
     def _on_shuffle(self, p: Shuffle, ref: str) -> None:
-        self._expect(p, ref, Phase.SHUFFLE, "shuffle", turn=len(self._shuffles))
+        self._expect(p, ref, DeckPhase.SHUFFLE, "shuffle", turn=len(self._shuffles))
         if p.seat not in self.trusted:
             self._run_check(p, partial(self._check_shuffle, p, ref, self.current_points()))
         self._shuffles.append(p)
@@ -716,7 +710,7 @@ class PublicDeck:
         self._repeats(p.seat, "shuffle", p.points, "points", ref)
 
     def _on_lock(self, p: Lock, ref: str) -> None:
-        self._expect(p, ref, Phase.LOCK, "lock", turn=len(self._locks))
+        self._expect(p, ref, DeckPhase.LOCK, "lock", turn=len(self._locks))
         if p.seat not in self.trusted:
             self._run_check(p, partial(self._check_lock, p, ref, self.current_points()))
         self._locks.append(p)
@@ -748,7 +742,7 @@ class PublicDeck:
         self._repeats(p.seat, "lock", p.locked, "locked", ref)
 
     def _on_deal_keys(self, p: DealKeys, ref: str) -> None:
-        self._expect(p, ref, Phase.DEAL, "deal")
+        self._expect(p, ref, DeckPhase.DEAL, "deal")
         positions = self.setup.dealt_to_others(p.seat)
         if len(p.keys) != len(positions):
             self._fail(p.seat, "deal", f"sent {len(p.keys)} deal keys instead of {len(positions)}", ref)
@@ -768,7 +762,7 @@ class PublicDeck:
                 self._fail(seat, step, f"its key for position {j} does not match its lock", ref, self.ref("lock", seat))
 
     def _on_chien_keys(self, p: ChienKeys, ref: str) -> None:
-        self._expect(p, ref, Phase.PLAY, "chien")
+        self._expect(p, ref, DeckPhase.PLAY, "chien")
         positions = self.setup.layout.chien_positions
         if len(p.keys) != len(positions):
             self._fail(p.seat, "chien", f"sent {len(p.keys)} chien keys instead of {len(positions)}", ref)
@@ -798,7 +792,7 @@ class PublicDeck:
         return mul(invert(scalar_product(keys)), self.final_point(position))
 
     def _on_open(self, p: Open, ref: str) -> None:
-        self._expect(p, ref, Phase.PLAY, "open")
+        self._expect(p, ref, DeckPhase.PLAY, "open")
         if self._ecart is not None and p.seat == self._ecart.seat:
             self._fail(p.seat, "open", "opened a dealt position after re-committing its hand in the écart", ref)
         owner = self.setup.layout.owner
@@ -826,8 +820,8 @@ class PublicDeck:
     def _taker(self) -> int | None:
         return None if self._ecart is None else self._ecart.seat
 
-    def _on_ecart(self, p: Ecart, ref: str) -> None:
-        self._expect(p, ref, Phase.PLAY, "ecart")
+    def _on_ecart(self, p: EcartCommitment, ref: str) -> None:
+        self._expect(p, ref, DeckPhase.PLAY, "ecart")
         if self._chien is None:
             self._fail(p.seat, "ecart", "re-committed its hand before the chien was turned", ref)
         count, chien_size = self.setup.recommit_count, self.setup.variant.chien_size
@@ -860,7 +854,7 @@ class PublicDeck:
             self._fail(seat, step, f"re-commitment {o.where} does not open to {DECK[o.card].code}", ref)
 
     def _on_open_recommitted(self, p: OpenRecommitted, ref: str) -> None:
-        self._expect(p, ref, Phase.PLAY, "open")
+        self._expect(p, ref, DeckPhase.PLAY, "open")
         if self._ecart is None or self._ecart.seat != p.seat:
             self._fail(p.seat, "open", "opened re-commitments without having made an écart", ref)
         assert self._ecart is not None
@@ -896,7 +890,7 @@ class PublicDeck:
         self._fail(None, step, f"{code} opened at two dealt positions; settled by the audit", seen.evidence, origin.evidence)
 
     def _on_reveal(self, p: Reveal, ref: str) -> None:
-        if self.phase is Phase.COMMIT:
+        if self.phase is DeckPhase.COMMIT:
             self._fail(p.seat, "reveal", "revealed its seed before every seat had committed", ref)
         if p.seat in self._revealed:
             self._fail(p.seat, "reveal", "sent its reveal payload twice", ref)
@@ -935,13 +929,13 @@ class SeatDeck:
         s = self.secrets
         return Commit(self.seat, commitment(s.seed, self.setup.table_id, self.setup.deal, self.seat), s.blanket_public)
 
-    def _my_turn(self, public: PublicDeck, phase: Phase) -> None:
+    def _my_turn(self, public: PublicDeck, phase: DeckPhase) -> None:
         if public.phase is not phase or public.waiting_for() != {self.seat}:
             raise DeckUsageError(f"seat {self.seat} cannot {phase.value} now: waiting for {sorted(public.waiting_for())}")
 
     def shuffle(self, public: PublicDeck) -> Shuffle:
         """``Dᵢ = π(a·Dᵢ₋₁)`` and its proof (78 multiplications, and 4×78 more to prove)."""
-        self._my_turn(public, Phase.SHUFFLE)
+        self._my_turn(public, DeckPhase.SHUFFLE)
         s = self.secrets
         previous = public.current_points()
         points = tuple(mul_each([s.blanket] * len(previous), [previous[p] for p in s.permutation]))
@@ -951,7 +945,7 @@ class SeatDeck:
 
     def lock(self, public: PublicDeck) -> Lock:
         """``Bⱼ = bⱼ·G``, ``Eⱼ = (bⱼ·a⁻¹)·Eᵢ₋₁,ⱼ`` and the proof (2×78 multiplications, 2×78 by G)."""
-        self._my_turn(public, Phase.LOCK)
+        self._my_turn(public, DeckPhase.LOCK)
         s = self.secrets
         binding = self.setup.binding(self.seat, "lock")
         step = lock(binding, s.blanket, s.blanket_inverse, s.blanket_public, public.current_points(), s.lock_keys, s.nonce_key)
@@ -1009,7 +1003,7 @@ class SeatDeck:
             return OpenRecommitted(self.seat, tuple(openings))
         return Open(self.seat, tuple(openings))
 
-    def ecart(self, public: PublicDeck, discard: Sequence[Card]) -> Ecart:
+    def ecart(self, public: PublicDeck, discard: Sequence[Card]) -> EcartCommitment:
         """Re-commit hand + chien as ``rₖ·M_c`` in the seed's order, mark ``discard`` as the
         écart and show the trumps in it (hand_size + chien_size multiplications).
 
@@ -1021,7 +1015,7 @@ class SeatDeck:
             raise DeckUsageError("the écart needs the hand decrypted and the chien turned")
         return self._recommit([*self._hand, *chien], discard)
 
-    def _recommit(self, held: Sequence[Card], discard: Sequence[Card]) -> Ecart:
+    def _recommit(self, held: Sequence[Card], discard: Sequence[Card]) -> EcartCommitment:
         """Re-commit ``held`` (hand + chien), marking ``discard``: the écart's crypto."""
         cards = sorted(held)
         wanted = set(discard)
@@ -1033,7 +1027,7 @@ class SeatDeck:
         discarded = tuple(k for k, card in enumerate(committed) if card in wanted)
         shown = tuple(Opening(k, s.recommit_keys[k], committed[k].index) for k in discarded if committed[k].is_trump)
         self._recommitted = {card: k for k, card in enumerate(committed) if k not in discarded}
-        return Ecart(self.seat, commitments, discarded, shown)
+        return EcartCommitment(self.seat, commitments, discarded, shown)
 
     def reveal(self) -> Reveal:
         return Reveal(self.seat, self.secrets.seed)
@@ -1049,7 +1043,7 @@ def deal_in_one_process(seats: Sequence[SeatDeck], views: Sequence[PublicDeck]) 
     def view(seat: SeatDeck) -> PublicDeck:
         return views[seat.seat] if len(views) == len(seats) else views[0]
 
-    def send(payload: Payload) -> None:
+    def send(payload: DeckPayload) -> None:
         for public in views:
             public.receive(payload)
 

@@ -29,8 +29,7 @@ from protocol.cards import Card, codes
 from protocol.deal import Action, AnnounceChelem, Bid, Call, Deal, Ecart, Phase, Play, ShowPoignee
 from protocol.deck import DeckUsageError, SeatDeck
 from protocol.identity import Identity
-from protocol.messages import Kind, Message, sign_message, verify_signature
-from protocol.messages import Payload as WirePayload
+from protocol.messages import Kind, Message, WireValue, sign_message, verify_signature
 from protocol.public import HAND_BAD, HAND_OK, HAND_PETIT_SEC, POIGNEE_ECART, PublicDeal, Stage, TableSetup, action_of
 from protocol.rules import RuleError, has_petit_sec
 from protocol.transcript import Transcript
@@ -231,7 +230,7 @@ class SeatMachine:
         ecart = self._discarded(payload) if message.kind is Kind.ECART and isinstance(payload, dict) else ()
         return action_of(message, ecart)
 
-    def _discarded(self, payload: dict[str, WirePayload]) -> tuple[Card, ...]:
+    def _discarded(self, payload: dict[str, WireValue]) -> tuple[Card, ...]:
         """The cards of this seat's own écart, from the seed's re-commitment order."""
         chien = self.public.deck.chien() or ()
         ordered = sorted([*(self.public.own_hand or ()), *chien])
@@ -251,11 +250,11 @@ class SeatMachine:
 
     # --- Sending ------------------------------------------------------------------
 
-    def _payload(self, action: Action) -> tuple[Kind, WirePayload]:
+    def _payload(self, action: Action) -> tuple[Kind, WireValue]:
         if isinstance(action, Bid):
             return Kind.BID, {"contract": None if action.contract is None else action.contract.code}
         if isinstance(action, Call):
-            payload: dict[str, WirePayload] = {"card": action.card.code}
+            payload: dict[str, WireValue] = {"card": action.card.code}
             if action.card.rank < 14:
                 proof = [c for c in self.secret.hand(self.public.deck).values() if c.suit.is_colour and c.rank > action.card.rank]
                 payload["open"] = self.secret.open(proof).to_wire()  # type: ignore[assignment]
@@ -276,7 +275,7 @@ class SeatMachine:
         assert isinstance(action, Play)
         return Kind.PLAY, {"open": self.secret.open([action.card]).to_wire()}  # type: ignore[dict-item]
 
-    def _send(self, kind: Kind, payload: WirePayload) -> None:
+    def _send(self, kind: Kind, payload: WireValue) -> None:
         message = sign_message(
             self.identity,
             self.table.table_id,
@@ -293,7 +292,7 @@ class SeatMachine:
         out, self._outbox = self._outbox, []
         return out
 
-    def _send_round(self, kind: Kind, payload: WirePayload) -> None:
+    def _send_round(self, kind: Kind, payload: WireValue) -> None:
         """A concurrent round's message, once."""
         if kind not in self._sent_rounds:
             self._sent_rounds[kind] = self.transcript.head
@@ -323,7 +322,7 @@ class SeatMachine:
         elif stage is Stage.SIGN:
             self._send_round(Kind.SCORE_SIGN, self._score_signature())
 
-    def _hand_check(self) -> WirePayload:
+    def _hand_check(self) -> WireValue:
         """Decrypt this seat's hand at once: a bad card must stop the deal before any play."""
         try:
             by_position = self.secret.hand(self.public.deck)
@@ -337,7 +336,7 @@ class SeatMachine:
             return {"status": HAND_PETIT_SEC, "open": self.secret.open(hand).to_wire()}  # type: ignore[dict-item]
         return {"status": HAND_OK}
 
-    def _score_signature(self) -> WirePayload:
+    def _score_signature(self) -> WireValue:
         if self.audit is None:
             self.audit = audit_public(self.public, self.transcript.head, self.trusted_seats)
         return signed_score(self.audit)

@@ -103,7 +103,7 @@ ENVELOPE_OVERHEAD: Final = 256
 MAX_FRAME_SIZE: Final = max(PAYLOAD_LIMITS.values()) + ENVELOPE_OVERHEAD
 
 #: What a payload may contain: exactly the values msgpack gives back unchanged.
-Payload: TypeAlias = dict[str, "Payload"] | list["Payload"] | bytes | int | bool | str | None
+WireValue: TypeAlias = dict[str, "WireValue"] | list["WireValue"] | bytes | int | bool | str | None
 
 
 class MessageError(ValueError):
@@ -125,7 +125,7 @@ class Message:
     deal: int
     kind: Kind
     seat: int
-    payload: Payload = field(hash=False)
+    payload: WireValue = field(hash=False)
     prev: bytes
     signature: bytes
     _body: bytes = field(init=False, compare=False)
@@ -164,7 +164,7 @@ def sign_message(
     deal: int,
     kind: Kind,
     seat: int,
-    payload: Payload,
+    payload: WireValue,
     prev: bytes,
 ) -> Message:
     """Sign a message of the current protocol version.  Raises :class:`MessageError` for
@@ -242,7 +242,7 @@ def _kind(value: object) -> Kind:
 
 def _make_body(
     version: int, table_id: bytes, deal: int, kind: Kind, seat: int, payload: object, prev: bytes
-) -> tuple[Payload, bytes]:
+) -> tuple[WireValue, bytes]:
     """Check every field of the body and encode it.  Returns the canonical copy of the
     payload (maps sorted by key) with the body bytes."""
     if type(version) is not int:
@@ -268,7 +268,7 @@ def _pack(value: object) -> bytes:
     return data
 
 
-def _canonical(value: object, depth: int) -> Payload:
+def _canonical(value: object, depth: int) -> WireValue:
     # Exact type checks: a subclass (bool is an int, an IntEnum is an int, a StrEnum is a
     # str) would be encoded as its base type and decode as something unequal to it.
     if value is None or type(value) is bool or type(value) is bytes:

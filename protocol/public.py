@@ -26,14 +26,25 @@ from typing import Final, NoReturn
 
 from protocol.cards import DECK, Card, CardCodeError, card
 from protocol.deal import Action, AnnounceChelem, Bid, Call, Deal, Ecart, Phase, Play, ShowPoignee
-from protocol.deck import ChienKeys, Commit, DealKeys, DeckSetup, Lock, Open, OpenRecommitted, PublicDeck
-from protocol.deck import Ecart as DeckEcart
-from protocol.deck import Payload as DeckPayload
-from protocol.deck import Phase as DeckPhase
-from protocol.deck import Reveal, Shuffle, WireError, payload_from_wire
+from protocol.deck import (
+    ChienKeys,
+    Commit,
+    DealKeys,
+    DeckPayload,
+    DeckPhase,
+    DeckSetup,
+    EcartCommitment,
+    Lock,
+    Open,
+    OpenRecommitted,
+    PublicDeck,
+    Reveal,
+    Shuffle,
+    WireError,
+    payload_from_wire,
+)
 from protocol.manifest import Manifest, SilenceCost
-from protocol.messages import Kind, Message
-from protocol.messages import Payload as WirePayload
+from protocol.messages import Kind, Message, WireValue
 from protocol.rules import RuleError, has_petit_sec
 from protocol.transcript import Slot
 from protocol.variants import Contract, Variant, variant
@@ -126,7 +137,7 @@ class PublicDeal:
     hand_reports: dict[int, Message] = field(init=False, default_factory=dict)
     seeds: dict[int, bytes] = field(init=False, default_factory=dict)
     revealed: set[int] = field(init=False, default_factory=set)  #: seats whose reveal is in the chain, good or bad
-    signatures: dict[int, Mapping[str, WirePayload]] = field(init=False, default_factory=dict)
+    signatures: dict[int, Mapping[str, WireValue]] = field(init=False, default_factory=dict)
     game_messages: list[Message] = field(init=False, default_factory=list)  #: bids, plays…
     own_hand: tuple[Card, ...] | None = field(init=False, default=None)
     own_ecart: tuple[Card, ...] | None = field(init=False, default=None)
@@ -307,7 +318,7 @@ class PublicDeal:
 
     # --- Handlers, one per kind ---------------------------------------------------
 
-    def _on_deck_step(self, message: Message, payload: dict[str, WirePayload]) -> None:
+    def _on_deck_step(self, message: Message, payload: dict[str, WireValue]) -> None:
         kinds: dict[Kind, type[DeckPayload]] = {
             Kind.COMMIT: Commit,
             Kind.SHUFFLE: Shuffle,
@@ -330,7 +341,7 @@ class PublicDeal:
         }
         self.stage = next_stage[self.deck.phase]
 
-    def _on_hand_check(self, message: Message, payload: dict[str, WirePayload]) -> None:
+    def _on_hand_check(self, message: Message, payload: dict[str, WireValue]) -> None:
         status = payload.get("status")
         if status == HAND_PETIT_SEC:
             opened = self._deck_payload(message, payload.get("open"), Open)
@@ -370,7 +381,7 @@ class PublicDeal:
             self._mirror(_void_petit_sec)
         self._follow_game()
 
-    def _on_bid(self, message: Message, payload: dict[str, WirePayload]) -> None:
+    def _on_bid(self, message: Message, payload: dict[str, WireValue]) -> None:
         code = payload.get("contract")
         try:
             contract = None if code is None else Contract.from_code(str(code))
@@ -378,7 +389,7 @@ class PublicDeal:
             self._fail(message, str(error))
         self._push(message, Bid(message.seat, contract))
 
-    def _on_call(self, message: Message, payload: dict[str, WirePayload]) -> None:
+    def _on_call(self, message: Message, payload: dict[str, WireValue]) -> None:
         called = self._card(message, payload.get("card"))
         if called.rank != 14 and called.suit.is_colour:
             # A lower call needs the four cards of each higher rank: shown with their keys.
@@ -388,7 +399,7 @@ class PublicDeal:
                 self._fail(message, f"called {called.code} without showing the four cards of each higher rank")
         self._push(message, Call(message.seat, called))
 
-    def _on_chien(self, message: Message, payload: dict[str, WirePayload]) -> None:
+    def _on_chien(self, message: Message, payload: dict[str, WireValue]) -> None:
         self._deck_payload(message, payload, ChienKeys)
         chien = self.deck.chien()
         if chien is not None:
@@ -396,9 +407,9 @@ class PublicDeal:
             self._mirror(lambda view: view.turn_chien(chien))
             self._follow_game()
 
-    def _on_ecart(self, message: Message, payload: dict[str, WirePayload]) -> None:
-        ecart = self._deck_payload(message, payload, DeckEcart)
-        assert isinstance(ecart, DeckEcart)
+    def _on_ecart(self, message: Message, payload: dict[str, WireValue]) -> None:
+        ecart = self._deck_payload(message, payload, EcartCommitment)
+        assert isinstance(ecart, EcartCommitment)
         shown = tuple(DECK[o.card] for o in ecart.openings)
         try:
             self._game().hidden_ecart(shown)
@@ -412,7 +423,7 @@ class PublicDeal:
         self.game_messages.append(message)
         self._follow_game()
 
-    def _on_chelem(self, message: Message, payload: dict[str, WirePayload]) -> None:
+    def _on_chelem(self, message: Message, payload: dict[str, WireValue]) -> None:
         announce = payload.get("announce")
         if not isinstance(announce, bool):
             self._fail(message, "a chelem announcement is true or false")
@@ -423,7 +434,7 @@ class PublicDeal:
         assert isinstance(opened, (Open, OpenRecommitted))
         return tuple(DECK[o.card] for o in opened.openings)
 
-    def _on_poignee(self, message: Message, payload: dict[str, WirePayload]) -> None:
+    def _on_poignee(self, message: Message, payload: dict[str, WireValue]) -> None:
         opened = self._opened_cards(message, payload.get("open"))
         codes = _shown_again(payload)
         if codes is None:
@@ -435,13 +446,13 @@ class PublicDeal:
                 self._fail(message, f"showed {c.code} again from its écart, where it did not show it")
         self._push(message, ShowPoignee(message.seat, (*opened, *again)))
 
-    def _on_play(self, message: Message, payload: dict[str, WirePayload]) -> None:
+    def _on_play(self, message: Message, payload: dict[str, WireValue]) -> None:
         cards = self._opened_cards(message, payload.get("open"))
         if len(cards) != 1:
             self._fail(message, "a play opens exactly one card")
         self._push(message, Play(message.seat, cards[0]))
 
-    def _on_reveal(self, message: Message, payload: dict[str, WirePayload]) -> None:
+    def _on_reveal(self, message: Message, payload: dict[str, WireValue]) -> None:
         """A seat's reveal is its answer to the round even when its seed is bad: that is a
         proven deviation, and the round closes with it — waiting on would time out seats
         that did reveal, each replica its own."""
@@ -455,7 +466,7 @@ class PublicDeal:
         if len(self.revealed) == self.players - len(self.stalled):
             self.stage = Stage.SIGN
 
-    def _on_sign(self, message: Message, payload: dict[str, WirePayload]) -> None:
+    def _on_sign(self, message: Message, payload: dict[str, WireValue]) -> None:
         self.signatures[message.seat] = payload
         if len(self.signatures) == self.players - len(self.stalled):
             self.stage = Stage.DONE
@@ -485,13 +496,13 @@ def timed_out_in(message: Message) -> set[int]:
     return _seats(_field(message, "gone"))
 
 
-def _seats(value: WirePayload) -> set[int]:
+def _seats(value: WireValue) -> set[int]:
     if not isinstance(value, list):
         return set()
     return {s for s in value if isinstance(s, int) and not isinstance(s, bool)}
 
 
-def _shown_again(payload: dict[str, WirePayload]) -> list[WirePayload] | None:
+def _shown_again(payload: dict[str, WireValue]) -> list[WireValue] | None:
     """The codes of the écart's trumps a taker shows again in its poignée (FFT: « l'atout
     écarté doit être remontré avec la triple Poignée »), None if they are not a list.  Its
     écart opened them to every seat already, so the poignée names them instead of opening
@@ -500,7 +511,7 @@ def _shown_again(payload: dict[str, WirePayload]) -> list[WirePayload] | None:
     return again if isinstance(again, list) else None
 
 
-def _field(message: Message, name: str) -> WirePayload:
+def _field(message: Message, name: str) -> WireValue:
     payload = message.payload
     return payload.get(name) if isinstance(payload, dict) else None
 

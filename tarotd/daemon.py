@@ -50,11 +50,10 @@ from tarotd.discovery import Announcement, Discovery, TableInfo
 from tarotd.discovery import Peer as DiscoveredPeer
 from tarotd.event_desk import CHANNEL as EVENT
 from tarotd.event_desk import EventDesk
-from tarotd.event_desk import Out as EventOut
 from tarotd.gate import CannotListen
 from tarotd.guard import raise_descriptor_limit
 from tarotd.home import DaemonLock, Home, load_or_create_identity
-from tarotd.lobby import BROADCAST, Lobby, Member, OfferState, ReadyTable
+from tarotd.lobby import BROADCAST, FrameOut, Lobby, Member, OfferState, ReadyTable
 from tarotd.mesh import WILDCARD_HOSTS, FaultPlan, Mesh, NotHandled, PeerState, PeerStatus
 from tarotd.refusals import Cause
 from tarotd.runner import Out, TableRunner, bot_policies, relayed, seeded_entropy, tables_named
@@ -289,7 +288,7 @@ class Daemon:
 
     # --- Moving bytes ----------------------------------------------------------------
 
-    def _send(self, outs: list[tuple[bytes, dict[str, Any]]]) -> None:
+    def _send(self, outs: list[FrameOut]) -> None:
         """Lobby frames: to one daemon, or to every peer we know."""
         for destination, frame in outs:
             body = msgpack.packb(frame, use_bin_type=True)
@@ -339,7 +338,7 @@ class Daemon:
                 paused = self._paused[runner.table_id]
                 raise NotHandled(f"table {runner.table_id.hex()[:8]} is paused here: {paused.fault.said}")
 
-    def _send_event(self, outs: list[EventOut]) -> None:
+    def _send_event(self, outs: list[FrameOut]) -> None:
         """Event frames: to one daemon, or to every peer we know."""
         for destination, frame in outs:
             body = msgpack.packb(frame, use_bin_type=True)

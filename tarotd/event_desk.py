@@ -72,7 +72,7 @@ from protocol.event import (
 from protocol.identity import Identity, fingerprint, verify
 from protocol.manifest import MAX_NAME, Manifest, SignedManifest, SilenceCost
 from protocol.movement import Movement, MovementError
-from tarotd.lobby import BROADCAST, EventSlot, ReadyTable
+from tarotd.lobby import BROADCAST, EventSlot, FrameOut, ReadyTable
 from tarotd.store import Store
 
 log = logging.getLogger(__name__)
@@ -84,8 +84,6 @@ MAX_HEARD: Final = 32  #: events heard on the LAN remembered at once
 MAX_VERSIONS: Final = 8  #: different documents signed for one row kept at once (a member may sign only its own)
 MAX_REFUSALS_SAID: Final = 64  #: (cause, sender) pairs said in the log
 UNPLAYED: Final = bytes(32)  #: the head of a row abandoned before its deal began: no transcript
-
-Out = tuple[bytes, dict[str, Any]]  #: (daemon key or BROADCAST, frame)
 
 
 class Role(enum.StrEnum):
@@ -213,7 +211,7 @@ class EventDesk:
                  name, rounds, deals, table_size, movement.value)
         return held
 
-    def join(self, event_id: bytes, name: str) -> list[Out]:
+    def join(self, event_id: bytes, name: str) -> list[FrameOut]:
         """Register our player with an event heard on the LAN."""
         heard = self.heard.get(event_id)
         if heard is None:
@@ -232,7 +230,7 @@ class EventDesk:
         log.info("event %s (%s): registered as %s", event_id.hex()[:8], heard.config.name, name)
         return [(heard.config.organiser, frame)]
 
-    def start(self, event_id: bytes) -> list[Out]:
+    def start(self, event_id: bytes) -> list[FrameOut]:
         """The organiser opens round 1 with the players registered (EventError: too few)."""
         held = self._organised(event_id)
         if held.report.plans:
@@ -243,7 +241,7 @@ class EventDesk:
             raise EventError(str(error)) from None
         return self._append(held, [entry])
 
-    def close_now(self, event_id: bytes) -> list[Out]:
+    def close_now(self, event_id: bytes) -> list[FrameOut]:
         """The organiser closes the open round without the rows still awaited, declared lost
         (a table that never formed, or never came back): they score nothing, and the members
         who hold them signed by all can show the claim false."""
@@ -345,7 +343,7 @@ class EventDesk:
 
     # --- What our tables did ------------------------------------------------------------
 
-    def table_ready(self, ready: ReadyTable) -> list[Out]:
+    def table_ready(self, ready: ReadyTable) -> list[FrameOut]:
         """Our event table formed: its signed manifest goes to the organiser."""
         seating = self.seating_of(ready.setup.table_id)
         if seating is None:
@@ -355,7 +353,7 @@ class EventDesk:
         frame = {"t": "table", "event": held.event_id, "entry": entry.wire}
         return self._keep_sending(held, f"send/table/{seating.round}/{seating.table}", frame)
 
-    def scored(self, table_id_: bytes, deal: int, head: bytes, audit: DealAudit) -> list[Out]:
+    def scored(self, table_id_: bytes, deal: int, head: bytes, audit: DealAudit) -> list[FrameOut]:
         """A deal of an event table audited here (``deal`` from 0): our player signs its row."""
         seating = self.seating_of(table_id_)
         if seating is None:
@@ -363,7 +361,7 @@ class EventDesk:
         row = row_of_audit(seating.round, seating.table, deal + 1, seating.plan, table_id_, head, audit)
         return self._sign(seating, row)
 
-    def abandon(self, table_id_: bytes, completed: int, gone: Sequence[int]) -> list[Out]:
+    def abandon(self, table_id_: bytes, completed: int, gone: Sequence[int]) -> list[FrameOut]:
         """Our event table stops after ``completed`` deals, members ``gone`` for good: our player
         signs the rows of the deals left as abandoned, the gone seats silent.  No transcript
         stands behind them: their head is :data:`UNPLAYED`."""
@@ -377,7 +375,7 @@ class EventDesk:
             outs += self._sign(seating, row)
         return outs
 
-    def _sign(self, seating: Seating, row: EventRow) -> list[Out]:
+    def _sign(self, seating: Seating, row: EventRow) -> list[FrameOut]:
         """Our player's signature of ``row``: to the organiser (until the record holds the row)
         and to the other members' daemons, each gathering the whole row."""
         held = self.held[seating.event_id]
@@ -391,20 +389,20 @@ class EventDesk:
             log.warning("event %s: our own row signature not kept: %s", held.event_id.hex()[:8], why)
             return outs
 
-    def _keep_sending(self, held: Held, note: str, frame: dict[str, Any]) -> list[Out]:
+    def _keep_sending(self, held: Held, note: str, frame: dict[str, Any]) -> list[FrameOut]:
         """Store ``frame`` (so a restart sends it again), then send it to the organiser."""
         self.store.set_event_note(held.event_id, note, msgpack.packb(frame, use_bin_type=True))
         held.outbox[note] = frame
         return self._to_organiser(held, frame)
 
-    def _to_organiser(self, held: Held, frame: dict[str, Any]) -> list[Out]:
+    def _to_organiser(self, held: Held, frame: dict[str, Any]) -> list[FrameOut]:
         return [(held.config.organiser, frame)]
 
     # --- The heartbeat ------------------------------------------------------------------
 
-    def heartbeat(self, now: float) -> list[Out]:
+    def heartbeat(self, now: float) -> list[FrameOut]:
         """Our events announced; what the records do not hold yet sent again."""
-        outs: list[Out] = []
+        outs: list[FrameOut] = []
         for held in self.held.values():
             if held.role is Role.ORGANISER and held.report.closed < held.config.rounds:
                 frame = {"t": "event", "event": held.event_id, "config": held.record.entries[0].wire,
@@ -434,7 +432,7 @@ class EventDesk:
 
     # --- Frames from the LAN ------------------------------------------------------------
 
-    def receive(self, sender: bytes, frame: object) -> list[Out]:
+    def receive(self, sender: bytes, frame: object) -> list[FrameOut]:
         """A frame of :data:`CHANNEL`; whatever does not hold is refused and said."""
         try:
             if not isinstance(frame, dict) or not isinstance(frame.get("t"), str):
@@ -464,7 +462,7 @@ class EventDesk:
             raise Refused("an event this daemon is not in" if role is Role.PLAYER else "an event not organised here")
         return held
 
-    def _on_event(self, sender: bytes, frame: dict[str, Any]) -> list[Out]:
+    def _on_event(self, sender: bytes, frame: dict[str, Any]) -> list[FrameOut]:
         (config_entry,) = read_entries([frame["config"]])
         report = verify_event(EventRecord((config_entry,)))
         count, endpoint = frame["count"], frame["endpoint"]
@@ -481,7 +479,7 @@ class EventDesk:
             return [(sender, {"t": "want", "event": event_id, "from": len(held.record.entries)})]
         return []
 
-    def _on_register(self, sender: bytes, frame: dict[str, Any]) -> list[Out]:
+    def _on_register(self, sender: bytes, frame: dict[str, Any]) -> list[FrameOut]:
         held = self._event_of(frame, Role.ORGANISER)
         (entry,) = read_entries([frame["entry"]])
         endpoint = frame["endpoint"]
@@ -501,14 +499,14 @@ class EventDesk:
         outs = self._append(held, [entry])
         return outs + ([] if any(d == sender for d, _ in outs) else self._entries_from(held, sender, 0))
 
-    def _on_want(self, sender: bytes, frame: dict[str, Any]) -> list[Out]:
+    def _on_want(self, sender: bytes, frame: dict[str, Any]) -> list[FrameOut]:
         held = self._event_of(frame, Role.ORGANISER)
         start = frame["from"]
         if sender not in held.report.names or type(start) is not int or start < 0:
             raise Refused("a want from no registered player, or of no index")
         return self._entries_from(held, sender, start)
 
-    def _on_entries(self, sender: bytes, frame: dict[str, Any]) -> list[Out]:
+    def _on_entries(self, sender: bytes, frame: dict[str, Any]) -> list[FrameOut]:
         held = self._event_of(frame, Role.PLAYER)
         start, wires, endpoints = frame["from"], frame["entries"], frame["endpoints"]
         if sender != held.config.organiser:
@@ -537,7 +535,7 @@ class EventDesk:
                 self.store.set_event_note(held.event_id, f"endpoint/{item[0].hex()}", item[1].encode())
                 held.endpoints[item[0]] = item[1]
 
-    def _on_table(self, sender: bytes, frame: dict[str, Any]) -> list[Out]:
+    def _on_table(self, sender: bytes, frame: dict[str, Any]) -> list[FrameOut]:
         held = self._event_of(frame, Role.ORGANISER)
         (entry,) = read_entries([frame["entry"]])
         if entry.kind is not EntryKind.TABLE:
@@ -546,7 +544,7 @@ class EventDesk:
             return []  # another member sent it first
         return self._append(held, [entry])
 
-    def _on_rowsig(self, sender: bytes, frame: dict[str, Any]) -> list[Out]:
+    def _on_rowsig(self, sender: bytes, frame: dict[str, Any]) -> list[FrameOut]:
         """A member's signature of a row: the organiser's daemon gathers them into the row it
         appends; a fellow member's daemon into the whole row it keeps, and sends the
         organiser in turn — so that every member holds every row of its table signed by all,
@@ -572,7 +570,7 @@ class EventDesk:
         entry = self._gather(held, row, document, seat, signature, manifest.keys)
         return [] if entry is None else self._append(held, [entry])
 
-    def _gather_as_member(self, held: Held, row: EventRow, document: bytes, seat: int, signature: bytes) -> list[Out]:
+    def _gather_as_member(self, held: Held, row: EventRow, document: bytes, seat: int, signature: bytes) -> list[FrameOut]:
         seating = self.seating_of(row.table_id)
         if seating is None or (seating.round, seating.table) != (row.round, row.table):
             raise Refused("a row signature of a table our player does not sit at")
@@ -609,7 +607,7 @@ class EventDesk:
         del held.signatures[slot]
         return row_entry(held.event_id, row, [signed.get(s) for s in range(len(keys))])
 
-    def _on_row(self, sender: bytes, frame: dict[str, Any]) -> list[Out]:
+    def _on_row(self, sender: bytes, frame: dict[str, Any]) -> list[FrameOut]:
         """A row whole, from a member of its table: appended if the record still waits for it."""
         held = self._event_of(frame, Role.ORGANISER)
         (entry,) = read_entries([frame["entry"]])
@@ -622,10 +620,10 @@ class EventDesk:
 
     # --- The record ---------------------------------------------------------------------
 
-    def _append(self, held: Held, entries: Sequence[Any]) -> list[Out]:
+    def _append(self, held: Held, entries: Sequence[Any]) -> list[FrameOut]:
         """The organiser appends ``entries`` if the record with them verifies, stores them, sends
         them to every player, and closes or opens rounds as the rows allow."""
-        outs: list[Out] = []
+        outs: list[FrameOut] = []
         while entries:
             start = len(held.record.entries)
             record = EventRecord((*held.record.entries, *entries))
@@ -669,11 +667,11 @@ class EventDesk:
     def _store(self, event_id: bytes, start: int, *wires: bytes) -> None:
         self.store.append_event_entries(event_id, start, list(wires))
 
-    def _entries_from(self, held: Held, player: bytes, start: int) -> list[Out]:
+    def _entries_from(self, held: Held, player: bytes, start: int) -> list[FrameOut]:
         """The entries from ``start`` for ``player``'s daemon, in frames of at most
         :data:`MAX_BATCH` bytes, with the endpoints of the players."""
         endpoints = [[key, endpoint] for key, endpoint in held.endpoints.items()]
-        outs: list[Out] = []
+        outs: list[FrameOut] = []
         batch: list[bytes] = []
         size = 0
         for entry in held.record.entries[start:]:
@@ -786,7 +784,7 @@ def _manifest_of(held: Held, table_id_: bytes) -> Manifest | None:
     return None
 
 
-_HANDLERS: Final[dict[str, Callable[[EventDesk, bytes, dict[str, Any]], list[Out]]]] = {
+_HANDLERS: Final[dict[str, Callable[[EventDesk, bytes, dict[str, Any]], list[FrameOut]]]] = {
     "event": EventDesk._on_event,
     "register": EventDesk._on_register,
     "want": EventDesk._on_want,

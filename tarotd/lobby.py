@@ -253,7 +253,7 @@ class ReadyTable:
         return cls(TableSetup.from_manifest(document), members, int(dealer), manifest, tuple(signatures), document.name)
 
 
-Out = tuple[bytes, dict[str, Any]]  #: (destination daemon key or BROADCAST, frame)
+FrameOut = tuple[bytes, dict[str, Any]]  #: (destination daemon key or BROADCAST, frame)
 
 
 def manifest_bytes(table_id: bytes, name: str, members: list[Member], silence: SilenceCost = SilenceCost.NOTHING) -> bytes:
@@ -339,7 +339,7 @@ class Lobby:
     def members_here(self) -> list[Member]:
         return [Member(key, name, self.daemon_key, self.endpoint) for key, (_, name) in self.hosted.items()]
 
-    def open(self, name: str, seats: int) -> list[Out]:
+    def open(self, name: str, seats: int) -> list[FrameOut]:
         """Open a table under a fresh invite code (``offers[joined].invite``)."""
         return self._after_change(self._open(name, seats, None))
 
@@ -361,7 +361,7 @@ class Lobby:
         self.joined = table_id
         return offer
 
-    def want(self, name: str, seats: int, invite: str | None = None) -> list[Out]:
+    def want(self, name: str, seats: int, invite: str | None = None) -> list[FrameOut]:
         """Join the table of this name (opening it if nobody we trust has): ``tarotd --table``,
         with the code of ``tarotd --invite`` if given (ValueError if it is no code)."""
         self.wanted = (name, seats)
@@ -370,7 +370,7 @@ class Lobby:
             self._recognise(offer)
         return self._pursue()
 
-    def join(self, table_id: bytes, invite: str | None = None) -> list[Out]:
+    def join(self, table_id: bytes, invite: str | None = None) -> list[FrameOut]:
         """Join this offer: one we trust, or one that proves ``invite`` (ValueError saying
         which it is not)."""
         offer = self.offers.get(table_id)
@@ -398,7 +398,7 @@ class Lobby:
             raise ValueError("the table is full: a bot takes a seat at a table that is filling")
         return offer
 
-    def add_seat(self, identity: Identity, name: str) -> list[Out]:
+    def add_seat(self, identity: Identity, name: str) -> list[FrameOut]:
         """Host one more seat (a bot) and sit it at the table we joined, while it is open."""
         offer = self.filling()
         self.hosted[identity.public_key] = (identity, name)
@@ -408,7 +408,7 @@ class Lobby:
             return self._after_change(offer)
         return [(offer.opener, self._join_frame(offer, [member]))]
 
-    def expect(self, slot: EventSlot) -> list[Out]:
+    def expect(self, slot: EventSlot) -> list[FrameOut]:
         """Form the event table ``slot`` (module docstring): open it if our seat is its first,
         else join it when its offer comes.  The table we sat at before is over for us."""
         if slot.table_id in self.slots:
@@ -433,7 +433,7 @@ class Lobby:
         are free to join another."""
         self.joined = None
 
-    def leave(self) -> list[Out]:
+    def leave(self) -> list[FrameOut]:
         """Take our seats back from the table we joined, while it has not started; an offer of
         ours is withdrawn."""
         if self.joined is None:
@@ -447,7 +447,7 @@ class Lobby:
             return [(BROADCAST, offer.to_wire())]
         return [(offer.opener, {"t": "leave", "table": offer.table_id, "keys": list(self.hosted)})]
 
-    def announcements(self) -> list[Out]:
+    def announcements(self) -> list[FrameOut]:
         """Our open offers, to repeat now and then (peers that came late learn them)."""
         return [
             (destination, o.to_wire())
@@ -473,7 +473,7 @@ class Lobby:
 
     # --- Frames from peers ---------------------------------------------------------
 
-    def receive(self, sender: bytes, frame: object) -> list[Out]:
+    def receive(self, sender: bytes, frame: object) -> list[FrameOut]:
         if not isinstance(frame, dict):
             return []
         try:
@@ -482,7 +482,7 @@ class Lobby:
         except (KeyError, TypeError, ValueError):
             return []  # a malformed frame changes nothing
 
-    def _on_offer(self, sender: bytes, frame: dict[str, Any]) -> list[Out]:
+    def _on_offer(self, sender: bytes, frame: dict[str, Any]) -> list[FrameOut]:
         table_id, name, seats = _id(frame["table"]), _text(frame["name"]), frame["seats"]
         if sender != frame["opener"] or type(seats) is not int or seats not in (3, 4, 5):
             return []
@@ -525,7 +525,7 @@ class Lobby:
         return self._pursue()
 
     def _on_event_offer(self, sender: bytes, slot: EventSlot, frame: dict[str, Any], members: list[Member],
-                        state: OfferState, nonce: bytes, proof: bytes) -> list[Out]:
+                        state: OfferState, nonce: bytes, proof: bytes) -> list[FrameOut]:
         """The offer of an event table our seat is expected at: from the daemon of its first
         seat only, under the event's rule and size; we join it at once."""
         if sender != slot.opener or frame["seats"] != len(slot.keys) or state is not OfferState.OPEN:
@@ -539,7 +539,7 @@ class Lobby:
         ours = [m for m in self.members_here() if m.key in slot.keys]
         return [(sender, self._join_frame(offer, ours))]
 
-    def _on_join(self, sender: bytes, frame: dict[str, Any]) -> list[Out]:
+    def _on_join(self, sender: bytes, frame: dict[str, Any]) -> list[FrameOut]:
         offer = self.offers.get(_id(frame["table"]))
         if offer is None or offer.opener != self.daemon_key or offer.state is not OfferState.OPEN:
             return []
@@ -560,7 +560,7 @@ class Lobby:
                 offer.members.append(member)
         return self._after_change(offer)
 
-    def _on_event_join(self, sender: bytes, slot: EventSlot, offer: Offer, frame: dict[str, Any]) -> list[Out]:
+    def _on_event_join(self, sender: bytes, slot: EventSlot, offer: Offer, frame: dict[str, Any]) -> list[FrameOut]:
         """A join of an event table we open: only the seats the plan puts there, each hosted
         by its own daemon."""
         known = {m.key for m in offer.members}
@@ -573,7 +573,7 @@ class Lobby:
                 offer.members.append(member)
         return self._after_change(offer)
 
-    def _on_leave(self, sender: bytes, frame: dict[str, Any]) -> list[Out]:
+    def _on_leave(self, sender: bytes, frame: dict[str, Any]) -> list[FrameOut]:
         offer = self.offers.get(_id(frame["table"]))
         if offer is None or offer.opener != self.daemon_key or offer.state is not OfferState.OPEN:
             return []
@@ -581,7 +581,7 @@ class Lobby:
         offer.members = [m for m in offer.members if not (m.key in leaving and m.daemon == sender)]
         return self._after_change(offer)
 
-    def _on_manifest(self, sender: bytes, frame: dict[str, Any]) -> list[Out]:
+    def _on_manifest(self, sender: bytes, frame: dict[str, Any]) -> list[FrameOut]:
         table_id = _id(frame["table"])
         offer = self.offers.get(table_id)
         if offer is None or sender != offer.opener or table_id != self.joined:
@@ -639,14 +639,14 @@ class Lobby:
             del self.offers[table_id]
             self._early.pop(table_id, None)
 
-    def _wait_for_manifest(self, sender: bytes, frame: dict[str, Any]) -> list[Out]:
+    def _wait_for_manifest(self, sender: bytes, frame: dict[str, Any]) -> list[FrameOut]:
         """A signature or a coin may overtake the manifest (it comes from another daemon)."""
         waiting = self._early.setdefault(_id(frame["table"]), [])
         if len(waiting) < 64:
             waiting.append((sender, frame))
         return []
 
-    def _on_sign(self, sender: bytes, frame: dict[str, Any]) -> list[Out]:
+    def _on_sign(self, sender: bytes, frame: dict[str, Any]) -> list[FrameOut]:
         table_id, key = _id(frame["table"]), bytes(frame["key"])
         offer = self.offers.get(table_id)
         if offer is None:
@@ -663,7 +663,7 @@ class Lobby:
         self._commits.setdefault(table_id, {})[key] = bytes(frame["commit"])
         return self._reveal_if_signed(offer)
 
-    def _on_coin(self, sender: bytes, frame: dict[str, Any]) -> list[Out]:
+    def _on_coin(self, sender: bytes, frame: dict[str, Any]) -> list[FrameOut]:
         table_id, key, coin = _id(frame["table"]), bytes(frame["key"]), bytes(frame["coin"])
         offer = self.offers.get(table_id)
         if offer is None:
@@ -698,7 +698,7 @@ class Lobby:
         proof = offer.invite.proof(Proof.JOIN, offer.table_id, self.daemon_key) if offer.invite else b""
         return {"t": "join", "table": offer.table_id, "members": [m.to_wire() for m in members], "proof": proof}
 
-    def _pursue(self) -> list[Out]:
+    def _pursue(self) -> list[FrameOut]:
         """Converge on the wanted table: the open offer of that name with the smallest id
         among those we trust; none, and we open it (under the code we were given, if any)."""
         if self.wanted is None:
@@ -729,8 +729,8 @@ class Lobby:
         slot = self.slots.get(offer.table_id)
         return [BROADCAST] if slot is None else [key for key in slot.keys if key != self.daemon_key]
 
-    def _after_change(self, offer: Offer) -> list[Out]:
-        out: list[Out] = [(destination, offer.to_wire()) for destination in self._audience(offer)]
+    def _after_change(self, offer: Offer) -> list[FrameOut]:
+        out: list[FrameOut] = [(destination, offer.to_wire()) for destination in self._audience(offer)]
         if offer.full and offer.state is OfferState.OPEN and offer.opener == self.daemon_key:
             offer.state = OfferState.FULL
             slot = self.slots.get(offer.table_id)
@@ -742,11 +742,11 @@ class Lobby:
             out += self._sign(offer)
         return out
 
-    def _sign(self, offer: Offer) -> list[Out]:
+    def _sign(self, offer: Offer) -> list[FrameOut]:
         """Each seat hosted here signs the manifest and commits to a coin for the dealer."""
         document = MANIFEST_DOMAIN + _manifest_of(offer)
         coin = self._coins.setdefault(offer.table_id, self._entropy(32))
-        out: list[Out] = []
+        out: list[FrameOut] = []
         for member in offer.members:
             if member.key in self.hosted:
                 identity, _ = self.hosted[member.key]
@@ -763,11 +763,11 @@ class Lobby:
         held = by_member.get(offer.table_id, {})
         return all(m.key in held for m in offer.members)
 
-    def _reveal_if_signed(self, offer: Offer) -> list[Out]:
+    def _reveal_if_signed(self, offer: Offer) -> list[FrameOut]:
         if not self._every_member_in(offer, self._signatures) or offer.table_id not in self._coins:
             return []
         coin = self._coins[offer.table_id]
-        out: list[Out] = []
+        out: list[FrameOut] = []
         for member in offer.members:
             if member.key in self.hosted and member.key not in self._reveals.get(offer.table_id, {}):
                 revealed = coin + member.key

@@ -13,7 +13,7 @@ from functools import cache
 from typing import Iterable, Iterator, Mapping, Sequence
 
 from protocol.cards import DECK, Card
-from protocol.deck import ChienKeys, DeckSetup, Ecart, Open, OpenRecommitted, Payload, PublicDeck, SeatDeck, deal_in_one_process
+from protocol.deck import ChienKeys, DeckPayload, DeckSetup, EcartCommitment, Open, OpenRecommitted, PublicDeck, SeatDeck, deal_in_one_process
 from protocol.group import card_of, invert, mul, scalar_product
 from protocol.variants import variant
 
@@ -148,12 +148,12 @@ class Place:
     index: int
 
 
-def taker_of(payloads: Sequence[Payload]) -> int | None:
+def taker_of(payloads: Sequence[DeckPayload]) -> int | None:
     """The seat that made the écart, once it has."""
-    return next((p.seat for p in payloads if isinstance(p, Ecart)), None)
+    return next((p.seat for p in payloads if isinstance(p, EcartCommitment)), None)
 
 
-def owner_of(place: Place, setup: DeckSetup, payloads: Sequence[Payload]) -> int:
+def owner_of(place: Place, setup: DeckSetup, payloads: Sequence[DeckPayload]) -> int:
     """Who may see the card at ``place``: the seat it was dealt to, or ``CHIEN`` (nobody
     alone); a re-commitment is the taker's."""
     if place.recommitted:
@@ -163,7 +163,7 @@ def owner_of(place: Place, setup: DeckSetup, payloads: Sequence[Payload]) -> int
     return setup.layout.owner[place.index]
 
 
-def shown_places(setup: DeckSetup, payloads: Sequence[Payload]) -> set[Place]:
+def shown_places(setup: DeckSetup, payloads: Sequence[DeckPayload]) -> set[Place]:
     """The places the rules have opened in ``payloads``: positions played or shown, the
     chien once every seat turned it, the trumps of the écart and the taker's cards played."""
     shown: set[Place] = set()
@@ -171,7 +171,7 @@ def shown_places(setup: DeckSetup, payloads: Sequence[Payload]) -> set[Place]:
     for p in payloads:
         if isinstance(p, Open):
             shown |= {Place(False, o.where) for o in p.openings}
-        elif isinstance(p, (Ecart, OpenRecommitted)):
+        elif isinstance(p, (EcartCommitment, OpenRecommitted)):
             shown |= {Place(True, o.where) for o in p.openings}
         elif isinstance(p, ChienKeys):
             chien_keys += 1

@@ -55,7 +55,7 @@ from typing import Iterable, Iterator, Mapping, Sequence
 
 from deck_tables import Place, owner_of, played_table, shown_places
 from protocol import group, proofs, seeds
-from protocol.deck import Commit, DeckSetup, Ecart, Lock, Payload, PublicDeck, SeatDeck, Shuffle
+from protocol.deck import Commit, DeckPayload, DeckSetup, EcartCommitment, Lock, PublicDeck, SeatDeck, Shuffle
 from protocol.group import ORDER, Point, Scalar
 from protocol.seeds import SeatSecrets
 from protocol.variants import Variant
@@ -487,7 +487,7 @@ class TracedDeal:
     public: PublicDeck
     moments: dict[str, int]  #: moment → how many payloads were in
 
-    def payloads(self, moment: str) -> tuple[Payload, ...]:
+    def payloads(self, moment: str) -> tuple[DeckPayload, ...]:
         return self.public.record.payloads[: self.moments[moment]]
 
 
@@ -651,7 +651,7 @@ class PermutationLeak:
 Leak = CardLeak | PermutationLeak
 
 
-def leaks(tracer: Tracer, setup: DeckSetup, payloads: Sequence[Payload], extra: Sequence[object] = ()) -> list[Leak]:
+def leaks(tracer: Tracer, setup: DeckSetup, payloads: Sequence[DeckPayload], extra: Sequence[object] = ()) -> list[Leak]:
     """Every leak, to every coalition of n − 1 seats, of the values ``payloads`` carry —
     and ``extra``, values a test publishes beside them (a payload of another design)."""
     published = [*payloads, *extra]
@@ -678,7 +678,7 @@ def expr_of(value: bytes) -> Expr:
 def _leaks_to(
     tracer: Tracer,
     setup: DeckSetup,
-    payloads: Sequence[Payload],
+    payloads: Sequence[DeckPayload],
     published: Sequence[object],
     coalition: frozenset[int],
     knowledge: Knowledge,
@@ -700,7 +700,7 @@ def _leaks_to(
                 card = None if base == SCALAR else tracer.bases[base].card
                 if card is None:
                     continue
-                place = Place(True, int(path[1])) if isinstance(payload, Ecart) else Place(False, position_of[card])
+                place = Place(True, int(path[1])) if isinstance(payload, EcartCommitment) else Place(False, position_of[card])
                 if place in shown or owner_of(place, setup, payloads) in coalition:
                     continue
                 if (unfollowed and path[0] == "points") or not knowledge.knows(monomial):

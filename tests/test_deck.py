@@ -19,13 +19,13 @@ from protocol.audit_deck import audit_deck
 from protocol.cards import DECK, Card
 from protocol.deck import (
     PAYLOAD_TYPES,
+    DeckPayload,
+    DeckPhase,
     DeckSetup,
     DeckUsageError,
     Open,
     Opening,
     OpenRecommitted,
-    Payload,
-    Phase,
     PublicDeck,
     SeatDeck,
     WireError,
@@ -149,7 +149,7 @@ def test_the_ecart_hides_which_chien_cards_were_kept_yet_the_audit_verifies_it(p
     assert audit.ecart is not None and set(audit.ecart) == set(discarding)
 
 
-def _points(payload: Payload) -> list[bytes]:
+def _points(payload: DeckPayload) -> list[bytes]:
     wire = payload.to_wire()
     found: list[bytes] = []
     for value in wire.values():
@@ -189,7 +189,7 @@ def test_identical_seeds_replay_byte_identically(players: int) -> None:
     offline = PublicDeck(setup_for(players))
     for payload in decoded:
         offline.receive(payload)
-    assert offline.phase is Phase.REVEAL and offline.waiting_for() == set()
+    assert offline.phase is DeckPhase.REVEAL and offline.waiting_for() == set()
 
 
 def test_the_whole_deal_audits_clean_and_tells_the_true_hands() -> None:
@@ -219,24 +219,24 @@ def test_every_seat_can_verify_everything_itself() -> None:
 
 def test_rounds_wait_for_the_right_seats() -> None:
     seats, public = fresh_table(3)
-    assert (public.phase, public.waiting_for()) == (Phase.COMMIT, {0, 1, 2})
+    assert (public.phase, public.waiting_for()) == (DeckPhase.COMMIT, {0, 1, 2})
     public.receive(seats[2].commit())
     assert public.waiting_for() == {0, 1}
     assert [v.seat for v in public.stalled()] == [0, 1]
     for seat in seats[:2]:
         public.receive(seat.commit())
     for seat in seats:
-        assert (public.phase, public.waiting_for()) == (Phase.SHUFFLE, {seat.seat})
+        assert (public.phase, public.waiting_for()) == (DeckPhase.SHUFFLE, {seat.seat})
         public.receive(seat.shuffle(public))
     for seat in seats:
-        assert (public.phase, public.waiting_for()) == (Phase.LOCK, {seat.seat})
+        assert (public.phase, public.waiting_for()) == (DeckPhase.LOCK, {seat.seat})
         public.receive(seat.lock(public))
-    assert (public.phase, public.waiting_for()) == (Phase.DEAL, {0, 1, 2})
+    assert (public.phase, public.waiting_for()) == (DeckPhase.DEAL, {0, 1, 2})
     for seat in seats:
         public.receive(seat.deal_keys())
-    assert (public.phase, public.waiting_for(), public.stalled()) == (Phase.PLAY, set(), [])
+    assert (public.phase, public.waiting_for(), public.stalled()) == (DeckPhase.PLAY, set(), [])
     public.receive(seats[0].reveal())
-    assert (public.phase, public.waiting_for()) == (Phase.REVEAL, {1, 2})
+    assert (public.phase, public.waiting_for()) == (DeckPhase.REVEAL, {1, 2})
 
 
 def test_a_seat_deck_refuses_to_act_out_of_turn() -> None:
@@ -291,7 +291,7 @@ def test_the_deal_round_publishes_keys_only_for_positions_dealt_to_others() -> N
 
 # --- the wire ---------------------------------------------------------------------------
 
-_SAMPLES: list[Payload] = list(_whole_deal(3, salt=5)[1].record.payloads)
+_SAMPLES: list[DeckPayload] = list(_whole_deal(3, salt=5)[1].record.payloads)
 _BAD_VALUES: list[Any] = [None, True, -1, 7, 2**70, "text", b"", b"\x00" * 31, b"\x00" * 33, [], [b""], [[1]], [None], {}, [1, b"", 2]]
 
 
@@ -300,13 +300,13 @@ def test_the_samples_cover_every_payload_kind() -> None:
 
 
 @pytest.mark.parametrize("payload", _SAMPLES, ids=lambda p: f"{p.KIND}-{p.seat}")
-def test_payloads_round_trip_through_msgpack(payload: Payload) -> None:
+def test_payloads_round_trip_through_msgpack(payload: DeckPayload) -> None:
     wire = msgpack.unpackb(msgpack.packb(payload.to_wire()))
     assert payload_from_wire(wire) == payload == type(payload).from_wire(wire)
 
 
 @pytest.mark.parametrize("payload", _SAMPLES, ids=lambda p: f"{p.KIND}-{p.seat}")
-def test_malformed_payloads_raise_wire_errors_only(payload: Payload) -> None:
+def test_malformed_payloads_raise_wire_errors_only(payload: DeckPayload) -> None:
     wire = msgpack.unpackb(msgpack.packb(payload.to_wire()))
     for field in wire:
         with pytest.raises(WireError, match=payload.KIND if field != "kind" else "kind|payload"):

@@ -33,12 +33,12 @@ from protocol.cards import DECK
 from protocol.deck import (
     ChienKeys,
     DealKeys,
+    DeckPayload,
     DeckSetup,
-    Ecart,
+    EcartCommitment,
     Lock,
     Open,
     OpenRecommitted,
-    Payload,
     PublicDeck,
     SeatDeck,
     Shuffle,
@@ -116,7 +116,7 @@ class UnlockedPoints:
     unlocked: tuple[Point, ...]
 
 
-def _v1_unlocked(seats: Sequence[SeatDeck], payloads: Sequence[Payload], multiply: Callable[[Sequence[Scalar], Sequence[Point]], Sequence[Point]]) -> list[UnlockedPoints]:
+def _v1_unlocked(seats: Sequence[SeatDeck], payloads: Sequence[DeckPayload], multiply: Callable[[Sequence[Scalar], Sequence[Point]], Sequence[Point]]) -> list[UnlockedPoints]:
     """The v1 ``F`` of every lock of the real deal, rebuilt from its secrets with ``multiply``
     (traced or not)."""
     before = [p for p in payloads if isinstance(p, Shuffle)][-1].points
@@ -239,7 +239,7 @@ class Coalition:
             self._cards.update((point, c) for c, point in enumerate(mul_each([k] * DECK_SIZE, CARD_POINTS)))
         self._opened: dict[tuple[bytes, frozenset[bytes]], int | None] = {}
 
-    def reads(self, payloads: Sequence[Payload], extra: Sequence[object] = ()) -> set[tuple[Place | None, int]]:
+    def reads(self, payloads: Sequence[DeckPayload], extra: Sequence[object] = ()) -> set[tuple[Place | None, int]]:
         """Every (place, card) the coalition reads from ``payloads`` and ``extra``, values of
         another design published beside them."""
         shown = shown_places(self.setup, payloads)
@@ -267,7 +267,7 @@ class Coalition:
             if image in self._cards:
                 self._opened[attempt] = self._cards[image]
 
-    def _keys(self, payloads: Sequence[Payload]) -> dict[Place | None, frozenset[bytes]]:
+    def _keys(self, payloads: Sequence[DeckPayload]) -> dict[Place | None, frozenset[bytes]]:
         """Place → the keys the coalition holds for it: its own, and what was published."""
         held: dict[Place | None, set[bytes]] = {Place(False, j): set() for j in range(DECK_SIZE)}
         for secrets in self.secrets.values():
@@ -278,7 +278,7 @@ class Coalition:
                 published = [(Place(False, j), key) for j, key in zip(self.setup.dealt_to_others(p.seat), p.keys)]
             elif isinstance(p, ChienKeys):
                 published = [(Place(False, j), key) for j, key in zip(self.setup.layout.chien_positions, p.keys)]
-            elif isinstance(p, (Open, Ecart, OpenRecommitted)):
+            elif isinstance(p, (Open, EcartCommitment, OpenRecommitted)):
                 published = [(Place(not isinstance(p, Open), o.where), o.key) for o in p.openings]
             else:
                 continue
@@ -286,7 +286,7 @@ class Coalition:
                 held.setdefault(place, set()).add(key)
         return {place: frozenset(keys) for place, keys in held.items()}
 
-    def _points(self, payloads: Sequence[Payload], extra: Sequence[object]) -> Iterator[tuple[Place | None, bytes]]:
+    def _points(self, payloads: Sequence[DeckPayload], extra: Sequence[object]) -> Iterator[tuple[Place | None, bytes]]:
         """Every byte string published, with the place it is tied to (None: no place)."""
         shuffles = [p for p in payloads if isinstance(p, Shuffle)]
         for payload in [*payloads, *extra]:
@@ -294,7 +294,7 @@ class Coalition:
                 value = getattr(payload, field.name)
                 if isinstance(payload, Shuffle) and field.name == "points":
                     places = self._followed(shuffles[shuffles.index(payload) + 1 :])
-                elif isinstance(payload, Ecart) and field.name == "commitments":
+                elif isinstance(payload, EcartCommitment) and field.name == "commitments":
                     places = [Place(True, k) for k in range(len(value))]
                 elif isinstance(value, tuple) and len(value) == DECK_SIZE:
                     places = [Place(False, j) for j in range(DECK_SIZE)]

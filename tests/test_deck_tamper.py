@@ -21,13 +21,13 @@ from protocol.cards import DECK, Card, card
 from protocol.cheats import TRACED, BadKeyDeck, BadLockDeck, HalfFixLockTracerDeck, LockTracerDeck, TracerDeck
 from protocol.deck import (
     ChienKeys,
+    DeckPhase,
     DeckUsageError,
-    Ecart,
+    EcartCommitment,
     Lock,
     Open,
     Opening,
     OpenRecommitted,
-    Phase,
     PublicDeck,
     SeatDeck,
     Shuffle,
@@ -146,7 +146,7 @@ def test_the_tracer_is_refused_at_its_shuffle_before_anything_is_dealt(players: 
     verdict = verdict_of(lambda: lock_rounds(seats, public))
     assert (verdict.seat, verdict.step) == (0, "shuffle")
     assert "proof" in verdict.reason and verdict.evidence == (f"shuffle/0@{players}",)
-    assert public.phase is Phase.SHUFFLE and public.waiting_for() == {0}  # nothing dealt, nothing locked
+    assert public.phase is DeckPhase.SHUFFLE and public.waiting_for() == {0}  # nothing dealt, nothing locked
 
     seats, public = fresh_table(players, cheaters={0: TracerDeck})
     public.trusted = frozenset({0})  # as if nobody checked its proof
@@ -208,7 +208,7 @@ def test_a_lock_that_does_not_bind_every_position_to_its_key_is_refused_at_once(
     verdict = verdict_of(lambda: deal_in_one_process(seats, [public]))
     assert (verdict.seat, verdict.step) == (2, "lock") and "proof" in verdict.reason
     assert verdict.evidence == ("lock/2@12",)
-    assert public.phase is Phase.LOCK and public.waiting_for() == {2}
+    assert public.phase is DeckPhase.LOCK and public.waiting_for() == {2}
 
 
 class HonestProof(SeatDeck):
@@ -251,7 +251,7 @@ def test_the_lock_tracer_is_refused_at_its_lock_in_both_shapes(players: int, che
     verdict = verdict_of(lambda: lock_rounds(seats, public))
     assert (verdict.seat, verdict.step) == (seat, "lock") and "proof" in verdict.reason
     assert verdict.evidence == (f"lock/{seat}@{2 * players + seat}",)
-    assert public.phase is Phase.LOCK and public.waiting_for() == {seat}
+    assert public.phase is DeckPhase.LOCK and public.waiting_for() == {seat}
 
 
 @pytest.mark.parametrize("cheat", [LockTracerDeck, HalfFixLockTracerDeck])
@@ -396,11 +396,11 @@ def test_opening_a_position_dealt_to_another_seat_is_named() -> None:
 # --- the écart ---------------------------------------------------------------------------
 
 
-def recommit(taker: SeatDeck, cards: list[Card], discard: list[Card], show: list[Card]) -> Ecart:
+def recommit(taker: SeatDeck, cards: list[Card], discard: list[Card], show: list[Card]) -> EcartCommitment:
     """An écart payload for any list of cards, made the way SeatDeck.ecart makes it."""
     s = taker.secrets
     committed = [sorted(cards)[k] for k in s.recommit_order]
-    return Ecart(
+    return EcartCommitment(
         taker.seat,
         tuple(mul(r, CARD_POINTS[c.index]) for r, c in zip(s.recommit_keys, committed)),
         tuple(k for k, c in enumerate(committed) if c in discard),

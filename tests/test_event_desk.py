@@ -17,8 +17,8 @@ from protocol.event import EventError, register, verify_event
 from protocol.identity import Identity
 from protocol.manifest import MANIFEST_DOMAIN, manifest_document
 from protocol.movement import Movement
-from tarotd.event_desk import EventDesk, Out
-from tarotd.lobby import BROADCAST, ReadyTable
+from tarotd.event_desk import EventDesk
+from tarotd.lobby import BROADCAST, FrameOut, ReadyTable
 from tarotd.store import Store
 
 
@@ -45,7 +45,7 @@ class Room:
     def by_key(self, key: bytes) -> EventDesk:
         return next(desk for desk in self.desks if desk.key == key)
 
-    def post(self, sender: bytes, outs: list[Out]) -> None:
+    def post(self, sender: bytes, outs: list[FrameOut]) -> None:
         for destination, frame in outs:
             targets = [d.key for d in self.desks if d.key != sender] if destination == BROADCAST else [destination]
             wire = msgpack.unpackb(msgpack.packb(frame, use_bin_type=True), raw=False)
@@ -292,7 +292,7 @@ def test_every_member_holds_its_tables_rows_whole_and_can_hand_them_in(tmp_path:
     organiser = room.organiser.key
     post = room.post
 
-    def no_signatures_to_the_organiser(sender: bytes, outs: list[Out]) -> None:
+    def no_signatures_to_the_organiser(sender: bytes, outs: list[FrameOut]) -> None:
         post(sender, [(d, f) for d, f in outs if not (d == organiser and f.get("t") == "rowsig")])
 
     room.post = no_signatures_to_the_organiser  # type: ignore[method-assign]

@@ -11,7 +11,7 @@ import pytest
 
 from protocol.identity import Identity
 from protocol.manifest import Manifest, SilenceCost
-from tarotd.lobby import BROADCAST, EventSlot, Lobby, Out, ReadyTable
+from tarotd.lobby import BROADCAST, EventSlot, FrameOut, Lobby, ReadyTable
 
 SLOT_ID = bytes.fromhex("e7" * 16)
 
@@ -28,7 +28,7 @@ class Room:
         self.queues: dict[tuple[bytes, bytes], list[object]] = {}
         self.ready: dict[bytes, list[ReadyTable]] = {key: [] for key in self.lobbies}
 
-    def post(self, sender: bytes, outs: list[Out]) -> None:
+    def post(self, sender: bytes, outs: list[FrameOut]) -> None:
         for destination, frame in outs:
             for target in ([k for k in self.lobbies if k != sender] if destination == BROADCAST else [destination]):
                 if target in self.lobbies:

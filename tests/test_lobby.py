@@ -17,11 +17,11 @@ from tarotd.lobby import (
     BROADCAST,
     INVITE_ALPHABET,
     MANIFEST_DOMAIN,
+    FrameOut,
     Invite,
     Lobby,
     Member,
     OfferState,
-    Out,
     Proof,
     ReadyTable,
     invite_code,
@@ -50,7 +50,7 @@ class Network:
         self.ready: dict[bytes, list[ReadyTable]] = {key: [] for key in self.lobbies}
         self.outside: dict[bytes, list[dict[str, Any]]] = {}
 
-    def post(self, sender: bytes, outs: list[Out]) -> None:
+    def post(self, sender: bytes, outs: list[FrameOut]) -> None:
         for destination, frame in outs:
             targets = [k for k in self.lobbies if k != sender] if destination == BROADCAST else [destination]
             for target in targets:
@@ -350,7 +350,7 @@ class Joined:
         key = key or Identity.generate().public_key
         return [key, name, daemon or self.opener.daemon_key, "tcp://127.0.0.1:9000"]
 
-    def manifest(self, members: object) -> list[Out]:
+    def manifest(self, members: object) -> list[FrameOut]:
         return self.me.receive(self.opener.daemon_key, {"t": "manifest", "table": self.table, "members": members})
 
 

@@ -21,7 +21,7 @@ from protocol.messages import (
     Kind,
     Message,
     MessageError,
-    Payload,
+    WireValue,
     decode,
     encode,
     sign_message,
@@ -35,7 +35,7 @@ PREV = bytes(range(32))
 ED25519_ORDER = 2**252 + 27742317777372353535851937790883648493
 
 
-def sample(kind: Kind = Kind.PLAY, payload: Payload = None) -> Message:
+def sample(kind: Kind = Kind.PLAY, payload: WireValue = None) -> Message:
     """A message validly signed by ALICE for seat 2."""
     return sign_message(ALICE, TABLE, 7, kind, 2, {"position": 17} if payload is None else payload, PREV)
 
@@ -108,7 +108,7 @@ def test_verify_never_raises(key: bytes, signature: bytes, data: bytes) -> None:
 
 
 def test_round_trip() -> None:
-    payload: Payload = {"keys": [b"\x01" * 32, b"\x02" * 32], "n": -5, "ok": True, "none": None, "t": "é"}
+    payload: WireValue = {"keys": [b"\x01" * 32, b"\x02" * 32], "n": -5, "ok": True, "none": None, "t": "é"}
     message = sample(Kind.DEAL_KEYS, payload)
     data = encode(message)
     again = decode(data)
@@ -127,7 +127,7 @@ def test_map_key_order_does_not_change_the_bytes() -> None:
 
 
 def test_payload_is_copied_so_later_changes_cannot_desynchronise_it() -> None:
-    payload: dict[str, Payload] = {"position": 17}
+    payload: dict[str, WireValue] = {"position": 17}
     message = sample(payload=payload)
     payload["position"] = 18
     assert message.payload == {"position": 17}
@@ -332,10 +332,10 @@ def test_signing_checks_the_envelope(change: dict[str, object], error: str) -> N
 
 
 def test_extreme_but_valid_values_round_trip() -> None:
-    payload: Payload = {"big": 2**64 - 1, "small": -(2**63), "deep": [[[[[[[1]]]]]]], "empty": {}}
+    payload: WireValue = {"big": 2**64 - 1, "small": -(2**63), "deep": [[[[[[[1]]]]]]], "empty": {}}
     message = sign_message(ALICE, TABLE, 2**64 - 1, Kind.ABANDON, 4, payload, PREV)
     assert decode(encode(message)) == message
-    largest: Payload = {"x": bytes(PAYLOAD_LIMITS[Kind.SHUFFLE] - 20)}
+    largest: WireValue = {"x": bytes(PAYLOAD_LIMITS[Kind.SHUFFLE] - 20)}
     big = sign_message(ALICE, TABLE, 0, Kind.SHUFFLE, 0, largest, PREV)
     assert decode(encode(big)) == big
 

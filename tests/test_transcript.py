@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from protocol.identity import Identity, fingerprint
-from protocol.messages import Kind, Message, Payload, encode, sign_message
+from protocol.messages import Kind, Message, WireValue, encode, sign_message
 from protocol.transcript import (
     EQUIVOCATION,
     ProofBundle,
@@ -39,7 +39,7 @@ def signed(
     transcript: Transcript,
     seat: int,
     kind: Kind,
-    payload: Payload = None,
+    payload: WireValue = None,
     *,
     prev: bytes | None = None,
     deal: int = DEAL,
