@@ -19,15 +19,18 @@ import time
 from pathlib import Path
 from typing import Any
 
+from prompt_toolkit.formatted_text import fragment_list_to_text
 from client.api import DaemonRefused, DaemonUnavailable, ask, default_home
 from client.cli import SubParsers, UsageError
-from client.tui.i18n import language_from_environment
+from client.tui.event import event_line, event_screen
+from client.tui.i18n import Texts, language_from_environment
 from protocol.event import FFT_FORMATS, MAGIC, EventError, EventReport, read_event, verify_event
 from protocol.event_export import available, event_html, ranking_csv
 from protocol.identity import fingerprint
 
 MOVEMENTS = ("fft", "random", "best")
 WATCH_EVERY = 1.0  #: seconds between two looks of ``show --watch``
+CLEAR = "\x1b[H\x1b[2J"  #: the cursor home and the screen cleared, for ``show --watch`` on a terminal
 
 
 def register(subparsers: SubParsers) -> None:
@@ -108,13 +111,11 @@ def run_list(args: argparse.Namespace) -> int:
         events = _ask(args, "events")
     except (DaemonUnavailable, DaemonRefused) as error:
         return _fails(error)
+    texts = Texts(_lang(args))
     if not events:
-        print("no event seen yet (the organiser's daemon must be on the LAN, or one of your --peer)")
+        print(texts("event_none_heard"))
     for event in events:
-        role = event["role"] or "not registered"
-        progress = "" if event["closed"] is None else f", {event['closed']}/{event['rounds']} rounds played"
-        players = "" if event["players"] is None else f", {event['players']} players"
-        print(f"{event['event'][:12]}  « {event['name']} » by [{event['organiser']}] — {role}{players}{progress}")
+        print(f"{event['event'][:12]}  {event_line(texts, event, unregistered='event_not_registered_cli')}")
     return 0
 
 
@@ -131,7 +132,7 @@ def run_action(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(answer, ensure_ascii=False))
     elif op == "event":
-        print("\n".join(screen(answer)))
+        print("\n".join(screen(answer, _lang(args), _our_fingerprint(args))))
     elif op == "event-withdraw":
         print(f"{answer['withdrawn']}: no place from the next round on")
     elif op == "event-substitute":
@@ -141,10 +142,24 @@ def run_action(args: argparse.Namespace) -> int:
     return 0
 
 
+def _lang(args: argparse.Namespace) -> str:
+    return str(args.lang or language_from_environment())
+
+
+def _our_fingerprint(args: argparse.Namespace) -> str | None:
+    """Our player's fingerprint, to mark its ranking line (None if the daemon does not say)."""
+    try:
+        status = _ask(args, "status")
+    except (DaemonUnavailable, DaemonRefused):
+        return None
+    return str(status["fingerprint"]) if isinstance(status, dict) and "fingerprint" in status else None
+
+
 def watch(args: argparse.Namespace) -> int:
     """``tarot event show --watch``: the screen again whenever the record grows — the live
-    ranking on the organiser's projector, or a player's table for the next round."""
-    shown = -1
+    ranking on the organiser's projector, or a player's table for the next round.  On a
+    terminal each look replaces the last one; into a pipe or a file they follow each other."""
+    shown, ours, clear = -1, _our_fingerprint(args), sys.stdout.isatty()
     try:
         while True:
             try:
@@ -153,38 +168,16 @@ def watch(args: argparse.Namespace) -> int:
                 return _fails(error)
             if event["entries"] != shown:
                 shown = event["entries"]
-                print("\n".join(["", *screen(event)]), flush=True)
+                print(CLEAR if clear else "", *screen(event, _lang(args), ours), sep="\n", flush=True)
             time.sleep(WATCH_EVERY)
     except KeyboardInterrupt:
         return 0
 
 
-def screen(event: dict[str, Any]) -> list[str]:
-    """The organiser's or a player's screen, from the daemon's ``event`` answer."""
-    lines = [f"« {event['name']} » — {event['rounds']} rounds of {event['deals']} deals, tables of {event['tables']}, "
-             f"{event['movement']} movement; organiser [{event['organiser']}]; you are its {event['role']}",
-             f"{len(event['players'])} players: " + ", ".join(p["name"] for p in event["players"])]
-    for plan in event["plans"]:
-        lines.append(f"round {plan['round']} ({plan['movement']}):")
-        lines += [f"  table {n}: {', '.join(table)}" for n, table in enumerate(plan["tables"], start=1)]
-    seat = event["seat"]
-    if seat is not None:
-        lines.append(f"YOU SIT at table {seat['table']} of round {seat['round']}, seat {seat['seat']}, with "
-                     + ", ".join(seat["with"]))
-    if event["open"] is not None:
-        lines.append(f"round {event['open']} is being played: {len(event['pending'])} rows still awaited")
-        awaited: dict[int, list[int]] = {}
-        for _, table, deal in event["pending"]:
-            awaited.setdefault(table, []).append(deal)
-        lines += [f"  table {table}: deals {', '.join(map(str, deals))} to come" for table, deals in sorted(awaited.items())]
-    elif event["closed"] == event["rounds"]:
-        lines.append("the event is over")
-    lines.append("ranking:" if event["closed"] == event["rounds"] else "ranking so far:")
-    for line in event["ranking"]:
-        rounds = "  ".join(f"{points:+d}" + ("" if mark == "played" else f" ({mark})") for points, mark in line["rounds"])
-        lines.append(f"  {line['place']:>3}. {line['name']} [{line['fingerprint']}] {line['total']:+d}   {rounds}")
-    lines += [f"FAULT: {finding}" for finding in event["findings"]]
-    return lines
+def screen(event: dict[str, Any], lang: str, ours: str | None = None) -> list[str]:
+    """The organiser's or a player's screen, from the daemon's ``event`` answer: the client's
+    event panel with every round's table plan, in ``lang``."""
+    return fragment_list_to_text(event_screen(Texts(lang), event, ours, plans=True)).rstrip("\n").splitlines()
 
 
 def run_export(args: argparse.Namespace) -> int:

@@ -61,11 +61,15 @@ def test_the_screen_says_where_to_sit_and_the_ranking() -> None:
              "pending": [[2, 1, 1], [2, 1, 2]], "findings": [],
              "ranking": [{"place": 1, "name": "Ana", "fingerprint": "ab", "total": 120, "rounds": [[120, "played"]]},
                          {"place": 2, "name": "Bo", "fingerprint": "cd", "total": -40, "rounds": [[-40, "abandoned"]]}]}
-    lines = screen(event)
-    assert "YOU SIT at table 1 of round 2, seat 2, with Bo, Cy, Ana, Di" in lines
-    assert "round 2 is being played: 2 rows still awaited" in lines and "  table 1: deals 1, 2 to come" in lines
-    assert any("1. Ana [ab] +120" in line for line in lines)
-    assert any("-40 (abandoned)" in line for line in lines)
+    lines = screen(event, "en", ours="cd")
+    assert "You sit at table 1 of round 2, with Bo, Cy, Ana, Di" in lines
+    assert "Round 2 is being played: 2 score rows awaited" in lines and "  table 1: deals 1, 2 to come" in lines
+    assert "Round 1 (random draw):" in lines and "  table 1: Ana, Bo, Cy, Di" in lines  # the table plan
+    assert "2 registered: Ana, Bo" in lines
+    assert "   1. Ana  +120   [ab]   +120" in lines and "→  2. Bo  -40   [cd]   -40 (abandoned)" in lines  # ours marked
+    french = screen(event, "fr")
+    assert "Vous êtes à la table 1 de la manche 2, avec Bo, Cy, Ana, Di" in french and "Classement provisoire" in french
+    assert "Manche 1 (tirage au sort) :" in french and "   2. Bo  -40   [cd]   -40 (abandon)" in french
 
 
 def test_the_format_and_the_counts_are_not_given_together(capsys: pytest.CaptureFixture[str]) -> None:

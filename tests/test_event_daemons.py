@@ -79,11 +79,11 @@ def check_event(room: EventRoom, event: str, players: int, rounds: int, deals: i
     refused = tarot("audit", tampered)
     assert refused.returncode == 1 and "DOES NOT HOLD" in refused.stdout
     assert "is not signed by" in refused.stdout, refused.stdout
-    shown = tarot("--home", room.players[0], "event", "show")
-    assert shown.returncode == 0 and "the event is over" in shown.stdout, shown.stdout + shown.stderr
-    assert f"1. {top['name']} [{top['fingerprint']}] {top['total']:+d}" in shown.stdout
-    listed = tarot("--home", room.players[0], "event", "list")
-    assert f"{event[:12]}  « Soirée du club »" in listed.stdout and "player" in listed.stdout
+    shown = tarot("--home", room.players[0], "--lang", "en", "event", "show")
+    assert shown.returncode == 0 and "The event is over." in shown.stdout, shown.stdout + shown.stderr
+    assert f" 1. {top['name']}  {top['total']:+d}   [{top['fingerprint'].split('-')[0]}]" in shown.stdout
+    listed = tarot("--home", room.players[0], "--lang", "fr", "event", "list")
+    assert f"{event[:12]}  « Soirée du club »" in listed.stdout and "inscrit" in listed.stdout
     html = room.tmp_path / "event.html"
     assert tarot("--home", room.organiser, "--lang", "fr", "event", "export", "--html", html).returncode == 0
     assert top["name"] in html.read_text(encoding="utf-8")

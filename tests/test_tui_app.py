@@ -34,6 +34,7 @@ from prompt_toolkit.output import DummyOutput
 
 from client.tui.app import TarotApp
 from client.tui.cards import plain
+from client.tui.event import event_fragments
 from client.tui.i18n import Texts
 from client.tui.model import Model, Quitting, sorted_codes
 from client.tui.table import hand_fragments
@@ -348,9 +349,11 @@ class ScriptedDaemon:
     default) and, if given, ``tables`` answer from a script; any other request is recorded
     and refused."""
 
-    def __init__(self, state: dict[str, Any] | None = None, tables: list[dict[str, Any]] | None = None) -> None:
+    def __init__(self, state: dict[str, Any] | None = None, tables: list[dict[str, Any]] | None = None,
+                 events: list[dict[str, Any]] | None = None, event: dict[str, Any] | None = None) -> None:
         self.requests: list[dict[str, Any]] = []
         self.state, self.tables = state or _playing_state(), tables
+        self.events, self.event = events or [], event
 
     async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         while line := await reader.readline():
@@ -363,6 +366,10 @@ class ScriptedDaemon:
                 reply["result"] = self.state
             elif op == "tables" and self.tables is not None:
                 reply["result"] = self.tables
+            elif op == "events":
+                reply["result"] = self.events
+            elif op == "event" and self.event is not None:
+                reply["result"] = self.event
             else:
                 self.requests.append(request)
                 reply = {"id": request["id"], "ok": False, "error": f"scripted daemon: {op} refused"}
@@ -464,3 +471,81 @@ def test_reading_the_sheet_is_safe_from_enter_and_q_asks_what_quitting_does(tmp_
     assert "Quit? The game ends: the daemons of scripts/play stop and the game is deleted" in asking
     assert "You stay at the table." in stayed and "Quit?" not in stayed
     assert Texts("en")("bid_gone", contract="Garde").startswith("A Garde is no longer possible")
+
+
+def _event_summary(**changes: Any) -> dict[str, Any]:
+    """The daemon's ``event`` answer (tarotd.event_desk.EventDesk.summary) for a player of
+    round 2 of 3 at table 2, the ranking of round 1 in."""
+    names = ["anne", "bruno", "carla", "moi", "eric", "fanny", "gilles", "hugo"]
+    ranking = [{"place": i + 1, "name": name, "fingerprint": "aaaa-bbbb-cccc-dddd" if name == "moi" else f"{i}{i}{i}{i}-0000",
+                "total": 300 - 80 * i, "rounds": [[300 - 80 * i, "abandoned" if name == "hugo" else "played"]]}
+               for i, name in enumerate(names)]
+    summary = {"event": "ee" * 16, "name": "mardi", "role": "player", "organiser": "9999-8888", "rounds": 3, "deals": 4,
+               "tables": 4, "movement": "fft", "silence": "nothing",
+               "players": [{"name": n, "fingerprint": "x"} for n in names],
+               "plans": [{"round": 1, "movement": "fft", "tables": [names[:4], names[4:]]},
+                         {"round": 2, "movement": "fft", "tables": [names[::2], names[1::2]]}],
+               "closed": 1, "open": 2, "pending": [[2, 2, 3], [2, 2, 4]], "ranking": ranking,
+               "seat": {"round": 2, "table": 2, "seat": 1, "with": ["bruno", "fanny", "hugo"]},
+               "findings": [], "entries": 17}
+    return {**summary, **changes}
+
+
+def test_an_event_in_the_lobby_is_joined_with_enter_and_followed_beside_the_table(tmp_path: Path) -> None:
+    """The lobby lists the events heard after its tables; Enter on one registers; the event
+    taken part in shows where to sit and the live ranking, in the lobby and, by Tab, at the
+    table (80 columns: in the table's place)."""
+    heard = [{"event": "dd" * 16, "name": "jeudi", "role": None, "organiser": "7777-6666", "players": None,
+              "closed": None, "rounds": 5},
+             {"event": "ee" * 16, "name": "mardi", "role": "player", "organiser": "9999-8888", "players": 8,
+              "closed": 1, "rounds": 3}]
+
+    async def scenario() -> tuple[ScriptedDaemon, str, str]:
+        daemon = ScriptedDaemon({"table": None}, [], heard, _event_summary())
+        tmp_path.mkdir(exist_ok=True)
+        server = await asyncio.start_unix_server(daemon.serve, path=str(tmp_path / "api.sock"))
+        try:
+            with create_pipe_input() as pipe:
+                async with running(tmp_path, "fr", pipe) as d:
+                    await d.until(lambda m: m.event is not None and len(m.events) == 2, "the events")
+                    lobby = d.ui.screen_text()
+                    await d.press(ENTER, "the registration sent", lambda m: daemon.requests)
+                    daemon.state = _playing_state()
+                    await d.until(lambda m: m.at_table, "the event's table")
+                    await d.press("\t\t\t", "the event in the table's place", lambda m: m.folded == "event")
+                    beside = d.ui.screen_text()
+        finally:
+            server.close()
+        return daemon, lobby, beside
+
+    daemon, lobby, beside = asyncio.run(asyncio.wait_for(scenario(), 60))
+    assert "« jeudi » par [7777] — Entrée : s'inscrire" in lobby
+    assert "« mardi » par [9999] — inscrit, 8 joueurs, 1/3 manches jouées" in lobby
+    assert "Vous êtes à la table 2 de la manche 2, avec bruno, fanny, hugo" in lobby
+    assert "table 2 : donnes 3, 4 à venir" in lobby and "Classement provisoire" in lobby
+    assert "→  4. moi  +60" in lobby and "+140 (abandon)" not in lobby and "+-260 (abandon)" not in lobby
+    assert "8. hugo  -260   [7777]   -260 (abandon)" in lobby  # the whole line, its round marked
+    assert [(r["op"], r["event"]) for r in daemon.requests] == [("event-join", "dd" * 16)]
+    assert "Vous êtes à la table 2 de la manche 2" in beside and "8. hugo  -260   [7777]" in beside
+
+
+def test_the_event_panel_says_what_the_event_waits_for_in_both_languages() -> None:
+    """Before round 1 the organiser is told how to start it, a player that it will be
+    started; once over, the ranking is final; a fault the record shows is said."""
+    for lang, role, words in (("en", "organiser", "Registered: 8. Enter on the event: start the first round."),
+                              ("fr", "player", "Inscrits : 8. L'organisateur lancera la première manche.")):
+        m = Model(Texts(lang), tmp := Path("/nonexistent"))
+        m.event = _event_summary(role=role, plans=[], closed=0, open=None, pending=[], ranking=[], seat=None)
+        text = fragment_list_to_text(event_fragments(m))
+        assert words in text and str(tmp) not in text
+    m = Model(Texts("en"), Path("/nonexistent"))
+    m.event = _event_summary(closed=3, open=None, pending=[], findings=["round 2, table 1, deal 3: a row signed by no member"])
+    text = fragment_list_to_text(event_fragments(m))
+    assert "The event is over." in text and "Final ranking" in text and "Ranking so far" not in text
+    assert "FAULT: round 2, table 1, deal 3: a row signed by no member" in text
+    m.status = {"fingerprint": "aaaa-bbbb-cccc-dddd"}
+    m.event = _event_summary(ranking=[{**line, "fingerprint": "aaaa-bbbb-cccc-dddd" if line["name"] == "hugo" else "x"}
+                                      for line in _event_summary()["ranking"]])
+    beside = fragment_list_to_text(event_fragments(m, compact=True))  # the panel beside a wide table
+    assert "→  8. hugo  -260" in beside and "   …" in beside and "7. gilles" not in beside and "6. fanny" in beside
+    assert "[7777]" not in beside  # the leaders and our own line, their totals only

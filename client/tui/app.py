@@ -34,9 +34,10 @@ from client.api import DaemonClient, DaemonRefused, DaemonUnavailable
 from client.tui.choose import BID_KEYS, Refusal, poignee_refusal, refused_card
 from client.tui.geometry import MIN_COLUMNS, MIN_ROWS, Geometry, rows_of
 from client.tui.i18n import CONTRACTS, Texts
+from client.tui.event import event_fragments
 from client.tui.journal import deal_log
 from client.tui.lobby import lobby_fragments, our_table
-from client.tui.model import FOLDED, PANELS, Model, Quitting, Replay
+from client.tui.model import EVENT_PANEL, TABLE, Model, Quitting, Replay
 from client.tui.replay import replay_fragments, replayable
 from client.tui.replay import step as replay_step
 from client.tui.sheet import sheet_fragments
@@ -105,6 +106,7 @@ class TarotApp:
         self.client = DaemonClient(home)
         self.poll = poll
         self._dirty = asyncio.Event()
+        self._events_asked = -POLL  #: the loop's time of the last ``events`` request
         self._tasks: list[asyncio.Task[None]] = []
         self.app: Application[int] = Application(
             layout=Layout(self._layout()),
@@ -143,10 +145,33 @@ class TarotApp:
             self.model.update(await self.client.request("state"))
             if not self.model.at_table:
                 self.model.tables = await self.client.request("tables")
-                self.model.lobby_index = min(self.model.lobby_index, max(0, len(self.model.tables) - 1))
+            await self._refresh_event()
+            self.model.lobby_index = min(self.model.lobby_index, max(0, self._lobby_rows() - 1))
         except DaemonUnavailable:
             self._daemon_gone()
         self.app.invalidate()
+
+    async def _refresh_event(self) -> None:
+        """The events heard and the one we take part in — asked once a poll at most, since a
+        deal's every card asks for the state again.  A daemon that knows no events (an older
+        one) shows none."""
+        now = asyncio.get_running_loop().time()
+        if now - self._events_asked < self.poll:
+            return
+        self._events_asked = now
+        model = self.model
+        try:
+            model.events = list(await self.client.request("events"))
+            ours = [event for event in model.events if event.get("role")]
+            held = next((e for e in ours if e.get("closed") != e.get("rounds")), ours[0] if ours else None)
+            model.event = None if held is None else await self.client.request("event", event=held["event"])
+        except DaemonRefused:
+            model.events, model.event = [], None
+        if model.event is None and EVENT_PANEL in (model.panel, model.folded):
+            model.panel, model.folded = model.panels()[0], TABLE
+
+    def _lobby_rows(self) -> int:
+        return len(self.model.tables) + len(self.model.events)
 
     def _daemon_gone(self) -> None:
         if self.model.connected:
@@ -193,6 +218,8 @@ class TarotApp:
         asyncio.get_running_loop().create_task(self._request(op, success, params))
 
     async def _request(self, op: str, success: str | None, params: dict[str, Any]) -> None:
+        if op.startswith("event"):
+            self._events_asked = -self.poll  # what it changed, on screen at the next refresh
         try:
             result = await self.client.request(op, **params)
         except DaemonRefused as error:
@@ -272,7 +299,7 @@ class TarotApp:
             return lobby_fragments(model)
         if model.replay is not None:
             return replay_fragments(model)
-        if not self._wide() and model.folded != "table":
+        if not self._wide() and model.folded != TABLE:
             return self._panel(model.folded, geometry.main)
         state = model.state or {}
         if state.get("between_deals") or state.get("finished") or model.view is None and state.get("results"):
@@ -285,9 +312,11 @@ class TarotApp:
         return self._panel(self.model.panel, geometry.side or geometry.main, self._side_window)
 
     def _panel(self, panel: str, width: int, window: Window | None = None) -> StyleAndTextTuples:
-        """The log of the deal (its newest lines in sight) or the score sheet."""
+        """The log of the deal (its newest lines in sight), the score sheet or the event."""
         if panel == "sheet":
             return sheet_fragments(self.model, compact=window is not None, width=width)
+        if panel == EVENT_PANEL:
+            return event_fragments(self.model, compact=window is not None)
         info = window.render_info if window is not None else None
         height = info.window_height if info else max(1, self.geometry().rows - 4)
         return [("", "\n".join(last_rows(deal_log(self.model), max(1, width), height)))]
@@ -361,6 +390,7 @@ class TarotApp:
         state = model.state or {}
         if not model.at_table:
             self._join_selected()
+            self._enter_event()
         elif model.replay is not None:
             replay_step(model, tricks=1)
         elif state.get("between_deals") or state.get("finished"):
@@ -431,9 +461,11 @@ class TarotApp:
         the sheet in turn in the same place."""
         model = self.model
         if self._wide():
-            model.panel = PANELS[(PANELS.index(model.panel) + 1) % len(PANELS)]
+            panels = model.panels()
+            model.panel = panels[(panels.index(model.panel) + 1) % len(panels)] if model.panel in panels else panels[0]
         else:
-            model.folded = FOLDED[(FOLDED.index(model.folded) + 1) % len(FOLDED)]
+            folded = model.folded_panels()
+            model.folded = folded[(folded.index(model.folded) + 1) % len(folded)] if model.folded in folded else TABLE
 
     def escape(self) -> None:
         model = self.model
@@ -456,6 +488,24 @@ class TarotApp:
             table = tables[self.model.lobby_index]
             return None if table is our_table(self.model) else table
         return None
+
+    def _selected_event(self) -> dict[str, Any] | None:
+        """The event under the lobby's cursor (the events are listed after the tables)."""
+        index = self.model.lobby_index - len(self.model.tables)
+        events = self.model.events
+        return events[index] if not self.model.at_table and 0 <= index < len(events) else None
+
+    def _enter_event(self) -> None:
+        """Enter on an event: register with it; its organiser seats round 1 with it."""
+        event = self._selected_event()
+        if event is None:
+            return
+        if event.get("role") is None:
+            self._send("event-join", "event_joined", event=event["event"])
+        elif event.get("role") == "organiser" and self.model.event is not None and not self.model.event.get("plans"):
+            self._send("event-start", "event_started", event=event["event"])
+        else:
+            self.model.say(self.texts("event_nothing_to_do"))
 
     def _join_selected(self, invite: str | None = None) -> None:
         table = self._selected()
@@ -542,7 +592,7 @@ class TarotApp:
         if model.replay is not None:
             replay_step(model, deals=step)
         elif not model.at_table:
-            model.lobby_index = max(0, min(len(model.tables) - 1, model.lobby_index + step))
+            model.lobby_index = max(0, min(self._lobby_rows() - 1, model.lobby_index + step))
 
     def _letter_action(self, contract: str) -> Callable[[], None]:
         """A bid's letter puts the pick on it (Enter bids it) — or says why it cannot."""

@@ -84,7 +84,41 @@ _TEXT: dict[str, dict[str, str]] = {
         "invite_prompt": "Code d'invitation de « {table} » : {code}▏ — Entrée rejoindre, Échap annuler",
         "lobby_peers": "Voisins : {peers}",
         "lobby_no_peers": "Aucun voisin vu pour l'instant.",
-        "lobby_keys": "↑/↓ table — Entrée rejoindre — i code d'invitation — 3/4/5 ouvrir une table — b ajouter un bot — x quitter la table — q quitter",
+        "lobby_keys": "↑/↓ table ou tournoi — Entrée rejoindre — i code d'invitation — 3/4/5 ouvrir une table — b ajouter un bot — x quitter la table — q quitter",
+        # Events: club nights and tournaments (tarot event).
+        "lobby_events": "Tournois — vus sur le réseau",
+        "event_heard": "« {name} » par [{organiser}] — {role}{players}{progress}",
+        "event_not_registered": "Entrée : s'inscrire",
+        "event_role_player": "inscrit",
+        "event_role_organiser": "vous l'organisez",
+        "event_players": ", {count} joueurs",
+        "event_progress": ", {closed}/{rounds} manches jouées",
+        "event_header": "Tournoi « {name} » — {rounds} manches de {deals} donnes, tables de {tables} ; {role}",
+        "event_seat": "Vous êtes à la table {table} de la manche {round}, avec {others}",
+        "event_playing": "Manche {round} en cours : {rows} lignes de marque attendues",
+        "event_awaited": "  table {table} : donnes {deals} à venir",
+        "event_over": "Le tournoi est terminé.",
+        "event_waiting_start": "Inscrits : {count}. L'organisateur lancera la première manche.",
+        "event_waiting_start_organiser": "Inscrits : {count}. Entrée sur le tournoi : lancer la première manche.",
+        "event_ranking": "Classement provisoire",
+        "event_ranking_final": "Classement final",
+        "event_ranking_none": "Aucune manche jouée pour l'instant.",
+        "event_mark_abandoned": "abandon",
+        "event_mark_absent": "absent",
+        "event_mark_incomplete": "incomplète",
+        "event_fault": "ANOMALIE : {finding}\n",
+        "event_none": "Aucun tournoi.",
+        "event_none_heard": "Aucun tournoi vu pour l'instant (le démon de l'organisateur doit être sur le réseau, ou l'un de vos --peer).",
+        "event_not_registered_cli": "non inscrit : tarot event join",
+        "event_registered": "{count} inscrits : {names}",
+        "event_plan": "Manche {round} ({movement}) :",
+        "event_plan_table": "  table {table} : {members}",
+        "event_movement_fft": "mouvement FFT",
+        "event_movement_random": "tirage au sort",
+        "event_movement_best-against-best": "les meilleurs ensemble",
+        "event_joined": "Inscrit : votre démon vous placera à chaque manche.",
+        "event_started": "Première manche lancée : les tables se forment.",
+        "event_nothing_to_do": "Votre démon suit ce tournoi : il vous place à chaque manche.",
         "opened": "Table ouverte : les places se remplissent.",
         "joined": "Vous avez rejoint la table.",
         "bot_added": "Bot ajouté : {bot}.",
@@ -202,9 +236,9 @@ _TEXT: dict[str, dict[str, str]] = {
             "  p t g s c      choisir Passe, Petite, Garde, Garde Sans, Garde Contre\n"
             "  o / n          choisir oui / non au chelem (Entrée valide)\n"
             "  m / Échap      montrer une poignée (avant votre première carte) / y renoncer\n"
-            "  d / Tab        le dernier pli / le journal ou la marque\n"
+            "  d / Tab        le dernier pli / le journal, la marque ou le tournoi\n"
             "  n / r          donne suivante (donne marquée) / rejouer les donnes pli par pli\n"
-            "  ↑/↓ Entrée i   au salon : choisir, rejoindre, taper un code d'invitation\n"
+            "  ↑/↓ Entrée i   au salon : choisir, rejoindre (une table, un tournoi), taper un code d'invitation\n"
             "  3 4 5 / b / x  au salon : ouvrir une table / ajouter un bot / quitter la table\n"
             "  w              un joueur parti pour de bon : continuer sans lui, à une nouvelle table\n"
             "  q              quitter (demande confirmation pendant une partie)\n"
@@ -278,7 +312,40 @@ _TEXT: dict[str, dict[str, str]] = {
         "invite_prompt": "Invite code of “{table}”: {code}▏ — Enter join, Esc cancel",
         "lobby_peers": "Neighbours: {peers}",
         "lobby_no_peers": "No neighbour seen yet.",
-        "lobby_keys": "↑/↓ table — Enter join — i invite code — 3/4/5 open a table — b add a bot — x leave the table — q quit",
+        "lobby_keys": "↑/↓ table or event — Enter join — i invite code — 3/4/5 open a table — b add a bot — x leave the table — q quit",
+        "lobby_events": "Events — seen on the network",
+        "event_heard": "“{name}” by [{organiser}] — {role}{players}{progress}",
+        "event_not_registered": "Enter: register",
+        "event_role_player": "registered",
+        "event_role_organiser": "you organise it",
+        "event_players": ", {count} players",
+        "event_progress": ", {closed}/{rounds} rounds played",
+        "event_header": "Event “{name}” — {rounds} rounds of {deals} deals, tables of {tables}; {role}",
+        "event_seat": "You sit at table {table} of round {round}, with {others}",
+        "event_playing": "Round {round} is being played: {rows} score rows awaited",
+        "event_awaited": "  table {table}: deals {deals} to come",
+        "event_over": "The event is over.",
+        "event_waiting_start": "Registered: {count}. The organiser will start the first round.",
+        "event_waiting_start_organiser": "Registered: {count}. Enter on the event: start the first round.",
+        "event_ranking": "Ranking so far",
+        "event_ranking_final": "Final ranking",
+        "event_ranking_none": "No round played yet.",
+        "event_mark_abandoned": "abandoned",
+        "event_mark_absent": "absent",
+        "event_mark_incomplete": "incomplete",
+        "event_fault": "FAULT: {finding}\n",
+        "event_none": "No event.",
+        "event_none_heard": "No event seen yet (the organiser's daemon must be on the LAN, or one of your --peer).",
+        "event_not_registered_cli": "not registered: tarot event join",
+        "event_registered": "{count} registered: {names}",
+        "event_plan": "Round {round} ({movement}):",
+        "event_plan_table": "  table {table}: {members}",
+        "event_movement_fft": "FFT movement",
+        "event_movement_random": "random draw",
+        "event_movement_best-against-best": "best against best",
+        "event_joined": "Registered: your daemon will seat you at every round.",
+        "event_started": "First round started: the tables are forming.",
+        "event_nothing_to_do": "Your daemon follows this event: it seats you at every round.",
         "opened": "Table opened: the seats are filling.",
         "joined": "You joined the table.",
         "bot_added": "Bot added: {bot}.",
@@ -389,9 +456,9 @@ _TEXT: dict[str, dict[str, str]] = {
             "  p t g s c      pick Passe, Petite, Garde, Garde Sans or Garde Contre\n"
             "  y / n          pick yes / no to the chelem (Enter confirms)\n"
             "  m / Esc        show a poignée (before your first card) / give it up\n"
-            "  d / Tab        the last trick / the log or the score sheet\n"
+            "  d / Tab        the last trick / the log, the score sheet or the event\n"
             "  n / r          next deal (once scored) / replay the deals trick by trick\n"
-            "  ↑/↓ Enter i    in the lobby: pick, join, type an invite code\n"
+            "  ↑/↓ Enter i    in the lobby: pick, join (a table, an event), type an invite code\n"
             "  3 4 5 / b / x  in the lobby: open a table / add a bot / leave the table\n"
             "  w              a player gone for good: go on without them, at a new table\n"
             "  q              quit (asks first during a game)\n"

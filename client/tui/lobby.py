@@ -6,6 +6,7 @@ from typing import Any
 
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 
+from client.tui.event import event_fragments, event_line
 from client.tui.model import Model
 
 
@@ -52,6 +53,13 @@ def lobby_fragments(model: Model) -> StyleAndTextTuples:
             if table.get("invite"):  # what the players whose daemon does not know ours type
                 out.append(("class:heading", texts("lobby_invite", code=table["invite"])))
         out.append(("", "\n"))
+    if model.events:
+        out += [("", "\n"), ("class:heading", texts("lobby_events")), ("", "\n")]
+    for i, event in enumerate(model.events, start=len(model.tables)):
+        style = "class:option.cursor" if i == model.lobby_index else "class:option"
+        out += [("", "  "), (style, event_line(texts, event)), ("", "\n")]
+    if model.event is not None:
+        out += [("", "\n"), *event_fragments(model)]
     if model.invite is not None and model.tables:
         name = model.tables[model.lobby_index].get("name", "")
         out += [("", "\n"), ("class:prompt", texts("invite_prompt", table=name, code=model.invite)), ("", "\n")]

@@ -16,10 +16,12 @@ from client.tui.choose import Choice, EcartPicker, HandCursor, PoigneePicker
 from client.tui.i18n import Texts
 from protocol.cards import card, sort_hand
 
-#: The panels beside the table, in the order Tab shows them.
+#: The panels beside the table, in the order Tab shows them; the event's comes last, when the
+#: player takes part in one.
 PANELS = ("log", "sheet")
+EVENT_PANEL = "event"
 #: What takes the table's place in turn when the panel has folded away (a narrow screen).
-FOLDED = ("table", *PANELS)
+TABLE = "table"
 
 
 class Quitting(enum.Enum):
@@ -55,7 +57,7 @@ class Model:
     message: str = ""  #: the status line: the last thing that went right or wrong
     error: bool = False  #: the status line is a problem, drawn as one
     panel: str = PANELS[0]
-    folded: str = FOLDED[0]  #: what a narrow screen shows in the table's place
+    folded: str = TABLE  #: what a narrow screen shows in the table's place
     quitting: Quitting = Quitting.STAYS
     quit_asked: bool = False  #: ``q`` was pressed at a game that quitting would leave: confirm
     replay: Replay | None = None
@@ -63,7 +65,11 @@ class Model:
     bot_levels: dict[str, str] = field(default_factory=dict)
     show_last_trick: bool = False
     show_help: bool = False
-    lobby_index: int = 0
+    lobby_index: int = 0  #: the lobby's cursor, over its tables and then its events
+    #: The daemon's ``events``: the events it takes part in or hears on the LAN.
+    events: list[dict[str, Any]] = field(default_factory=list)
+    #: The daemon's ``event`` for the one it takes part in (a running one before one over).
+    event: dict[str, Any] | None = None
     #: The invite code being typed for the table under the lobby's cursor; None: not typing.
     invite: str | None = None
     #: The last view of a deal, kept when the daemon has none (between deals) for its log.
@@ -104,6 +110,14 @@ class Model:
     def hand(self) -> list[str]:
         view = self.view
         return sorted_codes(view["hand"]) if view else []
+
+    def panels(self) -> tuple[str, ...]:
+        """The panels Tab shows beside the table, in turn."""
+        return (*PANELS, EVENT_PANEL) if self.event is not None else PANELS
+
+    def folded_panels(self) -> tuple[str, ...]:
+        """What Tab shows in the table's place on a narrow screen, in turn."""
+        return (TABLE, *self.panels())
 
     def name(self, seat: int | None) -> str:
         """A seat's name as the player reads it, ``vous``/``you`` for their own."""
