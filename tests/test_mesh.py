@@ -12,7 +12,7 @@ import logging
 import os
 import random
 import time
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -32,19 +32,52 @@ from tarotd.mesh import (
     OutboxFull,
     PeerState,
     PeerStatus,
-    _monitor,
-    _reachable,
     decode,
     encode,
     encode_signed,
 )
+from tarotd.mesh.core import Outbox, Outgoing
+from tarotd.mesh.sockets import _monitor, _Peer
+from tarotd.mesh.wire import reachable
 
 LOCAL = "tcp://127.0.0.1:0"
 
 
+class RecordingMesh(Mesh):
+    """The mesh with the records a caller that persisted its links would keep: told what each
+    peer acknowledged (``on_acked(peer_key, n)``), and started again from what it delivered
+    (``delivered``) and what it had not seen acknowledged (``initial_outbox``).  The daemon
+    keeps none of them; the tests check that the delivery rules hold for one that does."""
+
+    def __init__(
+        self,
+        *args: Any,
+        on_acked: Callable[[bytes, int], None] | None = None,
+        initial_outbox: Mapping[bytes, Iterable[Outgoing]] | None = None,
+        delivered: Mapping[bytes, int] | None = None,
+        **options: Any,
+    ) -> None:
+        super().__init__(*args, **options)
+        self.on_acked = on_acked
+        for key, entries in (initial_outbox or {}).items():
+            self._peer(key).outbox = Outbox(entries)
+        for key, n in (delivered or {}).items():
+            inbound = self._peer(key).inbound
+            inbound.delivered = inbound.durable = n
+
+    def delivered(self) -> dict[bytes, int]:
+        """The last seq delivered from each peer that delivered any."""
+        return {key: peer.inbound.delivered for key, peer in self._peers.items() if peer.inbound.delivered}
+
+    def _acknowledged(self, peer: _Peer, n: int) -> bool:
+        news = super()._acknowledged(peer, n)
+        if news and self.on_acked is not None:
+            self.on_acked(peer.key, peer.outbox.acked)
+        return news
+
+
 class Node:
-    """A mesh with its identity, what it received, what it recorded as delivered, and the
-    peer statuses it was told."""
+    """A mesh with its identity, what it received, and the peer statuses it was told."""
 
     def __init__(
         self, name: str, identity: Identity | None = None, listen: str = LOCAL, **options: Any
@@ -52,16 +85,14 @@ class Node:
         self.name = name
         self.identity = identity or Identity.generate()
         self.received: list[tuple[bytes, str, bytes]] = []
-        self.delivered: dict[bytes, int] = {}
         self.statuses: list[PeerStatus] = []
         options.setdefault("heartbeat", 0.1)
         options.setdefault("timeout", 1.0)
-        self.mesh = Mesh(
+        self.mesh = RecordingMesh(
             self.identity,
             listen,
             name=name,
             on_message=self._on_message,
-            on_delivered=self.delivered.__setitem__,
             on_status=self.statuses.append,
             **options,
         )
@@ -69,6 +100,10 @@ class Node:
     @property
     def key(self) -> bytes:
         return self.identity.public_key
+
+    @property
+    def delivered(self) -> dict[bytes, int]:
+        return self.mesh.delivered()
 
     async def _on_message(self, peer: bytes, channel: str, body: bytes) -> None:
         self.received.append((peer, channel, body))
@@ -758,9 +793,9 @@ def test_send_checks_its_arguments_and_bounds_the_outbox() -> None:
 
 
 def test_wildcard_endpoints_are_reached_at_the_address_the_peer_came_from() -> None:
-    assert _reachable("tcp://0.0.0.0:7000", "192.0.2.4") == "tcp://192.0.2.4:7000"
-    assert _reachable("tcp://[::]:7000", "2001:db8::4") == "tcp://[2001:db8::4]:7000"
-    assert _reachable("tcp://192.0.2.9:7000", "192.0.2.4") == "tcp://192.0.2.9:7000"
+    assert reachable("tcp://0.0.0.0:7000", "192.0.2.4") == "tcp://192.0.2.4:7000"
+    assert reachable("tcp://[::]:7000", "2001:db8::4") == "tcp://[2001:db8::4]:7000"
+    assert reachable("tcp://192.0.2.9:7000", "192.0.2.4") == "tcp://192.0.2.9:7000"
 
 
 def test_a_held_event_loop_is_not_the_peers_silence() -> None:

@@ -1,121 +1,6 @@
-"""The peer mesh: authenticated, ordered, exactly-once delivery between daemons, over ZeroMQ.
-
-The game needs one thing from the network: every message a daemon sends to a peer arrives,
-once, in the order it was sent, and only from the peer it claims to come from — across
-dropped links, restarts and a hostile LAN.  This module gives exactly that and knows nothing
-of tarot.
-
-**Sockets.**  Each daemon binds one ROUTER and opens one DEALER per peer (``connect``),
-plain ZeroMQ sockets the event loop drives directly (:mod:`tarotd.zsocket`: pyzmq's asyncio
-layer cost a third of the mesh's CPU).  The ROUTER listens on loopback, behind the daemon's own
-door on ``listen`` (:mod:`tarotd.gate`), which bounds the connections before ZeroMQ sees them.
-Traffic *from* A *to* B always travels on A's DEALER to B's ROUTER, and B's answers about
-that stream (the HELLO-ACK, acknowledgements) come back on the same connection, so each TCP
-connection carries one direction of data and its own feedback.  A DEALER's
-ZeroMQ routing id is drawn at random for each socket and bound to the peer's key by the
-signed HELLO that arrives under it, answering the challenge issued under it: the ROUTER
-answers (HELLO-ACK, acknowledgements) to the routing id the peer last proved itself on.  Nobody can guess that id, so a stranger cannot
-knock a member's connection off the ROUTER by claiming its id, while ``ROUTER_HANDOVER`` lets
-a DEALER that reconnects under its own id (after a frame too large, a broken TCP connection)
-take it back at once, even if the ROUTER still holds the dead connection.  (Only someone
-reading the LAN's traffic could learn an id — and could as well reset the TCP connection.)
-Even then the id is only a name tag: nothing is accepted under it but a HELLO until one proved the
-key, and after that only frames carrying the session token the HELLO-ACK issued.
-
-**Wire frames** are one msgpack map each (``t`` is the kind); signed frames carry ``sig``, an
-Ed25519 signature over ``"tarot/v2/mesh/" ‖ t ‖ 0x00 ‖ msgpack([the other fields in the
-order below])``, a domain no protocol message or other handshake shares:
-
-=============  ===================  =====================================================
-kind           direction            fields
-=============  ===================  =====================================================
-``hi``         DEALER → ROUTER      (none) — "challenge me": a HELLO is due on this link
-``challenge``  ROUTER → DEALER      key (the ROUTER's), c (16 B, drawn for this routing id)
-``hello``      DEALER → ROUTER      key, to (the challenge's key), name, endpoint,
-                                    challenge (its c), nonce (16 B), time (the sender's
-                                    clock, unix s: only said, never checked),
-                                    boot (16 B, new each process), sig
-``hello-ack``  ROUTER → DEALER      key, to (the HELLO's key), name, nonce (the HELLO's),
-                                    session (16 B), n (last seq from ``to`` delivered and on our
-                                    disk), sig
-``data``       DEALER → ROUTER      s (session), f (lowest seq the sender still holds),
-                                    q (seq), c (channel), b (body)
-``ping``       DEALER → ROUTER      s — sent when the link is idle for ``heartbeat``
-``ack``        ROUTER → DEALER      s, n (cumulative: all seqs ≤ n delivered), top and
-                                    miss (it holds every seq in (n, top] but those in miss)
-``reauth``     ROUTER → DEALER      s — "I do not know that session": say HELLO again
-=============  ===================  =====================================================
-
-**Delivery.**  Messages to a peer are numbered from 1 and kept in its outbox until
-acknowledged.  The DEALER sends them in order, at most ``window`` beyond the last
-acknowledged seq, paced below the peer's inbound rate limit.  The receiver buffers early
-arrivals, drops duplicates, hands each seq to ``on_message`` once and in order, and
-acknowledges every :data:`TICK` while it has news or gaps, once what it acknowledges is on
-its disk (``before_ack``; a ``ping`` is answered by an ``ack`` as soon as that allows: it
-doubles as the pong).  A message the receiver reports missing is sent
-again at once if one sent after it arrived, or once its ack is overdue by the measured round
-trip; a message neither acknowledged nor reported held, after the retransmission timeout
-(:data:`RETRANSMIT_AFTER`, or the measured round trip if longer, doubled on each expiry
-until an ack times a round trip again); everything from ``n + 1``, after each HELLO-ACK.
-Two rules keep the numbering consistent when one side lost its state in a restart: a
-receiver told ``f`` skips the seqs the sender no longer holds (the sender had our ack for
-them, so we delivered them before we lost track: counted in ``gaps``), and a sender
-acknowledged beyond anything it remembers sending renumbers its messages past that point.
-
-**Persistence** is the caller's: it may pass ``initial_outbox`` / ``next_seq`` / ``delivered``
-after a restart, record deliveries in ``on_delivered`` and trim its copy in ``on_acked``.
-The daemon passes none of them: a restarted daemon starts its links afresh (the two rules
-above) and sends its own messages again from the transcripts (``TableRunner.resume``).
-
-**Liveness.**  Any valid frame from a peer counts as hearing from it; an idle link pings every
-``heartbeat``; a peer not heard from for ``timeout`` is ``away`` — not counting the time our
-own event loop was held, when its frames waited unread in our sockets
-(:meth:`Mesh._not_listening`).  ZeroMQ reconnects a broken TCP connection by itself
-(``RECONNECT_IVL`` doubling up to ``RECONNECT_IVL_MAX``); a link whose frames leave but get
-no answer for ``timeout`` gets a fresh socket (see :meth:`Mesh._recycle`).  A link says
-HELLO again when the far end answers ``reauth`` (it restarted and lost our session) or when
-the peer's own HELLO shows a new ``boot``.
-
-**HELLO freshness, without clocks.**  A HELLO answers a challenge: the DEALER says ``hi``,
-the ROUTER draws a challenge for that routing id (the last :data:`CHALLENGES_PER_ROUTE` of
-it kept, all dropped by the first HELLO; those of the latest :data:`MAX_CHALLENGES` routing
-ids), and the HELLO must be signed for the ROUTER's key (``to``) and one of those
-challenges, and arrive under that routing id.  A copy of a member's HELLO replayed to
-another daemon is addressed to the wrong key; replayed to the same daemon, on another
-connection or later, it answers a challenge that daemon no longer holds: refused, counted
-(``bad_hello``) and logged at a limited rate.  The DEALER's own ``nonce`` does the same for
-the HELLO-ACK.  So nothing here needs the members' clocks to agree — a laptop an hour off,
-or in the wrong time zone, plays like any other.  The HELLO still tells the sender's clock,
-signed: a peer whose clock is :data:`CLOCK_NOTED` or more from ours is said once in the log
-per run of it (``the clock of … is 1 h 0 min ahead of this machine's``), since the times in
-its logs and files will not match ours.  A daemon of a version before the challenge and one
-of this version do not half-talk: each drops the other's HELLO (or ``hi``) as malformed.
-
-**Limits.**  Frames over ``max_frame`` are counted and dropped; ZeroMQ's own ``MAXMSGSIZE`` is
-twice that and *disconnects* a peer that exceeds it (ZeroMQ reconnects; nothing is counted).
-Inbound frames go through a token bucket per link and per known peer; all unknown routing
-ids share one.  Nothing a peer sends can raise out of a receive loop: bad frames are counted
-(:class:`MeshStats`) and dropped.
-
-**Encryption** (``curve=True``: the daemon's default, off with ``tarotd --no-curve``).  Every
-connection is ZeroMQ CURVE
-(CurveZMQ: an X25519 handshake, then each frame encrypted and authenticated), so a reader of
-the LAN sees who talks to whom and how much, but no longer names, tables, bids, cards played,
-routing ids or session tokens.  A daemon's CURVE key pair is its Ed25519 identity converted
-to X25519 (libsodium's ``crypto_sign_ed25519_*_to_curve25519``): a peer's CURVE key follows
-from the identity key we already know it by (discovery, the lobby, ``--peer KEY@HOST:PORT``,
-its HELLO), so there is nothing new to distribute or trust.  A DEALER must know the far
-end's key before it connects (its ``curve_serverkey``), and the handshake fails unless the
-far end holds that identity's secret.  The ROUTER lets every client key through the
-handshake — a ZAP handler allowing any key runs only so that ZeroMQ tags each frame with the
-client's key (``User-Id``) — and accepts a HELLO only on a connection made under the CURVE
-key derived from the identity that signed it: whoever holds the other end of an encrypted
-connection is the member it says HELLO as.  With and without ``curve``, daemons cannot
-connect at all (ZeroMQ refuses the mechanism mismatch): each link says why, once, in the log.
-Without it, a reader of the LAN reads every frame — the public record of the game, the
-HELLOs, and the routing ids and session tokens, with which whoever can also send on the LAN
-may speak in a member's session: for debugging only.
-"""
+"""The mesh over ZeroMQ: the sockets, the handshake, the bounds on what strangers may cost,
+and the tasks that drive them.  What to send and when is :mod:`tarotd.mesh.core`'s; the frames
+are :mod:`tarotd.mesh.wire`'s; the whole is specified in :mod:`tarotd.mesh`."""
 
 from __future__ import annotations
 
@@ -124,36 +9,20 @@ import enum
 import errno
 import itertools
 import logging
-import math
 import os
-import random
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any, Final
 
-import msgpack
 import zmq
 import zmq.asyncio
 import zmq.auth
-from nacl.bindings import (
-    crypto_sign_ed25519_pk_to_curve25519,
-    crypto_sign_ed25519_sk_to_curve25519,
-)
 from zmq.auth.asyncio import AsyncioAuthenticator
-from zmq.utils import z85
 from zmq.utils.monitor import parse_monitor_message
 
-from protocol.identity import (
-    PUBLIC_KEY_SIZE,
-    SIGNATURE_SIZE,
-    Identity,
-    fingerprint,
-    is_valid_public_key,
-    verify,
-)
+from protocol.identity import PUBLIC_KEY_SIZE, Identity, fingerprint, verify
 from tarotd.gate import CannotListen, Gate, gate_possible
 from tarotd.guard import (
     HANDSHAKE_DEADLINE_MS,
@@ -164,37 +33,43 @@ from tarotd.guard import (
     peer_of,
     turn_away,
 )
+from tarotd.mesh.core import Arrival, Inbound, Outbox, TokenBucket
+from tarotd.mesh.faults import FaultPlan, Wire
+from tarotd.mesh.keys import curve_public_key, curve_secret_key
+from tarotd.mesh.wire import (
+    LINK_KINDS,
+    MAX_CHANNEL,
+    MAX_NAME,
+    MiB,
+    ROUTER_KINDS,
+    TOKEN_SIZE,
+    decode,
+    encode,
+    encode_signed,
+    is_channel,
+    is_endpoint,
+    reachable,
+    signing_bytes,
+    tcp_endpoint,
+)
 from tarotd.refusals import Cause, Refusals
 from tarotd.ticks import ticks
 from tarotd.zsocket import LoopSocket
 
 log = logging.getLogger(__name__)
 
-MiB: Final = 1024 * 1024
-TOKEN_SIZE: Final = 16  #: nonces, sessions and boot ids: unguessable, and cheap on every frame
-SIGNING_DOMAIN: Final = b"tarot/v2/mesh/"
 
 TICK: Final = 0.02  #: seconds between housekeeping rounds; also the acknowledgement delay
-RETRANSMIT_AFTER: Final = 0.5  #: an unacknowledged message is sent again after this long ...
-FAST_RETRANSMIT_AFTER: Final = 0.2  #: ... or this long if the receiver reports it missing,
-MAX_RTO: Final = 10.0  #: ... or longer when the measured round trip is (up to this)
-REORDERING: Final = 0.05  #: a message missing while one sent this much later arrived is lost
-MAX_BACKOFF: Final = 16  #: the retransmission timeout doubles on expiry, up to this factor
 HELLO_RETRY_UNSENT: Final = 0.1  #: retry delay when a HELLO could not even leave (no TCP yet)
 RECONNECT_IVL_MS: Final = 100  #: ZeroMQ's TCP reconnection starts here and doubles ...
 RECONNECT_IVL_MAX_MS: Final = 5000  #: ... up to this
 SEND_SHARE: Final = 0.8  #: data frames are paced at this share of the peer's inbound rate limit
 YIELD_EVERY: Final = 32  #: frames a receive loop handles before letting other tasks run
-MAX_MISS: Final = 256  #: seqs listed in one ``ack``
 MAX_CHALLENGES: Final = 1024  #: routing ids whose challenges await their HELLO (the latest kept)
 CHALLENGES_PER_ROUTE: Final = 4  #: a link asks again after a heartbeat: its HELLO may answer an earlier ``hi``
 CLOCK_NOTED: Final = 60.0  #: seconds between a peer's clock and ours that the log mentions
-MAX_NAME: Final = 64
-MAX_CHANNEL: Final = 64
-MAX_ENDPOINT: Final = 256
 FRAME_OVERHEAD: Final = 256  #: room a data frame's fields take around its body
 ROUTE_PREFIX: Final = b"r"  #: ZeroMQ reserves routing ids that begin with a zero byte
-WILDCARD_HOSTS: Final = frozenset({"0.0.0.0", "*", "[::]"})
 EXPIRE_EVERY: Final = 1.0  #: seconds between two looks for peers and links to forget
 RECONCILE_EVERY: Final = 5.0  #: seconds between two checks of the incoming connections' count
 GUARDED_EVENTS: Final = zmq.EVENT_ACCEPTED | zmq.EVENT_DISCONNECTED | zmq.EVENT_CLOSED
@@ -239,18 +114,6 @@ class Limits:
     forget_after: float = 60.0  #: a peer or link no table needs, silent (or never proven) this long, is forgotten
 
 
-@dataclass(frozen=True)
-class FaultPlan:
-    """Faults applied to every frame this mesh sends, for tests and soaks.  ``seed`` makes a
-    run reproducible, as far as the event loop's timing allows."""
-
-    drop: float = 0.0  #: probability a frame is silently lost
-    duplicate: float = 0.0  #: probability it is sent twice
-    reorder: float = 0.0  #: probability it is held back and sent after the next one
-    delay_ms: float = 0.0  #: every frame is delayed uniformly in [0, delay_ms]
-    seed: int = 0
-
-
 @dataclass
 class MeshStats:
     """Counters of what was dropped and why; they only ever grow."""
@@ -262,7 +125,6 @@ class MeshStats:
     bad_hello: int = 0  #: bad signature, wrong key, not for us or not for our challenge (a replay)
     strangers: int = 0  #: validly signed, but not allowed (or ourselves, or too many peers)
     duplicates: int = 0  #: data already delivered or already buffered
-    out_of_window: int = 0  #: data too far ahead to buffer; the sender will send it again
     gaps: int = 0  #: seqs skipped because the sender no longer held them (we lost state)
     retransmits: int = 0
     errors: int = 0  #: exceptions caught in the loops (a callback's, or a bug): logged
@@ -284,376 +146,7 @@ class NotHandled(Exception):
 
 
 OnMessage = Callable[[bytes, str, bytes], Awaitable[None]]
-OnSeq = Callable[[bytes, int], None]
 OnStatus = Callable[[PeerStatus], None]
-Outgoing = tuple[int, str, bytes]  #: (seq, channel, body)
-
-
-# --------------------------------------------------------------------------- wire frames
-
-
-def _uint(value: object) -> bool:
-    return type(value) is int and 0 <= value < 2**63
-
-
-def _blob(size: int) -> Callable[[object], bool]:
-    return lambda value: type(value) is bytes and len(value) == size
-
-
-def _text(max_len: int) -> Callable[[object], bool]:
-    return lambda value: type(value) is str and len(value) <= max_len
-
-
-def _bytes(value: object) -> bool:
-    return type(value) is bytes
-
-
-def _seqs(value: object) -> bool:
-    return type(value) is list and len(value) <= MAX_MISS and all(_uint(q) for q in value)
-
-
-def _endpoint(value: object) -> bool:
-    if type(value) is not str or len(value) > MAX_ENDPOINT or not value.startswith("tcp://"):
-        return False
-    host, _, port = value[len("tcp://") :].rpartition(":")
-    return bool(host) and port.isdigit()
-
-
-_KEY, _TOKEN, _SIG = _blob(PUBLIC_KEY_SIZE), _blob(TOKEN_SIZE), _blob(SIGNATURE_SIZE)
-
-#: Every frame kind with its fields, in signing order.  A frame must have exactly these.
-SHAPES: Final[Mapping[str, Mapping[str, Callable[[object], bool]]]] = {
-    "hi": {},
-    "challenge": {"key": _KEY, "c": _TOKEN},
-    "hello": {
-        "key": _KEY,
-        "to": _KEY,
-        "name": _text(MAX_NAME),
-        "endpoint": _endpoint,
-        "challenge": _TOKEN,
-        "nonce": _TOKEN,
-        "time": _uint,
-        "boot": _TOKEN,
-        "sig": _SIG,
-    },
-    "hello-ack": {
-        "key": _KEY,
-        "to": _KEY,
-        "name": _text(MAX_NAME),
-        "nonce": _TOKEN,
-        "session": _TOKEN,
-        "n": _uint,
-        "sig": _SIG,
-    },
-    "data": {"s": _TOKEN, "f": _uint, "q": _uint, "c": _text(MAX_CHANNEL), "b": _bytes},
-    "ping": {"s": _TOKEN},
-    "ack": {"s": _TOKEN, "n": _uint, "top": _uint, "miss": _seqs},
-    "reauth": {"s": _TOKEN},
-}
-ROUTER_KINDS: Final = frozenset({"hi", "hello", "data", "ping"})  #: what a ROUTER may receive
-LINK_KINDS: Final = frozenset({"challenge", "hello-ack", "ack", "reauth"})  #: what a DEALER may receive
-
-
-def encode(kind: str, fields: Mapping[str, object]) -> bytes:
-    packed: bytes = msgpack.packb({"t": kind, **fields}, use_bin_type=True)
-    return packed
-
-
-def signing_bytes(kind: str, fields: Mapping[str, Any]) -> bytes:
-    """What a ``kind`` frame's signature covers: its fields re-encoded in a fixed order, so
-    the signature does not depend on how the sender's msgpack laid out the map."""
-    values = [fields[name] for name in SHAPES[kind] if name != "sig"]
-    packed: bytes = msgpack.packb(values, use_bin_type=True)
-    return SIGNING_DOMAIN + kind.encode() + b"\x00" + packed
-
-
-def encode_signed(identity: Identity, kind: str, fields: Mapping[str, object]) -> bytes:
-    return encode(kind, {**fields, "sig": identity.sign(signing_bytes(kind, fields))})
-
-
-def decode(raw: bytes, kinds: frozenset[str]) -> dict[str, Any] | None:
-    """The frame as a map of exactly the fields of its kind, or None for anything else:
-    the one gate untrusted bytes pass through, and it never raises."""
-    try:
-        msg = msgpack.unpackb(raw, raw=False)
-    except Exception:  # noqa: BLE001 -- msgpack raises many types; each means "not a frame"
-        return None
-    if type(msg) is not dict:
-        return None
-    kind = msg.get("t")
-    if type(kind) is not str or kind not in kinds:
-        return None
-    shape = SHAPES[kind]
-    if msg.keys() != {"t", *shape} or not all(check(msg[name]) for name, check in shape.items()):
-        return None
-    return msg
-
-
-# --------------------------------------------------------------------------- CURVE keys
-
-
-@lru_cache(maxsize=1024)
-def curve_public_key(key: bytes) -> bytes:
-    """The CURVE public key, z85-encoded as ZeroMQ takes it and reports it (``User-Id``), of
-    the daemon whose Ed25519 identity key is ``key``.  Cached: the ROUTER derives it for every
-    HELLO.  ValueError for bytes that are no identity key."""
-    if not is_valid_public_key(key):
-        raise ValueError("not an Ed25519 public key: no CURVE key derives from it")
-    return z85.encode(crypto_sign_ed25519_pk_to_curve25519(key))
-
-
-def curve_secret_key(identity: Identity) -> bytes:
-    """The CURVE secret key, z85-encoded, that pairs with :func:`curve_public_key` of
-    ``identity``'s public key.  It goes to ZeroMQ and nowhere else."""
-    secret = crypto_sign_ed25519_sk_to_curve25519(identity.private_bytes() + identity.public_key)
-    return z85.encode(secret)
-
-
-# --------------------------------------------------------------------------- small parts
-
-
-class TokenBucket:
-    """``rate`` events per second on average, ``burst`` at once."""
-
-    def __init__(self, rate: float, burst: float) -> None:
-        self.rate = rate
-        self.burst = burst
-        self.tokens = burst
-        self.stamp = time.monotonic()
-
-    def take(self, now: float) -> bool:
-        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
-        self.stamp = now
-        if self.tokens < 1:
-            return False
-        self.tokens -= 1
-        return True
-
-
-class _Wire:
-    """Puts frames on sockets, through the fault plan when there is one."""
-
-    def __init__(self, faults: FaultPlan | None) -> None:
-        self._faults = faults
-        self._rng = random.Random(faults.seed if faults else 0)
-        self._held: dict[tuple[int, bytes], tuple[LoopSocket, list[bytes]]] = {}
-        self._timers: set[asyncio.TimerHandle] = set()
-
-    def send(self, sock: LoopSocket, parts: list[bytes]) -> bool:
-        """True if the frame left, or the fault plan took charge of it (so a dropped frame
-        looks sent: finding out is the retransmission's job, as on a real network).  A frame
-        the fault plan delays finds its socket closed if its link was recycled meanwhile."""
-        faults = self._faults
-        if faults is None:
-            return sock.send(parts)
-        rng = self._rng
-        if rng.random() < faults.drop:
-            return True
-        copies = 2 if rng.random() < faults.duplicate else 1
-        destination = (id(sock), parts[0] if len(parts) > 1 else b"")
-        if destination not in self._held and rng.random() < faults.reorder:
-            self._held[destination] = (sock, parts)
-            return True
-        for _ in range(copies):
-            self._send_later(sock, parts)
-        held = self._held.pop(destination, None)
-        if held is not None:
-            self._send_later(*held)
-        return True
-
-    def flush(self) -> None:
-        """Release held-back frames that no later frame overtook."""
-        held, self._held = self._held, {}
-        for sock, parts in held.values():
-            self._send_later(sock, parts)
-
-    def close(self) -> None:
-        for timer in self._timers:
-            timer.cancel()
-        self._timers.clear()
-        self._held.clear()
-
-    def _send_later(self, sock: LoopSocket, parts: list[bytes]) -> None:
-        assert self._faults is not None
-        delay = self._rng.uniform(0, self._faults.delay_ms) / 1000
-        if delay <= 0:
-            sock.send(parts)
-            return
-
-        def fire() -> None:
-            self._timers.discard(timer)
-            sock.send(parts)
-
-        timer = asyncio.get_running_loop().call_later(delay, fire)
-        self._timers.add(timer)
-
-
-@dataclass(eq=False)
-class _Pending:
-    channel: str
-    body: bytes
-    sent_at: float | None = None  #: last transmission; None: not sent on the current session
-    sends: int = 0  #: transmissions on the current session
-    held: bool = False  #: the receiver reported holding it (early): no need to send it again
-
-    def due(self, after: float) -> float:
-        assert self.sent_at is not None
-        return self.sent_at + after
-
-
-class _RoundTrip:
-    """The smoothed round-trip time to one peer and its variation (RFC 6298), measured on
-    acks of messages sent once, and Karn's backoff.  Under load a round trip includes the
-    time a message waits in the peer's queue; timers that ignore it re-send what is merely
-    waiting in line, and the copies lengthen the line.  When the line outgrows the timer,
-    every message gets re-sent before its ack comes, so no ack makes a valid sample: the
-    timeout doubles on each expiry until one does."""
-
-    def __init__(self) -> None:
-        self.smoothed: float | None = None
-        self.variation = 0.0
-        self.backoff = 1
-        self.backed_off_at = -math.inf
-
-    def sample(self, rtt: float) -> None:
-        self.backoff = 1
-        if self.smoothed is None:
-            self.smoothed, self.variation = rtt, rtt / 2
-            return
-        self.variation = 0.75 * self.variation + 0.25 * abs(self.smoothed - rtt)
-        self.smoothed = 0.875 * self.smoothed + 0.125 * rtt
-
-    def expired(self, now: float, timeout: float) -> None:
-        """A retransmission timer expired: back off, once per ``timeout`` (the messages of
-        one window expire one after the other, and that is still a single expiry)."""
-        if now - self.backed_off_at >= timeout:
-            self.backoff = min(2 * self.backoff, MAX_BACKOFF)
-            self.backed_off_at = now
-
-    def timeout(self, floor: float) -> float:
-        """How long a message may wait for its ack before it is sent again."""
-        return min(MAX_RTO, self.worst(floor) * self.backoff)
-
-    def worst(self, floor: float) -> float:
-        """The longest an ack should take, as far as we know (``floor`` at least)."""
-        estimate = floor if self.smoothed is None else self.smoothed + 4 * self.variation
-        return min(MAX_RTO, max(floor, estimate))
-
-
-class _Outbox:
-    """What we sent one peer and it has not acknowledged, in seq order.
-
-    First transmissions go strictly in seq order, so the entries never sent on the current
-    session are those from ``unsent`` on; those below it are in flight (or held early by the
-    receiver), and none of them needs a retransmission before ``next_resend``.  That keeps
-    the work per message constant however long the outbox gets.
-    """
-
-    def __init__(self, entries: Iterable[Outgoing] = (), next_seq: int = 1) -> None:
-        self.entries: OrderedDict[int, _Pending] = OrderedDict(
-            (seq, _Pending(channel, body)) for seq, channel, body in sorted(entries)
-        )
-        self.next_seq = max([next_seq, *(seq + 1 for seq in self.entries)])
-        self.acked = self.head - 1
-        self.unsent = self.head
-        self.next_resend = math.inf
-        self.round_trip = _RoundTrip()
-        self.latest_arrived = 0.0  #: when the latest message known to have arrived was sent
-
-    @property
-    def head(self) -> int:
-        """The lowest seq still held: the receiver will never see anything below it again."""
-        return next(iter(self.entries), self.next_seq)
-
-    def add(self, channel: str, body: bytes) -> int:
-        seq = self.next_seq
-        self.entries[seq] = _Pending(channel, body)
-        self.next_seq += 1
-        return seq
-
-    def receipt(self, n: int, top: int, miss: set[int], now: float) -> None:
-        """Take in what an ack says arrived: every seq up to ``top`` but those in ``miss``.
-        Messages it reports for the first time that were sent only once (for one sent twice,
-        which copy arrived?) time a round trip, and move ``latest_arrived``: a message still
-        missing though sent well before one that arrived was lost, not delayed."""
-        newest: _Pending | None = None
-        for seq in range(self.acked + 1, min(max(n, top), self.unsent - 1) + 1):
-            entry = self.entries.get(seq)
-            if entry is None or entry.held or entry.sent_at is None or seq in miss:
-                continue
-            entry.held = seq > n
-            if entry.sends == 1:
-                self.latest_arrived = max(self.latest_arrived, entry.sent_at)
-                newest = entry
-        if newest is not None:
-            assert newest.sent_at is not None
-            self.round_trip.sample(now - newest.sent_at)
-
-    def lost(self, entry: _Pending, now: float) -> bool:
-        """Whether a message the receiver reports missing was lost rather than delayed: a
-        message sent after it arrived, or its ack is overdue (when nothing newer is in flight
-        to tell, as when a re-sent copy is lost too)."""
-        assert entry.sent_at is not None
-        overdue = now >= entry.due(self.round_trip.worst(FAST_RETRANSMIT_AFTER))
-        return overdue or entry.sent_at + REORDERING < self.latest_arrived
-
-    def acknowledge(self, n: int) -> bool:
-        """Everything up to ``n`` is delivered; True if that is news.  An ``n`` beyond all we
-        ever numbered means we restarted without our outbox while the peer kept its state:
-        our unacknowledged messages get fresh numbers after ``n`` or it would drop them as
-        duplicates."""
-        if n >= self.next_seq:
-            pending = [_Pending(e.channel, e.body) for e in self.entries.values()]
-            self.entries = OrderedDict((n + 1 + i, entry) for i, entry in enumerate(pending))
-            self.next_seq = n + 1 + len(pending)
-        elif n <= self.acked:
-            return False
-        while self.entries and next(iter(self.entries)) <= n:
-            self.entries.popitem(last=False)
-        self.acked = n
-        self.unsent = max(self.unsent, self.head)
-        return True
-
-    def rewind(self) -> None:
-        """A new session: nothing sent before it can be assumed on its way, nor still held
-        (the receiver may have restarted)."""
-        for entry in self.entries.values():
-            entry.sent_at, entry.sends, entry.held = None, 0, False
-        self.unsent = self.head
-        self.next_resend = math.inf
-
-
-@dataclass(eq=False)
-class _Inbound:
-    """One sender's stream as we receive it."""
-
-    delivered: int = 0
-    session: bytes | None = None  #: issued in our HELLO-ACK; None until the sender proved its key
-    early: dict[int, tuple[str, bytes]] = field(default_factory=dict)
-    early_bytes: int = 0
-    ack_due: bool = False
-    #: Every seq up to this is on our disk (``before_ack`` was done after its delivery): what
-    #: a HELLO-ACK may tell the sender it need not send again.
-    durable: int = 0
-
-    def new_session(self) -> None:
-        """The sender said HELLO: it re-sends everything after ``delivered`` from now on, and
-        what it sent before may have been numbered by a process that has since died (one that
-        kept no outbox), so early arrivals from before are dropped rather than trusted."""
-        self.session = os.urandom(TOKEN_SIZE)
-        self.early.clear()
-        self.early_bytes = 0
-        self.ack_due = False
-
-    def holdings(self) -> tuple[int, list[int]]:
-        """``(top, miss)`` for an ack: we hold every seq in (delivered, top] except ``miss``.
-        When too many are missing to list, ``top`` stops at the last one listed."""
-        top = max(self.early, default=self.delivered)
-        miss = [q for q in range(self.delivered + 1, top) if q not in self.early]
-        if len(miss) > MAX_MISS:
-            miss = miss[:MAX_MISS]
-            top = miss[-1]
-        return top, miss
 
 
 @dataclass(eq=False)
@@ -688,8 +181,8 @@ class _Link:
 @dataclass(eq=False)
 class _Peer:
     key: bytes
-    outbox: _Outbox
-    inbound: _Inbound
+    outbox: Outbox
+    inbound: Inbound
     bucket: TokenBucket
     name: str = ""
     endpoint: str | None = None
@@ -744,19 +237,6 @@ def _property(frame: zmq.Frame, name: str) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _tcp_endpoint(host: str, port: int | str) -> str:
-    """``tcp://HOST:PORT``, an IPv6 host in brackets."""
-    return f"tcp://[{host}]:{port}" if ":" in host else f"tcp://{host}:{port}"
-
-
-def _reachable(claimed: str, seen_from: str) -> str:
-    """The endpoint to connect back to: a peer bound on a wildcard address advertises it as
-    is, and the address its connection came from is the one that works from here."""
-    host, _, port = claimed[len("tcp://") :].rpartition(":")
-    if host not in WILDCARD_HOSTS or not seen_from:
-        return claimed
-    return _tcp_endpoint(seen_from, port)
-
 
 def _note_clock(peer: str, offset: float) -> None:
     """Say how far ``peer``'s clock is from ours (``offset`` seconds ahead), if that is
@@ -781,20 +261,17 @@ class Mesh:
     that connect to us are connected back to), ``send``, and ``await close()``.
 
     Deliveries go to ``on_message(peer_key, channel, body)``, awaited one at a time in order.
-    A callback rather than a queue, so that a message is handed over, then recorded
-    (``on_delivered``), then acknowledged, in that order; and an awaited callback is
+    A callback rather than a queue, so that a message is handed over, then kept on the disk
+    (``before_ack``), then acknowledged, in that order; and an awaited callback is
     back-pressure: nothing else is read meanwhile, so it should return promptly (a peer that
     hears nothing from us for its ``timeout`` reports us away).  :class:`NotHandled` from it
     keeps the message to hand over again; any other exception is logged and the message
-    still counts as delivered.  The other callbacks are plain
-    functions for bookkeeping: ``on_delivered(peer_key, seq)`` right after each delivery and
-    before it is acknowledged, ``before_ack()`` before any acknowledgement leaves (the
-    daemon puts what it wrote on the disk there: once for a burst of messages rather than
-    after each; if it returns an awaitable, the acknowledgements wait for that while the
-    loop goes on — the daemon's ``fdatasync`` runs on a thread), ``on_acked(peer_key, n)``
-    when a peer acknowledges every seq up to ``n`` (the daemon may forget those), and
-    ``on_status(PeerStatus)`` when a peer's state changes (``away`` carries the time it was
-    last heard).
+    still counts as delivered.  The other callbacks are plain functions for bookkeeping:
+    ``before_ack()`` before any acknowledgement leaves (the daemon puts what it wrote on the
+    disk there: once for a burst of messages rather than after each; if it returns an
+    awaitable, the acknowledgements wait for that while the loop goes on — the daemon's
+    ``fdatasync`` runs on a thread), and ``on_status(PeerStatus)`` when a peer's state changes
+    (``away`` carries the time it was last heard).
     """
 
     def __init__(
@@ -804,50 +281,37 @@ class Mesh:
         *,
         on_message: OnMessage,
         name: str = "",
-        advertise: str | None = None,
-        on_delivered: OnSeq | None = None,
         before_ack: Callable[[], Awaitable[None] | None] | None = None,
-        on_acked: OnSeq | None = None,
         on_status: OnStatus | None = None,
         heartbeat: float = 1.0,
         timeout: float = 5.0,
         limits: Limits = Limits(),
         faults: FaultPlan | None = None,
-        initial_outbox: Mapping[bytes, Iterable[Outgoing]] | None = None,
-        next_seq: Mapping[bytes, int] | None = None,
-        delivered: Mapping[bytes, int] | None = None,
-        context: zmq.asyncio.Context | None = None,
         curve: bool = False,
         keeps: Callable[[bytes], bool] | None = None,
     ) -> None:
         if len(name) > MAX_NAME:
             raise ValueError(f"a name has at most {MAX_NAME} characters")
-        if not _endpoint(listen) or (advertise is not None and not _endpoint(advertise)):
-            raise ValueError("the mesh listens on, and advertises, tcp://HOST:PORT endpoints")
+        if not is_endpoint(listen):
+            raise ValueError("the mesh listens on a tcp://HOST:PORT endpoint")
         if not 0 < heartbeat < timeout:
             raise ValueError("the heartbeat must be shorter than the timeout")
-        if curve and context is not None:
-            raise ValueError("a mesh with CURVE makes its own context: it runs the context's ZAP handler")
         self.key = identity.public_key
         self.stats = MeshStats()
         self._identity = identity
         self._listen = listen
         self._name = name
-        self._advertise = advertise
         self._on_message = on_message
-        self._on_delivered = on_delivered
         self._before_ack = before_ack
         self._acks_held = False  #: before_ack failed last time (logged once)
         self._durable_wait: asyncio.Task[None] | None = None  #: acks waiting for before_ack's awaitable
-        self._on_acked = on_acked
         self._on_status = on_status
         self._heartbeat = heartbeat
         self._timeout = timeout
         self._limits = limits
-        self._wire = _Wire(faults)
+        self._wire = Wire(faults)
         self._boot = os.urandom(TOKEN_SIZE)
-        self._own_context = context is None
-        self._context = context or zmq.asyncio.Context()
+        self._context = zmq.asyncio.Context()
         self._router: LoopSocket | None = None
         self._gate: Gate | None = None
         self._member_hosts: frozenset[str] = frozenset()  #: where the peers a table needs proved their keys from
@@ -867,7 +331,6 @@ class Mesh:
         self._new_keys = TokenBucket(limits.new_keys_rate, limits.new_keys_burst)
         self._bounds = ConnectionBounds(limits.connections or incoming_bound(), limits.connections_per_host)
         self._next_expiry = self._next_reconcile = 0.0
-        self._restore(initial_outbox or {}, next_seq or {}, delivered or {})
 
     # ----------------------------------------------------------------- public API
 
@@ -918,7 +381,7 @@ class Mesh:
         host, _, port = self._listen[len("tcp://") :].rpartition(":")
         self._gate = Gate(host, int(port), router_port, self._bounds, self.refusals,
                           members=lambda host: host in self._member_hosts)
-        return _tcp_endpoint(*self._gate.address)
+        return tcp_endpoint(*self._gate.address)
 
     async def close(self) -> None:
         """Stop every task and close every socket at once (LINGER 0): what is unacknowledged
@@ -940,8 +403,7 @@ class Mesh:
             self._router.close()
         if self._authenticator is not None:
             self._authenticator.stop()
-        if self._own_context:
-            self._context.destroy(linger=0)
+        self._context.destroy(linger=0)
 
     def connect(self, endpoint: str, expected_key: bytes | None = None, *, keep: bool = False) -> None:
         """Keep a link to ``endpoint`` (ZeroMQ retries the TCP connection forever).  With
@@ -956,7 +418,7 @@ class Mesh:
         never proven, for ``Limits.forget_after``, unless ``keeps`` says a table needs the key."""
         if self._router is None or self._closed:
             raise RuntimeError("the mesh is not running")
-        if not _endpoint(endpoint):
+        if not is_endpoint(endpoint):
             raise ValueError(f"not a tcp:// endpoint: {endpoint!r}")
         if self._curve is not None and expected_key is None:
             raise ValueError(f"CURVE encrypts to the peer's key: connecting to {endpoint} needs it")
@@ -988,7 +450,7 @@ class Mesh:
         is up, and otherwise as soon as it is; it is kept until acknowledged."""
         if len(peer_key) != PUBLIC_KEY_SIZE or peer_key == self.key:
             raise ValueError("a peer key is 32 bytes, and not ours")
-        if not _text(MAX_CHANNEL)(channel):
+        if not is_channel(channel):
             raise ValueError(f"a channel is a str of at most {MAX_CHANNEL} characters")
         if len(body) > self._limits.max_frame - FRAME_OVERHEAD:
             raise ValueError(f"a body is at most {self._limits.max_frame - FRAME_OVERHEAD} bytes")
@@ -1025,22 +487,11 @@ class Mesh:
 
     # ----------------------------------------------------------------- records
 
-    def _restore(
-        self,
-        outbox: Mapping[bytes, Iterable[Outgoing]],
-        next_seq: Mapping[bytes, int],
-        delivered: Mapping[bytes, int],
-    ) -> None:
-        for key in {*outbox, *next_seq, *delivered}:
-            peer = self._peer(key)
-            peer.outbox = _Outbox(outbox.get(key, ()), next_seq.get(key, 1))
-            peer.inbound.delivered = peer.inbound.durable = delivered.get(key, 0)
-
     def _peer(self, key: bytes) -> _Peer:
         peer = self._peers.get(key)
         if peer is None:
             bucket = TokenBucket(self._limits.rate, self._limits.burst)
-            peer = self._peers[key] = _Peer(key, _Outbox(), _Inbound(), bucket)
+            peer = self._peers[key] = _Peer(key, Outbox(), Inbound(), bucket)
         return peer
 
     def _allowed_key(self, key: bytes) -> bool:
@@ -1398,7 +849,7 @@ class Mesh:
         }
         self._wire.send(self._router_sock(), [rid, encode_signed(self._identity, "hello-ack", ack)])
         self._heard(peer, now)
-        self._follow(peer, _reachable(msg["endpoint"], seen_from), restarted, now)
+        self._follow(peer, reachable(msg["endpoint"], seen_from), restarted, now)
 
     def _far_host(self, peer_address: str) -> str:
         """The host a connection to the ROUTER comes from, through the gate or not."""
@@ -1436,62 +887,38 @@ class Mesh:
         return False
 
     async def _on_data(self, peer: _Peer, msg: dict[str, Any]) -> None:
-        inbound = peer.inbound
-        seq: int = msg["q"]
         self._skip_to(peer, msg["f"] - 1)
-        inbound.ack_due = True
-        if seq <= inbound.delivered or seq in inbound.early:
+        limits = self._limits
+        arrival = peer.inbound.arrive(msg["q"], msg["c"], msg["b"], limits.window, limits.early_bytes)
+        if arrival is Arrival.DUPLICATE:
             self.stats.duplicates += 1
-            return
-        body: bytes = msg["b"]
-        too_far = seq > inbound.delivered + self._limits.window
-        too_big = seq > inbound.delivered + 1 and (
-            inbound.early_bytes + len(body) > self._limits.early_bytes
-        )
-        if too_far or too_big:
-            self.stats.out_of_window += 1
-            return
-        inbound.early[seq] = (msg["c"], body)
-        inbound.early_bytes += len(body)
-        await self._deliver(peer)
+        elif arrival is Arrival.KEPT:
+            await self._deliver(peer)
 
     def _skip_to(self, peer: _Peer, held_below: int) -> None:
-        """The sender no longer holds anything up to ``held_below``: it had our ack for them,
-        so if we have not delivered them we lost our state, and waiting would wait forever."""
-        inbound = peer.inbound
-        if held_below <= inbound.delivered:
-            return
-        if self._before_ack is None:  # with it, what we acknowledged was on our disk: a restart lost none of it
-            log.warning(
-                "mesh: %d messages from %s are lost (acknowledged before we lost our state)",
-                held_below - inbound.delivered,
-                peer.name or peer.key.hex()[:16],
-            )
-        self.stats.gaps += held_below - inbound.delivered
-        for seq in [seq for seq in inbound.early if seq <= held_below]:
-            inbound.early_bytes -= len(inbound.early.pop(seq)[1])
-        inbound.delivered = held_below
+        """Skip what the sender no longer holds (:meth:`Inbound.skip_to`): lost, unless it was
+        on our disk before we acknowledged it."""
+        skipped = peer.inbound.skip_to(held_below)
+        if skipped and self._before_ack is None:  # with it, what we acknowledged was on our disk
+            log.warning("mesh: %d messages from %s are lost (acknowledged before we lost our state)",
+                        skipped, peer.name or peer.key.hex()[:16])
+        self.stats.gaps += skipped
 
     async def _deliver(self, peer: _Peer) -> None:
         inbound = peer.inbound
-        while inbound.delivered + 1 in inbound.early:
-            seq = inbound.delivered + 1
-            channel, body = inbound.early.pop(seq)
-            inbound.early_bytes -= len(body)
+        while (message := inbound.take()) is not None:
+            seq, channel, body = message
             try:
                 await self._on_message(peer.key, channel, body)
             except NotHandled as fault:
                 self.stats.not_handled += 1
                 log.debug("mesh: a message from %s is kept, to hand over again: %s", peer.name or peer.key.hex()[:16], fault)
-                inbound.early[seq] = (channel, body)  # held, unacknowledged: the sender need not send it again
-                inbound.early_bytes += len(body)
+                inbound.put_back(seq, channel, body)  # held, unacknowledged: the sender need not send it again
                 return
             except Exception:
                 self.stats.errors += 1
                 log.exception("mesh: on_message failed; the message counts as delivered")
             inbound.delivered = seq
-            if self._on_delivered is not None:
-                self._call(self._on_delivered, peer.key, seq)
 
     def _acknowledge(self, peers: list[_Peer]) -> None:
         """Acknowledge what ``peers`` delivered once it is on our disk: ``before_ack()`` puts
@@ -1607,19 +1034,13 @@ class Mesh:
         outbox.receipt(n, msg["top"], miss, now)
         if self._acknowledged(peer, n):
             self._send_fresh(peer, link, now)  # the window moved
-        for seq in sorted(miss):
-            entry = outbox.entries.get(seq)
-            if entry is None or entry.sent_at is None or not outbox.lost(entry, now):
-                continue
+        for seq in outbox.lost(miss, now):
             if link.pace.take(now):
                 self.stats.retransmits += self._transmit(link, seq, now)
 
     def _acknowledged(self, peer: _Peer, n: int) -> bool:
-        if not peer.outbox.acknowledge(n):
-            return False
-        if self._on_acked is not None:
-            self._call(self._on_acked, peer.key, peer.outbox.acked)
-        return True
+        """The peer has every seq up to ``n`` (an ack's, or a HELLO-ACK's): True if that is news."""
+        return peer.outbox.acknowledge(n)
 
     def _ask_challenge(self, link: _Link, now: float) -> None:
         """Start (or restart) the handshake: ``hi``, answered by the challenge our HELLO signs.
@@ -1646,7 +1067,7 @@ class Mesh:
             "key": self.key,
             "to": key,
             "name": self._name,
-            "endpoint": self._advertise or self.endpoint,
+            "endpoint": self.endpoint,
             "challenge": msg["c"],
             "nonce": nonce,
             "time": int(time.time()),
@@ -1668,42 +1089,26 @@ class Mesh:
         data = {"s": link.session, "f": outbox.head, "q": seq, "c": entry.channel, "b": entry.body}
         if not self._send(link, encode("data", data), now):
             return False
-        entry.sent_at = now
-        entry.sends += 1
+        outbox.sent(seq, now)
         return True
 
     def _send_fresh(self, peer: _Peer, link: _Link, now: float) -> None:
-        """First transmissions, in seq order, as far as the window allows."""
+        """First transmissions, in seq order, as far as the window and the pace allow."""
         outbox = peer.outbox
-        limit = min(outbox.next_seq, outbox.acked + self._limits.window + 1)
-        first = outbox.unsent
-        while outbox.unsent < limit and link.pace.take(now):
-            if not self._transmit(link, outbox.unsent, now):
+        while (seq := outbox.fresh(self._limits.window)) is not None and link.pace.take(now):
+            if not self._transmit(link, seq, now):
                 break
-            outbox.unsent += 1
-        if outbox.unsent > first:
-            timeout = outbox.round_trip.timeout(RETRANSMIT_AFTER)
-            outbox.next_resend = min(outbox.next_resend, now + timeout)
 
     def _resend_overdue(self, peer: _Peer, link: _Link, now: float) -> None:
-        """Send again, in seq order, what waited too long for its ack (and is not reported
-        held), and note when the next one falls due."""
-        outbox = peer.outbox
-        timeout = outbox.round_trip.timeout(RETRANSMIT_AFTER)
-        next_resend = math.inf
-        expired = False
-        for seq, entry in outbox.entries.items():
-            if seq >= outbox.unsent:
+        """Send again, in seq order and as far as the pace allows, what waited too long for
+        its ack."""
+        resent = 0
+        for seq in peer.outbox.overdue(now):
+            if not link.pace.take(now):
                 break
-            if entry.held:
-                continue
-            if now >= entry.due(timeout) and link.pace.take(now):
-                expired = True
-                self.stats.retransmits += self._transmit(link, seq, now)
-            next_resend = min(next_resend, entry.due(timeout))
-        outbox.next_resend = next_resend
-        if expired:
-            outbox.round_trip.expired(now, timeout)
+            resent += 1
+            self.stats.retransmits += self._transmit(link, seq, now)
+        peer.outbox.rearm(now, expired=resent > 0)
 
     # ----------------------------------------------------------------- housekeeping
 
