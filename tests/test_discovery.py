@@ -633,7 +633,7 @@ def test_discovery_says_once_that_it_reaches_no_network_and_once_that_it_does_ag
     """With no interface to broadcast on, the daemon used to beacon into nothing without a
     word: now one warning however many beacons go nowhere, one line when a network is back."""
     interfaces: list[str] = []
-    monkeypatch.setattr("tarotd.discovery.broadcast_addresses", lambda: list(interfaces))
+    monkeypatch.setattr("tarotd.discovery.endpoint.broadcast_addresses", lambda: list(interfaces))
 
     async def scenario() -> None:
         discovery = Discovery(ALICE, announcing("alice", 7000), port=0, host="127.0.0.1", interval=0.02)

@@ -1,0 +1,145 @@
+"""The peers heard on the LAN and the bound on what one source may make us check — sans-IO,
+the time passed in, so that expiry and limits are tested without waiting."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Final
+
+from protocol.identity import fingerprint
+from tarotd.discovery.beacon import Beacon, TableInfo
+
+DEFAULT_INTERVAL: Final = 1.0
+#: A peer is forgotten after this many intervals of silence: a lost datagram or two on a
+#: busy Wi-Fi must not make a player vanish from the lobby.
+EXPIRY_INTERVALS: Final = 5
+#: Datagrams per second accepted from one source address: twenty daemons on one host at the
+#: default interval, and a cap on the signature checks a flood can make us do.
+MAX_RATE: Final = 20
+MAX_PEERS: Final = 256
+
+
+@dataclass(frozen=True)
+class Peer:
+    """A daemon heard on the LAN.  ``host`` is where its beacon came from; ``last_seen`` is
+    on the clock the :class:`PeerTable` was given."""
+
+    key: bytes
+    name: str
+    host: str
+    port: int
+    tables: tuple[TableInfo, ...]
+    last_seen: float
+
+    @property
+    def fingerprint(self) -> str:
+        return fingerprint(self.key)
+
+    @property
+    def endpoint(self) -> str:
+        """The peer's ZeroMQ socket."""
+        return f"tcp://{self.host}:{self.port}"
+
+
+class PeerTable:
+    """The peers heard recently, fed with decoded beacons.  Sans-IO: the caller passes the
+    time (any monotonic clock, in seconds) so expiry can be tested without waiting.
+
+    Each key's latest beacon timestamp is remembered (even after it leaves, for a while) so
+    that a replayed older beacon cannot bring back a peer that left or move it to another
+    address, and a replayed goodbye cannot remove a peer that has beaconed since.  A beacon
+    with the same timestamp is only a refresh from the same address.
+    """
+
+    def __init__(
+        self,
+        own_key: bytes,
+        expiry: float = EXPIRY_INTERVALS * DEFAULT_INTERVAL,
+        max_peers: int = MAX_PEERS,
+    ) -> None:
+        self.own_key = own_key
+        self.expiry = expiry
+        self.max_peers = max_peers
+        self._peers: dict[bytes, Peer] = {}
+        self.full = 0  #: beacons of new keys left out for want of room
+        # key -> (timestamp, host, goodbye) of its latest accepted beacon, oldest first.
+        self._latest: OrderedDict[bytes, tuple[int, str, bool]] = OrderedDict()
+
+    def heard(self, beacon: Beacon, address: str, now: float) -> bool:
+        """Take in a beacon that came from ``address``.  True if the list of peers changed
+        (a peer came, left, or changed name, address, port or tables).  A new key while
+        ``max_peers`` are listed is left out, and counted in :attr:`full`."""
+        if beacon.key == self.own_key or not self._is_fresh(beacon, address):
+            return False
+        self._remember(beacon, address)
+        if beacon.goodbye:
+            return self._peers.pop(beacon.key, None) is not None
+        old = self._peers.get(beacon.key)
+        if old is None and len(self._peers) >= self.max_peers:
+            self.full += 1
+            return False
+        new = Peer(beacon.key, beacon.name, address, beacon.port, beacon.tables, now)
+        self._peers[beacon.key] = new
+        return old is None or _announced(old) != _announced(new)
+
+    def expire(self, now: float) -> list[Peer]:
+        """Forget and return the peers silent for more than ``expiry`` seconds."""
+        gone = [peer for peer in self._peers.values() if now - peer.last_seen > self.expiry]
+        for peer in gone:
+            del self._peers[peer.key]
+        return gone
+
+    def peers(self) -> list[Peer]:
+        """The current peers, by name then key, so that listings are stable."""
+        return sorted(self._peers.values(), key=lambda peer: (peer.name, peer.key))
+
+    def _is_fresh(self, beacon: Beacon, address: str) -> bool:
+        latest = self._latest.get(beacon.key)
+        if latest is None:
+            return True
+        timestamp, host, goodbye = latest
+        if beacon.timestamp != timestamp:
+            return beacon.timestamp > timestamp
+        return host == address and not goodbye
+
+    def _remember(self, beacon: Beacon, address: str) -> None:
+        self._latest[beacon.key] = (beacon.timestamp, address, beacon.goodbye)
+        self._latest.move_to_end(beacon.key)
+        while len(self._latest) > 4 * self.max_peers:
+            self._latest.popitem(last=False)
+
+
+def _announced(peer: Peer) -> tuple[str, str, int, tuple[TableInfo, ...]]:
+    """What a lobby shows of a peer, i.e. everything but when it was last heard."""
+    return peer.name, peer.host, peer.port, peer.tables
+
+
+class RateLimiter:
+    """At most ``limit`` datagrams per ``window`` seconds from one source address (fixed
+    windows), so one noisy or hostile machine cannot make us check signatures all day.
+    At most ``max_sources`` sources are tracked; past that, new sources are refused until
+    windows end, which keeps memory bounded under a flood of spoofed addresses."""
+
+    def __init__(self, limit: int = MAX_RATE, window: float = 1.0, max_sources: int = 4096) -> None:
+        self.limit = limit
+        self.window = window
+        self.max_sources = max_sources
+        self._windows: dict[str, tuple[float, int]] = {}  # source -> (window start, count)
+
+    def allow(self, source: str, now: float) -> bool:
+        current = self._windows.get(source)
+        if current is None or now - current[0] >= self.window:
+            if current is None and not self._has_room(now):
+                return False
+            current = (now, 0)
+        start, count = current
+        if count >= self.limit:
+            return False
+        self._windows[source] = (start, count + 1)
+        return True
+
+    def _has_room(self, now: float) -> bool:
+        if len(self._windows) >= self.max_sources:
+            self._windows = {s: w for s, w in self._windows.items() if now - w[0] < self.window}
+        return len(self._windows) < self.max_sources
