@@ -40,10 +40,14 @@ def run(args: argparse.Namespace) -> int:
               "(peers are reached only with --peer KEY@HOST:PORT)")
     for endpoint in status.get("unreachable") or []:
         print(f"  --peer {endpoint}: unreachable (no daemon answers there; check the address, the port and the key)")
-    refused = status.get("refused") or {}
-    if refused:
-        print("  refused from the network: " + ", ".join(f"{cause} {count}" for cause, count in sorted(refused.items())))
+    _counts("refused from the network", status.get("refused") or {})
+    _counts("mesh", status.get("mesh") or {})  # frames dropped, sent again, not handled
     for table in status["tables"]:
         waiting = f", waiting for seats {table['waiting_for']}" if table["waiting_for"] else ""
         print(f"  table {table['table'][:8]}: {', '.join(table['seats'])} — deal {table['deal']}, {table['scored']} scored{waiting}")
     return 0
+
+
+def _counts(what: str, counts: dict[str, int]) -> None:
+    if counts:
+        print(f"  {what}: " + ", ".join(f"{name.replace('_', ' ')} {count}" for name, count in sorted(counts.items())))

@@ -1004,6 +1004,7 @@ class Daemon:
             "peers": [{"name": p.name, "fingerprint": fingerprint(p.key), "state": p.state.value} for p in self.mesh.peers()],
             "connections": self.mesh.connections(),
             "refused": self._refused(),
+            "mesh": self.mesh.stats.counted(),
             "unreachable": sorted(endpoint.removeprefix("tcp://") for endpoint in self._unreachable_peers()),
             "discovery": None if self.discovery is None else {"reaching": self.discovery.reaching},
             "tables": [{"table": r.table_id.hex(), "seats": list(r.ready.setup.names), "deal": r.deal_number,

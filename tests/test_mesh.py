@@ -28,6 +28,7 @@ from tarotd.mesh import (
     FaultPlan,
     Limits,
     Mesh,
+    MeshStats,
     NotHandled,
     OutboxFull,
     PeerState,
@@ -816,3 +817,8 @@ def test_a_held_event_loop_is_not_the_peers_silence() -> None:
             assert [s.state for s in b.statuses] == [PeerState.UP]
 
     run(test)
+
+
+def test_the_counters_tarot_status_shows_are_those_not_zero() -> None:
+    assert MeshStats(malformed=2, retransmits=5).counted() == {"malformed": 2, "retransmits": 5}
+    assert MeshStats().counted() == {}

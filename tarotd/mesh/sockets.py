@@ -116,7 +116,9 @@ class Limits:
 
 @dataclass
 class MeshStats:
-    """Counters of what was dropped and why; they only ever grow."""
+    """Counters of what was dropped and why, and of what was sent again or went wrong; they
+    only ever grow.  ``tarot status`` shows those that are not zero: a network that loses
+    frames, a peer of another version, a disk that refuses."""
 
     malformed: int = 0  #: not msgpack, wrong shape, unknown kind, wrong types
     oversized: int = 0  #: over ``max_frame`` (ZeroMQ disconnects beyond twice that, uncounted)
@@ -129,6 +131,10 @@ class MeshStats:
     retransmits: int = 0
     errors: int = 0  #: exceptions caught in the loops (a callback's, or a bug): logged
     not_handled: int = 0  #: deliveries ``on_message`` refused for a local fault (:class:`NotHandled`), to try again
+
+    def counted(self) -> dict[str, int]:
+        """The counters that are not zero, by name."""
+        return {name: count for name, count in vars(self).items() if count}
 
 
 class OutboxFull(Exception):
