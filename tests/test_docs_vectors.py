@@ -1,0 +1,65 @@
+"""The test vectors of docs/protocol.md are what this code computes: a wire change shows here,
+and the specification another implementation follows cannot drift from the code."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from protocol.group import CARD_POINTS, hash_to_point
+from protocol.identity import Identity
+from protocol.messages import Kind, encode, sign_message
+from protocol.seeds import commitment
+from protocol.transcript import genesis, next_head
+from tarotd.discovery import Beacon, TableInfo, encode_beacon
+
+SPEC = Path(__file__).resolve().parent.parent / "docs" / "protocol.md"
+IDENTITY = Identity.from_private_bytes(bytes(range(32)))
+TABLE = bytes(range(16))
+
+
+def spec_hex() -> str:
+    """Every hexadecimal run of the specification, its wrapped blocks joined up."""
+    text = SPEC.read_text(encoding="utf-8")
+    text = re.sub(r"(?<=[0-9a-f])\n(?=[0-9a-f])", "", text)
+    return " ".join(re.findall(r"[0-9a-f]{32,}", text))
+
+
+def computed() -> dict[str, bytes]:
+    head = genesis(TABLE, 0, [IDENTITY.public_key])
+    bid = sign_message(IDENTITY, TABLE, 0, Kind.BID, 0, {"contract": "garde"}, head)
+    beacon = Beacon(
+        "alice",
+        IDENTITY.public_key,
+        47475,
+        (TableInfo("club", 4, 1, True, TABLE),),
+        False,
+        1764633600,
+    )
+    return {
+        "public key": IDENTITY.public_key,
+        "M_0": CARD_POINTS[0],
+        "M_13": CARD_POINTS[13],
+        "M_56": CARD_POINTS[56],
+        "M_76": CARD_POINTS[76],
+        "M_77": CARD_POINTS[77],
+        "H_0": hash_to_point(b"tarot/v2/shuffle-generator", 0),
+        "genesis": head,
+        "commitment": commitment(bytes(32), TABLE, 0, 0),
+        "bid": encode(bid),
+        "bid digest": bid.digest,
+        "head after the bid": next_head(head, bid),
+        "beacon": encode_beacon(beacon, IDENTITY),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(computed()))
+def test_vector_in_the_specification(name: str) -> None:
+    value = computed()[name].hex()
+    assert value in spec_hex().split(), f"docs/protocol.md does not give {name} as {value}"
+
+
+def test_fingerprint_in_the_specification() -> None:
+    assert f"`{IDENTITY.fingerprint}`" in SPEC.read_text(encoding="utf-8")
