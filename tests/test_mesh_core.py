@@ -1,6 +1,7 @@
 """The mesh's delivery rules (tarotd/mesh/core.py) with a fake clock: numbering, the window,
 acknowledgements, retransmission timers and their backoff, fast retransmission, and the two
-rules for a side that lost its state — no sockets, no sleeps, time passed in."""
+rules for a side that lost its state — no sockets, no sleeps, time passed in; and the pure
+parts of its HELLO (tarotd/mesh/handshake.py): the challenges given out, the clocks told."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from tarotd.mesh.core import (
     Outbox,
     TokenBucket,
 )
+from tarotd.mesh.handshake import CHALLENGES_PER_ROUTE, MAX_CHALLENGES, Challenges, clock_offset
 from tarotd.mesh.wire import MAX_MISS
 
 WINDOW = 512
@@ -301,3 +303,35 @@ def test_exactly_once_in_order_over_a_line_that_loses_delays_and_reorders(seed: 
     assert handed == [b"m%d" % i for i in range(count)]
     assert not outbox.entries and outbox.acked == count
     assert transmissions > 1.2 * count  # the line really lost frames, and they were sent again
+
+
+# --------------------------------------------------------------------------- the HELLO's challenges
+
+
+def test_a_route_holds_its_latest_challenges_and_a_hello_spends_them_all() -> None:
+    challenges = Challenges()
+    given = [challenges.issue(b"r1") for _ in range(CHALLENGES_PER_ROUTE + 2)]
+    other = challenges.issue(b"r2")
+    assert challenges.spend(b"r1") == given[-CHALLENGES_PER_ROUTE:]
+    assert challenges.spend(b"r1") == []  # once: a replayed HELLO finds none
+    assert challenges.spend(b"r2") == [other]
+
+
+def test_a_flood_of_routes_pushes_out_the_oldest_only() -> None:
+    challenges = Challenges()
+    first = challenges.issue(b"first")
+    for i in range(MAX_CHALLENGES - 1):
+        challenges.issue(b"flood%d" % i)
+    assert challenges.spend(b"first") == [first]
+    challenges.issue(b"first")
+    challenges.issue(b"one more")
+    assert challenges.spend(b"flood0") == [] and len(challenges.spend(b"first")) == 1
+
+
+@pytest.mark.parametrize(
+    ("offset", "said"),
+    [(59.4, None), (-59.4, None), (60.0, "1 min 0 s ahead of"), (-95.0, "1 min 35 s behind"),
+     (3600.0, "1 h 0 min ahead of"), (-5430.0, "1 h 30 min behind")],
+)
+def test_a_peer_clock_a_minute_or_more_off_is_said_with_its_offset(offset: float, said: str | None) -> None:
+    assert clock_offset(offset) == said

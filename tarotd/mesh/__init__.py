@@ -50,12 +50,12 @@ kind           direction            fields
 acknowledged.  The DEALER sends them in order, at most ``window`` beyond the last
 acknowledged seq, paced below the peer's inbound rate limit.  The receiver buffers early
 arrivals, drops duplicates, hands each seq to ``on_message`` once and in order, and
-acknowledges every :data:`~tarotd.mesh.sockets.TICK` while it has news or gaps, once what it acknowledges is on
+acknowledges every ``TICK`` while it has news or gaps, once what it acknowledges is on
 its disk (``before_ack``; a ``ping`` is answered by an ``ack`` as soon as that allows: it
 doubles as the pong).  A message the receiver reports missing is sent
 again at once if one sent after it arrived, or once its ack is overdue by the measured round
 trip; a message neither acknowledged nor reported held, after the retransmission timeout
-(:data:`~tarotd.mesh.core.RETRANSMIT_AFTER`, or the measured round trip if longer, doubled on each expiry
+(``RETRANSMIT_AFTER``, or the measured round trip if longer, doubled on each expiry
 until an ack times a round trip again); everything from ``n + 1``, after each HELLO-ACK.
 Two rules keep the numbering consistent when one side lost its state in a restart: a
 receiver told ``f`` skips the seqs the sender no longer holds (the sender had our ack for
@@ -69,15 +69,15 @@ acknowledged beyond anything it remembers sending renumbers its messages past th
 **Liveness.**  Any valid frame from a peer counts as hearing from it; an idle link pings every
 ``heartbeat``; a peer not heard from for ``timeout`` is ``away`` — not counting the time our
 own event loop was held, when its frames waited unread in our sockets
-(:meth:`Mesh._not_listening <tarotd.mesh.sockets.Mesh._not_listening>`).  ZeroMQ reconnects a broken TCP connection by itself
+(:meth:`Mesh._not_listening`).  ZeroMQ reconnects a broken TCP connection by itself
 (``RECONNECT_IVL`` doubling up to ``RECONNECT_IVL_MAX``); a link whose frames leave but get
-no answer for ``timeout`` gets a fresh socket (see :meth:`~tarotd.mesh.sockets.Mesh._recycle`).  A link says
+no answer for ``timeout`` gets a fresh socket (see :meth:`Mesh._recycle`).  A link says
 HELLO again when the far end answers ``reauth`` (it restarted and lost our session) or when
 the peer's own HELLO shows a new ``boot``.
 
 **HELLO freshness, without clocks.**  A HELLO answers a challenge: the DEALER says ``hi``,
-the ROUTER draws a challenge for that routing id (the last :data:`~tarotd.mesh.sockets.CHALLENGES_PER_ROUTE` of
-it kept, all dropped by the first HELLO; those of the latest :data:`~tarotd.mesh.sockets.MAX_CHALLENGES` routing
+the ROUTER draws a challenge for that routing id (the last ``CHALLENGES_PER_ROUTE`` of
+it kept, all dropped by the first HELLO; those of the latest ``MAX_CHALLENGES`` routing
 ids), and the HELLO must be signed for the ROUTER's key (``to``) and one of those
 challenges, and arrive under that routing id.  A copy of a member's HELLO replayed to
 another daemon is addressed to the wrong key; replayed to the same daemon, on another
@@ -85,7 +85,7 @@ connection or later, it answers a challenge that daemon no longer holds: refused
 (``bad_hello``) and logged at a limited rate.  The DEALER's own ``nonce`` does the same for
 the HELLO-ACK.  So nothing here needs the members' clocks to agree — a laptop an hour off,
 or in the wrong time zone, plays like any other.  The HELLO still tells the sender's clock,
-signed: a peer whose clock is :data:`~tarotd.mesh.sockets.CLOCK_NOTED` or more from ours is said once in the log
+signed: a peer whose clock is ``CLOCK_NOTED`` or more from ours is said once in the log
 per run of it (``the clock of … is 1 h 0 min ahead of this machine's``), since the times in
 its logs and files will not match ours.  A daemon of a version before the challenge and one
 of this version do not half-talk: each drops the other's HELLO (or ``hi``) as malformed.
@@ -117,8 +117,9 @@ may speak in a member's session: for debugging only.
 
 **The parts.**  :mod:`~tarotd.mesh.wire` encodes and checks the frames above;
 :mod:`~tarotd.mesh.keys` derives the CURVE keys; :mod:`~tarotd.mesh.core` is the delivery
-rules as plain state machines, time passed in; :mod:`~tarotd.mesh.faults` injects faults into
-what leaves; :mod:`~tarotd.mesh.sockets` is the :class:`Mesh` over ZeroMQ that drives them.
+rules as plain state machines, time passed in, and :mod:`~tarotd.mesh.handshake` the
+challenges and clocks of the HELLO; :mod:`~tarotd.mesh.faults` injects faults into what
+leaves; :mod:`~tarotd.mesh.sockets` is the :class:`Mesh` over ZeroMQ that drives them.
 """
 
 from tarotd.mesh.faults import FaultPlan

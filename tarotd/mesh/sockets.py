@@ -11,7 +11,6 @@ import itertools
 import logging
 import os
 import time
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -35,6 +34,7 @@ from tarotd.guard import (
 )
 from tarotd.mesh.core import Arrival, Inbound, Outbox, TokenBucket
 from tarotd.mesh.faults import FaultPlan, Wire
+from tarotd.mesh.handshake import Challenges, clock_offset
 from tarotd.mesh.keys import curve_public_key, curve_secret_key
 from tarotd.mesh.wire import (
     LINK_KINDS,
@@ -65,9 +65,6 @@ RECONNECT_IVL_MS: Final = 100  #: ZeroMQ's TCP reconnection starts here and doub
 RECONNECT_IVL_MAX_MS: Final = 5000  #: ... up to this
 SEND_SHARE: Final = 0.8  #: data frames are paced at this share of the peer's inbound rate limit
 YIELD_EVERY: Final = 32  #: frames a receive loop handles before letting other tasks run
-MAX_CHALLENGES: Final = 1024  #: routing ids whose challenges await their HELLO (the latest kept)
-CHALLENGES_PER_ROUTE: Final = 4  #: a link asks again after a heartbeat: its HELLO may answer an earlier ``hi``
-CLOCK_NOTED: Final = 60.0  #: seconds between a peer's clock and ours that the log mentions
 FRAME_OVERHEAD: Final = 256  #: room a data frame's fields take around its body
 ROUTE_PREFIX: Final = b"r"  #: ZeroMQ reserves routing ids that begin with a zero byte
 EXPIRE_EVERY: Final = 1.0  #: seconds between two looks for peers and links to forget
@@ -244,21 +241,6 @@ def _property(frame: zmq.Frame, name: str) -> str:
 
 
 
-def _note_clock(peer: str, offset: float) -> None:
-    """Say how far ``peer``'s clock is from ours (``offset`` seconds ahead), if that is
-    :data:`CLOCK_NOTED` or more.  Nothing in the mesh or the game depends on it; but the
-    times in that peer's log, proof files and score sheet will not match ours, and a player
-    comparing them — or wondering why another machine's times look wrong — should know whose
-    clock is off, and by how much."""
-    if abs(offset) < CLOCK_NOTED:
-        return
-    minutes, seconds = round(abs(offset) / 60), round(abs(offset))  # a HELLO's time is in whole seconds
-    amount = f"{minutes // 60} h {minutes % 60} min" if minutes >= 60 else f"{seconds // 60} min {seconds % 60} s"
-    log.warning("mesh: the clock of %s is %s %s this machine's (one of the two is wrong; nothing here depends on "
-                "it, but the times in its logs and files will not match ours)", peer, amount,
-                "ahead of" if offset > 0 else "behind")
-
-
 # --------------------------------------------------------------------------- the mesh
 
 
@@ -325,7 +307,7 @@ class Mesh:
         self._allowed: frozenset[bytes] | None = None
         self._peers: dict[bytes, _Peer] = {}
         self._routes: dict[bytes, _Peer] = {}  #: routing id → the peer that proved itself under it
-        self._challenges: OrderedDict[bytes, list[bytes]] = OrderedDict()  #: routing id → its latest challenges
+        self._challenges = Challenges()
         self._links: dict[str, _Link] = {}
         self._stranger_bucket = TokenBucket(limits.rate, limits.burst)
         self._tasks: set[asyncio.Task[None]] = set()
@@ -802,19 +784,13 @@ class Mesh:
     def _challenge(self, rid: bytes) -> None:
         """Give the DEALER under ``rid`` a challenge for its HELLO: a HELLO made for it is fresh
         without any clock, and good on this connection only, once (see the module's "HELLO
-        freshness").  A new ``hi`` adds a challenge, the latest :data:`CHALLENGES_PER_ROUTE` kept:
-        on a slow machine a link asks again before the first answer came, and its HELLO for
-        the first must not be refused as stale.  A flood of them from strangers only pushes the
-        oldest routing ids out, whose DEALER asks again after its heartbeat."""
-        challenge = os.urandom(TOKEN_SIZE)
-        self._challenges[rid] = [*self._challenges.pop(rid, [])[1 - CHALLENGES_PER_ROUTE :], challenge]
-        while len(self._challenges) > MAX_CHALLENGES:
-            self._challenges.popitem(last=False)
+        freshness" and :class:`~tarotd.mesh.handshake.Challenges`)."""
+        challenge = self._challenges.issue(rid)
         self._wire.send(self._router_sock(), [rid, encode("challenge", {"key": self.key, "c": challenge})])
 
     def _on_hello(self, rid: bytes, msg: dict[str, Any], frame: zmq.Frame, now: float) -> None:
         key: bytes = msg["key"]
-        challenges = self._challenges.pop(rid, [])  # used once, whatever comes of it
+        challenges = self._challenges.spend(rid)
         if not verify(key, msg["sig"], signing_bytes("hello", msg)):
             self.stats.bad_hello += 1
             return
@@ -840,8 +816,10 @@ class Mesh:
             self._routes.pop(peer.route or b"", None)
             peer.route, self._routes[rid] = rid, peer
         restarted = peer.boot is not None and peer.boot != msg["boot"]
-        if peer.boot != msg["boot"]:
-            _note_clock(msg["name"] or fingerprint(key), msg["time"] - time.time())
+        if peer.boot != msg["boot"] and (offset := clock_offset(msg["time"] - time.time())) is not None:
+            log.warning("mesh: the clock of %s is %s this machine's (one of the two is wrong; nothing here "
+                        "depends on it, but the times in its logs and files will not match ours)",
+                        msg["name"] or fingerprint(key), offset)
         peer.boot = msg["boot"]
         peer.name = msg["name"]
         peer.inbound.new_session()
