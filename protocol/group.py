@@ -21,18 +21,22 @@ there is much arithmetic on them and little on points (:func:`to_int`, :func:`fr
 
 :data:`MULTS` counts scalar multiplications, the unit of cost of the protocol, so that the
 benchmark can compare what was done with what the protocol needs at least.
+
+The batch functions (:func:`mul_each`, :func:`base_mul_each`, :func:`mul_batches`,
+:func:`first_invalid_point`) cut their work into independent slices and hand them to the
+process's :class:`Scheduler`, and :func:`in_background` hands it the checks nobody waits
+for.  The default, :data:`SERIAL`, runs everything in the caller's thread, so the protocol
+itself starts no thread: the programs that want the cores — the daemon
+(``tarotd.workers``), the tools that deal in one process (``client.workers``) — give theirs
+to :func:`use_scheduler` when they start.  One per process rather than a parameter of every
+proof function: the slices are deep inside the proofs, and how they run changes no result.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
-import sys
-import threading
-from concurrent.futures import ThreadPoolExecutor, wait
-from contextlib import suppress
-from functools import cache, reduce
-from typing import Callable, Iterable, Sequence, TypeVar
+from functools import reduce
+from typing import Callable, Iterable, Protocol, Sequence, TypeVar
 
 from nacl import bindings as _sodium
 from nacl.exceptions import CryptoError
@@ -98,7 +102,7 @@ def first_invalid_point(points: Sequence[object]) -> int | None:
     def first_in(part: slice) -> int | None:
         return _first_invalid(points[part], part.start)
 
-    return next((bad for bad in _pool().map(first_in, parts) if bad is not None), None)
+    return next((bad for bad in _scheduler.map(first_in, parts) if bad is not None), None)
 
 
 def _first_invalid(points: Sequence[object], offset: int) -> int | None:
@@ -160,9 +164,9 @@ _Batch = TypeVar("_Batch")
 
 def _spread(work: Callable[[_Batch], list[Point] | GroupError], batches: Sequence[_Batch]) -> list[list[Point] | GroupError]:
     """``work`` on each batch, over the cores when there are several."""
-    if len(batches) < 2 or _WORKERS < 2:
+    if len(batches) < 2 or _scheduler.workers < 2:
         return [work(batch) for batch in batches]
-    return list(_pool().map(work, batches))
+    return _scheduler.map(work, batches)
 
 
 def _joined(batches: Iterable[list[Point] | GroupError]) -> list[Point]:
@@ -192,101 +196,68 @@ def _mul_batch(batch: tuple[Sequence[Scalar], Sequence[Point]]) -> list[Point] |
         return GroupError("scalar multiplication of an invalid point or to the identity")
 
 
-_WORKERS = min(4, os.cpu_count() or 1)
 _CHUNK = 40  #: the fewest points a worker is handed (a handover costs about one check)
+#: The most workers a scheduler need offer: the batches are of 78 to 156 points, and more
+#: than four slices of them gained nothing.
+MAX_WORKERS = 4
 
 
 def _slices(length: int) -> list[slice]:
     """``range(length)`` cut into one slice per worker, none shorter than :data:`_CHUNK`."""
-    size = max(_CHUNK, -(-length // _WORKERS))
+    size = max(_CHUNK, -(-length // _scheduler.workers))
     return [slice(k, k + size) for k in range(0, length, size)]
 
 
-def _pool() -> ThreadPoolExecutor:
-    """The pool for the calling thread's work: the background pool's threads hand theirs on
-    to one another, at their own low priority (see :func:`in_background`)."""
-    return _background_pool() if _in_background() else _foreground_pool()
+_Item = TypeVar("_Item")
+_Result = TypeVar("_Result")
 
 
-@cache
-def _foreground_pool() -> ThreadPoolExecutor:
-    """Made on first use: most processes never need it."""
-    return ThreadPoolExecutor(_WORKERS, thread_name_prefix="tarot-mul")
+class Scheduler(Protocol):
+    """How the process runs the group's independent work (module docstring)."""
+
+    @property
+    def workers(self) -> int:
+        """How many slices the batch functions cut their work into (at most)."""
+        ...
+
+    def map(self, work: Callable[[_Item], _Result], items: Sequence[_Item]) -> list[_Result]:
+        """``[work(item) for item in items]``, in any order or at once: the items are
+        independent and ``work`` changes nothing another item reads."""
+        ...
+
+    def in_background(self, work: Callable[[], _Result]) -> _Result:
+        """``work()``, a check nobody waits for: the caller still waits for its result, but
+        the machine may give other work its cores first (see ``tarotd.workers``)."""
+        ...
 
 
-#: The niceness of background threads: the lowest, so that they run on what the work
-#: somebody waits for leaves of the cores.
-BACKGROUND_NICENESS = 19
-#: Seconds a caller leaves its work to the background before doing it itself.  With the
-#: five daemons of a table on two cores, a background check was done in 25 ms at the median
-#: and 110 ms at worst (171 checks of a ``tarot bench --quick``).
-BACKGROUND_PATIENCE = 0.5
-_background = threading.local()
-_T = TypeVar("_T")
+class Serial:
+    """Everything in the caller's thread, one item after the other."""
 
+    workers = 1
 
-def in_background(work: Callable[[], _T], patience: float = BACKGROUND_PATIENCE) -> _T:
-    """``work()``, on threads of the lowest CPU priority; the caller waits for it — for
-    ``patience`` seconds, then does the work itself, at its own priority.
+    def map(self, work: Callable[[_Item], _Result], items: Sequence[_Item]) -> list[_Result]:
+        return [work(item) for item in items]
 
-    For checks nobody waits for.  When the five daemons of a table share a machine's cores,
-    every seat checks each shuffle and lock step as it comes, while the next seat must check
-    it and then compute its own — the step everybody waits for.  With the other seats'
-    checks on low-priority threads, the next seat's work gets the cores first.  The checks
-    are the same and done before the caller goes on: only the order in which the machine
-    runs them changes.  (A thread's own niceness is Linux's; elsewhere the work runs at the
-    usual priority.)
-
-    The patience is for a machine whose cores are never free — fifty daemons on two, in the
-    load test — where a thread of niceness 19 gets a sliver of a core for seconds on end,
-    and the caller, a daemon's event loop, answers no heartbeat meanwhile: its peers took it
-    for gone and tables were abandoned.  The starved copy is dropped if it has not started,
-    else left to finish, its result thrown away.  So ``work`` may run twice at once: it
-    must read nothing another thread changes and change nothing.  Until that copy is done
-    it holds the background (the pool has one thread for ``work`` and enough for the slices
-    it hands on, not for two), and other callers do their work at once, themselves."""
-    if _in_background():
-        return work()  # already there
-    turn = _background_turn()
-    if not turn.acquire(blocking=False):
+    def in_background(self, work: Callable[[], _Result]) -> _Result:
         return work()
-    future = _background_pool().submit(work)
-    future.add_done_callback(lambda _: turn.release())
-    done, _ = wait([future], timeout=patience)
-    if done:
-        return future.result()
-    future.cancel()
-    return work()
 
 
-def _in_background() -> bool:
-    return getattr(_background, "active", False)
+SERIAL: Scheduler = Serial()
+_scheduler: Scheduler = SERIAL
 
 
-@cache
-def _background_turn() -> threading.Lock:
-    """Held while a work is in the background.  Made again in a forked child, like the pools:
-    a lock a parent's thread held is never released there."""
-    return threading.Lock()
+def use_scheduler(scheduler: Scheduler) -> Scheduler:
+    """Run the group's work on ``scheduler`` from now on; the one it replaces is returned
+    (for a test to put back)."""
+    global _scheduler
+    previous, _scheduler = _scheduler, scheduler
+    return previous
 
 
-@cache
-def _background_pool() -> ThreadPoolExecutor:
-    return ThreadPoolExecutor(_WORKERS + 1, thread_name_prefix="tarot-background", initializer=_into_background)
-
-
-def _into_background() -> None:
-    _background.active = True
-    if sys.platform.startswith("linux"):  # a thread's own niceness (POSIX would renice the process)
-        with suppress(OSError):  # a sandbox that forbids it: the work runs at the usual priority
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), BACKGROUND_NICENESS)
-
-
-# A forked child (a process pool's worker, say) has none of the parent's threads: its work
-# must not wait in the parent's pools' queues for them, so it makes its own.
-os.register_at_fork(after_in_child=_foreground_pool.cache_clear)
-os.register_at_fork(after_in_child=_background_pool.cache_clear)
-os.register_at_fork(after_in_child=_background_turn.cache_clear)
+def in_background(work: Callable[[], _Result]) -> _Result:
+    """``work()`` on the process's scheduler, as a check nobody waits for."""
+    return _scheduler.in_background(work)
 
 
 def base_mul(scalar: Scalar) -> Point:

@@ -2,10 +2,10 @@
 
 A seat waits for the check of the step just before its turn and of the last lock; every
 other shuffle and lock step it checks in :func:`protocol.group.in_background`, at the same
-moment as before and with the same outcome, on threads of the lowest CPU priority — so that,
-when a table's daemons share a machine, the seat the table waits for gets the cores first.
-A check starved there past its patience is done by the caller itself, and a late copy of it
-finishing afterwards changes nothing.
+moment as before and with the same outcome — in the daemon (:class:`tarotd.workers.Workers`)
+on threads of the lowest CPU priority, so that, when a table's daemons share a machine, the
+seat the table waits for gets the cores first.  A check starved there past its patience is
+done by the caller itself, and a late copy of it finishing afterwards changes nothing.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Iterator
 
 import pytest
 
@@ -23,14 +24,26 @@ import protocol.group as group
 from deck_tables import commit_round, fresh_table, lock_rounds
 from protocol.cheats import BadShuffleDeck
 from protocol.deck import Lock, PublicDeck, Shuffle
-from protocol.group import CARD_POINTS, in_background
+from protocol.group import CARD_POINTS, GENERATOR, in_background, mul_batches
 from protocol.verdict import VerdictError
+from tarotd.workers import BACKGROUND_NICENESS, Workers
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a thread's own niceness is Linux's")
 
 
 def niceness() -> int:
     return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+
+@pytest.fixture(autouse=True)
+def workers() -> Iterator[Workers]:
+    """The daemon's scheduler, as ``tarotd`` installs it."""
+    installed = Workers()
+    previous = group.use_scheduler(installed)
+    try:
+        yield installed
+    finally:
+        group.use_scheduler(previous)
 
 
 def test_in_background_gives_the_result_and_the_error_of_the_work() -> None:
@@ -55,9 +68,9 @@ def test_the_work_and_the_slices_it_hands_on_run_at_the_lowest_priority(monkeypa
     monkeypatch.setattr(group, "_first_invalid", spy)
     points = list(CARD_POINTS)
     points[60] = b"\x00" * 32  # not a point of the subgroup
-    assert in_background(lambda: (niceness(), group.first_invalid_point(points))) == (group.BACKGROUND_NICENESS, 60)
+    assert in_background(lambda: (niceness(), group.first_invalid_point(points))) == (BACKGROUND_NICENESS, 60)
     assert len(seen) == len(group._slices(78)) and all(
-        name.startswith("tarot-background") and nice == group.BACKGROUND_NICENESS for name, nice in seen
+        name.startswith("tarot-background") and nice == BACKGROUND_NICENESS for name, nice in seen
     )
     seen.clear()
     assert group.first_invalid_point(points) == 60  # the foreground keeps its priority
@@ -69,7 +82,7 @@ def test_in_background_from_the_background_runs_the_work_where_it_is() -> None:
     assert outer[0] == outer[1]
 
 
-def test_a_caller_does_the_work_itself_once_the_background_is_starved_past_its_patience() -> None:
+def test_a_caller_does_the_work_itself_once_the_background_is_starved_past_its_patience(workers: Workers) -> None:
     caller = threading.get_ident()
     release = threading.Event()
 
@@ -79,13 +92,15 @@ def test_a_caller_does_the_work_itself_once_the_background_is_starved_past_its_p
         return threading.get_ident()
 
     try:
-        assert in_background(work, patience=0.05) == caller
+        workers.patience = 0.05
+        assert in_background(work) == caller
         # The starved copy still holds the background: the next caller does not queue behind it.
-        assert in_background(threading.get_ident, patience=10) == caller
+        workers.patience = 10
+        assert in_background(threading.get_ident) == caller
     finally:
         release.set()
     deadline = time.monotonic() + 10
-    while group._background_turn().locked() and time.monotonic() < deadline:
+    while workers._threads().turn.locked() and time.monotonic() < deadline:
         time.sleep(0.01)
     assert in_background(threading.get_ident) != caller  # the background is free again
 
@@ -174,3 +189,22 @@ def test_a_forked_child_checks_in_its_own_background() -> None:
         release.set()
         parent.join()
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork only")
+def test_a_forked_child_multiplies_over_its_own_threads() -> None:
+    scalar = (2).to_bytes(32, "little")
+    batches = [([scalar] * 50, [GENERATOR] * 50), ([scalar] * 50, [GENERATOR] * 50)]
+    expected = mul_batches(batches)  # the parent's pool is made now
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: would wait forever on the parent's pool, whose threads it lacks
+        signal.alarm(10)  # then dies, and the parent reads nothing
+        try:
+            os.write(write, b"ok" if mul_batches(batches) == expected else b"wrong")
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as answer:
+        assert answer.read() == b"ok"
+    os.waitpid(pid, 0)

@@ -1,12 +1,13 @@
 """The group layer: card points, validation of every received point and scalar, the counter."""
 
 import hashlib
-import os
-import signal
+from collections.abc import Iterator
 
 import pytest
 from nacl import bindings as sodium
 
+from client.workers import Threads
+from protocol import group
 from protocol.group import (
     CARD_POINTS,
     GENERATOR,
@@ -27,6 +28,7 @@ from protocol.group import (
     scalar_mul,
     scalar_product,
 )
+from tarotd.workers import Workers
 
 P = 2**255 - 19  # the field prime
 
@@ -142,6 +144,18 @@ def test_multiplying_to_the_identity_is_a_group_error() -> None:
         base_mul(scalar(0))
 
 
+@pytest.fixture(params=["serial", "daemon", "tools"])
+def scheduler(request: pytest.FixtureRequest) -> Iterator[group.Scheduler]:
+    """Each scheduler the batches run on: what they give does not depend on it."""
+    chosen = {"serial": group.SERIAL, "daemon": Workers(2), "tools": Threads(2)}[request.param]
+    previous = group.use_scheduler(chosen)
+    try:
+        yield chosen
+    finally:
+        group.use_scheduler(previous)
+
+
+@pytest.mark.usefixtures("scheduler")
 def test_batches_give_what_mul_gives_in_order_and_count_every_multiplication() -> None:
     scalars = [scalar_from_digest(hashlib.sha512(b"%d" % i).digest()) for i in range(40)]
     batches = [(scalars[k:k + 10], CARD_POINTS[k:k + 10]) for k in range(0, 40, 10)]
@@ -151,6 +165,7 @@ def test_batches_give_what_mul_gives_in_order_and_count_every_multiplication() -
     assert results == [[mul(s, p) for s, p in zip(*batch)] for batch in batches]
 
 
+@pytest.mark.usefixtures("scheduler")
 def test_a_batch_with_an_invalid_point_gives_its_error_and_spoils_no_other() -> None:
     bad = SMALL_ORDER[1]
     batches = [([scalar(2)], [GENERATOR]), ([scalar(2), scalar(3)], [GENERATOR, bad]), ([scalar(5)], [GENERATOR])]
@@ -159,6 +174,7 @@ def test_a_batch_with_an_invalid_point_gives_its_error_and_spoils_no_other() -> 
     assert isinstance(spoiled, GroupError)
 
 
+@pytest.mark.usefixtures("scheduler")
 @pytest.mark.parametrize("size", [1, 78, 156])
 def test_the_first_invalid_point_is_found_wherever_it_is(size: int) -> None:
     points: list[object] = [CARD_POINTS[k % 78] for k in range(size)]
@@ -171,7 +187,8 @@ def test_the_first_invalid_point_is_found_wherever_it_is(size: int) -> None:
         assert first_invalid_point(spoiled) == where
 
 
-def test_mul_each_is_mul_over_the_cores() -> None:
+@pytest.mark.usefixtures("scheduler")
+def test_mul_each_is_mul_over_the_scheduler_s_slices() -> None:
     scalars = [scalar_from_digest(hashlib.sha512(b"%d" % i).digest()) for i in range(78)]
     MULTS.reset()
     assert mul_each(scalars, CARD_POINTS) == [mul(s, p) for s, p in zip(scalars, CARD_POINTS)]
@@ -180,20 +197,3 @@ def test_mul_each_is_mul_over_the_cores() -> None:
         mul_each(scalars, [*CARD_POINTS[:77], SMALL_ORDER[1]])
     with pytest.raises(ValueError, match="77 scalars for 78 points"):
         mul_each(scalars[:77], CARD_POINTS)
-
-
-def test_a_forked_child_multiplies_over_its_own_threads() -> None:
-    batches = [([scalar(2)] * 50, [GENERATOR] * 50), ([scalar(3)] * 50, [GENERATOR] * 50)]
-    expected = mul_batches(batches)  # the parent's pool is made now
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: would wait forever on the parent's pool, whose threads it lacks
-        signal.alarm(10)  # then dies, and the parent reads nothing
-        try:
-            os.write(write, b"ok" if mul_batches(batches) == expected else b"wrong")
-        finally:
-            os._exit(0)
-    os.close(write)
-    with os.fdopen(read, "rb") as answer:
-        assert answer.read() == b"ok"
-    os.waitpid(pid, 0)
