@@ -1,14 +1,17 @@
 """The mesh's delivery rules (tarotd/mesh/core.py) with a fake clock: numbering, the window,
 acknowledgements, retransmission timers and their backoff, fast retransmission, and the two
 rules for a side that lost its state — no sockets, no sleeps, time passed in; and the pure
-parts of its HELLO (tarotd/mesh/handshake.py): the challenges given out, the clocks told."""
+parts of its HELLO (tarotd/mesh/handshake.py), a peer's liveness, and the bounds on the peers
+no table needs (tarotd/mesh/bounds.py)."""
 
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 
 import pytest
 
+from tarotd.mesh.bounds import refusal, room_from, silent_since
 from tarotd.mesh.core import (
     MAX_BACKOFF,
     MAX_RTO,
@@ -16,10 +19,13 @@ from tarotd.mesh.core import (
     Arrival,
     Inbound,
     Outbox,
+    PeerState,
     TokenBucket,
+    liveness,
 )
 from tarotd.mesh.handshake import CHALLENGES_PER_ROUTE, MAX_CHALLENGES, Challenges, clock_offset
 from tarotd.mesh.wire import MAX_MISS
+from tarotd.refusals import Cause
 
 WINDOW = 512
 EARLY_BYTES = 1 << 20
@@ -335,3 +341,53 @@ def test_a_flood_of_routes_pushes_out_the_oldest_only() -> None:
 )
 def test_a_peer_clock_a_minute_or_more_off_is_said_with_its_offset(offset: float, said: str | None) -> None:
     assert clock_offset(offset) == said
+
+
+# --------------------------------------------------------------------------- liveness and bounds
+
+
+def test_a_peer_is_connecting_until_proven_then_up_while_heard_within_the_timeout() -> None:
+    assert liveness(False, 10.0, 10.0, 5.0) is PeerState.CONNECTING
+    assert liveness(True, 10.0, 15.0, 5.0) is PeerState.UP
+    assert liveness(True, 10.0, 15.1, 5.0) is PeerState.AWAY
+    assert liveness(True, None, 0.0, 5.0) is PeerState.AWAY
+
+
+@dataclass
+class Stranger:
+    host: str
+    reported: PeerState = PeerState.UP
+    last_heard: float | None = None
+    created: float = 0.0
+
+
+def test_a_host_speaks_for_so_many_keys_but_this_machine_for_any() -> None:
+    loose = [Stranger("192.0.2.7") for _ in range(3)] + [Stranger("127.0.0.1") for _ in range(3)]
+    bucket = TokenBucket(rate=2.0, burst=32.0)
+    refused = refusal("192.0.2.7", loose, 3, 256, bucket, 0.0)
+    assert refused is not None and refused[0] is Cause.KEYS_FROM_HOST
+    assert refusal("127.0.0.1", loose, 3, 256, bucket, 0.0) is None
+    assert refusal("192.0.2.8", loose, 3, 256, bucket, 0.0) is None
+
+
+def test_new_keys_are_taken_in_at_a_rate_from_every_host_together() -> None:
+    bucket = TokenBucket(rate=2.0, burst=2.0)
+    said = [refusal(f"192.0.2.{i}", [], 8, 256, bucket, 0.0) for i in range(3)]
+    assert said[:2] == [None, None] and said[2] is not None and said[2][0] is Cause.NEW_KEYS
+    assert refusal("192.0.2.9", [], 8, 256, bucket, 0.5) is None  # a second later, one more
+
+
+def test_a_full_table_makes_room_by_forgetting_the_peer_silent_longest_not_one_up() -> None:
+    up, old, older = Stranger("a"), Stranger("b", PeerState.AWAY, 5.0), Stranger("c", PeerState.AWAY, 2.0)
+    never = Stranger("d", PeerState.CONNECTING, None, created=3.0)
+    bucket = TokenBucket(rate=2.0, burst=32.0)
+    assert refusal("e", [up, old, older, never], 8, 4, bucket, 0.0) is None
+    assert room_from([up, old, older, never], 4) is older
+    assert room_from([up, old, older, never], 5) is None  # room enough
+    refused = refusal("e", [up, Stranger("f")], 8, 2, bucket, 0.0)
+    assert refused is not None and refused[0] is Cause.PEER_TABLE_FULL  # all up: nobody to forget
+
+
+def test_the_peers_silent_since_the_horizon_are_forgotten() -> None:
+    heard, silent, never = Stranger("a", last_heard=9.0), Stranger("b", last_heard=4.0), Stranger("c", created=1.0)
+    assert silent_since(5.0, [heard, silent, never]) == [silent, never]

@@ -117,11 +117,14 @@ may speak in a member's session: for debugging only.
 
 **The parts.**  :mod:`~tarotd.mesh.wire` encodes and checks the frames above;
 :mod:`~tarotd.mesh.keys` derives the CURVE keys; :mod:`~tarotd.mesh.core` is the delivery
-rules as plain state machines, time passed in, and :mod:`~tarotd.mesh.handshake` the
-challenges and clocks of the HELLO; :mod:`~tarotd.mesh.faults` injects faults into what
-leaves; :mod:`~tarotd.mesh.sockets` is the :class:`Mesh` over ZeroMQ that drives them.
+rules and a peer's liveness as plain state machines, time passed in;
+:mod:`~tarotd.mesh.handshake` the challenges and clocks of the HELLO;
+:mod:`~tarotd.mesh.bounds` the bounds on the peers no table needs; :mod:`~tarotd.mesh.faults`
+injects faults into what leaves; and :mod:`~tarotd.mesh.sockets` is the :class:`Mesh` over
+ZeroMQ that drives them all.
 """
 
+from tarotd.mesh.core import PeerState
 from tarotd.mesh.faults import FaultPlan
 from tarotd.mesh.keys import curve_public_key, curve_secret_key
 from tarotd.mesh.sockets import (
@@ -130,7 +133,6 @@ from tarotd.mesh.sockets import (
     MeshStats,
     NotHandled,
     OutboxFull,
-    PeerState,
     PeerStatus,
 )
 from tarotd.mesh.wire import (

@@ -1,6 +1,6 @@
 """The pure half of the mesh: the numbering, ordering, acknowledgement and retransmission of
-the messages between this daemon and one peer, with time passed in and no sockets (as
-:mod:`tarotd.ticks`).  The socket layer (:mod:`tarotd.mesh.sockets`) asks it what to send and
+the messages between this daemon and one peer, and whether that peer is up, with time passed
+in and no sockets (as :mod:`tarotd.ticks`).  The socket layer (:mod:`tarotd.mesh.sockets`) asks it what to send and
 when, and tells it what left and what came back; the rules are those of "Delivery" in
 :mod:`tarotd.mesh`.
 """
@@ -43,6 +43,21 @@ class TokenBucket:
             return False
         self.tokens -= 1
         return True
+
+
+class PeerState(enum.Enum):
+    CONNECTING = "connecting"  #: not yet authenticated both ways
+    UP = "up"  #: authenticated, heard within ``timeout``
+    AWAY = "away"  #: was up, silent for ``timeout``; reconnection goes on
+
+
+def liveness(ever_up: bool, last_heard: float | None, now: float, timeout: float) -> PeerState:
+    """A peer's state: up once it proved its key both ways and while heard within ``timeout``."""
+    if not ever_up:
+        return PeerState.CONNECTING
+    if last_heard is not None and now - last_heard <= timeout:
+        return PeerState.UP
+    return PeerState.AWAY
 
 
 class Arrival(enum.Enum):

@@ -5,7 +5,6 @@ are :mod:`tarotd.mesh.wire`'s; the whole is specified in :mod:`tarotd.mesh`."""
 from __future__ import annotations
 
 import asyncio
-import enum
 import errno
 import itertools
 import logging
@@ -28,11 +27,11 @@ from tarotd.guard import (
     PER_HOST,
     ConnectionBounds,
     incoming_bound,
-    is_this_machine,
     peer_of,
     turn_away,
 )
-from tarotd.mesh.core import Arrival, Inbound, Outbox, TokenBucket
+from tarotd.mesh.bounds import refusal, room_from, silent_since
+from tarotd.mesh.core import Arrival, Inbound, Outbox, PeerState, TokenBucket, liveness
 from tarotd.mesh.faults import FaultPlan, Wire
 from tarotd.mesh.handshake import Challenges, clock_offset
 from tarotd.mesh.keys import curve_public_key, curve_secret_key
@@ -74,12 +73,6 @@ HANDSHAKE_FAILED_TIMES: Final = 3  #: failed handshakes in a row before a link s
 HANDSHAKE_FAILURES: Final = (
     zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL | zmq.EVENT_HANDSHAKE_FAILED_AUTH
 )
-
-
-class PeerState(enum.Enum):
-    CONNECTING = "connecting"  #: not yet authenticated both ways
-    UP = "up"  #: authenticated, heard within ``timeout``
-    AWAY = "away"  #: was up, silent for ``timeout``; reconnection goes on
 
 
 @dataclass(frozen=True)
@@ -499,23 +492,18 @@ class Mesh:
             return False
         if key in self._peers or kept or self._keeps(key):
             return True
-        limits, who = self._limits, f"{fingerprint(key)} from {host or 'an unknown address'}"
         loose = [peer for peer in self._peers.values() if not self._kept(peer)]
-        if host and not is_this_machine(host) and sum(peer.host == host for peer in loose) >= limits.keys_per_host:
-            return self._refuse_key(Cause.KEYS_FROM_HOST, now, f"{who}: that host speaks for {limits.keys_per_host} keys already")
-        idle = [peer for peer in loose if peer.reported is not PeerState.UP]
-        if len(loose) >= limits.max_peers and not idle:
-            return self._refuse_key(Cause.PEER_TABLE_FULL, now, f"{who}: {limits.max_peers} peers no table needs are up")
-        if not self._new_keys.take(now):
-            return self._refuse_key(Cause.NEW_KEYS, now, f"{who}: more new keys than {limits.new_keys_rate:g} a second")
-        if len(loose) >= limits.max_peers:
-            self._forget(min(idle, key=lambda peer: peer.last_heard or peer.created))
+        limits = self._limits
+        refused = refusal(host, loose, limits.keys_per_host, limits.max_peers, self._new_keys, now)
+        if refused is not None:
+            self.stats.strangers += 1
+            cause, why = refused
+            self.refusals.refuse(cause, now, f"a HELLO signed by {fingerprint(key)} from "
+                                 f"{host or 'an unknown address'}: {why}")
+            return False
+        if (oldest := room_from(loose, limits.max_peers)) is not None:
+            self._forget(oldest)
         return True
-
-    def _refuse_key(self, cause: Cause, now: float, detail: str) -> bool:
-        self.stats.strangers += 1
-        self.refusals.refuse(cause, now, f"a HELLO signed by {detail}")
-        return False
 
     def _forget(self, peer: _Peer) -> None:
         """Drop a peer no table needs, its link and everything we held for it.  Should it come
@@ -530,9 +518,8 @@ class Mesh:
         """Forget the peers and links no table needs that have been silent, or never proved
         their key, for ``Limits.forget_after`` (see :meth:`connect`)."""
         horizon = now - self._limits.forget_after
-        for peer in list(self._peers.values()):
-            if not self._kept(peer) and (peer.last_heard or peer.created) < horizon:
-                self._forget(peer)
+        for peer in silent_since(horizon, [peer for peer in self._peers.values() if not self._kept(peer)]):
+            self._forget(peer)
         for link in list(self._links.values()):
             if link.peer is None and not link.kept and link.opened < horizon and not (
                 link.expected_key is not None and self._keeps(link.expected_key)
@@ -548,12 +535,7 @@ class Mesh:
         self._update_state(peer, now)
 
     def _update_state(self, peer: _Peer, now: float) -> None:
-        if not peer.ever_up:
-            state = PeerState.CONNECTING
-        elif peer.last_heard is not None and now - peer.last_heard <= self._timeout:
-            state = PeerState.UP
-        else:
-            state = PeerState.AWAY
+        state = liveness(peer.ever_up, peer.last_heard, now, self._timeout)
         if state is not peer.reported:
             peer.reported = state
             if self._on_status is not None:
