@@ -91,7 +91,9 @@ def test_the_backoff_doubles_once_per_timeout_and_stops_at_its_bound() -> None:
         outbox.rearm(now, expired=True)
         outbox.rearm(now, expired=True)  # the same expiry, seen for another message
     assert outbox.round_trip.backoff == MAX_BACKOFF
-    assert outbox.round_trip.timeout(RETRANSMIT_AFTER) == min(MAX_RTO, MAX_BACKOFF * RETRANSMIT_AFTER)
+    assert outbox.round_trip.timeout(RETRANSMIT_AFTER) == min(
+        MAX_RTO, MAX_BACKOFF * RETRANSMIT_AFTER
+    )
     outbox.round_trip.sample(0.01)  # an ack times a round trip again
     assert outbox.round_trip.timeout(RETRANSMIT_AFTER) == RETRANSMIT_AFTER
 
@@ -160,7 +162,12 @@ def test_a_token_bucket_allows_its_burst_then_its_rate() -> None:
     bucket = TokenBucket(rate=2.0, burst=3.0)
     assert [bucket.take(100.0) for _ in range(4)] == [True, True, True, False]
     assert bucket.take(100.5) and not bucket.take(100.5)
-    assert [bucket.take(200.0) for _ in range(4)] == [True, True, True, False]  # full again, no more
+    assert [bucket.take(200.0) for _ in range(4)] == [
+        True,
+        True,
+        True,
+        False,
+    ]  # full again, no more
 
 
 # --------------------------------------------------------------------------- the receiver
@@ -336,10 +343,18 @@ def test_a_flood_of_routes_pushes_out_the_oldest_only() -> None:
 
 @pytest.mark.parametrize(
     ("offset", "said"),
-    [(59.4, None), (-59.4, None), (60.0, "1 min 0 s ahead of"), (-95.0, "1 min 35 s behind"),
-     (3600.0, "1 h 0 min ahead of"), (-5430.0, "1 h 30 min behind")],
+    [
+        (59.4, None),
+        (-59.4, None),
+        (60.0, "1 min 0 s ahead of"),
+        (-95.0, "1 min 35 s behind"),
+        (3600.0, "1 h 0 min ahead of"),
+        (-5430.0, "1 h 30 min behind"),
+    ],
 )
-def test_a_peer_clock_a_minute_or_more_off_is_said_with_its_offset(offset: float, said: str | None) -> None:
+def test_a_peer_clock_a_minute_or_more_off_is_said_with_its_offset(
+    offset: float, said: str | None
+) -> None:
     assert clock_offset(offset) == said
 
 
@@ -378,7 +393,11 @@ def test_new_keys_are_taken_in_at_a_rate_from_every_host_together() -> None:
 
 
 def test_a_full_table_makes_room_by_forgetting_the_peer_silent_longest_not_one_up() -> None:
-    up, old, older = Stranger("a"), Stranger("b", PeerState.AWAY, 5.0), Stranger("c", PeerState.AWAY, 2.0)
+    up, old, older = (
+        Stranger("a"),
+        Stranger("b", PeerState.AWAY, 5.0),
+        Stranger("c", PeerState.AWAY, 2.0),
+    )
     never = Stranger("d", PeerState.CONNECTING, None, created=3.0)
     bucket = TokenBucket(rate=2.0, burst=32.0)
     assert refusal("e", [up, old, older, never], 8, 4, bucket, 0.0) is None
@@ -389,5 +408,9 @@ def test_a_full_table_makes_room_by_forgetting_the_peer_silent_longest_not_one_u
 
 
 def test_the_peers_silent_since_the_horizon_are_forgotten() -> None:
-    heard, silent, never = Stranger("a", last_heard=9.0), Stranger("b", last_heard=4.0), Stranger("c", created=1.0)
+    heard, silent, never = (
+        Stranger("a", last_heard=9.0),
+        Stranger("b", last_heard=4.0),
+        Stranger("c", created=1.0),
+    )
     assert silent_since(5.0, [heard, silent, never]) == [silent, never]

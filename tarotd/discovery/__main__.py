@@ -24,14 +24,18 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         description="Beacon under a throwaway identity for a while and print the peers heard.",
     )
     parser.add_argument("--name", default=socket.gethostname()[:MAX_NAME_LENGTH])
-    parser.add_argument("--peer-port", type=int, default=DISCOVERY_PORT + 1, help="ZeroMQ port to announce")
+    parser.add_argument(
+        "--peer-port", type=int, default=DISCOVERY_PORT + 1, help="ZeroMQ port to announce"
+    )
     parser.add_argument("--port", type=int, default=DISCOVERY_PORT, help="discovery UDP port")
     parser.add_argument("--bind", default="0.0.0.0", help="address to bind the UDP socket to")
     parser.add_argument("--interval", type=float, default=DEFAULT_INTERVAL)
     parser.add_argument("--expiry", type=float, default=None, help="default: 5 intervals")
     parser.add_argument("--listen-seconds", type=float, default=5.0)
     parser.add_argument("--no-broadcast", action="store_true", help="only send to --target")
-    parser.add_argument("--target", action="append", default=[], metavar="IP:PORT", help="extra destination")
+    parser.add_argument(
+        "--target", action="append", default=[], metavar="IP:PORT", help="extra destination"
+    )
     parser.add_argument("--watch", action="store_true", help="print the peers at every change")
     parser.add_argument("--json", action="store_true", help="one JSON document per line")
     return parser.parse_args(argv)
@@ -65,7 +69,10 @@ def _report(peers: list[Peer], elapsed: float, as_json: bool, **extra: object) -
         return
     print(f"{elapsed:7.2f}s  {len(peers)} peer(s)", flush=True)
     for peer in peers:
-        print(f"  {peer.name:<24} {peer.fingerprint}  {peer.endpoint}  {len(peer.tables)} table(s)", flush=True)
+        print(
+            f"  {peer.name:<24} {peer.fingerprint}  {peer.endpoint}  {len(peer.tables)} table(s)",
+            flush=True,
+        )
 
 
 def _target(text: str) -> tuple[str, int]:
@@ -87,8 +94,12 @@ async def _diagnose(args: argparse.Namespace) -> None:
         targets=[_target(target) for target in args.target],
     )
     started = time.monotonic()
-    watching = args.watch  # until the final report: nothing is printed after it (a peer's goodbye, say)
-    discovery.on_change(lambda peers: _report(peers, time.monotonic() - started, args.json) if watching else None)
+    watching = (
+        args.watch
+    )  # until the final report: nothing is printed after it (a peer's goodbye, say)
+    discovery.on_change(
+        lambda peers: _report(peers, time.monotonic() - started, args.json) if watching else None
+    )
     async with discovery:
         await asyncio.sleep(args.listen_seconds)
         watching = False

@@ -78,7 +78,9 @@ class Beacon:
         check_text("name", self.name)
         _check_bytes("key", self.key, PUBLIC_KEY_SIZE)
         if not is_valid_public_key(self.key):
-            raise BeaconError("key is not a valid Ed25519 public key (small order or off the curve)")
+            raise BeaconError(
+                "key is not a valid Ed25519 public key (small order or off the curve)"
+            )
         _check_int("port", self.port, 1, 65535)
         _check_tables(self.tables)
         _check_bool("goodbye", self.goodbye)
@@ -141,7 +143,9 @@ def _split(data: bytes) -> tuple[bytes, bytes, bytes]:
         raise BeaconError(f"bad magic: not a tarot beacon (starts {data[:8]!r})")
     if len(data) > len(BEACON_MAGIC) and data[len(BEACON_MAGIC)] != BEACON_VERSION:
         version = data[len(BEACON_MAGIC)]
-        raise BeaconError(f"unsupported beacon version {version} (this daemon speaks {BEACON_VERSION})")
+        raise BeaconError(
+            f"unsupported beacon version {version} (this daemon speaks {BEACON_VERSION})"
+        )
     if len(data) <= len(_HEADER) + SIGNATURE_SIZE:
         raise BeaconError(f"beacon of {len(data)} bytes is too short for a body and a signature")
     return data[:-SIGNATURE_SIZE], data[len(_HEADER) : -SIGNATURE_SIZE], data[-SIGNATURE_SIZE:]
@@ -180,7 +184,8 @@ def _tables_from_wire(value: object) -> tuple[TableInfo, ...]:
 def _table_from_wire(index: int, value: object) -> TableInfo:
     if type(value) is not list or len(value) != 5:
         raise BeaconError(
-            f"table {index} is an array [name, seats, members, open, table_id], got {_describe(value)}"
+            f"table {index} is an array [name, seats, members, open, table_id], "
+            f"got {_describe(value)}"
         )
     try:
         return TableInfo(*value)

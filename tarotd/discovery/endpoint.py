@@ -15,9 +15,22 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from protocol.identity import Identity, fingerprint
-from tarotd.discovery.beacon import BeaconError, TableInfo, decode_beacon, encode_beacon, make_beacon
+from tarotd.discovery.beacon import (
+    BeaconError,
+    TableInfo,
+    decode_beacon,
+    encode_beacon,
+    make_beacon,
+)
 from tarotd.discovery.interfaces import broadcast_addresses
-from tarotd.discovery.peers import DEFAULT_INTERVAL, EXPIRY_INTERVALS, MAX_RATE, Peer, PeerTable, RateLimiter
+from tarotd.discovery.peers import (
+    DEFAULT_INTERVAL,
+    EXPIRY_INTERVALS,
+    MAX_RATE,
+    Peer,
+    PeerTable,
+    RateLimiter,
+)
 from tarotd.refusals import Cause, Refusals
 
 log = logging.getLogger(__name__)
@@ -87,7 +100,9 @@ class Discovery:
         self._targets: list[tuple[str, int]] = []
         for target_host, target_port in targets:
             self.add_target(target_host, target_port)
-        self._table = PeerTable(identity.public_key, EXPIRY_INTERVALS * interval if expiry is None else expiry)
+        self._table = PeerTable(
+            identity.public_key, EXPIRY_INTERVALS * interval if expiry is None else expiry
+        )
         self._limiter = RateLimiter(max_rate)
         self._callbacks: list[PeersCallback] = []
         self._transport: asyncio.DatagramTransport | None = None
@@ -175,7 +190,9 @@ class Discovery:
             if error.errno not in (errno.EMFILE, errno.ENFILE):
                 log.exception("could not send a discovery beacon")
                 return
-            self.refusals.refuse(Cause.NO_DESCRIPTORS, time.monotonic(), "a beacon not sent: no file descriptor left")
+            self.refusals.refuse(
+                Cause.NO_DESCRIPTORS, time.monotonic(), "a beacon not sent: no file descriptor left"
+            )
         except Exception:
             log.exception("could not send a discovery beacon")
 
@@ -185,7 +202,12 @@ class Discovery:
         self._last_timestamp = max(self._last_timestamp, int(time.time()))
         tables = () if goodbye else announcement.tables
         beacon = make_beacon(
-            announcement.name, self.identity.public_key, announcement.port, tables, goodbye, self._last_timestamp
+            announcement.name,
+            self.identity.public_key,
+            announcement.port,
+            tables,
+            goodbye,
+            self._last_timestamp,
         )
         return encode_beacon(beacon, self.identity)
 
@@ -206,19 +228,26 @@ class Discovery:
             return
         if not reaching:
             log.warning(
-                "discovery reaches no network: no interface but loopback is up with an IPv4 address to broadcast to, so no "
-                "daemon on a LAN can find this one, nor this one them, until one is (--peer KEY@HOST:PORT needs no discovery)"
+                "discovery reaches no network: no interface but loopback is up with an IPv4 "
+                "address to broadcast to, so no daemon on a LAN can find this one, nor this one "
+                "them, until one is (--peer KEY@HOST:PORT needs no discovery)"
             )
         elif self._reaching is not None:
-            log.info("discovery reaches a network again: beacons to %s", ", ".join(host for host, _ in destinations))
+            log.info(
+                "discovery reaches a network again: beacons to %s",
+                ", ".join(host for host, _ in destinations),
+            )
         self._reaching = reaching
 
     def _received(self, data: bytes, source: str) -> None:
         now = asyncio.get_running_loop().time()
         if not self._limiter.allow(source, now):
             self.stats.rate_limited += 1
-            self.refusals.refuse(Cause.BEACONS_FROM_HOST, now, f"beacons from {source}: more than {self._limiter.limit} "
-                                 f"a second")
+            self.refusals.refuse(
+                Cause.BEACONS_FROM_HOST,
+                now,
+                f"beacons from {source}: more than {self._limiter.limit} a second",
+            )
             return
         self.stats.received += 1
         try:
@@ -231,8 +260,12 @@ class Discovery:
         if self._table.heard(beacon, source, now):
             self._notify()
         elif self._table.full > full:
-            self.refusals.refuse(Cause.DISCOVERY_FULL, now, f"the beacon of {fingerprint(beacon.key)} from {source}: "
-                                 f"{self._table.max_peers} peers are listed already")
+            self.refusals.refuse(
+                Cause.DISCOVERY_FULL,
+                now,
+                f"the beacon of {fingerprint(beacon.key)} from {source}: "
+                f"{self._table.max_peers} peers are listed already",
+            )
 
     def _send_failed(self, exc: Exception) -> None:
         self.stats.send_errors += 1

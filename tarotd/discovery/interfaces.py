@@ -58,7 +58,9 @@ def _interface_broadcast(probe: socket.socket, name: str) -> str | None:
         address = _ioctl_address(probe, _SIOCGIFBRDADDR, request)
         if address != "0.0.0.0":
             return address
-        own, netmask = (_ioctl_address(probe, code, request) for code in (_SIOCGIFADDR, _SIOCGIFNETMASK))
+        own, netmask = (
+            _ioctl_address(probe, code, request) for code in (_SIOCGIFADDR, _SIOCGIFNETMASK)
+        )
     except OSError:  # no IPv4 address on it (EADDRNOTAVAIL), or it just went away
         return None
     return subnet_broadcast(own, netmask)

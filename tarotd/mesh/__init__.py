@@ -5,22 +5,23 @@ once, in the order it was sent, and only from the peer it claims to come from �
 dropped links, restarts and a hostile LAN.  This package gives exactly that and knows nothing
 of tarot.
 
-**Sockets.**  Each daemon binds one ROUTER and opens one DEALER per peer (``connect``),
-plain ZeroMQ sockets the event loop drives directly (:mod:`tarotd.zsocket`: pyzmq's asyncio
-layer cost a third of the mesh's CPU).  The ROUTER listens on loopback, behind the daemon's own
-door on ``listen`` (:mod:`tarotd.gate`), which bounds the connections before ZeroMQ sees them.
-Traffic *from* A *to* B always travels on A's DEALER to B's ROUTER, and B's answers about
-that stream (the HELLO-ACK, acknowledgements) come back on the same connection, so each TCP
-connection carries one direction of data and its own feedback.  A DEALER's
-ZeroMQ routing id is drawn at random for each socket and bound to the peer's key by the
-signed HELLO that arrives under it, answering the challenge issued under it: the ROUTER
-answers (HELLO-ACK, acknowledgements) to the routing id the peer last proved itself on.  Nobody can guess that id, so a stranger cannot
-knock a member's connection off the ROUTER by claiming its id, while ``ROUTER_HANDOVER`` lets
-a DEALER that reconnects under its own id (after a frame too large, a broken TCP connection)
-take it back at once, even if the ROUTER still holds the dead connection.  (Only someone
-reading the LAN's traffic could learn an id — and could as well reset the TCP connection.)
-Even then the id is only a name tag: nothing is accepted under it but a HELLO until one proved the
-key, and after that only frames carrying the session token the HELLO-ACK issued.
+**Sockets.**  Each daemon binds one ROUTER and opens one DEALER per peer (``connect``), plain
+ZeroMQ sockets the event loop drives directly (:mod:`tarotd.zsocket`: pyzmq's asyncio layer
+cost a third of the mesh's CPU).  The ROUTER listens on loopback, behind the daemon's own door
+on ``listen`` (:mod:`tarotd.gate`), which bounds the connections before ZeroMQ sees them.
+Traffic *from* A *to* B always travels on A's DEALER to B's ROUTER, and B's answers about that
+stream (the HELLO-ACK, acknowledgements) come back on the same connection, so each TCP
+connection carries one direction of data and its own feedback.  A DEALER's ZeroMQ routing id is
+drawn at random for each socket and bound to the peer's key by the signed HELLO that arrives
+under it, answering the challenge issued under it: the ROUTER answers (HELLO-ACK,
+acknowledgements) to the routing id the peer last proved itself on.  Nobody can guess that id,
+so a stranger cannot knock a member's connection off the ROUTER by claiming its id, while
+``ROUTER_HANDOVER`` lets a DEALER that reconnects under its own id (after a frame too large, a
+broken TCP connection) take it back at once, even if the ROUTER still holds the dead
+connection.  (Only someone reading the LAN's traffic could learn an id — and could as well
+reset the TCP connection.)  Even then the id is only a name tag: nothing is accepted under it
+but a HELLO until one proved the key, and after that only frames carrying the session token the
+HELLO-ACK issued.
 
 **Wire frames** are one msgpack map each (``t`` is the kind); signed frames carry ``sig``, an
 Ed25519 signature over ``"tarot/v2/mesh/" ‖ t ‖ 0x00 ‖ msgpack([the other fields in the

@@ -25,13 +25,22 @@ P = TypeVar("P", bound=Loose)
 
 
 def refusal(
-    host: str, loose: Sequence[Loose], keys_per_host: int, max_peers: int, new_keys: TokenBucket, now: float
+    host: str,
+    loose: Sequence[Loose],
+    keys_per_host: int,
+    max_peers: int,
+    new_keys: TokenBucket,
+    now: float,
 ) -> tuple[Cause, str] | None:
     """Why a new key that proved itself from ``host`` may not join the ``loose`` peers, if it
     may not: its host speaks for ``keys_per_host`` of them already (this machine's own address
     excepted: its daemons), ``max_peers`` of them are up, or more new keys came this second
     than ``new_keys`` allows (a token is taken when none of the others refuses)."""
-    if host and not is_this_machine(host) and sum(peer.host == host for peer in loose) >= keys_per_host:
+    if (
+        host
+        and not is_this_machine(host)
+        and sum(peer.host == host for peer in loose) >= keys_per_host
+    ):
         return Cause.KEYS_FROM_HOST, f"that host speaks for {keys_per_host} keys already"
     if len(loose) >= max_peers and all(peer.reported is PeerState.UP for peer in loose):
         return Cause.PEER_TABLE_FULL, f"{max_peers} peers no table needs are up"

@@ -1,8 +1,8 @@
 """The pure half of the mesh: the numbering, ordering, acknowledgement and retransmission of
 the messages between this daemon and one peer, and whether that peer is up, with time passed
-in and no sockets (as :mod:`tarotd.ticks`).  The socket layer (:mod:`tarotd.mesh.sockets`) asks it what to send and
-when, and tells it what left and what came back; the rules are those of "Delivery" in
-:mod:`tarotd.mesh`.
+in and no sockets (as :mod:`tarotd.ticks`).  The socket layer (:mod:`tarotd.mesh.sockets`)
+asks it what to send and when, and tells it what left and what came back; the rules are those
+of "Delivery" in :mod:`tarotd.mesh`.
 """
 
 from __future__ import annotations
@@ -165,7 +165,9 @@ class Outbox:
         entry.sends += 1
         if seq == self.unsent:
             self.unsent += 1
-            self.next_resend = min(self.next_resend, now + self.round_trip.timeout(RETRANSMIT_AFTER))
+            self.next_resend = min(
+                self.next_resend, now + self.round_trip.timeout(RETRANSMIT_AFTER)
+            )
 
     def overdue(self, now: float) -> list[int]:
         """The seqs in flight, in order, whose ack is overdue and that the receiver did not
@@ -177,7 +179,9 @@ class Outbox:
         """Note when the next retransmission falls due, after those :meth:`overdue` gave
         were sent again (``expired``: at least one was), and back off if they were."""
         timeout = self.round_trip.timeout(RETRANSMIT_AFTER)
-        self.next_resend = min((entry.due(timeout) for _, entry in self._in_flight()), default=math.inf)
+        self.next_resend = min(
+            (entry.due(timeout) for _, entry in self._in_flight()), default=math.inf
+        )
         if expired:
             self.round_trip.expired(now, timeout)
 
@@ -269,7 +273,9 @@ class Inbound:
         self.early_bytes = 0
         self.ack_due = False
 
-    def arrive(self, seq: int, channel: str, body: bytes, window: int, max_early_bytes: int) -> Arrival:
+    def arrive(
+        self, seq: int, channel: str, body: bytes, window: int, max_early_bytes: int
+    ) -> Arrival:
         """Take in a data frame's message: kept to hand over in order, unless it is a
         duplicate or too far ahead to buffer (beyond ``window``, or ``max_early_bytes`` of
         early arrivals).  Every data frame makes an ack due."""
@@ -317,4 +323,3 @@ class Inbound:
             miss = miss[:MAX_MISS]
             top = miss[-1]
         return top, miss
-

@@ -69,9 +69,13 @@ ROUTE_PREFIX: Final = b"r"  #: ZeroMQ reserves routing ids that begin with a zer
 EXPIRE_EVERY: Final = 1.0  #: seconds between two looks for peers and links to forget
 RECONCILE_EVERY: Final = 5.0  #: seconds between two checks of the incoming connections' count
 GUARDED_EVENTS: Final = zmq.EVENT_ACCEPTED | zmq.EVENT_DISCONNECTED | zmq.EVENT_CLOSED
-HANDSHAKE_FAILED_TIMES: Final = 3  #: failed handshakes in a row before a link says it cannot connect
+HANDSHAKE_FAILED_TIMES: Final = (
+    3  #: failed handshakes in a row before a link says it cannot connect
+)
 HANDSHAKE_FAILURES: Final = (
-    zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL | zmq.EVENT_HANDSHAKE_FAILED_AUTH
+    zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL
+    | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
+    | zmq.EVENT_HANDSHAKE_FAILED_AUTH
 )
 
 
@@ -92,16 +96,22 @@ class Limits:
     window: int = 512  #: data frames in flight beyond the last acknowledged seq (bounds queues)
     outbox: int = 10_000  #: unacknowledged messages per peer before ``send`` refuses
     early_bytes: int = 32 * MiB  #: bytes of early (out-of-order) messages buffered per sender
-    max_peers: int = 256  #: peer records no table needs (see ``keeps``); then a HELLO from one more key is refused
+    #: peer records no table needs (see ``keeps``); then a HELLO from one more key is refused
+    max_peers: int = 256
     hwm: int = 10_000  #: ZeroMQ send and receive high-water marks, per connection
-    connections: int | None = None  #: incoming connections in all (None: from the descriptor limit, :mod:`tarotd.guard`)
+    connections: int | None = (
+        None  #: incoming connections in all (None: from the descriptor limit, :mod:`tarotd.guard`)
+    )
     connections_per_host: int = PER_HOST  #: incoming connections from one host (127.0.0.1 excepted)
-    gate: bool = True  #: accept through :mod:`tarotd.gate` where the system allows (False: ZeroMQ listens itself)
+    #: accept through :mod:`tarotd.gate` where the system allows (False: ZeroMQ listens itself)
+    gate: bool = True
     links: int = 64  #: links no table needs (opened on behalf of discovery) held at once
     new_keys_rate: float = 2.0  #: unknown keys taken in per second, from every host together ...
     new_keys_burst: float = 32.0  #: ... with this burst
     keys_per_host: int = 8  #: peers no table needs that one host (127.0.0.1 excepted) may speak for
-    forget_after: float = 60.0  #: a peer or link no table needs, silent (or never proven) this long, is forgotten
+    forget_after: float = (
+        60.0  #: a peer or link no table needs, silent (or never proven) this long, is forgotten
+    )
 
 
 @dataclass
@@ -120,7 +130,8 @@ class MeshStats:
     gaps: int = 0  #: seqs skipped because the sender no longer held them (we lost state)
     retransmits: int = 0
     errors: int = 0  #: exceptions caught in the loops (a callback's, or a bug): logged
-    not_handled: int = 0  #: deliveries ``on_message`` refused for a local fault (:class:`NotHandled`), to try again
+    #: deliveries ``on_message`` refused for a local fault (:class:`NotHandled`), to try again
+    not_handled: int = 0
 
     def counted(self) -> dict[str, int]:
         """The counters that are not zero, by name."""
@@ -155,9 +166,13 @@ class _Link:
     bucket: TokenBucket  #: inbound frames
     pace: TokenBucket  #: outbound data frames: stay under the far end's inbound limit
     monitor: zmq.asyncio.Socket  #: ``sock``'s failed handshakes (see :meth:`Mesh._watch`)
-    kept: bool = False  #: connected to for a table or by the user (``connect(keep=True)``), never forgotten
+    kept: bool = (
+        False  #: connected to for a table or by the user (``connect(keep=True)``), never forgotten
+    )
     opened: float = field(default_factory=time.monotonic)
-    down_since: float = field(default_factory=time.monotonic)  #: with no session since (across recycling)
+    down_since: float = field(
+        default_factory=time.monotonic
+    )  #: with no session since (across recycling)
     peer: _Peer | None = None
     session: bytes | None = None  #: the far end's token for us; None: not authenticated
     asked: bool = False  #: a ``hi`` is out: the next challenge gets our HELLO
@@ -218,7 +233,9 @@ def _monitor(sock: zmq.Socket[Any], events: int) -> zmq.asyncio.Socket:
     descriptor, which a link replaced under load reuses while ZeroMQ still tears the old
     socket's monitor down: the new link's monitor then fails with "Address already in use"
     and the peer stays unreachable (seen with fifty daemons on two cores)."""
-    monitor = sock.get_monitor_socket(events, addr=f"inproc://tarot-monitor-{os.getpid()}-{next(_MONITOR_NUMBERS)}")
+    monitor = sock.get_monitor_socket(
+        events, addr=f"inproc://tarot-monitor-{os.getpid()}-{next(_MONITOR_NUMBERS)}"
+    )
     assert isinstance(monitor, zmq.asyncio.Socket), "the mesh's context is an asyncio Context"
     return monitor
 
@@ -231,7 +248,6 @@ def _property(frame: zmq.Frame, name: str) -> str:
     except zmq.ZMQError:
         return ""
     return value if isinstance(value, str) else ""
-
 
 
 # --------------------------------------------------------------------------- the mesh
@@ -285,7 +301,9 @@ class Mesh:
         self._on_message = on_message
         self._before_ack = before_ack
         self._acks_held = False  #: before_ack failed last time (logged once)
-        self._durable_wait: asyncio.Task[None] | None = None  #: acks waiting for before_ack's awaitable
+        self._durable_wait: asyncio.Task[None] | None = (
+            None  #: acks waiting for before_ack's awaitable
+        )
         self._on_status = on_status
         self._heartbeat = heartbeat
         self._timeout = timeout
@@ -295,11 +313,14 @@ class Mesh:
         self._context = zmq.asyncio.Context()
         self._router: LoopSocket | None = None
         self._gate: Gate | None = None
-        self._member_hosts: frozenset[str] = frozenset()  #: where the peers a table needs proved their keys from
+        self._member_hosts: frozenset[str] = (
+            frozenset()
+        )  #: where the peers a table needs proved their keys from
         self._endpoint: str | None = None
         self._allowed: frozenset[bytes] | None = None
         self._peers: dict[bytes, _Peer] = {}
-        self._routes: dict[bytes, _Peer] = {}  #: routing id → the peer that proved itself under it
+        #: routing id → the peer that proved itself under it
+        self._routes: dict[bytes, _Peer] = {}
         self._challenges = Challenges()
         self._links: dict[str, _Link] = {}
         self._stranger_bucket = TokenBucket(limits.rate, limits.burst)
@@ -310,7 +331,9 @@ class Mesh:
         self.refusals = Refusals(log)
         self._keeps = keeps or (lambda key: False)
         self._new_keys = TokenBucket(limits.new_keys_rate, limits.new_keys_burst)
-        self._bounds = ConnectionBounds(limits.connections or incoming_bound(), limits.connections_per_host)
+        self._bounds = ConnectionBounds(
+            limits.connections or incoming_bound(), limits.connections_per_host
+        )
         self._next_expiry = self._next_reconcile = 0.0
 
     # ----------------------------------------------------------------- public API
@@ -330,7 +353,9 @@ class Mesh:
     async def start(self) -> None:
         router = self._socket(zmq.ROUTER)
         router.setsockopt(zmq.ROUTER_MANDATORY, 1)
-        router.setsockopt(zmq.ROUTER_HANDOVER, 1)  # a DEALER reconnecting under its id is not refused
+        router.setsockopt(
+            zmq.ROUTER_HANDOVER, 1
+        )  # a DEALER reconnecting under its id is not refused
         if self._curve is not None:
             # Any client key completes the handshake; the ZAP handler is there so that ZeroMQ
             # tags each frame with it (User-Id), which _on_hello checks against the HELLO's key.
@@ -358,10 +383,17 @@ class Mesh:
         self._spawn(self._tick_loop())
 
     def _open_gate(self, router_port: int) -> str:
-        """Listen on ``listen`` through the gate, for the ROUTER on ``router_port``; return the endpoint."""
+        """Listen on ``listen`` through the gate, for the ROUTER on ``router_port``; return the
+        endpoint."""
         host, _, port = self._listen[len("tcp://") :].rpartition(":")
-        self._gate = Gate(host, int(port), router_port, self._bounds, self.refusals,
-                          members=lambda host: host in self._member_hosts)
+        self._gate = Gate(
+            host,
+            int(port),
+            router_port,
+            self._bounds,
+            self.refusals,
+            members=lambda host: host in self._member_hosts,
+        )
         return tcp_endpoint(*self._gate.address)
 
     async def close(self) -> None:
@@ -386,7 +418,9 @@ class Mesh:
             self._authenticator.stop()
         self._context.destroy(linger=0)
 
-    def connect(self, endpoint: str, expected_key: bytes | None = None, *, keep: bool = False) -> None:
+    def connect(
+        self, endpoint: str, expected_key: bytes | None = None, *, keep: bool = False
+    ) -> None:
         """Keep a link to ``endpoint`` (ZeroMQ retries the TCP connection forever).  With
         ``expected_key`` the far end must prove that key, otherwise whatever allowed key it
         proves becomes the peer (with CURVE the key is needed: it is what we encrypt to).  Peers
@@ -449,18 +483,28 @@ class Mesh:
         """Messages sent to peers that are up and not yet acknowledged by them: what a daemon
         about to exit waits for (a peer that is away would keep it waiting for nothing)."""
         return sum(
-            len(peer.outbox.entries) for peer in self._peers.values() if peer.reported is PeerState.UP
+            len(peer.outbox.entries)
+            for peer in self._peers.values()
+            if peer.reported is PeerState.UP
         )
 
     def unreachable(self) -> dict[str, float]:
         """The kept links (``connect(keep=True)``: the user's ``--peer``, a table's members)
         with no session now, and for how many seconds (since last heard, or opened)."""
         now = time.monotonic()
-        return {link.endpoint: now - link.down_since for link in self._links.values() if link.kept and link.session is None}
+        return {
+            link.endpoint: now - link.down_since
+            for link in self._links.values()
+            if link.kept and link.session is None
+        }
 
     def connections(self) -> dict[str, int]:
         """Incoming connections held now and the most allowed; links open (ours)."""
-        return {"incoming": len(self._bounds), "incoming_bound": self._bounds.total, "links": len(self._links)}
+        return {
+            "incoming": len(self._bounds),
+            "incoming_bound": self._bounds.total,
+            "links": len(self._links),
+        }
 
     def peers(self) -> list[PeerStatus]:
         """Every peer we know of: connected to, heard from, sent to, or restored."""
@@ -498,8 +542,11 @@ class Mesh:
         if refused is not None:
             self.stats.strangers += 1
             cause, why = refused
-            self.refusals.refuse(cause, now, f"a HELLO signed by {fingerprint(key)} from "
-                                 f"{host or 'an unknown address'}: {why}")
+            self.refusals.refuse(
+                cause,
+                now,
+                f"a HELLO signed by {fingerprint(key)} from {host or 'an unknown address'}: {why}",
+            )
             return False
         if (oldest := room_from(loose, limits.max_peers)) is not None:
             self._forget(oldest)
@@ -518,11 +565,16 @@ class Mesh:
         """Forget the peers and links no table needs that have been silent, or never proved
         their key, for ``Limits.forget_after`` (see :meth:`connect`)."""
         horizon = now - self._limits.forget_after
-        for peer in silent_since(horizon, [peer for peer in self._peers.values() if not self._kept(peer)]):
+        for peer in silent_since(
+            horizon, [peer for peer in self._peers.values() if not self._kept(peer)]
+        ):
             self._forget(peer)
         for link in list(self._links.values()):
-            if link.peer is None and not link.kept and link.opened < horizon and not (
-                link.expected_key is not None and self._keeps(link.expected_key)
+            if (
+                link.peer is None
+                and not link.kept
+                and link.opened < horizon
+                and not (link.expected_key is not None and self._keeps(link.expected_key))
             ):
                 self._close_link(link)
 
@@ -553,8 +605,10 @@ class Mesh:
     def _socket(self, kind: int) -> zmq.Socket[Any]:
         """A plain socket, not an asyncio one: see :mod:`tarotd.zsocket` for why.  Made by the
         context, so that its ``destroy`` closes it too."""
-        # pyzmq's stubs tie socket_class to the context's own socket class
-        sock: zmq.Socket[Any] = self._context.socket(kind, socket_class=zmq.Socket)  # type: ignore[arg-type]
+        sock: zmq.Socket[Any] = self._context.socket(
+            kind,
+            socket_class=zmq.Socket,  # type: ignore[arg-type]  # pyzmq's stubs: the context's class
+        )
         sock.setsockopt(zmq.LINGER, 0)
         sock.setsockopt(zmq.SNDHWM, self._limits.hwm)
         sock.setsockopt(zmq.RCVHWM, self._limits.hwm)
@@ -603,8 +657,12 @@ class Mesh:
         except zmq.ZMQError as error:
             if error.errno not in (errno.EMFILE, errno.ENFILE):
                 raise
-            self.refusals.refuse(Cause.NO_DESCRIPTORS, time.monotonic(), f"no link opened to {endpoint}: this daemon "
-                                 "has no file descriptor left (a flood of connections, or a limit too low: ulimit -n)")
+            self.refusals.refuse(
+                Cause.NO_DESCRIPTORS,
+                time.monotonic(),
+                f"no link opened to {endpoint}: this daemon has no file descriptor left "
+                "(a flood of connections, or a limit too low: ulimit -n)",
+            )
             return None
 
     def _close_link(self, link: _Link) -> None:
@@ -654,15 +712,22 @@ class Mesh:
         # The far end may hang up before we read why (a reset, no detail): then we can only
         # say what it may be.
         if mismatch:
-            why = ("runs with --no-curve, unencrypted, and this one encrypts" if self._curve is not None else
-                   "encrypts (CURVE, the default) and this one runs with --no-curve")
+            why = (
+                "runs with --no-curve, unencrypted, and this one encrypts"
+                if self._curve is not None
+                else "encrypts (CURVE, the default) and this one runs with --no-curve"
+            )
             why += ": every member must encrypt, or every one run with --no-curve"
         elif self._curve is not None and link.expected_key is not None:
-            why = (f"fails the CURVE handshake: is it {fingerprint(link.expected_key)} (check the key "
-                   "given for it), and does it encrypt too (no --no-curve)?")
+            why = (
+                f"fails the CURVE handshake: is it {fingerprint(link.expected_key)} (check the key "
+                "given for it), and does it encrypt too (no --no-curve)?"
+            )
         else:
-            why = ("fails the handshake: does it encrypt (CURVE, the default: then every member must, and this one "
-                   "runs with --no-curve), or is it no tarotd?")
+            why = (
+                "fails the handshake: does it encrypt (CURVE, the default: then every member "
+                "must, and this one runs with --no-curve), or is it no tarotd?"
+            )
         log.warning("mesh: cannot connect to %s: the daemon there %s", link.endpoint, why)
         link.sock.socket.disable_monitor()
         link.sock.rouse()  # any call on the socket may take in the FD's signal (tarotd.zsocket)
@@ -692,9 +757,13 @@ class Mesh:
             cause = None if far is None else self._bounds.admit(fd, far)
             if far is not None and cause is not None:
                 turn_away(fd)
-                self.refusals.refuse(cause, time.monotonic(), f"a connection from {far.host}: "
-                                     f"{len(self._bounds)} held, at most {self._bounds.per_host} from one host "
-                                     f"and {self._bounds.total} in all")
+                self.refusals.refuse(
+                    cause,
+                    time.monotonic(),
+                    f"a connection from {far.host}: "
+                    f"{len(self._bounds)} held, at most {self._bounds.per_host} from one host "
+                    f"and {self._bounds.total} in all",
+                )
 
     async def _tick_loop(self) -> None:
         async for now, held in ticks(TICK):
@@ -768,7 +837,9 @@ class Mesh:
         without any clock, and good on this connection only, once (see the module's "HELLO
         freshness" and :class:`~tarotd.mesh.handshake.Challenges`)."""
         challenge = self._challenges.issue(rid)
-        self._wire.send(self._router_sock(), [rid, encode("challenge", {"key": self.key, "c": challenge})])
+        self._wire.send(
+            self._router_sock(), [rid, encode("challenge", {"key": self.key, "c": challenge})]
+        )
 
     def _on_hello(self, rid: bytes, msg: dict[str, Any], frame: zmq.Frame, now: float) -> None:
         key: bytes = msg["key"]
@@ -780,15 +851,31 @@ class Mesh:
         if msg["to"] != self.key or msg["challenge"] not in challenges:
             self.stats.bad_hello += 1
             if msg["to"] != self.key:
-                cause, why = Cause.HELLO_MISADDRESSED, "made for another daemon: a copy of it replayed to us"
+                cause, why = (
+                    Cause.HELLO_MISADDRESSED,
+                    "made for another daemon: a copy of it replayed to us",
+                )
             else:
-                cause, why = Cause.HELLO_STALE, "for a challenge this connection does not hold: a copy replayed, or an answer too late"
+                cause, why = (
+                    Cause.HELLO_STALE,
+                    "for a challenge this connection does not hold: a copy replayed, "
+                    "or an answer too late",
+                )
             self._log_refusal(cause, key, seen_from, now, why)
             return
-        if self._curve is not None and _property(frame, "User-Id") != curve_public_key(key).decode():
+        if (
+            self._curve is not None
+            and _property(frame, "User-Id") != curve_public_key(key).decode()
+        ):
             self.stats.bad_hello += 1
-            self._log_refusal(Cause.HELLO_IMPERSONATION, key, seen_from, now, "its connection's CURVE key is not the "
-                              "one derived from that identity (someone without the member's secret key speaking as it)")
+            self._log_refusal(
+                Cause.HELLO_IMPERSONATION,
+                key,
+                seen_from,
+                now,
+                "its connection's CURVE key is not the one derived from that identity "
+                "(someone without the member's secret key speaking as it)",
+            )
             return
         if not self._admits(key, seen_from, False, now):
             return
@@ -798,10 +885,16 @@ class Mesh:
             self._routes.pop(peer.route or b"", None)
             peer.route, self._routes[rid] = rid, peer
         restarted = peer.boot is not None and peer.boot != msg["boot"]
-        if peer.boot != msg["boot"] and (offset := clock_offset(msg["time"] - time.time())) is not None:
-            log.warning("mesh: the clock of %s is %s this machine's (one of the two is wrong; nothing here "
-                        "depends on it, but the times in its logs and files will not match ours)",
-                        msg["name"] or fingerprint(key), offset)
+        if (
+            peer.boot != msg["boot"]
+            and (offset := clock_offset(msg["time"] - time.time())) is not None
+        ):
+            log.warning(
+                "mesh: the clock of %s is %s this machine's (one of the two is wrong; nothing here "
+                "depends on it, but the times in its logs and files will not match ours)",
+                msg["name"] or fingerprint(key),
+                offset,
+            )
         peer.boot = msg["boot"]
         peer.name = msg["name"]
         peer.inbound.new_session()
@@ -824,8 +917,11 @@ class Mesh:
     def _log_refusal(self, cause: Cause, key: bytes, seen_from: str, now: float, why: str) -> None:
         """Count a refused HELLO and say why (:class:`~tarotd.refusals.Refusals`: a hostile peer
         repeating it must not fill the log, nor hide another cause)."""
-        self.refusals.refuse(cause, now, f"a HELLO signed by {fingerprint(key)} from "
-                             f"{seen_from or 'an unknown address'}: {why}")
+        self.refusals.refuse(
+            cause,
+            now,
+            f"a HELLO signed by {fingerprint(key)} from {seen_from or 'an unknown address'}: {why}",
+        )
 
     def _follow(self, peer: _Peer, endpoint: str, restarted: bool, now: float) -> None:
         """Make sure we have a link back to a peer that said HELLO.  A restarted peer lost our
@@ -848,14 +944,20 @@ class Mesh:
         each, and a flood of beacons or HELLOs from fresh keys asks for one per key."""
         if sum(not link.kept for link in self._links.values()) < self._limits.links:
             return True
-        self.refusals.refuse(Cause.LINKS_FULL, time.monotonic(), f"no link opened to {endpoint}: "
-                             f"{self._limits.links} links no table needs are open already")
+        self.refusals.refuse(
+            Cause.LINKS_FULL,
+            time.monotonic(),
+            f"no link opened to {endpoint}: "
+            f"{self._limits.links} links no table needs are open already",
+        )
         return False
 
     async def _on_data(self, peer: _Peer, msg: dict[str, Any]) -> None:
         self._skip_to(peer, msg["f"] - 1)
         limits = self._limits
-        arrival = peer.inbound.arrive(msg["q"], msg["c"], msg["b"], limits.window, limits.early_bytes)
+        arrival = peer.inbound.arrive(
+            msg["q"], msg["c"], msg["b"], limits.window, limits.early_bytes
+        )
         if arrival is Arrival.DUPLICATE:
             self.stats.duplicates += 1
         elif arrival is Arrival.KEPT:
@@ -866,8 +968,11 @@ class Mesh:
         on our disk before we acknowledged it."""
         skipped = peer.inbound.skip_to(held_below)
         if skipped and self._before_ack is None:  # with it, what we acknowledged was on our disk
-            log.warning("mesh: %d messages from %s are lost (acknowledged before we lost our state)",
-                        skipped, peer.name or peer.key.hex()[:16])
+            log.warning(
+                "mesh: %d messages from %s are lost (acknowledged before we lost our state)",
+                skipped,
+                peer.name or peer.key.hex()[:16],
+            )
         self.stats.gaps += skipped
 
     async def _deliver(self, peer: _Peer) -> None:
@@ -878,8 +983,14 @@ class Mesh:
                 await self._on_message(peer.key, channel, body)
             except NotHandled as fault:
                 self.stats.not_handled += 1
-                log.debug("mesh: a message from %s is kept, to hand over again: %s", peer.name or peer.key.hex()[:16], fault)
-                inbound.put_back(seq, channel, body)  # held, unacknowledged: the sender need not send it again
+                log.debug(
+                    "mesh: a message from %s is kept, to hand over again: %s",
+                    peer.name or peer.key.hex()[:16],
+                    fault,
+                )
+                inbound.put_back(
+                    seq, channel, body
+                )  # held, unacknowledged: the sender need not send it again
                 return
             except Exception:
                 self.stats.errors += 1
@@ -891,7 +1002,9 @@ class Mesh:
         it there, at once or by the awaitable it returns.  Meanwhile the loop goes on
         delivering; what arrives then is acknowledged by a later round, and while one round
         waits for the disk no other starts (they would only wait for the same disk)."""
-        peers = [peer for peer in peers if peer.inbound.session is not None and peer.route is not None]
+        peers = [
+            peer for peer in peers if peer.inbound.session is not None and peer.route is not None
+        ]
         if not peers or self._durable_wait is not None:
             return  # nobody to tell (a peer struck off), or the round waiting says it soon
         try:
@@ -900,7 +1013,10 @@ class Mesh:
             self._hold_acks(peers)
             return
         # Taken with nothing delivered since before_ack(): they tell only what it covered.
-        acks = [(peer, peer.inbound.session, peer.inbound.delivered, *peer.inbound.holdings()) for peer in peers]
+        acks = [
+            (peer, peer.inbound.session, peer.inbound.delivered, *peer.inbound.holdings())
+            for peer in peers
+        ]
         for peer in peers:
             peer.inbound.ack_due = False
         if pending is None:
@@ -973,7 +1089,7 @@ class Mesh:
         if key != link.to or not verify(key, msg["sig"], signing_bytes("hello-ack", msg)):
             self.stats.bad_hello += 1
             return
-        host = link.endpoint[len("tcp://"):].rpartition(":")[0].strip("[]")
+        host = link.endpoint[len("tcp://") :].rpartition(":")[0].strip("[]")
         if not self._admits(key, host, link.kept, now):
             self._close_link(link)
             return
@@ -1084,13 +1200,17 @@ class Mesh:
         for link in list(self._links.values()):
             self._service_link(link, now)
         # With gaps (early arrivals), keep the sender informed.
-        self._acknowledge([peer for peer in self._peers.values() if peer.inbound.ack_due or peer.inbound.early])
+        self._acknowledge(
+            [peer for peer in self._peers.values() if peer.inbound.ack_due or peer.inbound.early]
+        )
         for peer in self._peers.values():
             self._update_state(peer, now)
         if now >= self._next_expiry:
             self._next_expiry = now + EXPIRE_EVERY
             self._expire(now)
-            self._member_hosts = frozenset(peer.host for peer in self._peers.values() if peer.host and self._kept(peer))
+            self._member_hosts = frozenset(
+                peer.host for peer in self._peers.values() if peer.host and self._kept(peer)
+            )
         if now >= self._next_reconcile and self._gate is None:  # the gate counts as it goes
             self._next_reconcile = now + RECONCILE_EVERY
             self._bounds.reconcile(self.port)
@@ -1130,4 +1250,7 @@ class Mesh:
             link.heard_at = time.monotonic()  # kept as it is, and tried again after another timeout
             return
         self._close_link(link)
-        fresh.kept, fresh.down_since = link.kept, link.down_since if link.session is None else link.heard_at
+        fresh.kept, fresh.down_since = (
+            link.kept,
+            link.down_since if link.session is None else link.heard_at,
+        )

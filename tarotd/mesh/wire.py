@@ -88,7 +88,9 @@ SHAPES: Final[Mapping[str, Mapping[str, Callable[[object], bool]]]] = {
     "reauth": {"s": _TOKEN},
 }
 ROUTER_KINDS: Final = frozenset({"hi", "hello", "data", "ping"})  #: what a ROUTER may receive
-LINK_KINDS: Final = frozenset({"challenge", "hello-ack", "ack", "reauth"})  #: what a DEALER may receive
+LINK_KINDS: Final = frozenset(
+    {"challenge", "hello-ack", "ack", "reauth"}
+)  #: what a DEALER may receive
 
 
 def encode(kind: str, fields: Mapping[str, object]) -> bytes:
