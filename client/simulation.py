@@ -29,7 +29,7 @@ from protocol.messages import Message, MessageError, decode, encode
 from protocol.players import decide
 from protocol.public import TableSetup
 from protocol.scoring import ScoreSheet
-from protocol.audit import audit_transcript
+from protocol.audit import Audits, audit_transcript
 from protocol.transcript import proof_file, read_proof_file
 from protocol.verdict import Fault, Verdict
 
@@ -84,10 +84,12 @@ def play_one_deal(
     acted; ``refused`` counts, by sending seat, the frames that changed nothing anywhere — what
     a transport can pin on the peer that sent them, signed or not."""
     machines: list[SeatMachine] = []
+    audits = Audits()  # the deck replayed once, not once a seat
     for seat in range(table.players):
         factory = cheat_machine(cheat.kind) if cheat is not None and cheat.seat == seat else SeatMachine
         deck_seed = _derive(seed, "deck", deal_number, seat)
         machine = factory(table, deal_number, dealer, seat, identities[seat], deck_seed)
+        machine.audits = audits
         if isinstance(machine, Cheater):
             machine.earlier = tuple(earlier)
         machines.append(machine)

@@ -193,43 +193,12 @@ def wrong_signature(public: PublicDeal, audit: DealAudit) -> Verdict | None:
     return None
 
 
-#: Audits by transcript head, table, live verdict and trusted seats.  The audit is a pure
-#: function of the chain, of the table's rules (two tables may share a chain's heads: the
-#: genesis binds the id and the keys, not the rules), of the signed proof that stopped the deal
-#: outside it, if any (an equivocation), and of the seats whose deck steps it took as
-#: published: seats that share a process (the simulator) need not replay the deck five times,
-#: but an audit that trusted one seat's steps is no audit for a caller that trusts another's.
-_BY_HEAD: dict[tuple[bytes, TableSetup, Verdict | None, frozenset[int]], DealAudit] = {}
-_BY_HEAD_SIZE = 16
-
-
-def audit_public(public: PublicDeal, head: bytes | None = None, trusted: frozenset[int] = frozenset()) -> DealAudit:
-    """Audit a deal whose chain ``public`` has already followed (a seat's own replica), and
-    whose transcript ends at ``head`` when given.
+def audit_public(public: PublicDeal, trusted: frozenset[int] = frozenset()) -> DealAudit:
+    """Audit a deal whose chain ``public`` has already followed (a seat's own replica).
 
     ``trusted``: the seats whose shuffle and lock steps the caller computed itself (a daemon's
     own seats), taken as published rather than replayed — see
     :func:`~protocol.audit_deck.audit_deck`.  A deviation in those steps is not found."""
-    key = None if head is None else (head, public.table, public.verdict, trusted)
-    if key is not None and key in _BY_HEAD:
-        return _BY_HEAD[key]
-    result = _audit(public, trusted)
-    if key is not None:
-        if len(_BY_HEAD) >= _BY_HEAD_SIZE:
-            del _BY_HEAD[next(iter(_BY_HEAD))]
-        _BY_HEAD[key] = result
-    return result
-
-
-def convicted(audit: DealAudit, offence: Verdict) -> DealAudit:
-    """``audit`` with one more proven deviation, found after it (a score signed that it does
-    not give): its culprit takes the penalty row, and it is the deal's verdict unless a proven
-    one is there already."""
-    verdict = audit.verdict if audit.verdict is not None and audit.verdict.proven else offence
-    return replace(audit, verdict=verdict, penalties=_one_each([*audit.penalties, offence]))
-
-
-def _audit(public: PublicDeal, trusted: frozenset[int]) -> DealAudit:
     table, dealer = public.table, public.dealer
     if public.played_out and len(public.seeds) < table.players:
         deck = open_deck(public.deck.record, public.deck.chien())
@@ -249,6 +218,46 @@ def _audit(public: PublicDeal, trusted: frozenset[int]) -> DealAudit:
     if not public.played_out and (public.stopped or verdict is not None):
         return _settled(public, DealAudit(verdict, zeros, referee, None, abandoned=True))
     return _settled(public, _replay_game(table, public, referee, deck.ecart), verdict)
+
+
+_AuditKey = tuple[bytes, TableSetup, Verdict | None, frozenset[int]]
+
+
+class Audits:
+    """The latest audits, by transcript head, table, live verdict and trusted seats, for the
+    seats that share a process and a deal — the simulator's five, a daemon's bots — so that
+    the deck is replayed once a deal, not once a seat (four replays of five saved).
+
+    The audit is a pure function of the chain, of the table's rules (two tables may share a
+    chain's heads: the genesis binds the id and the keys, not the rules), of the signed proof
+    that stopped the deal outside it, if any (an equivocation), and of the seats whose deck
+    steps it took as published: an audit that trusted one seat's steps is no audit for a
+    caller that trusts another's.  The owner of the machines makes one and hands it to each
+    (:attr:`~protocol.machine.SeatMachine.audits`)."""
+
+    SIZE = 16  #: audits kept, the oldest dropped first
+
+    def __init__(self) -> None:
+        self._by_key: dict[_AuditKey, DealAudit] = {}
+
+    def of(self, public: PublicDeal, head: bytes, trusted: frozenset[int] = frozenset()) -> DealAudit:
+        """:func:`audit_public` of ``public``, whose transcript ends at ``head``."""
+        key = (head, public.table, public.verdict, trusted)
+        found = self._by_key.get(key)
+        if found is None:
+            found = audit_public(public, trusted)
+            if len(self._by_key) >= self.SIZE:
+                del self._by_key[next(iter(self._by_key))]
+            self._by_key[key] = found
+        return found
+
+
+def convicted(audit: DealAudit, offence: Verdict) -> DealAudit:
+    """``audit`` with one more proven deviation, found after it (a score signed that it does
+    not give): its culprit takes the penalty row, and it is the deal's verdict unless a proven
+    one is there already."""
+    verdict = audit.verdict if audit.verdict is not None and audit.verdict.proven else offence
+    return replace(audit, verdict=verdict, penalties=_one_each([*audit.penalties, offence]))
 
 
 def _settled(public: PublicDeal, audit: DealAudit, after: Verdict | None = None) -> DealAudit:

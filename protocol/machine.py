@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
 from protocol.agreement import left_out_of_reveal, settled, timed_out_before_reveal
-from protocol.audit import DealAudit, audit_public, convicted, signed_offence, signed_score, wrong_signature
+from protocol.audit import Audits, DealAudit, convicted, signed_offence, signed_score, wrong_signature
 from protocol.cards import Card, codes
 from protocol.deal import Action, AnnounceChelem, Bid, Call, Deal, Ecart, Phase, Play, ShowPoignee
 from protocol.deck import DeckUsageError, SeatDeck
@@ -76,6 +76,9 @@ class SeatMachine:
         self.secret = self.deck_class(self.public.deck.setup, seat, seed)
         self.transcript = Transcript(table.table_id, deal_number, table.members, table.names)
         self.audit: DealAudit | None = None
+        #: Where the end-of-deal audit is looked up: the owner of several seats of a deal
+        #: hands them one, and the deck is replayed once (:class:`~protocol.audit.Audits`).
+        self.audits = Audits()
         self._sent_rounds: dict[Kind, bytes] = {}  # round kind -> the head it was sent on
         self._outbox: list[Message] = []
         self._early: list[Message] = []
@@ -338,7 +341,7 @@ class SeatMachine:
 
     def _score_signature(self) -> WireValue:
         if self.audit is None:
-            self.audit = audit_public(self.public, self.transcript.head, self.trusted_seats)
+            self.audit = self.audits.of(self.public, self.transcript.head, self.trusted_seats)
         return signed_score(self.audit)
 
     # --- Receiving ----------------------------------------------------------------

@@ -37,7 +37,7 @@ from typing import Protocol
 
 import msgpack
 
-from protocol.audit import DealAudit
+from protocol.audit import Audits, DealAudit
 from protocol.bots import make_bot
 from protocol.cheats import Cheater
 from protocol.deal import Action
@@ -148,6 +148,7 @@ class TableRunner:
     #: is known by its hash before it costs a decode, a write and a pass through the machines.
     _seen: set[bytes] = field(default_factory=set)
     _stand_ins: dict[int, Policy] = field(default_factory=dict)  #: bots autoplaying for absent players
+    _audits: Audits = field(default_factory=Audits)  #: one for the hosted seats: one replay a deal
     #: Messages of other seats the hosted seats accepted, to pass on with the next batch.
     relays: list[Message] = field(default_factory=list)
     #: Called with the events of a message received, before the sync that must precede
@@ -205,7 +206,7 @@ class TableRunner:
             factory = cheating.machine_class(self.cheat, self.ready, self.daemon_key, seat)
             machine = factory(self.ready.setup, self.deal_number, self.dealer, seat, self._identity(seat), seed)
             cheating.arm(machine, lambda: self.journal.messages(self.table_id, self.deal_number - 1))
-            machine.trusted_seats = self._trusted
+            machine.trusted_seats, machine.audits = self._trusted, self._audits
             self.machines[seat] = machine
         for machine in list(self.machines.values()):
             outgoing.extend(machine.start())
@@ -518,7 +519,7 @@ class TableRunner:
             machine, resend = factory.resume(
                 self.ready.setup, self.deal_number, self.dealer, seat, self._identity(seat), seed, stored
             )
-            machine.trusted_seats = self._trusted
+            machine.trusted_seats, machine.audits = self._trusted, self._audits
             self.machines[seat] = machine
             outgoing.extend(resend)
         for message in outgoing:  # what the seed signs again, written down as anything sent

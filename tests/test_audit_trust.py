@@ -9,15 +9,11 @@ deviates, and never let an audit made with one trusted set serve a caller with a
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
-import protocol.audit as audit_module
-import protocol.machine as machine_module
 from client.simulation import Cheat, play_one_deal, sim_table
 from deck_tables import commit_round, dealt_table, fresh_table, lock_rounds, plain, reveal_all, turn_chien
-from protocol.audit import DealAudit, audit_public
+from protocol.audit import Audits, DealAudit, audit_public
 from protocol.audit_deck import DeckAudit, audit_deck
 from protocol.cheats import BadLockDeck, BadShuffleDeck, TracerDeck
 from protocol.deck import Lock, Open, Opening, PublicDeck, SeatDeck, Shuffle, deal_in_one_process
@@ -27,13 +23,6 @@ from protocol.public import PublicDeal
 from protocol.verdict import VerdictError
 
 EVERYONE = frozenset(range(5))
-
-
-@pytest.fixture(autouse=True)
-def empty_cache(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Each test starts with no audit cached (and leaves none behind)."""
-    monkeypatch.setattr(audit_module, "_BY_HEAD", {})
-    yield
 
 
 def whole_deck(salt: int) -> tuple[list[SeatDeck], PublicDeck]:
@@ -103,7 +92,7 @@ def test_an_honest_deal_audits_the_same_with_a_seat_trusted(seed: int) -> None:
     plain_audit = audit_public(public)
     assert plain_audit.ok and plain_audit.outcome is not None
     for seat in range(5):
-        _same(audit_public(public, None, frozenset({seat})), plain_audit)
+        _same(audit_public(public, frozenset({seat})), plain_audit)
 
 
 def _deck_with(cheater: int, deck: type[SeatDeck]) -> tuple[list[SeatDeck], PublicDeck]:
@@ -130,20 +119,28 @@ def test_an_untrusted_deviation_is_still_named_and_a_trusted_one_is_by_design_no
     assert counted(table, frozenset({cheater}))[0].clean
 
 
-def test_the_cache_keys_on_the_trusted_seats() -> None:
+def test_the_audits_kept_are_keyed_on_the_trusted_seats() -> None:
     _, public, head = _audited_deal(3)
+    audits = Audits()
     MULTS.reset()
-    first = audit_public(public, head)
+    first = audits.of(public, head)
     everything = MULTS.value
     MULTS.reset()
-    assert audit_public(public, head) is first and MULTS.value == 0  # served from the cache
+    assert audits.of(public, head) is first and MULTS.value == 0  # kept
+    assert Audits().of(public, head) is not first  # another owner's are its own
     for seat in (0, 1):
         MULTS.reset()
-        mine = audit_public(public, head, frozenset({seat}))
+        mine = audits.of(public, head, frozenset({seat}))
         assert mine is not first and MULTS.value == everything - 234  # audited afresh
         _same(mine, first)
         MULTS.reset()
-        assert audit_public(public, head, frozenset({seat})) is mine and MULTS.value == 0
+        assert audits.of(public, head, frozenset({seat})) is mine and MULTS.value == 0
+
+
+def test_the_seats_of_a_simulated_deal_share_one_audit() -> None:
+    machines, _, _ = _audited_deal(3)
+    assert len({id(m.audits) for m in machines}) == 1
+    assert all(m.audit is machines[0].audit for m in machines)
 
 
 def test_a_bent_lock_refused_live_is_named_by_every_audit_whatever_it_trusts() -> None:
@@ -151,18 +148,21 @@ def test_a_bent_lock_refused_live_is_named_by_every_audit_whatever_it_trusts() -
     the deal stopped there, and no trust in the end-of-deal audit can hide it."""
     _, public, head = _audited_deal(5, Cheat(2, "bad-lock"))
     for trusted in (frozenset(), frozenset({0}), frozenset({2})):
-        verdict = audit_public(public, head, trusted).verdict
+        verdict = audit_public(public, trusted).verdict
         assert verdict is not None and (verdict.seat, verdict.step) == (2, "lock")
 
 
 def test_a_machine_trusts_no_seat_unless_told_and_passes_its_trust_to_the_audit(monkeypatch: pytest.MonkeyPatch) -> None:
     seen: dict[int, frozenset[int]] = {}
 
-    def spy(public: PublicDeal, head: bytes | None = None, trusted: frozenset[int] = frozenset()) -> DealAudit:
-        seen[public.own_seat] = trusted  # type: ignore[index]
-        return audit_public(public, head, trusted)
+    looked_up = Audits.of
 
-    monkeypatch.setattr(machine_module, "audit_public", spy)
+    def spy(audits: Audits, public: PublicDeal, head: bytes, trusted: frozenset[int] = frozenset()) -> DealAudit:
+        assert public.own_seat is not None
+        seen[public.own_seat] = trusted
+        return looked_up(audits, public, head, trusted)
+
+    monkeypatch.setattr(Audits, "of", spy)
     machines, _, _ = _audited_deal(3)
     assert all(m.trusted_seats == frozenset() for m in machines)
     assert seen == {seat: frozenset() for seat in range(5)}
