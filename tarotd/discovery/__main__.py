@@ -94,9 +94,8 @@ async def _diagnose(args: argparse.Namespace) -> None:
         targets=[_target(target) for target in args.target],
     )
     started = time.monotonic()
-    watching = (
-        args.watch
-    )  # until the final report: nothing is printed after it (a peer's goodbye, say)
+    # until the final report: nothing is printed after it (a peer's goodbye, say)
+    watching = args.watch
     discovery.on_change(
         lambda peers: _report(peers, time.monotonic() - started, args.json) if watching else None
     )

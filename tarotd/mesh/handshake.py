@@ -11,9 +11,8 @@ from typing import Final
 from tarotd.mesh.wire import TOKEN_SIZE
 
 MAX_CHALLENGES: Final = 1024  #: routing ids whose challenges await their HELLO (the latest kept)
-CHALLENGES_PER_ROUTE: Final = (
-    4  #: a link asks again after a heartbeat: its HELLO may answer an earlier ``hi``
-)
+#: a link asks again after a heartbeat: its HELLO may answer an earlier ``hi``
+CHALLENGES_PER_ROUTE: Final = 4
 CLOCK_NOTED: Final = 60.0  #: seconds between a peer's clock and ours that the log mentions
 
 
@@ -50,13 +49,10 @@ def clock_offset(offset: float) -> str | None:
     game depends on it, but the times in that peer's logs and files will not match ours."""
     if abs(offset) < CLOCK_NOTED:
         return None
-    minutes, seconds = (
-        round(abs(offset) / 60),
-        round(abs(offset)),
-    )  # a HELLO's time is in whole seconds
-    amount = (
-        f"{minutes // 60} h {minutes % 60} min"
-        if minutes >= 60
-        else f"{seconds // 60} min {seconds % 60} s"
-    )
+    seconds = round(abs(offset))  # a HELLO's time is in whole seconds
+    minutes = round(abs(offset) / 60)
+    if minutes >= 60:
+        amount = f"{minutes // 60} h {minutes % 60} min"
+    else:
+        amount = f"{seconds // 60} min {seconds % 60} s"
     return f"{amount} {'ahead of' if offset > 0 else 'behind'}"

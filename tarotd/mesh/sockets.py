@@ -69,9 +69,8 @@ ROUTE_PREFIX: Final = b"r"  #: ZeroMQ reserves routing ids that begin with a zer
 EXPIRE_EVERY: Final = 1.0  #: seconds between two looks for peers and links to forget
 RECONCILE_EVERY: Final = 5.0  #: seconds between two checks of the incoming connections' count
 GUARDED_EVENTS: Final = zmq.EVENT_ACCEPTED | zmq.EVENT_DISCONNECTED | zmq.EVENT_CLOSED
-HANDSHAKE_FAILED_TIMES: Final = (
-    3  #: failed handshakes in a row before a link says it cannot connect
-)
+#: failed handshakes in a row before a link says it cannot connect
+HANDSHAKE_FAILED_TIMES: Final = 3
 HANDSHAKE_FAILURES: Final = (
     zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL
     | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
@@ -99,9 +98,8 @@ class Limits:
     #: peer records no table needs (see ``keeps``); then a HELLO from one more key is refused
     max_peers: int = 256
     hwm: int = 10_000  #: ZeroMQ send and receive high-water marks, per connection
-    connections: int | None = (
-        None  #: incoming connections in all (None: from the descriptor limit, :mod:`tarotd.guard`)
-    )
+    #: incoming connections in all (None: from the descriptor limit, :mod:`tarotd.guard`)
+    connections: int | None = None
     connections_per_host: int = PER_HOST  #: incoming connections from one host (127.0.0.1 excepted)
     #: accept through :mod:`tarotd.gate` where the system allows (False: ZeroMQ listens itself)
     gate: bool = True
@@ -109,9 +107,8 @@ class Limits:
     new_keys_rate: float = 2.0  #: unknown keys taken in per second, from every host together ...
     new_keys_burst: float = 32.0  #: ... with this burst
     keys_per_host: int = 8  #: peers no table needs that one host (127.0.0.1 excepted) may speak for
-    forget_after: float = (
-        60.0  #: a peer or link no table needs, silent (or never proven) this long, is forgotten
-    )
+    #: a peer or link no table needs, silent (or never proven) this long, is forgotten
+    forget_after: float = 60.0
 
 
 @dataclass
@@ -166,13 +163,11 @@ class _Link:
     bucket: TokenBucket  #: inbound frames
     pace: TokenBucket  #: outbound data frames: stay under the far end's inbound limit
     monitor: zmq.asyncio.Socket  #: ``sock``'s failed handshakes (see :meth:`Mesh._watch`)
-    kept: bool = (
-        False  #: connected to for a table or by the user (``connect(keep=True)``), never forgotten
-    )
+    #: connected to for a table or by the user (``connect(keep=True)``), never forgotten
+    kept: bool = False
     opened: float = field(default_factory=time.monotonic)
-    down_since: float = field(
-        default_factory=time.monotonic
-    )  #: with no session since (across recycling)
+    #: with no session since (across recycling)
+    down_since: float = field(default_factory=time.monotonic)
     peer: _Peer | None = None
     session: bytes | None = None  #: the far end's token for us; None: not authenticated
     asked: bool = False  #: a ``hi`` is out: the next challenge gets our HELLO
@@ -301,9 +296,8 @@ class Mesh:
         self._on_message = on_message
         self._before_ack = before_ack
         self._acks_held = False  #: before_ack failed last time (logged once)
-        self._durable_wait: asyncio.Task[None] | None = (
-            None  #: acks waiting for before_ack's awaitable
-        )
+        #: acks waiting for before_ack's awaitable
+        self._durable_wait: asyncio.Task[None] | None = None
         self._on_status = on_status
         self._heartbeat = heartbeat
         self._timeout = timeout
@@ -313,9 +307,8 @@ class Mesh:
         self._context = zmq.asyncio.Context()
         self._router: LoopSocket | None = None
         self._gate: Gate | None = None
-        self._member_hosts: frozenset[str] = (
-            frozenset()
-        )  #: where the peers a table needs proved their keys from
+        #: where the peers a table needs proved their keys from
+        self._member_hosts: frozenset[str] = frozenset()
         self._endpoint: str | None = None
         self._allowed: frozenset[bytes] | None = None
         self._peers: dict[bytes, _Peer] = {}
@@ -353,9 +346,8 @@ class Mesh:
     async def start(self) -> None:
         router = self._socket(zmq.ROUTER)
         router.setsockopt(zmq.ROUTER_MANDATORY, 1)
-        router.setsockopt(
-            zmq.ROUTER_HANDOVER, 1
-        )  # a DEALER reconnecting under its id is not refused
+        # a DEALER reconnecting under its id is not refused
+        router.setsockopt(zmq.ROUTER_HANDOVER, 1)
         if self._curve is not None:
             # Any client key completes the handshake; the ZAP handler is there so that ZeroMQ
             # tags each frame with it (User-Id), which _on_hello checks against the HELLO's key.
@@ -988,9 +980,8 @@ class Mesh:
                     peer.name or peer.key.hex()[:16],
                     fault,
                 )
-                inbound.put_back(
-                    seq, channel, body
-                )  # held, unacknowledged: the sender need not send it again
+                # held, unacknowledged: the sender need not send it again
+                inbound.put_back(seq, channel, body)
                 return
             except Exception:
                 self.stats.errors += 1
@@ -1250,7 +1241,5 @@ class Mesh:
             link.heard_at = time.monotonic()  # kept as it is, and tried again after another timeout
             return
         self._close_link(link)
-        fresh.kept, fresh.down_since = (
-            link.kept,
-            link.down_since if link.session is None else link.heard_at,
-        )
+        fresh.kept = link.kept
+        fresh.down_since = link.down_since if link.session is None else link.heard_at

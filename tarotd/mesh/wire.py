@@ -87,10 +87,10 @@ SHAPES: Final[Mapping[str, Mapping[str, Callable[[object], bool]]]] = {
     "ack": {"s": _TOKEN, "n": _uint, "top": _uint, "miss": _seqs},
     "reauth": {"s": _TOKEN},
 }
-ROUTER_KINDS: Final = frozenset({"hi", "hello", "data", "ping"})  #: what a ROUTER may receive
-LINK_KINDS: Final = frozenset(
-    {"challenge", "hello-ack", "ack", "reauth"}
-)  #: what a DEALER may receive
+#: what a ROUTER may receive
+ROUTER_KINDS: Final = frozenset({"hi", "hello", "data", "ping"})
+#: what a DEALER may receive
+LINK_KINDS: Final = frozenset({"challenge", "hello-ack", "ack", "reauth"})
 
 
 def encode(kind: str, fields: Mapping[str, object]) -> bytes:
