@@ -48,9 +48,8 @@ member's seat, which prove an impersonation by their signer.
 :meth:`Transcript.from_bytes` re-checks every signature and the whole chain.  The names are
 labels for humans and are not signed: the keys are the identities (a proof file carries the
 table's manifest, which every member signed, names included).
-:meth:`Transcript.proof_bundle` exports a verdict with just the messages that prove it,
-read back by :meth:`ProofBundle.from_bytes`; :func:`proof_file` wraps a verdict and the whole
-transcript that proves it, which ``tarot audit`` replays.
+:func:`proof_file` wraps a verdict and the whole transcript that proves it, which
+``tarot audit`` replays.
 
 **After a proven deviation** (equivocation, impersonation…) the seats that hold the proof
 :meth:`~Transcript.rewind` to the head the offending message named: honest seats may have
@@ -82,8 +81,6 @@ from protocol.verdict import Verdict, VerdictError
 
 GENESIS_DOMAIN = b"tarot/v2/transcript"
 FILE_MAGIC = b"tarot/v2/transcript-file"
-PROOF_MAGIC = b"tarot/v2/proof-bundle"
-
 PROOF_FILE_MAGIC = b"tarot/v2/proof-file"
 #: What every magic of this protocol version starts with; an older one is refused by name.
 VERSION_PREFIX = b"tarot/v2/"
@@ -384,73 +381,6 @@ class Transcript:
         self._kept[message.digest] = message
         self._extend([message])
 
-    def proof_bundle(self, verdict: Verdict) -> bytes:
-        """The verdict with the signed messages its evidence names (message digests in hex,
-        as in the verdicts this module raises), checkable offline by
-        :meth:`ProofBundle.from_bytes`.  Raises ``ValueError`` for evidence this
-        transcript does not hold."""
-        messages: list[Message] = []
-        for reference in verdict.evidence:
-            message = self._kept.get(bytes.fromhex(reference))
-            if message is None:
-                raise ValueError(f"the verdict cites message {reference}, not held by this transcript")
-            messages.append(message)
-        bundle = ProofBundle(self.table_id, self.deal, self.members, self.names, verdict, tuple(messages))
-        return bundle.to_bytes()
-
-
-@dataclass(frozen=True)
-class ProofBundle:
-    """A verdict and the signed messages it cites, with the table's keys to check them.
-
-    Reading one proves that each message was signed, for that table and deal, by the key the
-    bundle gives for its seat; the reader should compare that key with the one it knows for
-    the player (by fingerprint), since the keys of the other seats, the names and the
-    verdict's words are not covered by any signature.  What the messages show (two
-    different messages for one slot, an illegal card…) is for the reader to judge by the
-    rule the verdict names."""
-
-    table_id: bytes
-    deal: int
-    members: tuple[bytes, ...]
-    names: tuple[str, ...]
-    verdict: Verdict
-    messages: tuple[Message, ...]
-
-    def to_bytes(self) -> bytes:
-        """``[magic, table_id, deal, [[key, name], ...], [seat, step, reason], [messages]]``;
-        the verdict's evidence is the messages' digests, so it is not written twice."""
-        return _pack(
-            [
-                PROOF_MAGIC,
-                self.table_id,
-                self.deal,
-                _pack_members(self.members, self.names),
-                [self.verdict.seat, self.verdict.step, self.verdict.reason],
-                [encode(message) for message in self.messages],
-            ]
-        )
-
-    @classmethod
-    def from_bytes(cls, data: bytes) -> ProofBundle:
-        """Read and verify a bundle; raises :class:`TranscriptError` if it does not verify."""
-        header, raw_verdict, raw_messages, _ = _read_file(data, PROOF_MAGIC, "proof bundle")
-        messages = _decode_all(raw_messages, "message")
-        for index, message in enumerate(messages):
-            _check_file_message(header, message, f"message {index}")
-        if type(raw_verdict) is not list or len(raw_verdict) != 3:
-            raise TranscriptError("proof bundle: the verdict is not [seat, step, reason]")
-        seat, step, reason = raw_verdict
-        if type(step) is not str or type(reason) is not str:
-            raise TranscriptError("proof bundle: the verdict is not [seat, step, reason]")
-        if seat is not None and not (type(seat) is int and 0 <= seat < len(header.members)):
-            raise TranscriptError("proof bundle: the verdict names no seat of the table")
-        verdict = Verdict(seat, step, reason, tuple(message.digest.hex() for message in messages))
-        bundle = cls(header.table_id, header.deal, header.members, header.names, verdict, tuple(messages))
-        if bundle.to_bytes() != data:
-            raise TranscriptError("proof bundle is not in canonical form (altered data)")
-        return bundle
-
 
 def proof_file(transcript: Transcript, verdict: Verdict, manifest: SignedManifest) -> bytes:
     """What an honest seat writes when it names a cheater: ``[magic, [seat, step, reason,
@@ -525,7 +455,7 @@ def _pack_members(members: Sequence[bytes], names: Sequence[str]) -> list[list[b
 
 
 def _read_file(data: bytes, magic: bytes, what: str, optional: int = 0) -> tuple[Transcript, object, object, list[object]]:
-    """Parse the common header of a transcript file or a proof bundle.  Returns an empty
+    """Parse the header of a transcript file.  Returns an empty
     transcript carrying the header, which checks the keys, with the remaining fields (two,
     and up to ``optional`` more)."""
     try:

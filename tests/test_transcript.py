@@ -15,7 +15,6 @@ from protocol.identity import Identity, fingerprint
 from protocol.messages import Kind, Message, WireValue, encode, sign_message
 from protocol.transcript import (
     EQUIVOCATION,
-    ProofBundle,
     Slot,
     Transcript,
     TranscriptError,
@@ -214,9 +213,9 @@ def test_message_not_expected_is_rejected_and_kept_as_evidence() -> None:
         verdict = rejection(transcript, message)
         assert verdict.reason.startswith("not expected now") and verdict.seat is None
     assert transcript.messages == ()
-    bundle = ProofBundle.from_bytes(transcript.proof_bundle(verdict))
-    assert bundle.messages == (wrong_kind,)
-    assert Transcript.from_bytes(transcript.to_bytes()).messages == ()
+    assert transcript.evidence == (wrong_seat, wrong_kind)
+    reloaded = Transcript.from_bytes(transcript.to_bytes())
+    assert reloaded.messages == () and reloaded.evidence == (wrong_seat, wrong_kind)
 
 
 def test_nothing_is_open_after_the_last_slot() -> None:
@@ -240,18 +239,13 @@ def test_equivocation_is_caught_with_both_digests_and_proven_offline() -> None:
     assert verdict == Verdict(3, "bid", EQUIVOCATION, (first.digest.hex(), second.digest.hex()))
     assert transcript.messages == (first,)
 
-    bundle = ProofBundle.from_bytes(transcript.proof_bundle(verdict))
-    assert bundle.verdict == verdict
-    assert bundle.messages == (first, second)
-    assert bundle.members == tuple(KEYS) and bundle.names == tuple(NAMES)
-    one, two = bundle.messages
-    assert (one.prev, one.kind, one.seat, one.deal) == (two.prev, two.kind, two.seat, two.deal)
-    assert one.signed_data != two.signed_data
+    assert transcript.evidence == (second,) and transcript.holds(first)
+    assert (first.prev, first.kind, first.seat, first.deal) == (second.prev, second.kind, second.seat, second.deal)
+    assert first.signed_data != second.signed_data
 
     # The pair survives in the saved transcript, so the proof can be made again later.
     reloaded = Transcript.from_bytes(transcript.to_bytes())
-    assert reloaded.messages == (first,)
-    assert ProofBundle.from_bytes(reloaded.proof_bundle(verdict)).messages == (first, second)
+    assert reloaded.messages == (first,) and reloaded.evidence == (second,)
 
 
 def test_equivocation_inside_a_concurrent_round() -> None:
@@ -335,8 +329,7 @@ def test_dropping_an_unfinished_round_keeps_its_messages_as_evidence() -> None:
     assert transcript.append(abandon) == [abandon]
     reloaded = Transcript.from_bytes(transcript.to_bytes())
     assert reloaded.messages == (abandon,)
-    verdict = Verdict(2, "deal_keys", "withheld its deal keys", tuple(m.digest.hex() for m in keys))
-    assert ProofBundle.from_bytes(reloaded.proof_bundle(verdict)).messages == tuple(keys)
+    assert all(reloaded.holds(message) for message in keys) and reloaded.evidence == tuple(keys)
 
 
 def test_opening_checks_its_arguments() -> None:
@@ -504,52 +497,3 @@ def test_non_canonical_file_is_rejected() -> None:
     duplicated_evidence = fields[:5] + [[fields[4][0]]]  # type: ignore[index]
     with pytest.raises(TranscriptError, match="canonical"):
         Transcript.from_bytes(repack(duplicated_evidence))
-
-
-# --- Proof bundles -----------------------------------------------------------------------
-
-
-def test_proof_bundle_of_a_state_machine_verdict() -> None:
-    """The deal state machine cites chain messages by digest; the bundle carries them."""
-    transcript = small_deal(players=4)
-    play = transcript.messages[-1]
-    verdict = Verdict(1, "play", "revoke: did not follow hearts", (play.digest.hex(),))
-    bundle = ProofBundle.from_bytes(transcript.proof_bundle(verdict))
-    assert bundle.verdict == verdict and bundle.messages == (play,)
-    assert (bundle.table_id, bundle.deal) == (TABLE, DEAL)
-
-
-def test_proof_bundle_needs_evidence_the_transcript_holds() -> None:
-    transcript = small_deal(players=3)
-    with pytest.raises(ValueError, match="not held by this transcript"):
-        transcript.proof_bundle(Verdict(0, "play", "x", (bytes(32).hex(),)))
-
-
-def test_tampered_proof_bundle_is_rejected() -> None:
-    transcript = new_transcript()
-    transcript.expect(Slot(Kind.BID, 3))
-    first = signed(transcript, 3, Kind.BID, {"contract": "petite"})
-    transcript.append(first)
-    with pytest.raises(VerdictError) as caught:
-        transcript.append(signed(transcript, 3, Kind.BID, {"contract": "garde"}, prev=first.prev))
-    data = transcript.proof_bundle(caught.value.verdict)
-    for position in range(len(data)):
-        tampered = bytearray(data)
-        tampered[position] ^= 0x01
-        try:
-            bundle = ProofBundle.from_bytes(bytes(tampered))
-        except TranscriptError:
-            continue
-        # Only what no signature covers can change: a name, the verdict's own words, or the
-        # key of a seat that signed nothing in the bundle.
-        assert bundle.messages == (first, bundle.messages[1]) and bundle.messages[1].seat == 3
-        assert bundle.members[3] == KEYS[3]
-        unsigned = (bundle.names, bundle.verdict, bundle.members[:3] + bundle.members[4:])
-        assert unsigned != (tuple(NAMES), caught.value.verdict, tuple(KEYS[:3] + KEYS[4:])), position
-    with pytest.raises(TranscriptError, match="not a proof bundle"):
-        ProofBundle.from_bytes(transcript.to_bytes())
-    fields = layers(data)
-    with pytest.raises(TranscriptError, match="names no seat"):
-        ProofBundle.from_bytes(repack(fields[:4] + [[9, "bid", "x"], fields[5]]))
-    with pytest.raises(TranscriptError, match=r"not \[seat, step, reason\]"):
-        ProofBundle.from_bytes(repack(fields[:4] + [[3, "bid"], fields[5]]))
