@@ -11,8 +11,9 @@ is no other seat's work to give the cores to first.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable, Sequence, TypeVar
+from typing import TypeVar
 
 from protocol.group import MAX_WORKERS
 

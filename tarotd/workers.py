@@ -12,9 +12,10 @@ from __future__ import annotations
 import os
 import sys
 import threading
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 from contextlib import suppress
-from typing import Callable, Sequence, TypeVar
+from typing import TypeVar
 
 from protocol.group import MAX_WORKERS
 
