@@ -311,10 +311,6 @@ def scalar_mul(s: Scalar, t: Scalar) -> Scalar:
     return _sodium.crypto_core_ed25519_scalar_mul(s, t)
 
 
-def scalar_sub(s: Scalar, t: Scalar) -> Scalar:
-    return _sodium.crypto_core_ed25519_scalar_sub(s, t)
-
-
 def scalar_product(scalars: Iterable[Scalar]) -> Scalar:
     """Product of non-zero scalars (non-zero too, the order being prime)."""
     return reduce(scalar_mul, scalars)

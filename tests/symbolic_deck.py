@@ -356,9 +356,6 @@ class Tracer:
     def scalar_mul(self, s: Scalar, t: Scalar) -> Traced:
         return Traced(group.scalar_mul(s, t), self._scalar(s) * self._scalar(t))
 
-    def scalar_sub(self, s: Scalar, t: Scalar) -> Traced:
-        return Traced(group.scalar_sub(s, t), self._scalar(s) - self._scalar(t))
-
     def scalar_product(self, scalars: Iterable[Scalar]) -> Traced:
         items = list(scalars)
         return Traced(reduce(group.scalar_mul, items), reduce(Expr.__mul__, map(self._scalar, items)))
@@ -416,7 +413,7 @@ class Tracer:
             (getattr(group, name), getattr(self, name))
             for name in (
                 "mul", "mul_each", "base_mul", "base_mul_each", "add", "sub", "point_sum",
-                "scalar_mul", "scalar_sub", "scalar_product", "invert", "to_int", "from_int", "hash_to_point",
+                "scalar_mul", "scalar_product", "invert", "to_int", "from_int", "hash_to_point",
             )
         ]
         pairs += [
