@@ -93,7 +93,7 @@ def check_point(data: object, what: str = "point") -> Point:
 def first_invalid_point(points: Sequence[object]) -> int | None:
     """The index of the first entry of ``points`` that :func:`check_point` would refuse, or
     None.  A shuffle or lock step sends 78 or 156 points, each checked by every other seat
-    (≈ 0.4 of a multiplication each): the checks are spread over the cores like
+    (≈ 0.4 of a multiplication each): the checks are sliced for the scheduler like
     :func:`mul_batches`."""
     parts = _slices(len(points))
     if len(parts) < 2:
@@ -149,12 +149,13 @@ def mul(scalar: Scalar, point: Point) -> Point:
 
 
 def mul_batches(batches: Sequence[tuple[Sequence[Scalar], Sequence[Point]]]) -> list[list[Point] | GroupError]:
-    """``[s · p for s, p in zip(scalars, points)]`` for each batch, the batches spread over
-    the machine's cores — for work whose batches do not depend on one another, like the
-    audit's replay of every shuffle and lock from the step published before it.  libsodium
-    runs without Python's lock (cffi releases it around each call), so two cores nearly
-    halve the time.  A batch that meets an invalid point gives its :class:`GroupError`
-    instead of a result, for the caller to raise where the sequential order would have."""
+    """``[s · p for s, p in zip(scalars, points)]`` for each batch, the batches handed to the
+    process's :class:`Scheduler` — for work whose batches do not depend on one another, like
+    the audit's replay of every shuffle and lock from the step published before it.  libsodium
+    runs without Python's lock (cffi releases it around each call), so a scheduler's threads on
+    two cores nearly halve the time.  A batch that meets an invalid point gives its
+    :class:`GroupError` instead of a result, for the caller to raise where the sequential
+    order would have."""
     MULTS.value += sum(len(scalars) for scalars, _ in batches)  # counted here, in one thread
     return _spread(_mul_batch, batches)
 
@@ -163,7 +164,7 @@ _Batch = TypeVar("_Batch")
 
 
 def _spread(work: Callable[[_Batch], list[Point] | GroupError], batches: Sequence[_Batch]) -> list[list[Point] | GroupError]:
-    """``work`` on each batch, over the cores when there are several."""
+    """``work`` on each batch, on the scheduler when there are several."""
     if len(batches) < 2 or _scheduler.workers < 2:
         return [work(batch) for batch in batches]
     return _scheduler.map(work, batches)
@@ -180,7 +181,7 @@ def _joined(batches: Iterable[list[Point] | GroupError]) -> list[Point]:
 
 
 def mul_each(scalars: Sequence[Scalar], points: Sequence[Point]) -> list[Point]:
-    """``[s · p for s, p in zip(scalars, points)]`` in slices over the cores: a seat's own
+    """``[s · p for s, p in zip(scalars, points)]`` in slices on the scheduler: a seat's own
     shuffle or lock step (78 multiplications at a time) is what the other seats wait for."""
     if len(scalars) != len(points):
         raise ValueError(f"{len(scalars)} scalars for {len(points)} points")
@@ -227,7 +228,8 @@ class Scheduler(Protocol):
 
     def in_background(self, work: Callable[[], _Result]) -> _Result:
         """``work()``, a check nobody waits for: the caller still waits for its result, but
-        the machine may give other work its cores first (see ``tarotd.workers``)."""
+        the machine may give other work its cores first (the daemon's runs it on threads of
+        the lowest priority)."""
         ...
 
 
@@ -271,7 +273,7 @@ def base_mul(scalar: Scalar) -> Point:
 
 
 def base_mul_each(scalars: Sequence[Scalar]) -> list[Point]:
-    """``[s · G for s in scalars]``, in slices over the cores like :func:`mul_each`."""
+    """``[s · G for s in scalars]``, in slices on the scheduler like :func:`mul_each`."""
     MULTS.value += len(scalars)
     MULTS.fixed_base += len(scalars)
     return _joined(_spread(_base_mul_batch, [scalars[part] for part in _slices(len(scalars))]))
