@@ -13,12 +13,15 @@ listens or connects beyond 127.0.0.1 (``--no-discovery``: no broadcast beacons).
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import json
 import os
+import random
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -31,15 +34,49 @@ from tarotd.home import Home, load_or_create_identity
 ROOT = Path(__file__).resolve().parent.parent
 
 
+#: Where the ports of the tables' daemons are drawn: below the kernel's ephemeral range, from
+#: which every outgoing connection and every bind to port 0 takes its port (a daemon's own gate,
+#: another test's daemon) — so that none takes one between the draw and the daemon's bind.
+EPHEMERAL_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+LOWEST_PORT = 10_000
+_reserved: list[int] = []  #: the lock files of the ports this process drew, held until it exits
+
+
 def free_ports(count: int) -> list[int]:
-    sockets = [socket.socket() for _ in range(count)]
+    """``count`` ports for daemons that must know each other's before they start: a table's
+    static peers trust the keys of each other's ``--peer KEY@HOST:PORT``, so the OS cannot
+    give the ports (``--listen 127.0.0.1:0``) and tell the others afterwards; a single daemon
+    should take port 0 instead.  Each port is free now, outside the ephemeral range, and
+    reserved by a lock file for this process's life, so a concurrent test run draws others
+    and a daemon started again within the test finds its port still its own."""
+    directory = Path(tempfile.gettempdir()) / "tarot-test-ports"
+    directory.mkdir(exist_ok=True)
+    candidates = list(range(LOWEST_PORT, _ephemeral_floor()))
+    random.shuffle(candidates)
+    ports: list[int] = []
+    for port in candidates:
+        if len(ports) == count:
+            return ports
+        lock = os.open(directory / str(port), os.O_CREAT | os.O_RDWR, 0o600)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            with socket.socket() as probe:
+                probe.bind(("127.0.0.1", port))
+        except OSError:  # held by another test run, or bound by anyone
+            os.close(lock)
+            continue
+        _reserved.append(lock)
+        ports.append(port)
+    if len(ports) == count:
+        return ports
+    raise RuntimeError(f"no {count} free ports from {LOWEST_PORT} to the ephemeral range")
+
+
+def _ephemeral_floor() -> int:
     try:
-        for sock in sockets:
-            sock.bind(("127.0.0.1", 0))
-        return [sock.getsockname()[1] for sock in sockets]
-    finally:
-        for sock in sockets:
-            sock.close()
+        return int(EPHEMERAL_RANGE.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32_768  # Linux's default floor, where the file cannot be read
 
 
 def log_path(tmp_path: Path, index: int) -> Path:

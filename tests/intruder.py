@@ -28,7 +28,9 @@ LOBBY = "lobby"  #: the daemon's lobby channel (tarotd/daemon.py)
 
 
 class Intruder:
-    def __init__(self, port: int, name: str = "intrus", identity: Identity | None = None) -> None:
+    def __init__(self, port: int = 0, name: str = "intrus", identity: Identity | None = None) -> None:
+        """``port`` 0, unless a daemon must name it in its ``--peer``: the OS gives one at
+        :meth:`start`."""
         self.identity = identity or Identity.generate()  #: given: a daemon's --peer names its key before it starts
         self.key = self.identity.public_key
         self.endpoint = f"tcp://127.0.0.1:{port}"
@@ -42,6 +44,8 @@ class Intruder:
     async def start(self, daemons: Sequence[tuple[str, str]]) -> None:
         """Listen, and connect to each daemon given as its endpoint and its key in hex."""
         await self.mesh.start()
+        self.endpoint = self.mesh.endpoint
+        self.member = Member(self.key, self.member.name, self.key, self.endpoint)
         for endpoint, key in daemons:
             self.mesh.connect(endpoint, bytes.fromhex(key))
 

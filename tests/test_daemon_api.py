@@ -27,7 +27,6 @@ import pytest
 from daemons import (
     assert_no_traceback,
     daemon_argv,
-    free_ports,
     kill_all,
     log_path,
     logs,
@@ -194,7 +193,7 @@ def test_the_daemon_socket_is_out_of_reach_of_another_user(tmp_path: Path) -> No
     through a hard link in an open directory, with the socket made 0666, it is let in by the
     kernel and closed at once by the daemon's SO_PEERCRED check."""
     home = tmp_path / "d0"
-    process = spawn(daemon_argv(home, "joueur0", free_ports(1)[0], [], table=None), log_path(tmp_path, 0))
+    process = spawn(daemon_argv(home, "joueur0", 0, [], table=None), log_path(tmp_path, 0))
     directory = world_open_directory()
     try:
         path = home / "api.sock"

@@ -13,7 +13,7 @@ import random
 from pathlib import Path
 from typing import Any
 
-from daemons import assert_no_traceback, daemon_argv, free_ports, kill_all, log_path, logs, scores, spawn, wait_all, wait_for_path
+from daemons import assert_no_traceback, daemon_argv, kill_all, log_path, logs, scores, spawn, wait_all, wait_for_path
 
 from client.api import DaemonClient, DaemonRefused, DaemonUnavailable
 
@@ -116,7 +116,7 @@ async def play_table(home: Path, process: Any) -> tuple[dict[str, Any], dict[str
 
 def test_a_table_opened_and_filled_with_bots_through_the_api_plays_two_deals(tmp_path: Path) -> None:
     home = tmp_path / "d0"
-    argv = daemon_argv(home, "moi", free_ports(1)[0], [], bot=None, table=None, deals=2)
+    argv = daemon_argv(home, "moi", 0, [], bot=None, table=None, deals=2)
     process = spawn(argv, log_path(tmp_path, 0))
     try:
         last, seen = asyncio.run(asyncio.wait_for(play_table(home, process), 150))
@@ -138,7 +138,7 @@ def test_a_table_opened_and_filled_with_bots_through_the_api_plays_two_deals(tmp
 def test_a_daemon_at_its_table_limit_refuses_to_open_or_join_another(tmp_path: Path) -> None:
     home = tmp_path / "d0"
     extra = ["--bots", "2", "--max-tables", "1"]
-    argv = daemon_argv(home, "moi", free_ports(1)[0], [], bot="basic", table="club", seats=3, extra=extra)
+    argv = daemon_argv(home, "moi", 0, [], bot="basic", table="club", seats=3, extra=extra)
     process = spawn(argv, log_path(tmp_path, 0))
 
     async def knock() -> None:

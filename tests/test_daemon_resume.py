@@ -72,7 +72,7 @@ def test_killed_and_restarted_daemon_finishes_the_deal(tmp_path: Path, moment: s
 def test_a_daemon_started_again_after_its_deals_are_played_exits_at_once(tmp_path: Path) -> None:
     """``--deals N`` played and saved, then the same command again (a crash just before it
     exited, a script run twice): it says so and exits 0 — no new table, no waiting."""
-    argv = daemon_argv(tmp_path / "d0", "seul", free_ports(1)[0], [], deals=1, extra=["--bots", "2"])
+    argv = daemon_argv(tmp_path / "d0", "seul", 0, [], deals=1, extra=["--bots", "2"])
     first = spawn(argv, log_path(tmp_path, 0))
     wait_all([first], tmp_path, timeout=60)
     sheet = scores(tmp_path / "d0")

@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.daemons import answer, daemon_argv, free_ports, kill_all, log_path, logs, scores, spawn, stage_of
+from tests.daemons import answer, daemon_argv, kill_all, log_path, logs, scores, spawn, stage_of
 from tests.daemons import start_daemons, wait_all
 from tests.disk import fill, free, small_disk
 
 
 def alone(tmp_path: Path, deals: int) -> list[str]:
     """A daemon hosting every seat of a table of three (its seat and two bots)."""
-    return daemon_argv(tmp_path / "d0", "seul", free_ports(1)[0], [], deals=deals, extra=["--bots", "2", "--think", "0.05"])
+    return daemon_argv(tmp_path / "d0", "seul", 0, [], deals=deals, extra=["--bots", "2", "--think", "0.05"])
 
 
 def until(condition: Callable[[], bool], what: str, process: subprocess.Popen[bytes], tmp_path: Path, timeout: float = 90) -> None:

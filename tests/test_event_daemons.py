@@ -12,7 +12,7 @@ from pathlib import Path
 
 import msgpack
 import pytest
-from daemons import ROOT, assert_no_traceback, free_ports, home_key, log_path
+from daemons import ROOT, assert_no_traceback, home_key, log_path
 from event_daemons import EventRoom, open_event, start_event_room
 from intruder import Intruder
 
@@ -140,10 +140,9 @@ def test_a_stranger_s_event_frames_are_refused_said_and_change_nothing(tmp_path:
     """A forged registration, a row signature of no member, malformed frames: the organiser's
     daemon says each and goes on, its record as it was."""
     room = start_event_room(tmp_path, 0)
-    port = free_ports(1)[0]
 
     async def attack(event: str) -> None:
-        intruder = Intruder(port)
+        intruder = Intruder()
         victim = Identity.generate()
         await intruder.start([(f"tcp://127.0.0.1:{room.ports[0]}", home_key(room.organiser))])
         try:
