@@ -582,6 +582,7 @@ def test_defence_leads_the_called_suit_at_five() -> None:
 # --- Speed ----------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # a wall-clock bound: on a loaded machine it says nothing of the code
 def test_a_decision_takes_well_under_a_millisecond() -> None:
     policy = BasicPolicy()
     views: list[SeatView] = []

@@ -474,10 +474,10 @@ def test_three_daemons_find_each_other_by_loopback_broadcast() -> None:
         assert names_of(first.peers()) == {"bob", "carol"}
         assert {(p.name, p.host, p.port) for p in others[0].peers()} == {("alice", "127.0.0.1", 6000), ("carol", "127.0.0.1", 6002)}
         assert changes[-1] == {"bob", "carol"}
-        # Carol leaves: she says goodbye and is gone at once, long before the 5 s expiry.
+        # Carol leaves: she says goodbye and is gone before the expiry could have removed her
+        # (5 s after her last beacon, sent at most INTERVAL before she left: 4.8 s at the soonest).
         await others[1].close()
-        took = await eventually(lambda: names_of(first.peers()) == {"bob"}, timeout=2.0)
-        assert took < 1.0
+        await eventually(lambda: names_of(first.peers()) == {"bob"}, timeout=4.0)
         await eventually(lambda: names_of(others[0].peers()) == {"alice"}, timeout=1.0)
         assert changes[-1] == {"bob"}
         assert first.stats.malformed == 0 and first.stats.rate_limited == 0
