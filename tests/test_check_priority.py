@@ -10,17 +10,23 @@ done by the caller itself, and a late copy of it finishing afterwards changes no
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import sys
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
+import client.bench_cmd
+import client.cli
 import protocol.deck as deck_module
 import protocol.group as group
+import tarotd.cli
+from client.workers import Threads
 from deck_tables import commit_round, fresh_table, lock_rounds
 from protocol.cheats import BadShuffleDeck
 from protocol.deck import Lock, PublicDeck, Shuffle
@@ -208,3 +214,27 @@ def test_a_forked_child_multiplies_over_its_own_threads() -> None:
     with os.fdopen(read, "rb") as answer:
         assert answer.read() == b"ok"
     os.waitpid(pid, 0)
+
+
+def test_tarotd_and_tarot_run_the_group_on_their_threads(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The protocol runs serially unless told: each program installs its scheduler as it
+    starts (the daemon's with the niced background, the tools' without)."""
+    installed: list[object] = []
+
+    def run_daemon(daemon: object) -> int:
+        installed.append(group._scheduler)
+        return 0
+
+    monkeypatch.setattr(tarotd.cli, "Daemon", lambda options: None)
+    monkeypatch.setattr(tarotd.cli, "_run", run_daemon)
+    monkeypatch.setattr(asyncio, "run", lambda result: result)
+    assert tarotd.cli.main(["--home", f"{tmp_path}/anne"]) == 0
+
+    def run_tool(args: object) -> int:
+        installed.append(group._scheduler)
+        return 0
+
+    monkeypatch.setattr(client.bench_cmd, "run", run_tool)
+    assert client.cli.main(["bench", "--quick"]) == 0
+    daemon, tools = installed
+    assert isinstance(daemon, Workers) and isinstance(tools, Threads)
