@@ -29,7 +29,7 @@ from test_replicated_deal import allowed_for, cards_in
 
 KINDS = sorted(CHEATS)
 
-#: How each kind is caught (the README's table says the same).
+#: How each kind is caught (docs/security.md's table says the same).
 WHEN: dict[str, str] = {
     "bad-shuffle": "at once",
     "tracer": "at once",

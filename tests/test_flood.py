@@ -228,7 +228,7 @@ def test_idle_connections_from_many_hosts_stop_at_the_total_bound(tmp_path: Path
 @pytest.mark.parametrize("hosts", [1, 200], ids=["one-host", "200-hosts"])
 def test_ten_times_the_breaking_point(tmp_path: Path, hosts: int) -> None:
     """11,000 connections held open and reopened as they are turned away, from one host or
-    200: the figures go to the README (descriptors and resident memory at their peak)."""
+    200: the figures go to docs/performance.md (descriptors and resident memory at their peak)."""
     addresses = [f"127.0.{n // 250}.{n % 250 + 2}" for n in range(hosts)]
     samples, seen, peak_kib, _ = run_flood(tmp_path, addresses, 10 * BREAKING_POINT)
     print(f"flood from {hosts} host(s): peak {max(samples)} descriptors, {peak_kib} KiB resident, refused {seen}")

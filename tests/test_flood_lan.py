@@ -8,7 +8,7 @@ no traceback in any log, the victim's descriptors and memory bounded, its refusa
 The victim runs under a hard limit of 1,024 open files (``prlimit``), the usual default, so
 the bounds alone protect it.  The attacker (tests/flooder.py) sends from 40 addresses of its
 own per kind of flood.  The figures are printed (``-s``) and, with ``TAROT_FLOOD_FIGURES=FILE``,
-appended to FILE as one JSON line per run: the README and benchmarks/ quote them.
+appended to FILE as one JSON line per run: docs/performance.md and benchmarks/ quote them.
 
 Root only (network namespaces), and slow: about a minute and a half a run.
 """

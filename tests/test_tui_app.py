@@ -37,7 +37,7 @@ from client.tui.cards import plain
 from client.tui.event import event_fragments
 from client.tui.i18n import Texts
 from client.tui.model import Model, Quitting, sorted_codes
-from client.tui.table import hand_fragments
+from client.tui.table import hand_fragments, prompt_fragments
 from protocol.cards import card, cards
 from protocol.rules import poignee_sizes_available
 from protocol.variants import variant
@@ -495,7 +495,7 @@ def test_an_event_in_the_lobby_is_joined_with_enter_and_followed_beside_the_tabl
     """The lobby lists the events heard after its tables; Enter on one registers; the event
     taken part in shows where to sit and the live ranking, in the lobby and, by Tab, at the
     table (80 columns: in the table's place)."""
-    heard = [{"event": "dd" * 16, "name": "jeudi", "role": None, "organiser": "7777-6666", "players": None,
+    heard: list[dict[str, Any]] = [{"event": "dd" * 16, "name": "jeudi", "role": None, "organiser": "7777-6666", "players": None,
               "closed": None, "rounds": 5},
              {"event": "ee" * 16, "name": "mardi", "role": "player", "organiser": "9999-8888", "players": 8,
               "closed": 1, "rounds": 3}]
@@ -531,7 +531,8 @@ def test_an_event_in_the_lobby_is_joined_with_enter_and_followed_beside_the_tabl
 
 def test_the_event_panel_says_what_the_event_waits_for_in_both_languages() -> None:
     """Before round 1 the organiser is told how to start it, a player that it will be
-    started; once over, the ranking is final; a fault the record shows is said."""
+    started; once over, the ranking is final; a fault the record shows is said; a round's
+    table played out says the next round comes, the last one that the game is over."""
     for lang, role, words in (("en", "organiser", "Registered: 8. Enter on the event: start the first round."),
                               ("fr", "player", "Inscrits : 8. L'organisateur lancera la première manche.")):
         m = Model(Texts(lang), tmp := Path("/nonexistent"))
@@ -549,3 +550,7 @@ def test_the_event_panel_says_what_the_event_waits_for_in_both_languages() -> No
     beside = fragment_list_to_text(event_fragments(m, compact=True))  # the panel beside a wide table
     assert "→  8. hugo  -260" in beside and "   …" in beside and "7. gilles" not in beside and "6. fanny" in beside
     assert "[7777]" not in beside  # the leaders and our own line, their totals only
+    m.update({**_playing_state(), "view": None, "decision": None, "finished": True})  # the round's table done
+    assert "Round played: your daemon will seat you at the next round" in fragment_list_to_text(prompt_fragments(m))
+    m.event = {**m.event, "closed": 3}
+    assert fragment_list_to_text(prompt_fragments(m)) == "The game is over. q: quit"

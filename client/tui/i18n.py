@@ -49,6 +49,7 @@ _TEXT: dict[str, dict[str, str]] = {
         "prompt_wait_deal": "La donne se prépare (mélange et distribution chiffrés)…",
         "prompt_between": "Donne marquée. n : donne suivante — q : quitter",
         "prompt_finished": "La partie est finie. q : quitter",
+        "prompt_round_over": "Manche jouée : votre démon vous placera à la manche suivante (Tab : le tournoi).",
         "yes": "Oui",
         "no": "Non",
         # The log of the deal.
@@ -280,6 +281,7 @@ _TEXT: dict[str, dict[str, str]] = {
         "prompt_wait_deal": "The deal is being prepared (encrypted shuffle and deal)…",
         "prompt_between": "Deal scored. n: next deal — q: quit",
         "prompt_finished": "The game is over. q: quit",
+        "prompt_round_over": "Round played: your daemon will seat you at the next round (Tab: the event).",
         "yes": "Yes",
         "no": "No",
         "log_deal": "Deal {deal}, dealer: {dealer}",

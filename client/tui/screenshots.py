@@ -1,21 +1,31 @@
 """``scripts/screenshots``: the client's main screens as ``tmux capture-pane`` shows them at
-80×24, for the README — the lobby, the bidding, the écart, a trick, the deal's summary with
+80×24, for docs/client.md — the lobby, the bidding, the écart, a trick, the deal's summary with
 the score sheet, and the replay of that deal — from the real program: ``tarotd`` and
 ``tarot`` for the lobby, ``scripts/play`` for the game.  Printed as Markdown on stdout, so
-that the README's screens can be made again after a change.
+that the screens shown can be made again after a change.
+
+``--event DIR``: an evening instead — the organiser's daemon and eight bots' daemons on
+127.0.0.1 play a small event; the organiser's ``tarot event show`` and a player's client
+during round 2, then the event's HTML page, written to DIR with a picture of it when
+``wkhtmltoimage`` is there.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+from client.api import ask
 from client.tui.tmux import Pane, answer, scored
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,15 +36,32 @@ def _trimmed(screen: str) -> str:
     return screen.rstrip("\n") + "\n"
 
 
-def lobby(lang: str, env: dict[str, str], workdir: Path) -> str:
-    """A lone daemon, a table of five opened from the lobby and a bot added: seats filling."""
-    home = workdir / "lobby"
-    daemon = subprocess.Popen([sys.executable, "-m", "tarotd.cli", "--home", str(home), "--name", "marie",
-                               "--listen", "127.0.0.1:0", "--no-discovery", "--log-level", "warning"],
+def _daemon(home: Path, name: str, *extra: str) -> subprocess.Popen[bytes]:
+    """A ``tarotd`` on 127.0.0.1 (any free port, no discovery), once its local API is up."""
+    daemon = subprocess.Popen([sys.executable, "-m", "tarotd.cli", "--home", str(home), "--name", name,
+                               "--listen", "127.0.0.1:0", "--no-discovery", "--log-level", "warning", *extra],
                               cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 30
     while not (home / "api.sock").exists() and daemon.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
+    return daemon
+
+
+def _ask(home: Path, op: str, **params: Any) -> Any:
+    return asyncio.run(ask(home, op, **params))
+
+
+def _until(what: str, done: Callable[[], object], timeout: float = 300) -> None:
+    deadline = time.monotonic() + timeout
+    while not done():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"waited {timeout} s for {what}")
+        time.sleep(0.2)
+
+
+def lobby(lang: str, env: dict[str, str], workdir: Path) -> str:
+    """A lone daemon, a table of five opened from the lobby and a bot added: seats filling."""
+    daemon = _daemon(home := workdir / "lobby", "marie")
     pane = Pane(f"cd {ROOT} && {sys.executable} -m client.cli --home {home} --lang {lang}", env, WIDTH, 12)
     try:
         pane.wait(lambda s: "5" in s and ("Lobby" in s or "Salon" in s), "the lobby", timeout=30)
@@ -92,17 +119,71 @@ def game(lang: str, env: dict[str, str], workdir: Path, deals: int = 8) -> dict[
         pane.kill()
 
 
+#: The prompt of a table whose deals are all played, in either language.
+_OVER = "La partie est finie|The game is over|Manche jouée|Round played"
+#: The players of the evening, each a bot's daemon; the client looks over the third's shoulder.
+PLAYERS = ("anne", "bruno", "carla", "denis", "emma", "fabien", "gaëlle", "hugo")
+
+
+def event(lang: str, env: dict[str, str], workdir: Path, out: Path) -> dict[str, str]:
+    """An event of three rounds of two deals at tables of four, by the FFT's movement: the
+    organiser's ``tarot event show`` and carla's client (the event beside the table) once
+    round 1 is ranked, then the HTML page once it is over (``out``/event.html, and .png)."""
+    organiser = workdir / "organiser"
+    daemons = [_daemon(organiser, "club")]
+    try:
+        status = _ask(organiser, "status")
+        peer = f"{status['key']}@{status['endpoint'].removeprefix('tcp://')}"
+        homes = [workdir / name for name in PLAYERS]
+        daemons += [_daemon(home, name, "--peer", peer, "--bot", "basic", "--think", "1") for home, name in zip(homes, PLAYERS)]
+        event_id = _ask(organiser, "event-open", name="Mardi au club", rounds=3, deals=2, tables=4, movement="fft")["event"]
+        for home in homes:
+            _until("the event heard", lambda: any(e["event"] == event_id for e in _ask(home, "events")), 60)
+            _ask(home, "event-join", event=event_id)
+        _until("every registration", lambda: len(_ask(organiser, "event", event=event_id)["players"]) == len(homes), 60)
+        _ask(organiser, "event-start", event=event_id)
+        _until("round 1 ranked", lambda: _ask(organiser, "event", event=event_id)["closed"] >= 1)
+        tarot = f"cd {ROOT} && {sys.executable} -m client.cli --lang {lang}"
+        shown = subprocess.run([sys.executable, "-m", "client.cli", "--home", str(organiser), "--lang", lang, "event", "show"],
+                               cwd=ROOT, capture_output=True, text=True, env=env, check=True).stdout
+        pane = Pane(f"{tarot} --home {homes[2]}", env, 120, 36)
+        try:
+            pane.wait(lambda s: "│" in s, "carla's table")  # the panel beside it
+            pane.keys("Tab", "Tab")  # the log, the sheet, the event
+            client = pane.wait(lambda s: re.search(r"(manche|round) 2, ", s) and not re.search(_OVER, s),
+                               "carla's table of round 2", timeout=240)
+        finally:
+            pane.kill()
+        _until("the event over", lambda: _ask(organiser, "event", event=event_id)["closed"] == 3, 600)
+        out.mkdir(parents=True, exist_ok=True)
+        subprocess.run([sys.executable, "-m", "client.cli", "--home", str(organiser), "--lang", lang, "event", "export",
+                        "--html", str(out / "event.html")], cwd=ROOT, env=env, check=True, capture_output=True)
+        if shutil.which("wkhtmltoimage"):
+            subprocess.run(["wkhtmltoimage", "--quiet", "--width", "900", str(out / "event.html"), str(out / "event.png")],
+                           check=True)
+        return {"organiser": shown, "player": client}
+    finally:
+        for daemon in daemons:
+            daemon.terminate()
+        for daemon in daemons:
+            daemon.wait(timeout=10)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="scripts/screenshots", description=__doc__)
     parser.add_argument("--lang", choices=("fr", "en"), default="en")
+    parser.add_argument("--event", type=Path, metavar="DIR", help="an event's screens instead; its HTML page into DIR")
     args = parser.parse_args(argv)
     env = {**os.environ, "LANG": "C.UTF-8"}
     with tempfile.TemporaryDirectory(prefix="tarot-screens-") as tmp:
         workdir = Path(tmp)
         env["XDG_STATE_HOME"] = str(workdir / "state")
-        screens = {"lobby": lobby(args.lang, env, workdir), **game(args.lang, env, workdir)}
-    for name in ("lobby", "bidding", "ecart", "trick", "summary", "replay"):
-        print(f"**{name}**\n\n```text\n{_trimmed(screens[name])}```\n")
+        if args.event is not None:
+            screens = event(args.lang, env, workdir, args.event)
+        else:
+            screens = {"lobby": lobby(args.lang, env, workdir), **game(args.lang, env, workdir)}
+    for name, screen in screens.items():
+        print(f"**{name}**\n\n```text\n{_trimmed(screen)}```\n")
     return 0
 
 

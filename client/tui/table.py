@@ -255,6 +255,9 @@ def prompt_fragments(model: Model, on_option: OnPick | None = None) -> StyleAndT
     """What the player is to do now, with the choices when it is a choice."""
     texts, state, view = model.texts, model.state or {}, model.view or {}
     if state.get("finished"):
+        event = model.event
+        if event is not None and event.get("closed") != event.get("rounds"):  # the daemon seats the next round
+            return [("class:prompt", texts("prompt_round_over"))]
         return [("class:prompt", texts("prompt_finished"))]
     if state.get("between_deals"):
         return [("class:prompt", texts("prompt_between"))]
