@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable
 
 from protocol.messages import Kind, Message
-from protocol.public import timed_out_in
+from protocol.payloads import timed_out_in
 from protocol.transcript import Transcript, next_head
 
 

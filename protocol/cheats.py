@@ -63,6 +63,7 @@ from protocol.identity import Identity
 from protocol.lock_proof import LockProof, prove_lock
 from protocol.machine import SeatMachine
 from protocol.messages import Kind, Message, WireValue, encode, sign_message
+from protocol.payloads import CallPayload, Opened, PlayPayload, PoigneePayload
 from protocol.public import Stage
 from protocol.seeds import DECK_SIZE, SeatSecrets
 from protocol.shuffle_proof import prove_shuffle
@@ -457,13 +458,12 @@ class _FalseOpening(Cheater):
     """Shows cards it does not hold by opening its own places with its real keys while
     claiming other cards there: a play, a poignée or the kings behind a call."""
 
-    def _opening(self, real: Sequence[Card], claimed: Sequence[Card]) -> dict[str, WireValue]:
+    def _opening(self, real: Sequence[Card], claimed: Sequence[Card]) -> Opened:
         """Open ``real`` (cards it holds), their places claimed to hold ``claimed``."""
         honest = self.secret.open(real)
         openings = tuple(Opening(o.where, o.key, c.index) for o, c in zip(honest.openings, claimed))
-        forged: Open | OpenRecommitted = replace(honest, openings=openings)
         self._attempted = True
-        return {"open": forged.to_wire()}  # type: ignore[dict-item]
+        return replace(honest, openings=openings)
 
     def _hand(self) -> list[Card]:
         game = self.game
@@ -481,7 +481,7 @@ class FalseCard(_FalseOpening):
         if isinstance(action, Play) and not self._attempted and self.decision() is not None:
             hand = self._hand()
             wanted = next(c for c in reversed(DECK) if c not in hand and c.is_trump)
-            self._send(Kind.PLAY, self._opening([action.card], [wanted]))
+            self._send(Kind.PLAY, PlayPayload(self._opening([action.card], [wanted])))
             return self._flush()
         return super().act(action)
 
@@ -503,11 +503,11 @@ class FalsePoignee(_FalseOpening):
             trumps = [c for c in hand if c.is_trump]
             if len(trumps) >= threshold:
                 shown = trumps[: threshold + 1] if len(trumps) > threshold else trumps[:-1]
-                self._send(Kind.POIGNEE, self._opening(shown, shown))
+                self._send(Kind.POIGNEE, PoigneePayload(self._opening(shown, shown)))
             else:
                 lacking = [c for c in DECK if c.is_trump and c not in hand][: threshold - len(trumps)]
                 fillers = [c for c in hand if not c.is_trump][: len(lacking)]
-                self._send(Kind.POIGNEE, self._opening([*trumps, *fillers], [*trumps, *lacking]))
+                self._send(Kind.POIGNEE, PoigneePayload(self._opening([*trumps, *fillers], [*trumps, *lacking])))
             return self._flush()
         return super().act(action)
 
@@ -530,9 +530,7 @@ class FalseCall(_FalseOpening):
             called = next(c for c in DECK if c.suit.is_colour and c.rank == rank)
             held = [c for c in needed if c in hand]
             fillers = [c for c in hand if c not in needed][: len(missing)]
-            payload = self._opening([*held, *fillers], [*held, *missing])
-            payload["card"] = called.code
-            self._send(Kind.CALL, payload)
+            self._send(Kind.CALL, CallPayload(called, self._opening([*held, *fillers], [*held, *missing])))
             return self._flush()
         return super().act(action)
 

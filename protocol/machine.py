@@ -27,10 +27,25 @@ from protocol.agreement import left_out_of_reveal, settled, timed_out_before_rev
 from protocol.audit import Audits, DealAudit, convicted, signed_offence, signed_score, wrong_signature
 from protocol.cards import Card, codes
 from protocol.deal import Action, AnnounceChelem, Bid, Call, Deal, Ecart, Phase, Play, ShowPoignee
-from protocol.deck import DeckUsageError, SeatDeck
+from protocol.deck import DeckUsageError, EcartCommitment, SeatDeck
 from protocol.identity import Identity
-from protocol.messages import Kind, Message, WireValue, sign_message, verify_signature
-from protocol.public import HAND_BAD, HAND_OK, HAND_PETIT_SEC, POIGNEE_ECART, PublicDeal, Stage, TableSetup, action_of
+from protocol.messages import Kind, Message, sign_message, verify_signature
+from protocol.payloads import (
+    BidPayload,
+    CallPayload,
+    ChelemPayload,
+    CommitPayload,
+    HandCheckPayload,
+    HandStatus,
+    MessagePayload,
+    PlayPayload,
+    PoigneePayload,
+    RevealPayload,
+    ScoreSignPayload,
+    decode_payload,
+    encode_payload,
+)
+from protocol.public import PublicDeal, Stage, TableSetup, action_of
 from protocol.rules import RuleError, has_petit_sec
 from protocol.transcript import Transcript
 from protocol.verdict import Verdict, VerdictError
@@ -229,18 +244,15 @@ class SeatMachine:
 
     def _action_of(self, message: Message) -> Action:
         """The decision one of this seat's own stored messages carries."""
-        payload = message.payload
-        ecart = self._discarded(payload) if message.kind is Kind.ECART and isinstance(payload, dict) else ()
-        return action_of(message, ecart)
+        payload = decode_payload(message)
+        return action_of(message, self._discarded(payload) if isinstance(payload, EcartCommitment) else ())
 
-    def _discarded(self, payload: dict[str, WireValue]) -> tuple[Card, ...]:
+    def _discarded(self, ecart: EcartCommitment) -> tuple[Card, ...]:
         """The cards of this seat's own écart, from the seed's re-commitment order."""
         chien = self.public.deck.chien() or ()
         ordered = sorted([*(self.public.own_hand or ()), *chien])
         committed = [ordered[k] for k in self.secret.secrets.recommit_order]
-        discarded = payload.get("discarded")
-        assert isinstance(discarded, list)
-        return tuple(committed[k] for k in discarded if isinstance(k, int))
+        return tuple(committed[k] for k in ecart.discarded)
 
     def take_events(self) -> list[Event]:
         events, self._events = self._events, []
@@ -253,39 +265,34 @@ class SeatMachine:
 
     # --- Sending ------------------------------------------------------------------
 
-    def _payload(self, action: Action) -> tuple[Kind, WireValue]:
+    def _payload(self, action: Action) -> tuple[Kind, MessagePayload]:
         if isinstance(action, Bid):
-            return Kind.BID, {"contract": None if action.contract is None else action.contract.code}
+            return Kind.BID, BidPayload(action.contract)
         if isinstance(action, Call):
-            payload: dict[str, WireValue] = {"card": action.card.code}
-            if action.card.rank < 14:
-                proof = [c for c in self.secret.hand(self.public.deck).values() if c.suit.is_colour and c.rank > action.card.rank]
-                payload["open"] = self.secret.open(proof).to_wire()  # type: ignore[assignment]
-            return Kind.CALL, payload
+            if action.card.rank == 14 or not action.card.suit.is_colour:
+                return Kind.CALL, CallPayload(action.card)
+            proof = [c for c in self.secret.hand(self.public.deck).values() if c.suit.is_colour and c.rank > action.card.rank]
+            return Kind.CALL, CallPayload(action.card, self.secret.open(proof))
         if isinstance(action, Ecart):
             self.public.own_ecart = tuple(action.cards)
-            return Kind.ECART, self.secret.ecart(self.public.deck, action.cards).to_wire()  # type: ignore[return-value]
+            return Kind.ECART, self.secret.ecart(self.public.deck, action.cards)
         if isinstance(action, AnnounceChelem):
-            return Kind.CHELEM, {"announce": action.announce}
+            return Kind.CHELEM, ChelemPayload(action.announce)
         if isinstance(action, ShowPoignee):
             # The écart's trumps are named, not opened: the écart opened them already.
-            again = [c for c in action.cards if c in (self.public.own_ecart or ())]
-            opened = self.secret.open([c for c in action.cards if c not in again])
-            payload = {"open": opened.to_wire()}  # type: ignore[dict-item]
-            if again:
-                payload[POIGNEE_ECART] = codes(again)  # type: ignore[assignment]
-            return Kind.POIGNEE, payload
+            again = tuple(c for c in action.cards if c in (self.public.own_ecart or ()))
+            return Kind.POIGNEE, PoigneePayload(self.secret.open([c for c in action.cards if c not in again]), again)
         assert isinstance(action, Play)
-        return Kind.PLAY, {"open": self.secret.open([action.card]).to_wire()}  # type: ignore[dict-item]
+        return Kind.PLAY, PlayPayload(self.secret.open([action.card]))
 
-    def _send(self, kind: Kind, payload: WireValue) -> None:
+    def _send(self, kind: Kind, payload: MessagePayload) -> None:
         message = sign_message(
             self.identity,
             self.table.table_id,
             self.public.deal_number,
             kind,
             self.seat,
-            payload,
+            encode_payload(payload),
             self.transcript.head,
         )
         self._outbox.append(message)
@@ -295,7 +302,7 @@ class SeatMachine:
         out, self._outbox = self._outbox, []
         return out
 
-    def _send_round(self, kind: Kind, payload: WireValue) -> None:
+    def _send_round(self, kind: Kind, payload: MessagePayload) -> None:
         """A concurrent round's message, once."""
         if kind not in self._sent_rounds:
             self._sent_rounds[kind] = self.transcript.head
@@ -305,44 +312,41 @@ class SeatMachine:
         """The protocol's own steps, which ask the player nothing."""
         stage, deck = self.public.stage, self.public.deck
         if stage is Stage.COMMIT:
-            commit = {"dealer": self.public.dealer, "deck": self.secret.commit().to_wire()}
-            self._send_round(Kind.COMMIT, commit)  # type: ignore[arg-type]
+            self._send_round(Kind.COMMIT, CommitPayload(self.public.dealer, self.secret.commit()))
         elif stage is Stage.SHUFFLE and deck.waiting_for() == {self.seat}:
-            self._send(Kind.SHUFFLE, self.secret.shuffle(deck).to_wire())  # type: ignore[arg-type]
+            self._send(Kind.SHUFFLE, self.secret.shuffle(deck))
         elif stage is Stage.LOCK and deck.waiting_for() == {self.seat}:
-            self._send(Kind.LOCK, self.secret.lock(deck).to_wire())  # type: ignore[arg-type]
+            self._send(Kind.LOCK, self.secret.lock(deck))
         elif stage is Stage.DEAL_KEYS:
-            self._send_round(Kind.DEAL_KEYS, self.secret.deal_keys().to_wire())  # type: ignore[arg-type]
+            self._send_round(Kind.DEAL_KEYS, self.secret.deal_keys())
         elif stage is Stage.HAND_CHECK:
             self._send_round(Kind.PETIT_SEC, self._hand_check())
         elif stage is Stage.CHIEN:
-            self._send_round(Kind.CHIEN_OPEN, self.secret.chien_keys().to_wire())  # type: ignore[arg-type]
+            self._send_round(Kind.CHIEN_OPEN, self.secret.chien_keys())
         elif stage in (Stage.REVEAL, Stage.SIGN) and self.seat in self.public.stalled:
             return  # timed out by the others (protocol.agreement): it has no say in the rounds left
         elif stage is Stage.REVEAL:
-            reveal = {"deck": self.secret.reveal().to_wire(), "gone": list(self.public.stalled)}
-            self._send_round(Kind.REVEAL, reveal)  # type: ignore[arg-type]
+            self._send_round(Kind.REVEAL, RevealPayload(self.secret.reveal(), self.public.stalled))
         elif stage is Stage.SIGN:
             self._send_round(Kind.SCORE_SIGN, self._score_signature())
 
-    def _hand_check(self) -> WireValue:
+    def _hand_check(self) -> HandCheckPayload:
         """Decrypt this seat's hand at once: a bad card must stop the deal before any play."""
         try:
             by_position = self.secret.hand(self.public.deck)
         except VerdictError as error:
-            position = _position_of(error.verdict)
-            return {"status": HAND_BAD, "position": position}
+            return HandCheckPayload(HandStatus.BAD, position=_position_of(error.verdict))
         hand = tuple(by_position[j] for j in sorted(by_position))
         self.public.own_hand = hand
         self._events.append(Event("hand", {"cards": codes(hand)}))
         if has_petit_sec(hand):
-            return {"status": HAND_PETIT_SEC, "open": self.secret.open(hand).to_wire()}  # type: ignore[dict-item]
-        return {"status": HAND_OK}
+            return HandCheckPayload(HandStatus.PETIT_SEC, opened=self.secret.open(hand))
+        return HandCheckPayload(HandStatus.OK)
 
-    def _score_signature(self) -> WireValue:
+    def _score_signature(self) -> ScoreSignPayload:
         if self.audit is None:
             self.audit = self.audits.of(self.public, self.transcript.head, self.trusted_seats)
-        return signed_score(self.audit)
+        return ScoreSignPayload(signed_score(self.audit))
 
     # --- Receiving ----------------------------------------------------------------
 

@@ -24,30 +24,43 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Final, NoReturn
 
-from protocol.cards import DECK, Card, CardCodeError, card
+from protocol.cards import DECK, Card
 from protocol.deal import Action, AnnounceChelem, Bid, Call, Deal, Ecart, Phase, Play, ShowPoignee
 from protocol.deck import (
     ChienKeys,
-    Commit,
     DealKeys,
     DeckPayload,
     DeckPhase,
     DeckSetup,
     EcartCommitment,
     Lock,
-    Open,
-    OpenRecommitted,
     PublicDeck,
-    Reveal,
     Shuffle,
-    WireError,
-    payload_from_wire,
 )
 from protocol.manifest import Manifest, SilenceCost
 from protocol.messages import Kind, Message, WireValue
+from protocol.payloads import (
+    UNUSED_KIND,
+    BidPayload,
+    CallPayload,
+    ChelemPayload,
+    CommitPayload,
+    HandCheckPayload,
+    HandStatus,
+    MessagePayload,
+    Opened,
+    PayloadError,
+    PlayPayload,
+    PoigneePayload,
+    RevealPayload,
+    ScoreSignPayload,
+    decode_payload,
+    has_payload,
+    timed_out_in,
+)
 from protocol.rules import RuleError, has_petit_sec
 from protocol.transcript import Slot
-from protocol.variants import Contract, Variant, variant
+from protocol.variants import Variant, variant
 from protocol.verdict import KEPT_SEED, Fault, Verdict, VerdictError
 
 
@@ -81,13 +94,6 @@ _ROUND_KINDS: Final[Mapping[Stage, Kind]] = MappingProxyType({
 _TURN_KINDS: Final[Mapping[Stage, Kind]] = MappingProxyType(
     {Stage.BIDDING: Kind.BID, Stage.CALL: Kind.CALL, Stage.ECART: Kind.ECART, Stage.CHELEM: Kind.CHELEM}
 )
-
-#: Hand check statuses.
-HAND_OK, HAND_PETIT_SEC, HAND_BAD = "ok", "petit-sec", "bad-hand"
-
-UNUSED_KIND = "a message of a kind the deal does not use"
-#: The field of a poignée message that names the trumps of the taker's écart shown again.
-POIGNEE_ECART = "ecart"
 
 
 @dataclass(frozen=True)
@@ -134,7 +140,7 @@ class PublicDeal:
     #: Seats that stopped answering, and the stage the deal was at when they were timed out:
     #: before the reveal the deal is abandoned; at the reveal the seed was kept.
     stalled_at: dict[int, Stage] = field(init=False, default_factory=dict)
-    hand_reports: dict[int, Message] = field(init=False, default_factory=dict)
+    hand_reports: dict[int, HandCheckPayload] = field(init=False, default_factory=dict)
     seeds: dict[int, bytes] = field(init=False, default_factory=dict)
     revealed: set[int] = field(init=False, default_factory=set)  #: seats whose reveal is in the chain, good or bad
     signatures: dict[int, Mapping[str, WireValue]] = field(init=False, default_factory=dict)
@@ -242,30 +248,50 @@ class PublicDeal:
 
     def _apply(self, message: Message) -> None:
         self.stall_implied_by(message)
-        handler = _HANDLERS.get(message.kind)
-        if handler is None:
-            raise VerdictError(Verdict(message.seat, message.kind.value, UNUSED_KIND, (message.digest.hex(),)))
-        payload = message.payload
-        if not isinstance(payload, dict):
-            self._fail(message, "the payload is not a map")
-        handler(self, message, payload)
+        try:
+            payload = decode_payload(message)
+        except PayloadError as error:
+            if message.kind is Kind.REVEAL and isinstance(message.payload, dict):
+                self._on_reveal(message, error)  # a bad seed still answers the round
+                return
+            self._fail(message, str(error))
+        self._on_payload(message, payload)
+
+    def _on_payload(self, message: Message, payload: MessagePayload) -> None:
+        """The handler of each kind."""
+        match payload:
+            case CommitPayload():
+                self._on_commit(message, payload)
+            case Shuffle() | Lock() | DealKeys():
+                self._on_deck_step(message, payload)
+            case HandCheckPayload():
+                self._on_hand_check(message, payload)
+            case BidPayload(contract):
+                self._push(message, Bid(message.seat, contract))
+            case CallPayload():
+                self._on_call(message, payload)
+            case ChienKeys():
+                self._on_chien(message, payload)
+            case EcartCommitment():
+                self._on_ecart(message, payload)
+            case ChelemPayload(announce):
+                self._push(message, AnnounceChelem(message.seat, announce))
+            case PoigneePayload():
+                self._on_poignee(message, payload)
+            case PlayPayload(opened):
+                self._on_play(message, opened)
+            case RevealPayload():
+                self._on_reveal(message, payload)
+            case ScoreSignPayload(score):
+                self._on_sign(message, score)
 
     def _fail(self, message: Message, reason: str) -> NoReturn:
         raise VerdictError(Verdict(message.seat, message.kind.value, reason, (message.digest.hex(),)))
 
-    def _deck_payload(self, message: Message, wire: object, *kinds: type[DeckPayload]) -> DeckPayload:
-        """Decode a deck payload carried by ``message`` and feed it to the public deck."""
-        try:
-            payload = payload_from_wire(wire)
-        except (WireError, ValueError) as error:
-            self._fail(message, f"malformed payload: {error}")
-        if not isinstance(payload, kinds):
-            self._fail(message, f"expected a {' or '.join(k.KIND for k in kinds)} payload")
-        if payload.seat != message.seat:
-            self._fail(message, f"the payload claims seat {payload.seat}, the message is signed by seat {message.seat}")
+    def _feed(self, message: Message, step: DeckPayload) -> None:
+        """Feed the deck payload ``message`` carries to the public deck."""
         self._deck_messages.append(message)
-        self.deck.receive(payload)
-        return payload
+        self.deck.receive(step)
 
     def _with_digests(self, verdict: Verdict) -> Verdict:
         """Deck verdicts cite payloads as ``kind/seat@n`` (the n-th fed to the deck): name the
@@ -318,20 +344,14 @@ class PublicDeal:
 
     # --- Handlers, one per kind ---------------------------------------------------
 
-    def _on_deck_step(self, message: Message, payload: dict[str, WireValue]) -> None:
-        kinds: dict[Kind, type[DeckPayload]] = {
-            Kind.COMMIT: Commit,
-            Kind.SHUFFLE: Shuffle,
-            Kind.LOCK: Lock,
-            Kind.DEAL_KEYS: DealKeys,
-        }
-        if message.kind is Kind.COMMIT:
-            # The commitment also binds the dealer, which fixes who receives which position.
-            if payload.get("dealer") != self.dealer:
-                self._fail(message, f"commits to a deal by seat {payload.get('dealer')!r}, not by seat {self.dealer}")
-            self._deck_payload(message, payload.get("deck"), Commit)
-        else:
-            self._deck_payload(message, payload, kinds[message.kind])
+    def _on_commit(self, message: Message, payload: CommitPayload) -> None:
+        # The commitment also binds the dealer, which fixes who receives which position.
+        if payload.dealer != self.dealer:
+            self._fail(message, f"commits to a deal by seat {payload.dealer!r}, not by seat {self.dealer}")
+        self._on_deck_step(message, payload.deck)
+
+    def _on_deck_step(self, message: Message, step: DeckPayload) -> None:
+        self._feed(message, step)
         next_stage = {
             DeckPhase.COMMIT: Stage.COMMIT,
             DeckPhase.SHUFFLE: Stage.SHUFFLE,
@@ -341,75 +361,60 @@ class PublicDeal:
         }
         self.stage = next_stage[self.deck.phase]
 
-    def _on_hand_check(self, message: Message, payload: dict[str, WireValue]) -> None:
-        status = payload.get("status")
-        if status == HAND_PETIT_SEC:
-            opened = self._deck_payload(message, payload.get("open"), Open)
-            assert isinstance(opened, Open)
-            hand = [DECK[o.card] for o in opened.openings]
+    def _on_hand_check(self, message: Message, payload: HandCheckPayload) -> None:
+        if payload.opened is not None:
+            self._feed(message, payload.opened)
+            hand = [DECK[o.card] for o in payload.opened.openings]
             if len(hand) != self.table.variant.hand_size or not has_petit_sec(hand):
                 self._fail(message, "showed a hand that is not a petit sec")
-        elif status == HAND_BAD:
-            position = payload.get("position")
+        elif payload.status is HandStatus.BAD:
             layout = self.deck.setup.layout
-            if not isinstance(position, int) or position not in layout.positions_of(message.seat):
+            if payload.position not in layout.positions_of(message.seat):
                 self._fail(message, "reported a bad card at a position that is not its own")
-        elif status != HAND_OK:
-            self._fail(message, f"unknown hand status {status!r}")
-        self.hand_reports[message.seat] = message
+        self.hand_reports[message.seat] = payload
         if len(self.hand_reports) == self.players:
             self._after_hand_check()
 
-    def hand_status(self, seat: int) -> str | None:
+    def hand_status(self, seat: int) -> HandStatus | None:
         report = self.hand_reports.get(seat)
-        return None if report is None else str(_field(report, "status"))
+        return None if report is None else report.status
 
     def _after_hand_check(self) -> None:
         """Every hand is checked: a bad card stops the deal before any card is played — the
         keys of that position name a culprit, or the audit will; a petit sec voids it."""
-        for seat, report in sorted(self.hand_reports.items()):
-            position = _field(report, "position")
-            if isinstance(position, int) and self.hand_status(seat) == HAND_BAD:
-                keys = self.deck.published_keys(position)
-                raise VerdictError(self._with_digests(self.deck.blame("deal", position, keys)))
+        for report in (r for _, r in sorted(self.hand_reports.items())):
+            if report.status is HandStatus.BAD and report.position is not None:
+                keys = self.deck.published_keys(report.position)
+                raise VerdictError(self._with_digests(self.deck.blame("deal", report.position, keys)))
         v = self.table.variant
         self.game = Deal(v, self.dealer, (None,) * self.players, None)
         if self.own_seat is not None and self.own_hand is not None:
             self.mine = Deal.observed(v, self.dealer, self.own_seat, self.own_hand)
-        if any(self.hand_status(s) == HAND_PETIT_SEC for s in range(self.players)):
+        if any(self.hand_status(s) is HandStatus.PETIT_SEC for s in range(self.players)):
             self.game.declare_void("petit sec")
             self._mirror(_void_petit_sec)
         self._follow_game()
 
-    def _on_bid(self, message: Message, payload: dict[str, WireValue]) -> None:
-        code = payload.get("contract")
-        try:
-            contract = None if code is None else Contract.from_code(str(code))
-        except ValueError as error:
-            self._fail(message, str(error))
-        self._push(message, Bid(message.seat, contract))
-
-    def _on_call(self, message: Message, payload: dict[str, WireValue]) -> None:
-        called = self._card(message, payload.get("card"))
-        if called.rank != 14 and called.suit.is_colour:
+    def _on_call(self, message: Message, payload: CallPayload) -> None:
+        called = payload.card
+        if payload.opened is not None:
             # A lower call needs the four cards of each higher rank: shown with their keys.
-            shown = set(self._opened_cards(message, payload.get("open")))
+            shown = set(self._opened_cards(message, payload.opened))
             needed = {c for c in DECK if c.suit.is_colour and called.rank < c.rank <= 14}
             if shown != needed:
                 self._fail(message, f"called {called.code} without showing the four cards of each higher rank")
         self._push(message, Call(message.seat, called))
 
-    def _on_chien(self, message: Message, payload: dict[str, WireValue]) -> None:
-        self._deck_payload(message, payload, ChienKeys)
+    def _on_chien(self, message: Message, keys: ChienKeys) -> None:
+        self._feed(message, keys)
         chien = self.deck.chien()
         if chien is not None:
             self._game().turn_chien(chien)
             self._mirror(lambda view: view.turn_chien(chien))
             self._follow_game()
 
-    def _on_ecart(self, message: Message, payload: dict[str, WireValue]) -> None:
-        ecart = self._deck_payload(message, payload, EcartCommitment)
-        assert isinstance(ecart, EcartCommitment)
+    def _on_ecart(self, message: Message, ecart: EcartCommitment) -> None:
+        self._feed(message, ecart)
         shown = tuple(DECK[o.card] for o in ecart.openings)
         try:
             self._game().hidden_ecart(shown)
@@ -423,59 +428,43 @@ class PublicDeal:
         self.game_messages.append(message)
         self._follow_game()
 
-    def _on_chelem(self, message: Message, payload: dict[str, WireValue]) -> None:
-        announce = payload.get("announce")
-        if not isinstance(announce, bool):
-            self._fail(message, "a chelem announcement is true or false")
-        self._push(message, AnnounceChelem(message.seat, bool(announce)))
+    def _opened_cards(self, message: Message, opened: Opened) -> tuple[Card, ...]:
+        self._feed(message, opened)
+        return _cards(opened)
 
-    def _opened_cards(self, message: Message, wire: object) -> tuple[Card, ...]:
-        opened = self._deck_payload(message, wire, Open, OpenRecommitted)
-        assert isinstance(opened, (Open, OpenRecommitted))
-        return tuple(DECK[o.card] for o in opened.openings)
-
-    def _on_poignee(self, message: Message, payload: dict[str, WireValue]) -> None:
-        opened = self._opened_cards(message, payload.get("open"))
-        codes = _shown_again(payload)
-        if codes is None:
-            self._fail(message, "the trumps shown again from the écart are a list of card codes")
-        again = tuple(self._card(message, code) for code in codes)
+    def _on_poignee(self, message: Message, payload: PoigneePayload) -> None:
+        opened = self._opened_cards(message, payload.opened)
         shown = self._game().poignee_ecart(message.seat)
-        for c in again:
+        for c in payload.again:
             if c not in shown:
                 self._fail(message, f"showed {c.code} again from its écart, where it did not show it")
-        self._push(message, ShowPoignee(message.seat, (*opened, *again)))
+        self._push(message, ShowPoignee(message.seat, (*opened, *payload.again)))
 
-    def _on_play(self, message: Message, payload: dict[str, WireValue]) -> None:
-        cards = self._opened_cards(message, payload.get("open"))
+    def _on_play(self, message: Message, opened: Opened) -> None:
+        cards = self._opened_cards(message, opened)
         if len(cards) != 1:
             self._fail(message, "a play opens exactly one card")
         self._push(message, Play(message.seat, cards[0]))
 
-    def _on_reveal(self, message: Message, payload: dict[str, WireValue]) -> None:
+    def _on_reveal(self, message: Message, payload: RevealPayload | PayloadError) -> None:
         """A seat's reveal is its answer to the round even when its seed is bad: that is a
         proven deviation, and the round closes with it — waiting on would time out seats
         that did reveal, each replica its own."""
         self.revealed.add(message.seat)
         try:
-            revealed = self._deck_payload(message, payload.get("deck"), Reveal)
-            assert isinstance(revealed, Reveal)
-            self.seeds[message.seat] = revealed.seed
+            if isinstance(payload, PayloadError):
+                self._fail(message, str(payload))
+            self._feed(message, payload.deck)
+            self.seeds[message.seat] = payload.deck.seed
         except VerdictError as error:
             self.verdict = self.verdict or self._with_digests(error.verdict)
         if len(self.revealed) == self.players - len(self.stalled):
             self.stage = Stage.SIGN
 
-    def _on_sign(self, message: Message, payload: dict[str, WireValue]) -> None:
-        self.signatures[message.seat] = payload
+    def _on_sign(self, message: Message, score: Mapping[str, WireValue]) -> None:
+        self.signatures[message.seat] = score
         if len(self.signatures) == self.players - len(self.stalled):
             self.stage = Stage.DONE
-
-    def _card(self, message: Message, code: object) -> Card:
-        try:
-            return card(code if isinstance(code, str) else "")
-        except CardCodeError as error:
-            self._fail(message, str(error))
 
 
 def silence_verdict(seat: int, stage: Stage) -> Verdict:
@@ -491,54 +480,15 @@ def _void_petit_sec(view: Deal) -> None:
         view.declare_void("petit sec")
 
 
-def timed_out_in(message: Message) -> set[int]:
-    """The seats a reveal names as gone: its sender timed them out before the reveal."""
-    return _seats(_field(message, "gone"))
-
-
-def _seats(value: WireValue) -> set[int]:
-    if not isinstance(value, list):
-        return set()
-    return {s for s in value if isinstance(s, int) and not isinstance(s, bool)}
-
-
-def _shown_again(payload: dict[str, WireValue]) -> list[WireValue] | None:
-    """The codes of the écart's trumps a taker shows again in its poignée (FFT: « l'atout
-    écarté doit être remontré avec la triple Poignée »), None if they are not a list.  Its
-    écart opened them to every seat already, so the poignée names them instead of opening
-    them: they are no longer in the hand the deck lets it open."""
-    again = payload.get(POIGNEE_ECART, [])
-    return again if isinstance(again, list) else None
-
-
-def _field(message: Message, name: str) -> WireValue:
-    payload = message.payload
-    return payload.get(name) if isinstance(payload, dict) else None
-
-
-_HANDLERS = {
-    Kind.COMMIT: PublicDeal._on_deck_step,
-    Kind.SHUFFLE: PublicDeal._on_deck_step,
-    Kind.LOCK: PublicDeal._on_deck_step,
-    Kind.DEAL_KEYS: PublicDeal._on_deck_step,
-    Kind.PETIT_SEC: PublicDeal._on_hand_check,
-    Kind.BID: PublicDeal._on_bid,
-    Kind.CALL: PublicDeal._on_call,
-    Kind.CHIEN_OPEN: PublicDeal._on_chien,
-    Kind.ECART: PublicDeal._on_ecart,
-    Kind.CHELEM: PublicDeal._on_chelem,
-    Kind.POIGNEE: PublicDeal._on_poignee,
-    Kind.PLAY: PublicDeal._on_play,
-    Kind.REVEAL: PublicDeal._on_reveal,
-    Kind.SCORE_SIGN: PublicDeal._on_sign,
-}
+def _cards(opened: Opened) -> tuple[Card, ...]:
+    return tuple(DECK[o.card] for o in opened.openings)
 
 
 def unused_kind(message: Message) -> Verdict | None:
     """A message of a kind no deal ever uses (no honest seat signs one), whenever it comes:
     it proves by itself a deviation of its signer — a request for what the protocol never
     gives, say.  None for the kinds the deal uses."""
-    if message.kind in _HANDLERS:
+    if has_payload(message.kind):
         return None
     return Verdict(message.seat, message.kind.value, UNUSED_KIND, (message.digest.hex(),))
 
@@ -547,21 +497,18 @@ def action_of(message: Message, ecart: tuple[Card, ...]) -> Action:
     """The game action a message of the chain carries (checked when it was applied).  An
     écart message does not show its cards: the caller knows them (the seat itself, or the
     audit from the revealed seeds)."""
-    payload = message.payload
-    assert isinstance(payload, dict)
     seat = message.seat
-    if message.kind is Kind.BID:
-        code = payload.get("contract")
-        return Bid(seat, None if code is None else Contract.from_code(str(code)))
-    if message.kind is Kind.CALL:
-        return Call(seat, card(str(payload.get("card"))))
-    if message.kind is Kind.ECART:
-        return Ecart(seat, ecart)
-    if message.kind is Kind.CHELEM:
-        return AnnounceChelem(seat, bool(payload.get("announce")))
-    opened = payload_from_wire(payload.get("open"))
-    assert isinstance(opened, (Open, OpenRecommitted))
-    cards = tuple(DECK[o.card] for o in opened.openings)
-    if message.kind is Kind.PLAY:
-        return Play(seat, cards[0])
-    return ShowPoignee(seat, (*cards, *(card(str(code)) for code in _shown_again(payload) or ())))
+    match decode_payload(message):
+        case BidPayload(contract):
+            return Bid(seat, contract)
+        case CallPayload(called):
+            return Call(seat, called)
+        case EcartCommitment():
+            return Ecart(seat, ecart)
+        case ChelemPayload(announce):
+            return AnnounceChelem(seat, announce)
+        case PlayPayload(opened):
+            return Play(seat, _cards(opened)[0])
+        case PoigneePayload(opened, again):
+            return ShowPoignee(seat, (*_cards(opened), *again))
+    raise ValueError(f"a {message.kind.value} message carries no game action")

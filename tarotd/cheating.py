@@ -17,13 +17,15 @@ same user on the same machine reaches (``tarotd/api.py``), and that user is the 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from protocol.cheats import Cheater, cheat_machine
 from protocol.machine import SeatMachine
 from protocol.messages import Message
 from tarotd.lobby import ReadyTable
 
-Out = tuple[bytes, bytes]  #: (destination daemon key, encoded frame), as the runner sends
+if TYPE_CHECKING:  # the runner imports this module
+    from tarotd.runner import WireOut
 
 
 def machine_class(cheat: str | None, ready: ReadyTable, daemon_key: bytes, seat: int) -> type[SeatMachine]:
@@ -40,10 +42,10 @@ def arm(machine: SeatMachine, earlier: Callable[[], Sequence[Message]]) -> None:
         machine.earlier = [m for m in earlier() if m.seat == machine.seat]
 
 
-def addressed(machines: Sequence[SeatMachine], ready: ReadyTable, daemon_key: bytes) -> list[Out]:
+def addressed(machines: Sequence[SeatMachine], ready: ReadyTable, daemon_key: bytes) -> list[WireOut]:
     """The frames the cheaters among ``machines`` address themselves, to the daemons hosting
     the seats they are for (every other daemon when they name none)."""
-    outs: list[Out] = []
+    outs: list[WireOut] = []
     for machine in machines:
         if not isinstance(machine, Cheater):
             continue

@@ -27,10 +27,11 @@ import json
 import logging
 import os
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from types import MappingProxyType
+from typing import Any, Final
 
 import msgpack
 
@@ -40,6 +41,7 @@ from protocol.deal import Action, AnnounceChelem, Bid, Call, Ecart, Play, ShowPo
 from protocol.identity import Identity, fingerprint
 from protocol.event import FFT_FORMATS, EventError
 from protocol.manifest import SilenceCost
+from protocol.messages import Message
 from protocol.movement import Movement
 from protocol.rules import RuleError
 from protocol.variants import Contract
@@ -56,7 +58,7 @@ from tarotd.home import DaemonLock, Home, load_or_create_identity
 from tarotd.lobby import BROADCAST, FrameOut, Lobby, Member, OfferState, ReadyTable
 from tarotd.mesh import WILDCARD_HOSTS, FaultPlan, Mesh, NotHandled, PeerState, PeerStatus
 from tarotd.refusals import Cause
-from tarotd.runner import Out, TableRunner, bot_policies, relayed, seeded_entropy, tables_named
+from tarotd.runner import TableRunner, WireOut, bot_policies, decoded, relayed, seeded_entropy
 from tarotd.silence import SilenceClock
 from tarotd.ticks import ticks
 from tarotd.store import LocalFault, MemberRecord, Store, StoreFault, TableRecord, TableState
@@ -296,7 +298,7 @@ class Daemon:
             for target in targets:
                 self.mesh.send(target, LOBBY, body)
 
-    def _send_deal(self, outs: list[Out]) -> None:
+    def _send_deal(self, outs: list[WireOut]) -> None:
         for daemon, data in outs:
             self.mesh.send(daemon, DEAL, data)
 
@@ -326,15 +328,17 @@ class Daemon:
         """Hand a message of play (or a batch of relays) to the runners of the tables it names.
         One for the table still forming here is kept by the mesh, to hand over again once the
         table starts; one for a table we do not play is dropped."""
-        named = tables_named([body] if channel == DEAL else relayed(body))
+        named: dict[bytes, list[Message]] = {}
+        for message in decoded([body] if channel == DEAL else relayed(body)):
+            named.setdefault(message.table_id, []).append(message)
         early = [t for t in named if t not in self.runners and self.lobby.forming(t, peer)]
         if early:
             raise NotHandled(f"table {early[0].hex()[:8]} is not started here yet: a coin is still on its way")
-        for table_id in named:
+        for table_id, messages in named.items():
             runner = self.runners.get(table_id)
             if runner is None or peer not in runner.other_daemons():
                 continue
-            if not self._drive(runner, functools.partial(runner.receive if channel == DEAL else runner.receive_relays, body)):
+            if not self._drive(runner, functools.partial(runner.receive, *messages)):
                 paused = self._paused[runner.table_id]
                 raise NotHandled(f"table {runner.table_id.hex()[:8]} is paused here: {paused.fault.said}")
 
@@ -477,7 +481,7 @@ class Daemon:
             self._drive(self._runner(ready), functools.partial(self._take_up, ready))
             self._send_event(self.events.table_ready(ready))
 
-    def _take_up(self, ready: ReadyTable) -> list[Out]:
+    def _take_up(self, ready: ReadyTable) -> list[WireOut]:
         """Play ``ready``'s table from what the store holds of it: a new one from its first
         deal, one left by a crash or paused by a fault where its journal left it."""
         self._remember(ready)
@@ -578,7 +582,7 @@ class Daemon:
             if self.options.deals is not None and all(r.finished for r in self.runners.values()):
                 self.done.set()
 
-    def _drive(self, runner: TableRunner, move: Callable[[], list[Out]]) -> bool:
+    def _drive(self, runner: TableRunner, move: Callable[[], list[WireOut]]) -> bool:
         """Make one move of ``runner``'s table — a message taken in, a decision, a timeout, a
         new deal — send what it produced and go on from there (:meth:`_after_step`).  False,
         and nothing done, if the table is paused or ``runner`` was dropped; False too if a
@@ -591,7 +595,7 @@ class Daemon:
             self._pause(runner.ready, fault)
         return fault is None
 
-    def _move(self, runner: TableRunner, move: Callable[[], list[Out]]) -> LocalFault | None:
+    def _move(self, runner: TableRunner, move: Callable[[], list[WireOut]]) -> LocalFault | None:
         """:meth:`_drive`'s move, whatever the table's state: the fault that stopped it, if
         one did.  Nothing it sends is lost by that: ``runner`` hands out only what it wrote."""
         try:
@@ -756,60 +760,6 @@ class Daemon:
 
     async def _on_request(self, request: dict[str, Any]) -> Any:
         op = request["op"]
-        if op == "status":
-            return self._status()
-        if op == "scores":
-            runner = self._current()
-            return scores_document(runner) if runner else None
-        if op == "state":
-            runner = self._current()
-            if runner is None:
-                return {"table": None}
-            return {**seat_state(runner, self.identity.public_key, self._away(runner)), "paused": self._pause_said(runner)}
-        if op == "next":
-            return self._next_deal()
-        if op == "bot":
-            return self._add_bot()
-        if op == "tables":
-            return [{"table": o.table_id.hex(), "name": o.name, "seats": o.seats, "members": [m.name for m in o.members],
-                     "state": o.state.value, "invite": o.invite.shown if o.invite else None, "silence": o.silence.value}
-                    for o in self.lobby.tables()]
-        if op == "open":
-            name, seats = request.get("name", ""), request.get("seats", 5)
-            if not isinstance(name, str) or len(name) > 64 or not name.isprintable():
-                raise ApiError('"name" is the table\'s name: at most 64 printable characters')
-            if type(seats) is not int:
-                raise ApiError('"seats" is the number of seats: 3, 4 or 5')
-            self._room_for_a_table()
-            try:
-                self._send(self.lobby.open(name, seats))
-            except ValueError as error:
-                raise ApiError(str(error)) from None
-            return {"opened": True}
-        if op == "join":
-            try:
-                table = bytes.fromhex(str(request.get("table", "")))
-            except ValueError:
-                raise ApiError('"table" is a table id in hexadecimal, as "tables" lists it') from None
-            invite = request.get("invite")
-            if invite is not None and not isinstance(invite, str):
-                raise ApiError('"invite" is the table\'s invite code, as its opener\'s screen shows it')
-            self._room_for_a_table()
-            self._learn_peer_keys()
-            try:
-                self._send(self.lobby.join(table, invite))
-            except ValueError as error:
-                raise ApiError(str(error)) from None
-            self._start_ready_tables()
-            return {"joined": True}
-        if op == "regroup":
-            return self._regroup()
-        if op == "leave":
-            try:
-                self._send(self.lobby.leave())
-            except ValueError as error:
-                raise ApiError(str(error)) from None
-            return {"left": True}
         if op.startswith("event"):
             try:
                 return self._event_request(op, request)
@@ -817,7 +767,62 @@ class Daemon:
                 raise ApiError(str(error)) from None
         if op in _ACTIONS:
             return self._act(op, request)
-        raise ApiError(f"unknown request {op!r}")
+        handler = _REQUESTS.get(op)
+        if handler is None:
+            raise ApiError(f"unknown request {op!r}")
+        return handler(self, request)
+
+    def _scores(self) -> Any:
+        runner = self._current()
+        return scores_document(runner) if runner else None
+
+    def _state(self) -> dict[str, Any]:
+        runner = self._current()
+        if runner is None:
+            return {"table": None}
+        return {**seat_state(runner, self.identity.public_key, self._away(runner)), "paused": self._pause_said(runner)}
+
+    def _tables(self) -> list[dict[str, Any]]:
+        return [{"table": o.table_id.hex(), "name": o.name, "seats": o.seats, "members": [m.name for m in o.members],
+                 "state": o.state.value, "invite": o.invite.shown if o.invite else None, "silence": o.silence.value}
+                for o in self.lobby.tables()]
+
+    def _open(self, request: dict[str, Any]) -> dict[str, Any]:
+        name, seats = request.get("name", ""), request.get("seats", 5)
+        if not isinstance(name, str) or len(name) > 64 or not name.isprintable():
+            raise ApiError('"name" is the table\'s name: at most 64 printable characters')
+        if type(seats) is not int:
+            raise ApiError('"seats" is the number of seats: 3, 4 or 5')
+        self._room_for_a_table()
+        try:
+            self._send(self.lobby.open(name, seats))
+        except ValueError as error:
+            raise ApiError(str(error)) from None
+        return {"opened": True}
+
+    def _join(self, request: dict[str, Any]) -> dict[str, Any]:
+        try:
+            table = bytes.fromhex(str(request.get("table", "")))
+        except ValueError:
+            raise ApiError('"table" is a table id in hexadecimal, as "tables" lists it') from None
+        invite = request.get("invite")
+        if invite is not None and not isinstance(invite, str):
+            raise ApiError('"invite" is the table\'s invite code, as its opener\'s screen shows it')
+        self._room_for_a_table()
+        self._learn_peer_keys()
+        try:
+            self._send(self.lobby.join(table, invite))
+        except ValueError as error:
+            raise ApiError(str(error)) from None
+        self._start_ready_tables()
+        return {"joined": True}
+
+    def _leave(self) -> dict[str, Any]:
+        try:
+            self._send(self.lobby.leave())
+        except ValueError as error:
+            raise ApiError(str(error)) from None
+        return {"left": True}
 
     def _event_request(self, op: str, request: dict[str, Any]) -> Any:
         """``events``, ``event-open``, ``event-join``, ``event-start``, ``event-close`` (the
@@ -1063,3 +1068,16 @@ def _codes(request: dict[str, Any]) -> list[str]:
 
 
 _ACTIONS = frozenset({"bid", "call", "ecart", "chelem", "poignee", "play"})
+#: The other requests of the local API (``event…`` and the actions aside), by ``op``.
+_REQUESTS: Final[Mapping[str, Callable[[Daemon, dict[str, Any]], Any]]] = MappingProxyType({
+    "status": lambda daemon, request: daemon._status(),
+    "scores": lambda daemon, request: daemon._scores(),
+    "state": lambda daemon, request: daemon._state(),
+    "next": lambda daemon, request: daemon._next_deal(),
+    "bot": lambda daemon, request: daemon._add_bot(),
+    "tables": lambda daemon, request: daemon._tables(),
+    "open": Daemon._open,
+    "join": Daemon._join,
+    "regroup": lambda daemon, request: daemon._regroup(),
+    "leave": lambda daemon, request: daemon._leave(),
+})

@@ -21,7 +21,7 @@ a message still reaches a daemon whose link to its signer is down.  Neither need
 at once, and sent at once every message would cross the table four times at five players,
 each copy a frame to receive, hash and acknowledge.  So what a hosted seat signs goes out at
 once, while relays wait in :attr:`TableRunner.relays` until the daemon sends them together,
-one frame per daemon (:meth:`TableRunner.take_relays`, :meth:`TableRunner.receive_relays`).
+one frame per daemon (:meth:`TableRunner.take_relays`, :func:`relayed`).
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ from tarotd.lobby import ReadyTable
 from tarotd.store import DealState
 from tarotd.views import deal_breakdown
 
-Out = tuple[bytes, bytes]  #: (destination daemon key, encoded message — or a batch of relays)
+WireOut = tuple[bytes, bytes]  #: (destination daemon key, encoded message — or a batch of relays)
 MAX_AHEAD = 512  #: messages of the next deal kept while this one ends here
 MAX_RELAYED = 512  #: messages in one batch of relays; a batch holding more is refused whole
 RELAY_BATCH_BYTES = 512 * 1024  #: a batch is cut before it grows past this (the mesh takes 2 MiB frames)
@@ -143,9 +143,9 @@ class TableRunner:
     between_deals: bool = False  #: the last deal is scored; the next waits for the player's "next"
     last_views: dict[int, SeatView] = field(default_factory=dict)  #: each hosted seat's view as the last deal ended
     _ahead: int = 0  #: messages of the next deal journaled before it started here (:meth:`_keep_ahead`)
-    #: SHA-256 of every frame handed to this deal's machines (a message's digest): each one
-    #: arrives up to once from its signer and once relayed by every other daemon, and a copy
-    #: is known by its hash before it costs a decode, a write and a pass through the machines.
+    #: The digest of every message handed to this deal's machines: each one arrives up to once
+    #: from its signer and once relayed by every other daemon, and a copy is known by it before
+    #: it costs a write and a pass through the machines.
     _seen: set[bytes] = field(default_factory=set)
     _stand_ins: dict[int, Policy] = field(default_factory=dict)  #: bots autoplaying for absent players
     _audits: Audits = field(default_factory=Audits)  #: one for the hosted seats: one replay a deal
@@ -196,7 +196,7 @@ class TableRunner:
 
     # --- The loop -------------------------------------------------------------------
 
-    def start_deal(self) -> list[Out]:
+    def start_deal(self) -> list[WireOut]:
         """Seeds first, written down; then the hosted seats commit."""
         self.journal.start_deal(self.table_id, self.deal_number, self.dealer)
         outgoing: list[Message] = []
@@ -217,38 +217,29 @@ class TableRunner:
                 outs += self._route(message)
         return outs
 
-    def receive(self, data: bytes) -> list[Out]:
-        """A message from another daemon: checked, written down, handed to the hosted seats."""
-        if hashlib.sha256(data).digest() in self._seen:
-            return []  # a copy (a relay) of a message the machines have had
-        try:
-            message = decode(data)
-        except MessageError:
-            return []
-        if message.table_id != self.table_id:
-            return []  # another table (a message for a hosted seat is checked by its machine: a copy, or a forgery that names its signer)
-        return self._route(message)
-
-    def receive_relays(self, data: bytes) -> list[Out]:
-        """A batch of relays from another daemon (:meth:`take_relays`): each message is
-        received as if it came alone; a batch that is not a list of byte strings, or longer
-        than :data:`MAX_RELAYED`, is refused whole."""
-        outs: list[Out] = []
-        for item in relayed(data):
-            outs += self.receive(item)
+    def receive(self, *messages: Message) -> list[WireOut]:
+        """Messages from another daemon, decoded by it (:func:`decoded`) — one, or a batch of
+        relays: each written down and handed to the hosted seats, as if it came alone."""
+        outs: list[WireOut] = []
+        for message in messages:
+            if message.digest in self._seen or message.table_id != self.table_id:
+                continue  # a copy (a relay) of a message the machines have had, or another table's
+            # A message for a hosted seat is checked by its machine: a copy, or a forgery that
+            # names its signer.
+            outs += self._route(message)
         return outs
 
-    def take_relays(self) -> list[Out]:
+    def take_relays(self) -> list[WireOut]:
         """The relays waiting, as batches for the daemon of every other member but each
         message's signer's (which has it); none are left waiting."""
         relays, self.relays = self.relays, []
-        outs: list[Out] = []
+        outs: list[WireOut] = []
         for daemon in self.other_daemons():
             wires = [encode(m) for m in relays if self.ready.members[m.seat].daemon != daemon]
             outs.extend((daemon, batch) for batch in _batches(wires))
         return outs
 
-    def _route(self, message: Message) -> list[Out]:
+    def _route(self, message: Message) -> list[WireOut]:
         upcoming = self.deal_number + 1 if self.machines else self.deal_number
         if message.deal == upcoming and not self.finished:
             self._keep_ahead(message)
@@ -265,7 +256,7 @@ class TableRunner:
         if self._ahead < MAX_AHEAD and self.journal.append_message(self.table_id, message.deal, message, own=False):
             self._ahead += 1
 
-    def _deliver(self, message: Message) -> list[Out]:
+    def _deliver(self, message: Message) -> list[WireOut]:
         self._seen.add(message.digest)
         self.journal.append_message(self.table_id, self.deal_number, message, own=False)
         outgoing: list[Message] = []
@@ -276,10 +267,10 @@ class TableRunner:
             self.on_events()
         return self._dispatch(outgoing)
 
-    def step(self, decisions: int | None = None) -> list[Out]:
+    def step(self, decisions: int | None = None) -> list[WireOut]:
         """Let the bots decide (at most ``decisions`` of them: a daemon that paces its bots
         takes one at a time); when the deal is over everywhere here, score it and go on."""
-        outs: list[Out] = []
+        outs: list[WireOut] = []
         taken = 0
         while decisions is None or taken < decisions:
             seat = self.bot_to_decide()
@@ -297,14 +288,14 @@ class TableRunner:
                 outs += self._deal_again()
         return outs
 
-    def next_deal(self) -> list[Out]:
+    def next_deal(self) -> list[WireOut]:
         """The player has read the score sheet: deal again."""
         if not self.between_deals:
             raise ValueError("the table has finished" if self.finished else "the deal is not over yet")
         self.between_deals = False
         return self.start_deal()
 
-    def _deal_again(self) -> list[Out]:
+    def _deal_again(self) -> list[WireOut]:
         """Bots deal again at once; a person first reads the score sheet and asks for the
         next deal (the other daemons keep its first messages until then)."""
         if self.players_here:
@@ -330,7 +321,7 @@ class TableRunner:
             None,
         )
 
-    def act(self, seat: int, action: Action) -> list[Out]:
+    def act(self, seat: int, action: Action) -> list[WireOut]:
         """A human player's decision for a hosted seat (RuleError if not allowed)."""
         machine = self.machines.get(seat)
         if seat not in self.hosted_seats:
@@ -340,7 +331,7 @@ class TableRunner:
             raise RuleError(f"it is not this seat's turn to decide: the deal is scored; {later}")
         return self._dispatch(machine.act(action)) + self.step()
 
-    def stall(self) -> list[Out]:
+    def stall(self) -> list[WireOut]:
         outgoing: list[Message] = []
         for machine in self.machines.values():
             outgoing.extend(machine.stall())
@@ -394,7 +385,7 @@ class TableRunner:
     def _identity(self, seat: int) -> Identity:
         return self.identities[self.ready.members[seat].key]
 
-    def _dispatch(self, messages: Sequence[Message]) -> list[Out]:
+    def _dispatch(self, messages: Sequence[Message]) -> list[WireOut]:
         """Write each message a hosted seat signed down, give it to the other hosted seats,
         then send it, once all of them (and what was received before) are on the disk: one
         sync.  A relay — another seat's message passed on — was written down on arrival:
@@ -403,7 +394,7 @@ class TableRunner:
         Every hosted seat that accepts a message passes it on, so with several seats here the
         same message comes back once per seat: it is taken once.  (Taken again, each of a
         three-seat daemon's messages left three times for every other daemon.)"""
-        outs: list[Out] = []
+        outs: list[WireOut] = []
         queue = list(messages)
         taken: set[bytes] = set()
         signed_here = False
@@ -477,20 +468,20 @@ class TableRunner:
         referee = audit.referee
         return (referee.void_reason if referee else None) or ("abandoned" if audit.abandoned else "void")
 
-    def autoplay(self, seat: int, level: str) -> list[Out]:
+    def autoplay(self, seat: int, level: str) -> list[WireOut]:
         """A bot decides once for a player's seat (its client is gone and the table waits)."""
         machine = self.machines.get(seat)
         if machine is None or machine.game is None or machine.decision() is None:
             return []
         stand_in = self._stand_ins.setdefault(seat, bot_policies([seat], level)[seat])
-        outs: list[Out] = []
+        outs: list[WireOut] = []
         for action in decide(machine.game, stand_in):
             outs += self._dispatch(machine.act(action))
         return outs + self.step()
 
     # --- After a crash ----------------------------------------------------------------
 
-    def resume(self) -> list[Out]:
+    def resume(self) -> list[WireOut]:
         """Take the table up where the journal left it: the current deal's machines rebuilt
         from their seeds and stored messages (signing nothing new for a slot already
         spoken in), or the next deal started.  Returns what to send again: peers ignore what
@@ -528,12 +519,12 @@ class TableRunner:
         outgoing.extend(m for m in stored if m.seat in self.machines)
         return earlier + self._to_others(outgoing)
 
-    def _own_messages(self, deal: int) -> list[Out]:
+    def _own_messages(self, deal: int) -> list[WireOut]:
         """What the hosted seats signed in ``deal``, to send again."""
         hosted = set(self.hosted_seats)
         return self._to_others([m for m in self.journal.messages(self.table_id, deal) if m.seat in hosted])
 
-    def _to_others(self, messages: Sequence[Message]) -> list[Out]:
+    def _to_others(self, messages: Sequence[Message]) -> list[WireOut]:
         """Messages the hosted seats signed, each encoded once, for the daemon of every other
         member (relays go in batches: :meth:`take_relays`)."""
         daemons = self.other_daemons()
@@ -541,8 +532,8 @@ class TableRunner:
 
 
 def relayed(data: bytes) -> list[bytes]:
-    """The messages of a batch of relays; none if it is not a list of byte strings, or holds
-    more than :data:`MAX_RELAYED`."""
+    """The messages of a batch of relays (:meth:`TableRunner.take_relays`); none — the batch
+    refused whole — if it is not a list of byte strings, or holds more than :data:`MAX_RELAYED`."""
     try:
         batch = msgpack.unpackb(data, raw=False)
     except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError):
@@ -552,16 +543,16 @@ def relayed(data: bytes) -> list[bytes]:
     return batch
 
 
-def tables_named(messages: Sequence[bytes]) -> set[bytes]:
-    """The table ids these wire messages name (those that decode), to hand them to their
-    tables' runners."""
-    named = set()
-    for data in messages:
+def decoded(frames: Sequence[bytes]) -> list[Message]:
+    """The messages these frames hold, those that decode: the daemon decodes each frame
+    once, to hand it to the runner of the table it names."""
+    messages = []
+    for data in frames:
         try:
-            named.add(decode(data).table_id)
+            messages.append(decode(data))
         except MessageError:
             pass
-    return named
+    return messages
 
 
 def _batches(wires: Sequence[bytes]) -> list[bytes]:

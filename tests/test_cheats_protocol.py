@@ -13,7 +13,8 @@ from protocol.cheats import WithholdReveal
 from protocol.machine import MAX_EARLY_PER_SEAT, SeatMachine
 from protocol.manifest import sign_manifest
 from protocol.messages import Kind, encode, sign_message
-from protocol.public import UNUSED_KIND, Stage
+from protocol.payloads import UNUSED_KIND
+from protocol.public import Stage
 from protocol.transcript import (
     EQUIVOCATION,
     Slot,

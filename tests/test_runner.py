@@ -21,7 +21,7 @@ from protocol.scoring import ScoreSheet
 from tarotd.lobby import Member, ReadyTable
 from protocol.public import TableSetup
 from tarotd import runner as runner_module
-from tarotd.runner import MAX_RELAYED, TableRunner, bot_policies
+from tarotd.runner import MAX_RELAYED, TableRunner, bot_policies, decoded, relayed
 from tarotd.store import DealState, LocalFault, Store, StoreFault, TableRecord, TableState
 
 
@@ -123,7 +123,7 @@ def run(runners: list[TableRunner], shuffle_seed: int = 0) -> None:
             continue
         index = rng.randrange(len(pending)) if rng.random() < 0.3 else 0  # some reordering
         destination, data = pending.pop(index)
-        pending += synced(by_key[destination], by_key[destination].receive(data))
+        pending += synced(by_key[destination], by_key[destination].receive(decode(data)))
     raise AssertionError("the table did not finish")
 
 
@@ -183,7 +183,7 @@ def test_a_daemon_killed_mid_deal_resumes_from_its_journal(power_cut: bool) -> N
             reborn = TableRunner(victim.ready, victim.daemon_key, victim.identities, victim.bots, victim.journal, victim.deals_wanted)
             pending += synced(reborn, reborn.resume())
             runners[runners.index(victim)] = by_key[destination] = reborn
-        pending += synced(by_key[destination], by_key[destination].receive(data))
+        pending += synced(by_key[destination], by_key[destination].receive(decode(data)))
         delivered += 1
     assert not crashes and all(r.finished for r in runners)
     sheets = [r.sheet for r in runners]
@@ -209,7 +209,7 @@ def play_with_a_person(runners: list[TableRunner], between_deals: Callable[[Tabl
             pending += runner.step()
         if pending:
             destination, data = pending.pop(0)
-            pending += by_key[destination].receive(data)
+            pending += by_key[destination].receive(decode(data))
         elif person.between_deals:
             person = runners[0] = by_key[person.daemon_key] = between_deals(person)
             pending += person.next_deal()
@@ -244,7 +244,7 @@ def test_relays_wait_for_a_batch_that_reaches_every_daemon_but_the_signers() -> 
     first = a.start_deal()
     b.start_deal(), c.start_deal()
     commit = next(data for daemon, data in first if daemon == b.daemon_key)
-    outs = b.receive(commit)
+    outs = b.receive(decode(commit))
     assert all(decode(data).seat in b.hosted_seats for _, data in outs)  # no relay in them
     assert [m.seat for m in b.relays] == a.hosted_seats
     batches = b.take_relays()
@@ -252,9 +252,9 @@ def test_relays_wait_for_a_batch_that_reaches_every_daemon_but_the_signers() -> 
     journal = c.journal
     assert isinstance(journal, MemoryJournal)
     before = len(journal.journal)
-    c.receive_relays(batches[0][1])
+    c.receive(*decoded(relayed(batches[0][1])))
     assert journal.journal[before][1] == decode(commit)
-    assert c.receive_relays(batches[0][1]) == [] and len(journal.journal) == before + 1  # a copy
+    assert c.receive(*decoded(relayed(batches[0][1]))) == [] and len(journal.journal) == before + 1  # a copy
 
 
 def test_a_daemon_hosting_several_seats_sends_and_relays_each_message_once() -> None:
@@ -307,7 +307,7 @@ def test_a_malformed_batch_of_relays_changes_nothing(junk: bytes) -> None:
     journal = a.journal
     assert isinstance(journal, MemoryJournal)
     before = list(journal.journal)
-    assert a.receive_relays(junk) == []
+    assert relayed(junk) == [] and a.receive(*decoded(relayed(junk))) == []
     assert journal.journal == before and not a.relays
 
 
@@ -345,7 +345,7 @@ def test_a_table_finishes_over_relays_alone_when_a_link_loses_everything() -> No
         if (sender, destination) in cut:
             continue
         target = by_key[destination]
-        send(target, target.receive_relays(data) if batch else target.receive(data))
+        send(target, target.receive(*decoded(relayed(data) if batch else [data])))
     assert all(r.finished for r in runners)
     sheets = [r.sheet for r in runners]
     assert all(sheet == sheets[0] for sheet in sheets) and len(sheets[0].rows) == 2
@@ -452,7 +452,7 @@ def test_a_deal_whose_recording_fails_is_on_the_sheet_once(tmp_path: Path, again
             pending += runner.step()
         if pending:
             destination, data = pending.pop(0)
-            pending += by_key[destination].receive(data)
+            pending += by_key[destination].receive(decode(data))
         elif all(r.finished for r in runners):
             break
     assert disk.refused == 1 and all(r.finished for r in runners)
