@@ -208,7 +208,6 @@ class DealRecord:
     state: DealState
 
 
-
 LOG_PAGES: Final = 1000  #: the log is folded into the database when it passes this many pages (SQLite's default)
 LOG_LIMIT: Final = 4 * 1024 * 1024  #: bytes the emptied log is cut back to (it is kept, for reuse, up to this)
 #: The settings row that says a daemon has the database open (module docstring).
