@@ -30,7 +30,7 @@ import statistics
 import time
 from typing import Any, Callable
 
-from client.workers import Threads
+from client.workers import TOOLS
 from protocol.deck import DeckPayload, DeckSetup, PublicDeck, SeatDeck, deal_in_one_process
 from protocol.group import CARD_POINTS, MULTS, base_mul, mul, mul_each, scalar_from_digest, use_scheduler
 from protocol.proofs import Binding
@@ -186,7 +186,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--players", type=int, default=5, choices=(3, 4, 5))
     parser.add_argument("--runs", type=int, default=7)
     args = parser.parse_args(argv)
-    use_scheduler(Threads())  # as under ``tarot bench``
+    use_scheduler(TOOLS)  # as under ``tarot bench``
     n = args.players
     print(f"Deck for {n} seats, one process, all seats' work included.")
     print(_describe("One shared verifier (every step proved, each verified once):", deck_benchmark(n, args.runs)))

@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import NoReturn, TypeAlias
 
-from client.workers import Threads
+from client.workers import TOOLS
 from protocol.group import use_scheduler
 
 PROG = "tarot"
@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
         commands = ", ".join(name for name, module in SUBCOMMANDS if importlib.util.find_spec(module))
         print(f"{PROG}: error: choose a command: {commands} (tarot --help for more)", file=sys.stderr)
         return 2
-    use_scheduler(Threads())  # the tools that deal or audit here use the cores
+    use_scheduler(TOOLS)  # the tools that deal or audit here use the cores
     try:
         status = run(args)
     except UsageError as exc:

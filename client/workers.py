@@ -41,3 +41,8 @@ class Threads:
 
     def in_background(self, work: Callable[[], _Result]) -> _Result:
         return work()
+
+
+#: The one the tools install (:func:`client.cli.main`): made once, so that a process calling
+#: ``main`` again and again (the tests) does not leave a pool behind each time.
+TOOLS = Threads()

@@ -39,7 +39,7 @@ from tarotd.home import Home, HomeError, default_home, load_or_create_identity, 
 from tarotd.lobby import invite_code
 from tarotd.mesh import MAX_ENDPOINT, WILDCARD_HOSTS, FaultPlan
 from tarotd.store import StoreError
-from tarotd.workers import Workers
+from tarotd.workers import DAEMON
 
 #: A player's name leaves room for the names of the bots its daemon may host, NAME-bot1 to
 #: NAME-bot4, which the other daemons take up to the same 64 characters.
@@ -355,7 +355,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.print_key:  # before the daemon starts, so that the others can list it in their --peer
             print(load_or_create_identity(Home(args.home)).public_key.hex())
             return 0
-        use_scheduler(Workers())  # the deck's arithmetic over the cores, its idle checks niced
+        use_scheduler(DAEMON)  # the deck's arithmetic over the cores, its idle checks niced
         return asyncio.run(_run(Daemon(_options(args))))
     except OptionError as error:
         print(f"tarotd: error: {error}", file=sys.stderr)

@@ -119,3 +119,8 @@ class Workers:
             return future.result()
         future.cancel()
         return work()
+
+
+#: The one ``tarotd`` installs (:func:`tarotd.cli.main`): made once, so that a process calling
+#: ``main`` again (the tests) does not leave pools behind each time.
+DAEMON = Workers()

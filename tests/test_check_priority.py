@@ -26,13 +26,13 @@ import client.cli
 import protocol.deck as deck_module
 import protocol.group as group
 import tarotd.cli
-from client.workers import Threads
+from client.workers import TOOLS
 from deck_tables import commit_round, fresh_table, lock_rounds
 from protocol.cheats import BadShuffleDeck
 from protocol.deck import Lock, PublicDeck, Shuffle
 from protocol.group import CARD_POINTS, GENERATOR, in_background, mul_batches
 from protocol.verdict import VerdictError
-from tarotd.workers import BACKGROUND_NICENESS, Workers
+from tarotd.workers import BACKGROUND_NICENESS, DAEMON, Workers
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a thread's own niceness is Linux's")
 
@@ -237,4 +237,4 @@ def test_tarotd_and_tarot_run_the_group_on_their_threads(monkeypatch: pytest.Mon
     monkeypatch.setattr(client.bench_cmd, "run", run_tool)
     assert client.cli.main(["bench", "--quick"]) == 0
     daemon, tools = installed
-    assert isinstance(daemon, Workers) and isinstance(tools, Threads)
+    assert daemon is DAEMON and tools is TOOLS
