@@ -12,7 +12,7 @@ from pathlib import Path
 
 import msgpack
 import pytest
-from daemons import ROOT, assert_no_traceback, home_key, log_path
+from daemons import ROOT, assert_no_traceback, daemon_argv, free_ports, home_key, log_path, spawn, wait_for_path
 from event_daemons import EventRoom, open_event, start_event_room
 from intruder import Intruder
 
@@ -215,3 +215,57 @@ def test_a_player_s_daemon_dying_mid_round_leaves_abandoned_rows_and_an_empty_pl
     assert [r.mark.value for r in line.rounds] == ["abandoned", "absent"]
     said = "".join(log_path(tmp_path, i).read_text() for i in range(len(room.homes)) if i != dead)
     assert "gone for good — the" in said and "its place stays empty" in said
+
+
+@pytest.mark.slow
+def test_the_organiser_substitutes_withdraws_and_closes_a_round_with_real_daemons(tmp_path: Path) -> None:
+    """The organiser's commands, from ``tarot event`` on real daemons: a newcomer registers
+    once the event has started and takes joueur7's place from round 2 (``substitute``),
+    joueur8 is withdrawn from round 2 on (``withdraw``), and round 2 is closed as soon as it
+    opens (``close``), its rows declared lost; round 3 seats the seven, every daemon alive
+    holds the one record, and the ranking shows each of it."""
+    room = start_event_room(tmp_path, 8, timeout=4)
+    try:
+        event = open_event(room, 3, 1, "random")
+        newcomer = tmp_path / "d9"
+        argv = daemon_argv(newcomer, "remplacant", free_ports(1)[0], [(room.organiser, room.ports[0])], bot="basic",
+                           table=None, timeout=4)
+        room.homes.append(newcomer)
+        room.argvs.append(argv)
+        room.processes.append(spawn(argv, log_path(tmp_path, 9)))
+        wait_for_path(newcomer / "api.sock", room.processes[-1])
+        room.wait("the event heard by the newcomer", lambda: any(e["event"] == event for e in room.ask(newcomer, "events")), 30)
+        room.ask(newcomer, "event-join", event=event)
+        room.wait("the newcomer registered", lambda: len(room.ask(room.organiser, "event", event=event)["players"]) == 9, 30)
+        organiser = ("--home", room.organiser, "--lang", "en", "event")
+        substituted = tarot(*organiser, "substitute", "remplacant", "joueur7")
+        assert substituted.returncode == 0, substituted.stderr
+        assert "remplacant takes the place of joueur7 from the next round on" in substituted.stdout
+        withdrawn = tarot(*organiser, "withdraw", "joueur8")
+        assert withdrawn.returncode == 0 and "joueur8: no place from the next round on" in withdrawn.stdout
+        refused = tarot(*organiser, "substitute", "remplacant", "joueur6")  # one place a newcomer
+        assert refused.returncode == 1 and "remplacant holds a place already" in refused.stderr
+        room.wait("round 2 open", lambda: room.ask(room.organiser, "event", event=event)["open"] == 2, 120)
+        closed = tarot(*organiser, "close")
+        assert closed.returncode == 0, closed.stderr
+        room.wait("round 3 closed on every daemon", lambda: all(
+            room.ask(home, "event", event=event)["closed"] == 3 for home in room.homes), 240)
+        records = {room.ask(home, "event-record", event=event)["record"] for home in room.homes}
+        shown = tarot(*organiser, "show")
+    finally:
+        room.stop()
+    assert len(records) == 1, "the daemons hold different records"
+    report = verify_event(read_event(bytes.fromhex(records.pop())))
+    assert report.ok and report.closed == 3, report.findings
+    names = {name: key for key, name in report.names.items()}
+    for round_ in (2, 3):
+        seated = report.plans[round_ - 1].players
+        assert names["remplacant"] in seated and names["joueur7"] not in seated and names["joueur8"] not in seated
+        assert sorted(map(len, report.plans[round_ - 1].tables)) == [3, 4]
+    marks = {report.names[line.player]: [r.mark.value for r in line.rounds] for line in report.standings}
+    assert marks["joueur7"][1:] == marks["joueur8"][1:] == ["absent", "absent"]
+    assert marks["remplacant"][0] == "absent" and marks["remplacant"][2] == "played"
+    assert all(mark[1] in ("incomplete", "played", "absent") for mark in marks.values())
+    assert any(mark[1] == "incomplete" for mark in marks.values()), marks  # round 2's rows declared lost
+    assert "The event is over." in shown.stdout and "(incomplete)" in shown.stdout, shown.stdout
+    assert_no_traceback(tmp_path, len(room.homes))
