@@ -10,7 +10,7 @@ import itertools
 import logging
 import os
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Iterable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -122,7 +122,7 @@ class MeshStats:
     rate_limited: int = 0
     unauthenticated: int = 0  #: no valid session for the routing id or link
     bad_hello: int = 0  #: bad signature, wrong key, not for us or not for our challenge (a replay)
-    strangers: int = 0  #: validly signed, but not allowed (or ourselves, or too many peers)
+    strangers: int = 0  #: validly signed, but ourselves, or one key too many
     duplicates: int = 0  #: data already delivered or already buffered
     gaps: int = 0  #: seqs skipped because the sender no longer held them (we lost state)
     retransmits: int = 0
@@ -310,7 +310,6 @@ class Mesh:
         #: where the peers a table needs proved their keys from
         self._member_hosts: frozenset[str] = frozenset()
         self._endpoint: str | None = None
-        self._allowed: frozenset[bytes] | None = None
         self._peers: dict[bytes, _Peer] = {}
         #: routing id → the peer that proved itself under it
         self._routes: dict[bytes, _Peer] = {}
@@ -414,7 +413,7 @@ class Mesh:
         self, endpoint: str, expected_key: bytes | None = None, *, keep: bool = False
     ) -> None:
         """Keep a link to ``endpoint`` (ZeroMQ retries the TCP connection forever).  With
-        ``expected_key`` the far end must prove that key, otherwise whatever allowed key it
+        ``expected_key`` the far end must prove that key, otherwise whatever key it
         proves becomes the peer (with CURVE the key is needed: it is what we encrypt to).  Peers
         that connect to us are connected back to on their own.
 
@@ -441,16 +440,6 @@ class Mesh:
         opened = self._try_open_link(endpoint, expected_key)
         if opened is not None:
             opened.kept = kept
-
-    def allow(self, keys: Iterable[bytes] | None) -> None:
-        """Only these keys may talk to us (None: any key that proves itself).  Peers no longer
-        allowed lose their sessions and links at once."""
-        self._allowed = None if keys is None else frozenset(keys)
-        for peer in self._peers.values():
-            if not self._allowed_key(peer.key):
-                peer.inbound.session = None
-                if peer.link is not None:
-                    self._close_link(peer.link)
 
     def send(self, peer_key: bytes, channel: str, body: bytes) -> int:
         """Queue ``body`` for ``peer_key`` and return its seq.  It goes out at once if the peer
@@ -511,9 +500,6 @@ class Mesh:
             peer = self._peers[key] = _Peer(key, Outbox(), Inbound(), bucket)
         return peer
 
-    def _allowed_key(self, key: bytes) -> bool:
-        return key != self.key and (self._allowed is None or key in self._allowed)
-
     def _kept(self, peer: _Peer) -> bool:
         return peer.kept or self._keeps(peer.key)
 
@@ -523,7 +509,7 @@ class Mesh:
         (this machine's own address excepted: its daemons), so many per second from every host
         together, so many in all — a peer of those silent longest, and not up, makes room.
         The keys a table needs, and those on a kept link, are never refused for room."""
-        if not self._allowed_key(key):
+        if key == self.key:
             self.stats.strangers += 1
             return False
         if key in self._peers or kept or self._keeps(key):
