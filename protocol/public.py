@@ -81,6 +81,45 @@ class Stage(enum.Enum):
     DONE = "done"
 
 
+class Cause(enum.Enum):
+    """What moves a deal from one stage to another, besides the deck and the game."""
+
+    STALL = "stall"  #: seats stopped answering (the caller's timeout)
+    STOP = "stop"  #: a deviation: the deal goes to the reveal, then the audit names the culprit
+    REVEALED = "revealed"  #: every seat still answering has revealed its seed
+    SIGNED = "signed"  #: every seat still answering has signed the score
+
+
+_BEFORE_REVEAL: Final = tuple(s for s in Stage if s not in (Stage.REVEAL, Stage.SIGN, Stage.DONE))
+#: (stage, cause) → the next stage, as h11 does it; a pair not here leaves the stage as it is.
+_TRANSITIONS: Final[Mapping[tuple[Stage, Cause], Stage]] = MappingProxyType({
+    **{(stage, Cause.STALL): Stage.REVEAL for stage in _BEFORE_REVEAL},
+    (Stage.REVEAL, Cause.STALL): Stage.SIGN,  # the seed kept: scored from what the others revealed
+    (Stage.SIGN, Cause.STALL): Stage.DONE,
+    **{(stage, Cause.STOP): Stage.REVEAL for stage in _BEFORE_REVEAL},
+    (Stage.SIGN, Cause.STOP): Stage.DONE,
+    (Stage.REVEAL, Cause.REVEALED): Stage.SIGN,
+    (Stage.SIGN, Cause.SIGNED): Stage.DONE,
+})
+#: The stage of each phase of the deck's protocol, until the hands are dealt.
+_DECK_STAGES: Final[Mapping[DeckPhase, Stage]] = MappingProxyType({
+    DeckPhase.COMMIT: Stage.COMMIT,
+    DeckPhase.SHUFFLE: Stage.SHUFFLE,
+    DeckPhase.LOCK: Stage.LOCK,
+    DeckPhase.DEAL: Stage.DEAL_KEYS,
+    DeckPhase.PLAY: Stage.HAND_CHECK,
+})
+#: The stage of each phase of the game once dealt (the écart's waits for the chien first).
+_GAME_STAGES: Final[Mapping[Phase, Stage]] = MappingProxyType({
+    Phase.VOID: Stage.REVEAL,
+    Phase.DONE: Stage.REVEAL,
+    Phase.BIDDING: Stage.BIDDING,
+    Phase.CALL: Stage.CALL,
+    Phase.ECART: Stage.ECART,
+    Phase.CHELEM: Stage.CHELEM,
+    Phase.PLAYING: Stage.PLAY,
+})
+
 #: The stages where every seat answers at once, and the kind of their answer.
 _ROUND_KINDS: Final[Mapping[Stage, Kind]] = MappingProxyType({
     Stage.COMMIT: Kind.COMMIT,
@@ -219,12 +258,7 @@ class PublicDeal:
         self.stalled_at.update((seat, self.stage) for seat in gone)
         if self.verdict is None and self.stage not in (Stage.REVEAL, Stage.SIGN):
             self.verdict = silence_verdict(gone[0], self.stage)
-        if self.stage is Stage.REVEAL:
-            self.stage = Stage.SIGN
-        elif self.stage is Stage.SIGN:
-            self.stage = Stage.DONE
-        else:
-            self.stage = Stage.REVEAL
+        self._advance(Cause.STALL)
 
     def stall_implied_by(self, message: Message) -> bool:
         """A reveal or a signature before its round means its sender gave up waiting for some
@@ -241,10 +275,10 @@ class PublicDeal:
     def _stop(self, verdict: Verdict) -> None:
         if self.verdict is None:
             self.verdict = verdict
-        if self.stage.value not in (Stage.REVEAL.value, Stage.SIGN.value, Stage.DONE.value):
-            self.stage = Stage.REVEAL
-        elif self.stage is Stage.SIGN:
-            self.stage = Stage.DONE
+        self._advance(Cause.STOP)
+
+    def _advance(self, cause: Cause) -> None:
+        self.stage = _TRANSITIONS.get((self.stage, cause), self.stage)
 
     def _apply(self, message: Message) -> None:
         self.stall_implied_by(message)
@@ -329,18 +363,8 @@ class PublicDeal:
     def _follow_game(self) -> None:
         """Set the stage from the rules engine's phase."""
         game = self._game()
-        if game.phase is Phase.VOID or game.phase is Phase.DONE:
-            self.stage = Stage.REVEAL
-        elif game.phase is Phase.BIDDING:
-            self.stage = Stage.BIDDING
-        elif game.phase is Phase.CALL:
-            self.stage = Stage.CALL
-        elif game.phase is Phase.ECART:
-            self.stage = Stage.ECART if game.chien is not None else Stage.CHIEN
-        elif game.phase is Phase.CHELEM:
-            self.stage = Stage.CHELEM
-        else:
-            self.stage = Stage.PLAY
+        stage = _GAME_STAGES[game.phase]
+        self.stage = Stage.CHIEN if stage is Stage.ECART and game.chien is None else stage
 
     # --- Handlers, one per kind ---------------------------------------------------
 
@@ -352,14 +376,7 @@ class PublicDeal:
 
     def _on_deck_step(self, message: Message, step: DeckPayload) -> None:
         self._feed(message, step)
-        next_stage = {
-            DeckPhase.COMMIT: Stage.COMMIT,
-            DeckPhase.SHUFFLE: Stage.SHUFFLE,
-            DeckPhase.LOCK: Stage.LOCK,
-            DeckPhase.DEAL: Stage.DEAL_KEYS,
-            DeckPhase.PLAY: Stage.HAND_CHECK,
-        }
-        self.stage = next_stage[self.deck.phase]
+        self.stage = _DECK_STAGES[self.deck.phase]
 
     def _on_hand_check(self, message: Message, payload: HandCheckPayload) -> None:
         if payload.opened is not None:
@@ -459,12 +476,12 @@ class PublicDeal:
         except VerdictError as error:
             self.verdict = self.verdict or self._with_digests(error.verdict)
         if len(self.revealed) == self.players - len(self.stalled):
-            self.stage = Stage.SIGN
+            self._advance(Cause.REVEALED)
 
     def _on_sign(self, message: Message, score: Mapping[str, WireValue]) -> None:
         self.signatures[message.seat] = score
         if len(self.signatures) == self.players - len(self.stalled):
-            self.stage = Stage.DONE
+            self._advance(Cause.SIGNED)
 
 
 def silence_verdict(seat: int, stage: Stage) -> Verdict:

@@ -42,6 +42,7 @@ from protocol.identity import Identity, fingerprint
 from protocol.event import FFT_FORMATS, EventError
 from protocol.manifest import SilenceCost
 from protocol.messages import Message
+from protocol.public import Stage
 from protocol.movement import Movement
 from protocol.rules import RuleError
 from protocol.variants import Contract
@@ -710,7 +711,7 @@ class Daemon:
             patience = self._patience(runner)
             if not self.silence.silent(runner.table_id, runner.progress, now, patience):
                 continue
-            if runner.waiting_for() and runner.stage != "commit":  # a player between deals
+            if runner.waiting_for() and runner.deal_stage is not Stage.COMMIT:  # a player between deals
                 log.warning("table %s: seats %s silent for %.0f s", runner.table_id.hex()[:8], sorted(runner.waiting_for()), patience)
                 self._drive(runner, runner.stall)
 
@@ -895,7 +896,7 @@ class Daemon:
         for :data:`REGROUP_AFTER` timeouts between deals, as its player would: so the others'
         players, pressing their key, find it in the new table."""
         runner = self._current()
-        if self.options.bot is None or runner is None or runner.players_here or runner.stage != "commit":
+        if self.options.bot is None or runner is None or runner.players_here or runner.deal_stage is not Stage.COMMIT:
             return
         away = self._away(runner)
         gone = self._gone(runner)

@@ -47,6 +47,7 @@ from protocol.manifest import SignedManifest
 from protocol.messages import Message, MessageError, decode, encode
 from protocol.players import Policy, decide
 from protocol.proofs import frame
+from protocol.public import Stage
 from protocol.rules import RuleError
 from protocol.scoring import ScoreSheet
 from protocol.transcript import proof_file
@@ -304,15 +305,19 @@ class TableRunner:
         return self.start_deal()
 
     @property
-    def stage(self) -> str:
-        """Where the current deal is ("shuffle", "bidding", "play"…), or "done" between deals."""
+    def deal_stage(self) -> Stage:
+        """Where the current deal is, :attr:`Stage.DONE` between deals."""
         machine = next(iter(self.machines.values()), None)
-        if machine is None:
-            return "done"
-        game = machine.public.game
-        if machine.public.stage.value == "play" and game is not None:
+        return Stage.DONE if machine is None else machine.public.stage
+
+    @property
+    def stage(self) -> str:
+        """:attr:`deal_stage` as ``tarot status`` says it ("shuffle", "bidding", "play, trick 3"…)."""
+        stage = self.deal_stage
+        game = next(iter(self.machines.values())).public.game if self.machines else None
+        if stage is Stage.PLAY and game is not None:
             return f"play, trick {len(game.tricks) + 1}"
-        return machine.public.stage.value
+        return stage.value
 
     def bot_to_decide(self) -> int | None:
         """A hosted bot seat that owes a decision now, if any."""
