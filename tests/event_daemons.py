@@ -68,12 +68,15 @@ class EventRoom:
         self.wait(f"daemon {index} back", lambda: answer(self.homes[index], "status") is not None, 30)
 
 
-def start_event_room(tmp_path: Path, players: int, timeout: float = 20) -> EventRoom:
+def start_event_room(tmp_path: Path, players: int, timeout: float = 20, think: float | None = None) -> EventRoom:
+    """The organiser's daemon and ``players`` bots' daemons; ``think``: the bots' pace (their
+    daemon's default when None)."""
     ports = free_ports(players + 1)
     homes = [tmp_path / f"d{i}" for i in range(players + 1)]
+    pace = [] if think is None else ["--think", str(think)]
     argvs = [daemon_argv(homes[0], "organisateur", ports[0], [], bot=None, table=None, timeout=timeout)]
     argvs += [daemon_argv(homes[i], f"joueur{i}", ports[i], [(homes[0], ports[0])], bot="basic", table=None,
-                          timeout=timeout) for i in range(1, players + 1)]
+                          timeout=timeout, extra=pace) for i in range(1, players + 1)]
     processes = [spawn(argv, log_path(tmp_path, i)) for i, argv in enumerate(argvs)]
     for home, process in zip(homes, processes):
         wait_for_path(home / "api.sock", process)

@@ -224,12 +224,12 @@ def test_the_organiser_substitutes_withdraws_and_closes_a_round_with_real_daemon
     joueur8 is withdrawn from round 2 on (``withdraw``), and round 2 is closed as soon as it
     opens (``close``), its rows declared lost; round 3 seats the seven, every daemon alive
     holds the one record, and the ranking shows each of it."""
-    room = start_event_room(tmp_path, 8, timeout=4)
+    room = start_event_room(tmp_path, 8, timeout=4, think=0.2)  # round 1 outlasts the commands
     try:
-        event = open_event(room, 3, 1, "random")
+        event = open_event(room, 3, 2, "random")
         newcomer = tmp_path / "d9"
         argv = daemon_argv(newcomer, "remplacant", free_ports(1)[0], [(room.organiser, room.ports[0])], bot="basic",
-                           table=None, timeout=4)
+                           table=None, timeout=4, extra=["--think", "0.2"])
         room.homes.append(newcomer)
         room.argvs.append(argv)
         room.processes.append(spawn(argv, log_path(tmp_path, 9)))
@@ -245,6 +245,7 @@ def test_the_organiser_substitutes_withdraws_and_closes_a_round_with_real_daemon
         assert withdrawn.returncode == 0 and "joueur8: no place from the next round on" in withdrawn.stdout
         refused = tarot(*organiser, "substitute", "remplacant", "joueur6")  # one place a newcomer
         assert refused.returncode == 1 and "remplacant holds a place already" in refused.stderr
+        assert room.ask(room.organiser, "event", event=event)["closed"] == 0, "round 1 ended before the commands"
         room.wait("round 2 open", lambda: room.ask(room.organiser, "event", event=event)["open"] == 2, 120)
         closed = tarot(*organiser, "close")
         assert closed.returncode == 0, closed.stderr
