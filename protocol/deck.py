@@ -68,7 +68,7 @@ from protocol.proofs import Binding, ProofWireError
 from protocol.shuffle_proof import ShuffleProof, prove_shuffle, verify_shuffle
 from protocol.seeds import DECK_SIZE, SEED_BYTES, SeatSecrets, commitment, derive, new_seed
 from protocol.variants import Variant
-from protocol.verdict import Verdict, VerdictError
+from protocol.verdict import Code, Verdict, VerdictError
 
 COMMITMENT_BYTES = 32
 _Parsed = TypeVar("_Parsed")
@@ -602,6 +602,8 @@ class PublicDeck:
                     step,
                     f"its key for position {position} does not match its lock",
                     (ref, self.ref("lock", seat)),
+                    code=Code.BAD_KEY,
+                    position=position,
                 )
         steps = [self.ref("shuffle", s) for s in range(len(self._shuffles))]
         steps += [self.ref("lock", s) for s in range(len(self._locks))]
@@ -611,6 +613,8 @@ class PublicDeck:
             f"position {position} holds no card, or a repeated one, although every key matches "
             "its lock: a shuffle or lock step deviated; reveal the seeds and audit",
             tuple(steps),
+            code=Code.NO_CARD,
+            position=position,
         )
 
     # -- the checks --

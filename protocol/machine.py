@@ -335,7 +335,8 @@ class SeatMachine:
         try:
             by_position = self.secret.hand(self.public.deck)
         except VerdictError as error:
-            return HandCheckPayload(HandStatus.BAD, position=_position_of(error.verdict))
+            assert error.verdict.position is not None  # the deck names the position it could not open
+            return HandCheckPayload(HandStatus.BAD, position=error.verdict.position)
         hand = tuple(by_position[j] for j in sorted(by_position))
         self.public.own_hand = hand
         self._events.append(Event("hand", {"cards": codes(hand)}))
@@ -553,13 +554,3 @@ class SeatMachine:
         if kind is Kind.PLAY and not game.current and game.tricks:
             trick = game.tricks[-1]
             self._events.append(Event("trick", {"winner": trick.winner, "cards": codes(trick.cards)}))
-
-
-def _position_of(verdict: Verdict) -> int:
-    """The pack position a deal verdict is about ("… position 17 …")."""
-    words = verdict.reason.replace(",", " ").split()
-    for word, following in zip(words, words[1:]):
-        if word == "position" and following.isdigit():
-            return int(following)
-    raise ValueError(f"no position in {verdict.reason!r}")
-

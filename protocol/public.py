@@ -61,7 +61,7 @@ from protocol.payloads import (
 from protocol.rules import RuleError, has_petit_sec
 from protocol.transcript import Slot
 from protocol.variants import Variant, variant
-from protocol.verdict import KEPT_SEED, Fault, Verdict, VerdictError
+from protocol.verdict import KEPT_SEED, Code, Fault, Verdict, VerdictError
 
 
 class Stage(enum.Enum):
@@ -337,7 +337,8 @@ class PublicDeal:
                 evidence.append(self._deck_messages[int(at)].digest.hex())
             else:
                 evidence.append(ref)
-        return Verdict(verdict.seat, verdict.step, verdict.reason, tuple(dict.fromkeys(evidence)))
+        cited = tuple(dict.fromkeys(evidence))
+        return Verdict(verdict.seat, verdict.step, verdict.reason, cited, code=verdict.code, position=verdict.position)
 
     def _game(self) -> Deal:
         if self.game is None:
@@ -488,8 +489,8 @@ def silence_verdict(seat: int, stage: Stage) -> Verdict:
     """The verdict on a seat timed out at ``stage``: backed by the others' word only — at the
     reveal, that it kept its seed."""
     if stage is Stage.REVEAL:
-        return Verdict(seat, "reveal", KEPT_SEED, (), Fault.SILENCE)
-    return Verdict(seat, stage.value, f"stopped answering at the {stage.value} step", (), Fault.SILENCE)
+        return Verdict(seat, "reveal", KEPT_SEED, (), Fault.SILENCE, Code.KEPT_SEED)
+    return Verdict(seat, stage.value, f"stopped answering at the {stage.value} step", (), Fault.SILENCE, Code.SILENCE)
 
 
 def _void_petit_sec(view: Deal) -> None:

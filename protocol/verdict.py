@@ -10,6 +10,11 @@ signed messages, or the seed it revealed, show it — or a *silence*, which only
 word backs (they timed it out).  The rules give the two different outcomes: a deviation costs
 its culprit the penalty row, a silence before the reveal costs what the table's rule says
 (nothing by default: a pulled cable is no crime).
+
+The reason is for people; code that must tell verdicts apart reads :class:`Code` (and, for a
+card that did not open, :attr:`Verdict.position`).  Neither goes on the wire: a proof file and
+a signed score state a verdict in words, as they always have, so a verdict read back from one
+has the code :attr:`Code.RULE`, and the code and position take no part in comparing verdicts.
 """
 
 from __future__ import annotations
@@ -28,6 +33,16 @@ class Fault(enum.Enum):
     SILENCE = "silence"  #: it stopped answering: only the others' word, which proves no intent
 
 
+class Code(enum.Enum):
+    """What kind of deviation a verdict is about, for the code that acts on it."""
+
+    RULE = "rule"  #: a rule of the game or of the protocol, which the reason names
+    BAD_KEY = "bad-key"  #: a key that does not match the lock its seat committed to
+    NO_CARD = "no-card"  #: a position that opens to no card although every key matches
+    SILENCE = "silence"  #: stopped answering before the reveal
+    KEPT_SEED = "kept-seed"  #: stopped answering at the reveal: its seed kept
+
+
 #: The reason given for a seat timed out at the reveal, its seed kept.
 KEPT_SEED = "did not reveal its seed"
 
@@ -39,6 +54,8 @@ class Verdict:
     reason: str  #: the rule broken, in words a player can read
     evidence: tuple[str, ...] = field(default=())  #: references to the offending message(s)
     fault: Fault = Fault.PROVEN
+    code: Code = field(default=Code.RULE, compare=False)
+    position: int | None = field(default=None, compare=False)  #: the pack position it is about
 
     @property
     def attributed(self) -> bool:

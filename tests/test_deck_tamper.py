@@ -35,7 +35,7 @@ from protocol.deck import (
 )
 from protocol.group import CARD_POINTS, GENERATOR, ORDER, add, base_mul, invert, mul, point_sum, scalar_from_digest, sub
 from protocol.seeds import derive
-from protocol.verdict import Fault, Verdict, VerdictError
+from protocol.verdict import Code, Fault, Verdict, VerdictError
 
 SMALL_ORDER_POINT = bytes.fromhex("26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05")
 
@@ -322,6 +322,21 @@ def test_a_wrong_deal_key_is_refused_at_once_naming_its_sender(players: int) -> 
     assert "does not match its lock" in verdict.reason
     assert verdict.evidence == (f"deal-keys/{cheater}@{3 * players + cheater}", f"lock/{cheater}@{2 * players + cheater}")
     assert public.waiting_for() == {cheater}  # the bad payload was not accepted
+
+
+def test_a_position_that_does_not_open_is_blamed_by_code_and_position() -> None:
+    """What a seat reports when its hand does not decrypt comes from the verdict's fields,
+    not from its words: a key that does not match its lock, else a step taken unchecked."""
+    seats, public = fresh_table(3)
+    deal_rounds(seats, public)
+    j = public.setup.layout.positions_of(0)[0]
+    keys = public.published_keys(j)
+    unchecked = public.blame("deal", j, keys)
+    assert (unchecked.seat, unchecked.code, unchecked.position) == (None, Code.NO_CARD, j)
+    other = next(iter(keys))
+    wrong = {**keys, other: (keys[other][0][::-1], keys[other][1])}
+    named = public.blame("deal", j, wrong)
+    assert (named.seat, named.code, named.position) == (other, Code.BAD_KEY, j)
 
 
 def test_malformed_deal_keys_are_refused_at_once() -> None:
