@@ -11,7 +11,9 @@ import json
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
+
+from protocol.localapi import ApiEvent, Reply
 
 
 class DaemonUnavailable(Exception):
@@ -41,8 +43,8 @@ class DaemonClient:
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None
         self._next_id = 0
-        self._events: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-        self._waiting: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self._events: asyncio.Queue[ApiEvent] = asyncio.Queue()
+        self._waiting: dict[int, asyncio.Future[Reply]] = {}
         self._pump: asyncio.Task[None] | None = None
         self._closed = False
         self._refusal: str | None = None  #: why the daemon turned this connection away, if it said
@@ -72,7 +74,7 @@ class DaemonClient:
                 raise DaemonRefused(self._refusal)
             raise DaemonUnavailable("not connected to the daemon (it may have stopped)")
         self._next_id += 1
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
         self._waiting[self._next_id] = future
         try:
             self._writer.write(json.dumps({"id": self._next_id, "op": op, **params}).encode() + b"\n")
@@ -85,7 +87,7 @@ class DaemonClient:
             raise DaemonRefused(str(reply.get("error", "the daemon refused")))
         return reply.get("result")
 
-    async def events(self) -> AsyncIterator[dict[str, Any]]:
+    async def events(self) -> AsyncIterator[ApiEvent]:
         while True:
             yield await self._events.get()
 
@@ -97,7 +99,7 @@ class DaemonClient:
                 if "event" in message:
                     await self._events.put(message)
                 elif isinstance(message.get("id"), int) and message["id"] in self._waiting:
-                    self._waiting.pop(message["id"]).set_result(message)
+                    self._waiting.pop(message["id"]).set_result(cast(Reply, message))
                 elif "id" not in message and message.get("ok") is False:  # turned away, and told why
                     self._refusal = str(message.get("error", "the daemon refused the connection"))
         except (OSError, ValueError):

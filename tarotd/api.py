@@ -29,6 +29,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from protocol.localapi import ApiEvent, Reply
+
 log = logging.getLogger("tarotd.api")
 
 MAX_LINE = 64 * 1024
@@ -96,7 +98,7 @@ class ApiServer:
         if self.path.exists():
             self.path.unlink()
 
-    def broadcast(self, event: dict[str, Any]) -> None:
+    def broadcast(self, event: ApiEvent) -> None:
         """Send an event to every connected client; a slow or gone client is dropped."""
         line = _line(event)
         for writer in list(self._clients):
@@ -138,7 +140,7 @@ class ApiServer:
             self._clients.discard(writer)
             writer.close()
 
-    async def _answer(self, raw: bytes) -> dict[str, Any]:
+    async def _answer(self, raw: bytes) -> Reply:
         try:
             request = json.loads(raw)
         except (ValueError, RecursionError):  # not JSON or not UTF-8; also an integer of
@@ -146,18 +148,18 @@ class ApiServer:
             return {"ok": False, "error": "not a JSON object: send one JSON object per line"}
         if not isinstance(request, dict) or not isinstance(request.get("op"), str):
             return {"ok": False, "error": 'a request is a JSON object with an "op"'}
-        reply: dict[str, Any] = {"id": request.get("id")} if "id" in request else {}
+        reply: Reply = {"id": request.get("id")} if "id" in request else {}
         try:
-            reply.update(ok=True, result=await self.handler(request))
+            reply.update({"ok": True, "result": await self.handler(request)})
         except ApiError as error:
-            reply.update(ok=False, error=str(error))
+            reply.update({"ok": False, "error": str(error)})
         except Exception:  # a bug must not take the daemon, nor the game, down
             log.exception("local API request %r failed", request.get("op"))
-            reply.update(ok=False, error="internal error in the daemon; see its log")
+            reply.update({"ok": False, "error": "internal error in the daemon; see its log"})
         return reply
 
 
-def _line(obj: dict[str, Any]) -> bytes:
+def _line(obj: Reply | ApiEvent) -> bytes:
     # A request may carry a lone surrogate ("\\ud800" is valid JSON) that comes back in its
     # id or its error: UTF-8 cannot encode it, so it goes out escaped, as JSON allows.
     text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))

@@ -41,6 +41,7 @@ from protocol.deal import Action, AnnounceChelem, Bid, Call, Ecart, Play, ShowPo
 from protocol.identity import Identity, fingerprint
 from protocol.event import FFT_FORMATS, EventError
 from protocol.manifest import SilenceCost
+from protocol.localapi import PauseDocument, Status, TableOffer
 from protocol.messages import Message
 from protocol.public import Stage
 from protocol.movement import Movement
@@ -643,7 +644,7 @@ class Daemon:
                 paused.wait = min(2 * paused.wait, MAX_RETRY)
                 paused.retry_at = now + paused.wait
 
-    def _pause_said(self, runner: TableRunner) -> dict[str, Any] | None:
+    def _pause_said(self, runner: TableRunner) -> PauseDocument | None:
         """What ``state`` and ``status`` say of a paused table: the fault and for how long."""
         paused = self._paused.get(runner.table_id)
         if paused is None:
@@ -783,7 +784,7 @@ class Daemon:
             return {"table": None}
         return {**seat_state(runner, self.identity.public_key, self._away(runner)), "paused": self._pause_said(runner)}
 
-    def _tables(self) -> list[dict[str, Any]]:
+    def _tables(self) -> list[TableOffer]:
         return [{"table": o.table_id.hex(), "name": o.name, "seats": o.seats, "members": [m.name for m in o.members],
                  "state": o.state.value, "invite": o.invite.shown if o.invite else None, "silence": o.silence.value}
                 for o in self.lobby.tables()]
@@ -1000,7 +1001,7 @@ class Daemon:
             raise ApiError(self._paused[runner.table_id].refusal)
         return {"done": op}
 
-    def _status(self) -> dict[str, Any]:
+    def _status(self) -> Status:
         return {
             "name": self.options.name,
             "fingerprint": fingerprint(self.identity.public_key),

@@ -1,0 +1,86 @@
+"""The documents of the local API, as both its ends read them: the daemon (``tarotd/api.py``)
+and the client (``client/api.py``).
+
+Declarations only — no socket, no JSON — so that the two ends name each field once.  They live
+in ``protocol`` because it is the one package both ends import already: the client never
+imports the daemon, and a package of its own for a page of types would be one more to ship.
+The wire form is unchanged: one JSON object per line, as ``tarotd/api.py`` describes it.
+
+A request is not among them: the daemon reads it as the untrusted JSON it is and checks each
+field it takes, and the client writes its arguments as the command line gives them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypedDict
+
+
+class Reply(TypedDict, total=False):
+    """The answer to a request, with its ``id``: ``ok`` and the ``result``, or the ``error``
+    the player reads.  A connection turned away gets one reply with no ``id``."""
+
+    id: Any  #: the request's own id, whatever it was
+    ok: bool
+    result: Any
+    error: str
+
+
+#: What the daemon streams to every client between replies (``trick``, ``verdict``,
+#: ``disconnected`` when the client lost the daemon…): ``event`` names it, and its other
+#: fields are the details of the protocol's own event (:class:`protocol.machine.Event`),
+#: which vary by kind — a map, not a TypedDict.
+ApiEvent = dict[str, Any]
+
+
+class PauseDocument(TypedDict):
+    """A table paused by a fault of this machine (the disk full), and for how long."""
+
+    fault: str
+    seconds: float
+
+
+class PeerDocument(TypedDict):
+    name: str
+    fingerprint: str
+    state: str
+
+
+class TableStatus(TypedDict):
+    """A table this daemon plays, as ``status`` lists it."""
+
+    table: str  #: the table id, hexadecimal
+    seats: list[str]  #: the players' names, by seat
+    deal: int
+    stage: str  #: "bidding", "play, trick 3"… ("done" between deals)
+    scored: int
+    waiting_for: list[int]
+    paused: PauseDocument | None
+
+
+class Status(TypedDict):
+    """The answer to ``status``: who this daemon is, whom it reaches, what it plays."""
+
+    name: str
+    fingerprint: str
+    key: str
+    curve: bool
+    endpoint: str
+    peers: list[PeerDocument]
+    connections: dict[str, int]
+    refused: dict[str, int]  #: what the mesh and discovery turned away, by cause
+    mesh: dict[str, int]  #: the mesh's counters that are not zero, by name
+    unreachable: list[str]
+    discovery: dict[str, Any] | None
+    tables: list[TableStatus]
+
+
+class TableOffer(TypedDict):
+    """A table of the lobby, as ``tables`` lists it."""
+
+    table: str  #: the table id, hexadecimal
+    name: str
+    seats: int
+    members: list[str]
+    state: Literal["open", "full", "ready", "withdrawn"]
+    invite: str | None
+    silence: str
