@@ -643,7 +643,7 @@ class Peek(_Reader):
         self._attempted = True
         found = try_every_key(self.public.deck, self.secret.secrets, self.seat)
         wanted = [j for j, owner in enumerate(self.public.deck.setup.layout.owner) if owner != self.seat]
-        request = self._signed(Kind.ABANDON, {"request": "keys", "positions": wanted})  # type: ignore[dict-item]
+        request = self._signed(Kind.ABANDON, {"request": "keys", "positions": list[WireValue](wanted)})
         self._addressed.append((None, encode(request)))
         return found
 

@@ -240,9 +240,8 @@ class ReadyTable:
 
     def to_bytes(self) -> bytes:
         """What the daemon stores, to take the table up again after a restart."""
-        return msgpack.packb(  # type: ignore[no-any-return]
-            [self.manifest, list(self.signatures), self.first_dealer], use_bin_type=True
-        )
+        data: bytes = msgpack.packb([self.manifest, list(self.signatures), self.first_dealer], use_bin_type=True)
+        return data
 
     @classmethod
     def from_bytes(cls, data: bytes) -> ReadyTable:
@@ -477,7 +476,8 @@ class Lobby:
         if not isinstance(frame, dict):
             return []
         try:
-            handler = _HANDLERS.get(frame.get("t"))  # type: ignore[arg-type]
+            kind = frame.get("t")
+            handler = _HANDLERS.get(kind) if isinstance(kind, str) else None
             return handler(self, sender, frame) if handler else []
         except (KeyError, TypeError, ValueError):
             return []  # a malformed frame changes nothing
