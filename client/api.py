@@ -120,7 +120,7 @@ async def ask(home: Path, op: str, *, timeout: float = 10.0, **params: Any) -> A
     try:
         await asyncio.wait_for(client.connect(), timeout)
         return await asyncio.wait_for(client.request(op, **params), timeout)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         raise DaemonUnavailable(f"the daemon with the home {home} did not answer within {timeout:.0f} s") from None
     finally:
         await client.close()

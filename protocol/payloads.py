@@ -160,13 +160,15 @@ class ScoreSignPayload:
 #: The deck payloads that travel alone as the payload of a message.
 DeckStep = Union[Shuffle, Lock, DealKeys, ChienKeys, EcartCommitment]
 #: Their kinds.
-_DECK_STEPS: Final[Mapping[Kind, type[DeckStep]]] = MappingProxyType({
-    Kind.SHUFFLE: Shuffle,
-    Kind.LOCK: Lock,
-    Kind.DEAL_KEYS: DealKeys,
-    Kind.CHIEN_OPEN: ChienKeys,
-    Kind.ECART: EcartCommitment,
-})
+_DECK_STEPS: Final[Mapping[Kind, type[DeckStep]]] = MappingProxyType(
+    {
+        Kind.SHUFFLE: Shuffle,
+        Kind.LOCK: Lock,
+        Kind.DEAL_KEYS: DealKeys,
+        Kind.CHIEN_OPEN: ChienKeys,
+        Kind.ECART: EcartCommitment,
+    }
+)
 
 MessagePayload = Union[
     CommitPayload,
@@ -252,7 +254,9 @@ def _step(seat: int, value: WireValue, kinds: tuple[type[DeckPayload], ...]) -> 
     if not isinstance(step, kinds):
         raise PayloadError(f"expected a {' or '.join(k.KIND for k in kinds)} payload")
     if step.seat != seat:
-        raise PayloadError(f"the payload claims seat {step.seat}, the message is signed by seat {seat}")
+        raise PayloadError(
+            f"the payload claims seat {step.seat}, the message is signed by seat {seat}"
+        )
     return step
 
 
@@ -344,15 +348,17 @@ def _deck_step(kind: Kind) -> Callable[[int, _Map], MessagePayload]:
     return decode
 
 
-_DECODERS: Final[Mapping[Kind, Callable[[int, _Map], MessagePayload]]] = MappingProxyType({
-    Kind.COMMIT: _commit,
-    **{kind: _deck_step(kind) for kind in _DECK_STEPS},
-    Kind.PETIT_SEC: _hand_check,
-    Kind.BID: _bid,
-    Kind.CALL: _call,
-    Kind.CHELEM: _chelem,
-    Kind.POIGNEE: _poignee,
-    Kind.PLAY: _play,
-    Kind.REVEAL: _reveal,
-    Kind.SCORE_SIGN: _score_sign,
-})
+_DECODERS: Final[Mapping[Kind, Callable[[int, _Map], MessagePayload]]] = MappingProxyType(
+    {
+        Kind.COMMIT: _commit,
+        **{kind: _deck_step(kind) for kind in _DECK_STEPS},
+        Kind.PETIT_SEC: _hand_check,
+        Kind.BID: _bid,
+        Kind.CALL: _call,
+        Kind.CHELEM: _chelem,
+        Kind.POIGNEE: _poignee,
+        Kind.PLAY: _play,
+        Kind.REVEAL: _reveal,
+        Kind.SCORE_SIGN: _score_sign,
+    }
+)

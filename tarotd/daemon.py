@@ -444,7 +444,7 @@ class Daemon:
     def _on_status(self, status: PeerStatus) -> None:
         """A peer came up: tell it about our open tables (it may have started after us)."""
         if status.state is PeerState.UP:
-            for destination, frame in self.lobby.announcements():
+            for _destination, frame in self.lobby.announcements():
                 self.mesh.send(status.key, LOBBY, msgpack.packb(frame, use_bin_type=True))
         else:
             log.info("peer %s is %s", status.name, status.state.value)

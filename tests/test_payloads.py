@@ -28,7 +28,14 @@ def test_every_payload_of_a_deal_decodes_and_encodes_back_to_its_wire_value(play
     table, identities = sim_table(players, seed=players)
     machines = play_one_deal(table, identities, 0, 1, players, ["basic"] * players)
     messages = machines[0].transcript.messages
-    assert {m.kind for m in messages} >= {Kind.COMMIT, Kind.SHUFFLE, Kind.BID, Kind.PLAY, Kind.REVEAL, Kind.SCORE_SIGN}
+    assert {m.kind for m in messages} >= {
+        Kind.COMMIT,
+        Kind.SHUFFLE,
+        Kind.BID,
+        Kind.PLAY,
+        Kind.REVEAL,
+        Kind.SCORE_SIGN,
+    }
     for message in messages:
         assert encode_payload(decode_payload(message)) == message.payload, message
 
@@ -42,7 +49,9 @@ def test_the_small_payloads_decode_to_their_fields() -> None:
     assert decode_payload(signed(Kind.BID, {"contract": "garde"})) == BidPayload(Contract.GARDE)
     assert decode_payload(signed(Kind.BID, {"contract": None})) == BidPayload(None)
     assert decode_payload(signed(Kind.CHELEM, {"announce": True})) == ChelemPayload(True)
-    assert decode_payload(signed(Kind.PETIT_SEC, {"status": "ok"})) == HandCheckPayload(HandStatus.OK)
+    assert decode_payload(signed(Kind.PETIT_SEC, {"status": "ok"})) == HandCheckPayload(
+        HandStatus.OK
+    )
     bad = decode_payload(signed(Kind.PETIT_SEC, {"status": "bad-hand", "position": 17}))
     assert bad == HandCheckPayload(HandStatus.BAD, position=17)
 
@@ -59,7 +68,9 @@ def test_the_small_payloads_decode_to_their_fields() -> None:
         (Kind.ABANDON, {}, UNUSED_KIND),
     ],
 )
-def test_a_payload_not_of_its_kind_is_refused_with_the_rule(kind: Kind, payload: object, reason: str) -> None:
+def test_a_payload_not_of_its_kind_is_refused_with_the_rule(
+    kind: Kind, payload: object, reason: str
+) -> None:
     with pytest.raises(PayloadError, match=reason):
         decode_payload(signed(kind, payload))
 
