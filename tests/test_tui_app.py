@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from daemons import daemon_argv, free_ports, kill_all, log_path, logs, spawn, wait_for_path
+from daemons import daemon_argv, kill_all, log_path, logs, spawn, wait_for_path
 from prompt_toolkit.data_structures import Point
 from prompt_toolkit.formatted_text import fragment_list_to_text
 from prompt_toolkit.input import PipeInput, create_pipe_input
@@ -52,7 +52,7 @@ POIGNEE_SEED = 246
 def serve(home: Path, tmp_path: Path, table: str | None = None, extra: Sequence[str] = ()) -> Iterator[Path]:
     """A daemon with its own seat left to the client, at ``table`` (five seats) or at none
     yet, its bots deciding at once; killed at the end."""
-    argv = daemon_argv(home, "moi", free_ports(1)[0], [], bot=None, table=table, seats=5, extra=["--think", "0", *extra])
+    argv = daemon_argv(home, "moi", 0, [], bot=None, table=table, seats=5, extra=["--think", "0", *extra])
     process = spawn(argv, log_path(tmp_path, 0))
     try:
         wait_for_path(home / "api.sock", process)
@@ -152,7 +152,7 @@ async def make_ecart(d: Driver, seen: dict[str, int]) -> None:
         seen["trump refused"] = 1
     while model.ecart.missing:
         index = model.cursor.index
-        await d.press(" ", "the cursor moving on", lambda m: m.cursor is not None and (m.cursor.index != index or m.ecart is None))
+        await d.press(" ", "the cursor moving on", lambda m, before=index: m.cursor is not None and (m.cursor.index != before or m.ecart is None))
     assert not any(card(c).is_trump for c in model.ecart.picked) or model.ecart.trumps_needed
     await d.press(ENTER, "the écart made", lambda m: m.decision_key != key)
     assert model.view is not None and sorted(model.view["ecart"]) == sorted(model.ecart.picked if model.ecart else model.view["ecart"])
@@ -203,7 +203,9 @@ async def show_a_poignee(d: Driver, seen: dict[str, int]) -> None:
     await d.press(ENTER, "one trump short, refused", lambda m: m.message == texts("poignee_size", sizes=counts))
     await cursor_to(d, picked[0])  # Space stepped on to the next trump
     await d.press(" ", "the trump marked again", lambda m: m.poignee is not None and sorted(m.poignee.picked) == sorted(picked))
-    ours: Callable[[Model], list[dict[str, Any]]] = lambda m: [p for p in (m.view or {}).get("poignees", ()) if p["seat"] == m.seat]
+    def ours(m: Model) -> list[dict[str, Any]]:
+        return [p for p in (m.view or {}).get("poignees", ()) if p["seat"] == m.seat]
+
     await d.press(ENTER, "the poignée shown", lambda m: m.poignee is None and ours(m))
     (shown,) = ours(model)
     assert sorted(shown["cards"]) == sorted(picked) and shown["size"] == min(sizes, key=sizes.__getitem__)
@@ -227,19 +229,19 @@ async def play_deals(d: Driver, enough: Callable[[dict[str, int]], bool]) -> dic
                 return seen
             await d.press("n", "the next deal", lambda m: not (m.state or {}).get("between_deals"))
         elif model.decision == "bidding":
-            await d.press("g" + ENTER, "the bid taken", lambda m: m.decision_key != key)
+            await d.press("g" + ENTER, "the bid taken", lambda m, before=key: m.decision_key != before)
         elif model.decision == "ecart":
             await make_ecart(d, seen)
         elif model.decision == "chelem":
-            await d.press(ENTER, "no chelem", lambda m: m.decision_key != key)
+            await d.press(ENTER, "no chelem", lambda m, before=key: m.decision_key != before)
         elif model.decision == "call":
-            await d.press(ENTER, "the call", lambda m: m.decision_key != key)
+            await d.press(ENTER, "the call", lambda m, before=key: m.decision_key != before)
         else:
             assert_legal_cards_highlighted(model)
             if model.options.get("poignee"):
                 await show_a_poignee(d, seen)
                 continue
-            await d.press(ENTER, "the card played", lambda m: m.decision_key != key)
+            await d.press(ENTER, "the card played", lambda m, before=key: m.decision_key != before)
             seen["cards"] = seen.get("cards", 0) + 1
 
 
