@@ -10,7 +10,7 @@ import copy
 import hashlib
 from dataclasses import dataclass
 from functools import cache
-from typing import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from protocol.cards import DECK, Card
 from protocol.deck import ChienKeys, DeckPayload, DeckSetup, EcartCommitment, Open, OpenRecommitted, PublicDeck, SeatDeck, deal_in_one_process

@@ -51,7 +51,7 @@ from dataclasses import dataclass, fields, is_dataclass, replace
 from functools import cache, reduce
 from itertools import combinations
 from types import ModuleType
-from typing import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from deck_tables import Place, owner_of, played_table, shown_places
 from protocol import group, proofs, seeds

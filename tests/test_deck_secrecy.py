@@ -22,7 +22,7 @@ import hmac
 import re
 from dataclasses import dataclass, fields, replace
 from functools import cache
-from typing import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 import msgpack
 import pytest
