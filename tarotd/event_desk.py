@@ -709,7 +709,7 @@ class EventDesk:
                          "fingerprint": fingerprint(s.player), "total": s.total,
                          "rounds": [[r.points, r.mark.value] for r in s.rounds]} for s in report.live],
             "seat": None if seating is None else {"round": seating.round, "table": seating.table, "seat": seating.seat,
-                                                  "with": [names.get(k, fingerprint(k)) for k in seating.slot.keys]},
+                                                  "with": [names.get(k, fingerprint(k)) for k in seating.slot.keys if k != self.key]},
             "findings": [str(finding) for finding in report.findings],
             "entries": len(held.record.entries),
         }

@@ -109,6 +109,9 @@ def test_an_event_of_eight_goes_round_by_round_to_one_record_everywhere(tmp_path
         seatings = [s for desk in room.players for s in desk.seatings()]
         assert len(seatings) == 8 and {s.round for s in seatings} == {round_}
         assert sorted(len(s.slot.keys) for s in seatings) == [4] * 8
+        for n, desk in enumerate(room.players):  # where the client says to sit: with the three others
+            seat = desk.summary(desk.held[event_id])["seat"]
+            assert seat["round"] == round_ and len(seat["with"]) == 3 and f"joueur{n}" not in seat["with"]
         room.play_open_round()
     record = room.organiser.held[event_id].record
     report = verify_event(record)

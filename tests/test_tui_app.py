@@ -522,13 +522,13 @@ def test_an_event_in_the_lobby_is_joined_with_enter_and_followed_beside_the_tabl
 
     daemon, lobby, beside = asyncio.run(asyncio.wait_for(scenario(), 60))
     assert "« jeudi » par [7777] — Entrée : s'inscrire" in lobby
-    assert "« mardi » par [9999] — inscrit, 8 joueurs, 1/3 manches jouées" in lobby
-    assert "Vous êtes à la table 2 de la manche 2, avec bruno, fanny, hugo" in lobby
+    assert "« mardi » par [9999] — inscrit, 8 joueurs, 1/3 positions jouées" in lobby
+    assert "Vous êtes à la table 2 de la position 2, avec bruno, fanny, hugo" in lobby
     assert "table 2 : donnes 3, 4 à venir" in lobby and "Classement provisoire" in lobby
     assert "→  4. moi  +60" in lobby and "+140 (abandon)" not in lobby and "+-260 (abandon)" not in lobby
     assert "8. hugo  -260   [7777]   -260 (abandon)" in lobby  # the whole line, its round marked
     assert [(r["op"], r["event"]) for r in daemon.requests] == [("event-join", "dd" * 16)]
-    assert "Vous êtes à la table 2 de la manche 2" in beside and "8. hugo  -260   [7777]" in beside
+    assert "Vous êtes à la table 2 de la position 2" in beside and "8. hugo  -260   [7777]" in beside
 
 
 def test_the_event_panel_says_what_the_event_waits_for_in_both_languages() -> None:
@@ -536,7 +536,7 @@ def test_the_event_panel_says_what_the_event_waits_for_in_both_languages() -> No
     started; once over, the ranking is final; a fault the record shows is said; a round's
     table played out says the next round comes, the last one that the game is over."""
     for lang, role, words in (("en", "organiser", "Registered: 8. Enter on the event: start the first round."),
-                              ("fr", "player", "Inscrits : 8. L'organisateur lancera la première manche.")):
+                              ("fr", "player", "Inscrits : 8. L'organisateur lancera la première position.")):
         m = Model(Texts(lang), tmp := Path("/nonexistent"))
         m.event = _event_summary(role=role, plans=[], closed=0, open=None, pending=[], ranking=[], seat=None)
         text = fragment_list_to_text(event_fragments(m))

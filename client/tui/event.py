@@ -13,6 +13,7 @@ from prompt_toolkit.formatted_text import StyleAndTextTuples
 
 from client.tui.i18n import Texts
 from client.tui.model import Model
+from protocol.event_export import available
 
 #: Ranking lines shown beside the table: the leaders, and the player's own line if lower.
 COMPACT_RANKING = 6
@@ -35,7 +36,7 @@ def _round_marks(texts: Texts, rounds: list[list[Any]]) -> str:
     for points, mark in rounds:
         text = f"{int(points):+d}"
         if mark != "played":
-            text += f" ({texts(f'event_mark_{mark}')})"
+            text += f" ({available(texts.lang)[mark]})"
         marks.append(text)
     return "  ".join(marks)
 
@@ -70,7 +71,7 @@ def _plans(texts: Texts, event: dict[str, Any]) -> StyleAndTextTuples:
     out: StyleAndTextTuples = []
     for plan in event.get("plans", ()):
         out += [("class:heading", texts("event_plan", round=plan["round"],
-                                        movement=texts(f"event_movement_{plan['movement']}"))), ("", "\n")]
+                                        movement=available(texts.lang)[plan["movement"]])), ("", "\n")]
         for number, members in enumerate(plan["tables"], start=1):
             out += [("", texts("event_plan_table", table=number, members=", ".join(map(str, members)))), ("", "\n")]
     return out
