@@ -977,8 +977,8 @@ class Daemon:
 
     def _current(self) -> TableRunner | None:
         """The table being played: the first not finished (an event's player goes from table
-        to table, round by round), else the first."""
-        return next((r for r in self.runners.values() if not r.finished), next(iter(self.runners.values()), None))
+        to table, round by round), else the last one played."""
+        return next((r for r in self.runners.values() if not r.finished), next(reversed(self.runners.values()), None))
 
     def _own_seat(self, runner: TableRunner) -> int | None:
         return next((s for s, m in enumerate(runner.ready.members) if m.key == self.identity.public_key), None)

@@ -159,7 +159,10 @@ class TableRunner:
     #: seat did needs no sync: that seat holds it, and a restart is sent it again.
     on_events: Callable[[], None] | None = None
     #: Called with each deal's number, its transcript's head and its audit once the deal is
-    #: scored here (written down): an event table's daemon signs the deal's row then.
+    #: scored here, just before it is written down: an event table's daemon signs the deal's
+    #: row then.  A crash (or a full disk) between the two scores the same deal again from
+    #: the journal, and the row is signed again, the same (the signature is deterministic);
+    #: the other order left a row scored but never signed.
     on_scored: Callable[[int, bytes, DealAudit], None] | None = None
 
     def __post_init__(self) -> None:
@@ -448,10 +451,10 @@ class TableRunner:
             sheet.add_void(reason)
         audit.charge(sheet)
         results = [*self.results, result]
-        self.journal.record_deal(self.table_id, self.deal_number, sheet, results)
-        self.sheet, self.results = sheet, results
         if self.on_scored is not None:
             self.on_scored(self.deal_number, witness.transcript.head, audit)
+        self.journal.record_deal(self.table_id, self.deal_number, sheet, results)
+        self.sheet, self.results = sheet, results
         self.last_views = {seat: view for seat, m in self.machines.items() if (view := m.view()) is not None}
         self.machines = {}
         self._seen.clear()

@@ -435,6 +435,8 @@ def test_a_deal_whose_recording_fails_is_on_the_sheet_once(tmp_path: Path, again
     runners = make_runners([1, 1, 1], deals=2)
     victim = runners[1]
     disk = stored_journal(victim, tmp_path / "tarot.db")
+    signed: list[tuple[int, bytes]] = []  # what an event table's daemon signs (on_scored)
+    victim.on_scored = lambda deal, head, audit: signed.append((deal, head))
     by_key = {r.daemon_key: r for r in runners}
     pending = [out for runner in runners for out in runner.start_deal()]
     for _ in range(200_000):
@@ -443,9 +445,11 @@ def test_a_deal_whose_recording_fails_is_on_the_sheet_once(tmp_path: Path, again
             with pytest.raises(StoreFault, match="database or disk is full") as failed:
                 victim.step()
             assert failed.value.fault is LocalFault.DISK_FULL and victim.completed == 0 and not victim.sheet.rows
+            assert [deal for deal, _ in signed] == [0]  # signed before the write: a crash now leaves it signed
             disk.full = False
             if again != "the same runner":
                 rebuilt = TableRunner(victim.ready, victim.daemon_key, victim.identities, victim.bots, victim.journal, 2)
+                rebuilt.on_scored = victim.on_scored
                 pending += rebuilt.resume()
                 runners[1] = by_key[victim.daemon_key] = victim = rebuilt
         for runner in runners:
@@ -458,6 +462,7 @@ def test_a_deal_whose_recording_fails_is_on_the_sheet_once(tmp_path: Path, again
     assert disk.refused == 1 and all(r.finished for r in runners)
     assert all(r.sheet == runners[0].sheet for r in runners) and len(victim.sheet.rows) == 2
     assert [result["deal"] for result in victim.results] == [0, 1]
+    assert [deal for deal, _ in signed] == [0, 0, 1] and signed[0] == signed[1]  # deal 0 signed again, the same
     assert isinstance(victim.journal, Store) and victim.journal.sheet(victim.table_id) == victim.sheet
 
 
