@@ -125,6 +125,13 @@ _OVER = "La partie est finie|The game is over|Manche jouée|Round played"
 PLAYERS = ("anne", "bruno", "carla", "denis", "emma", "fabien", "gaëlle", "hugo")
 
 
+def _in_round_two(organiser: Path, player: Path, event_id: str) -> bool:
+    state = _ask(player, "state")
+    view = state.get("view") or {}
+    playing = state.get("table") is not None and not state.get("finished") and len(view.get("tricks", ())) >= 1
+    return bool(playing and _ask(organiser, "event", event=event_id)["open"] == 2)
+
+
 def event(lang: str, env: dict[str, str], workdir: Path, out: Path) -> dict[str, str]:
     """An event of three rounds of two deals at tables of four, by the FFT's movement: the
     organiser's ``tarot event show`` and carla's client (the event beside the table) once
@@ -150,8 +157,8 @@ def event(lang: str, env: dict[str, str], workdir: Path, out: Path) -> dict[str,
         try:
             pane.wait(lambda s: "│" in s, "carla's table")  # the panel beside it
             pane.keys("Tab", "Tab")  # the log, the sheet, the event
-            client = pane.wait(lambda s: re.search(r"(manche|round) 2, ", s) and not re.search(_OVER, s),
-                               "carla's table of round 2", timeout=240)
+            _until("carla's table of round 2, a few tricks in", lambda: _in_round_two(organiser, homes[2], event_id), 600)
+            client = pane.wait(lambda s: not re.search(_OVER, s), "the screen of that table", timeout=30)
         finally:
             pane.kill()
         _until("the event over", lambda: _ask(organiser, "event", event=event_id)["closed"] == 3, 600)
@@ -159,7 +166,7 @@ def event(lang: str, env: dict[str, str], workdir: Path, out: Path) -> dict[str,
         subprocess.run([sys.executable, "-m", "client.cli", "--home", str(organiser), "--lang", lang, "event", "export",
                         "--html", str(out / "event.html")], cwd=ROOT, env=env, check=True, capture_output=True)
         if shutil.which("wkhtmltoimage"):
-            subprocess.run(["wkhtmltoimage", "--quiet", "--width", "900", str(out / "event.html"), str(out / "event.png")],
+            subprocess.run(["wkhtmltoimage", "--quiet", "--width", "900", "--quality", "30", str(out / "event.html"), str(out / "event.png")],
                            check=True)
         return {"organiser": shown, "player": client}
     finally:
