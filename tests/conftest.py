@@ -46,7 +46,10 @@ DAEMON_TESTS: dict[str, frozenset[str]] = {
         "test_a_daemon_that_cannot_start_is_a_clear_error",
         "test_the_whole_quick_bench_with_real_daemons",
     }),
-    "test_check_priority": frozenset({"test_a_forked_child_checks_in_its_own_background"}),
+    "test_check_priority": frozenset({
+        "test_a_forked_child_checks_in_its_own_background",
+        "test_a_forked_child_multiplies_over_its_own_threads",
+    }),
     "test_discovery": frozenset({
         "test_three_daemons_find_each_other_by_loopback_broadcast",
         "test_unicast_targets_and_current_announcement",
@@ -57,7 +60,6 @@ DAEMON_TESTS: dict[str, frozenset[str]] = {
         "test_an_address_added_without_brd_gets_the_broadcast_of_its_subnet",
         "test_discovery_says_once_that_it_reaches_no_network_and_once_that_it_does_again",
     }),
-    "test_group": frozenset({"test_a_forked_child_multiplies_over_its_own_threads"}),
     "test_home_store": frozenset({
         "test_a_second_daemon_is_refused_and_told_the_holders_pid",
         "test_kill_9_mid_write_leaves_a_consistent_prefix_and_the_deal_resumes",
