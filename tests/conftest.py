@@ -24,7 +24,8 @@ import pytest
 import zmq
 from hypothesis import settings
 
-settings.register_profile("tarot", deadline=None)
+# On the profile Hypothesis loaded: its ``ci`` one under CI=true (derandomized), or its default.
+settings.register_profile("tarot", parent=settings.default, deadline=None)
 settings.load_profile("tarot")
 
 #: Modules every test of which starts daemons, opens sockets (ZeroMQ's too), starts
