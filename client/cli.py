@@ -1,6 +1,7 @@
 """The ``tarot`` command: the terminal client and the tools (DESIGN §7).
 
-Each tool is a subcommand living in its own module, ``client/<name>_cmd.py``, that exposes
+Each tool is a subcommand living in its own module, ``client/<name>_cmd.py`` (``tarot bench``'s
+is the lab's, ``lab/bench/cmd.py``, imported only here, when the parser is built), that exposes
 ``register(subparsers)``: it adds its parser with ``subparsers.add_parser(...)`` and sets the
 function to run with ``parser.set_defaults(run=...)``, a ``run(args) -> int`` returning the
 exit status.  A ``run`` may raise :class:`UsageError` for a mistake in the command line that
@@ -37,7 +38,7 @@ SUBCOMMANDS: tuple[tuple[str, str], ...] = (
     ("scores", "client.scores_cmd"),
     ("status", "client.status_cmd"),
     ("event", "client.event_cmd"),
-    ("bench", "client.bench_cmd"),
+    ("bench", "lab.bench.cmd"),
 )
 
 #: What ``tarot`` with no subcommand runs: the terminal client on the daemon of ``--home``.

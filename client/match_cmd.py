@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from client.bench_stats import percentile
+from client.percentile import percentile
 from client.cli import SubParsers, UsageError
 from client.sim_cmd import _positive  # the same --deals as tarot sim's
 from protocol.bots import BOTS, make_bot

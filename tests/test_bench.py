@@ -17,11 +17,12 @@ from typing import Any
 
 import pytest
 
-from client import bench_cmd
-from client.bench_cmd import KEYS, Plan, measure_in_process
-from client.bench_daemons import LoopbackTable, deal_times
-from client.bench_stats import BenchError, Spread, percentile, spread
 from client.cli import main
+from client.percentile import percentile
+from lab.bench import cmd as bench_cmd
+from lab.bench.cmd import KEYS, Plan, measure_in_process
+from lab.bench.daemons import LoopbackTable, deal_times
+from lab.bench.stats import BenchError, Spread, spread
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = Plan("tiny", deck_runs=2, audit_deals=1, audit_runs=1, bot_deals=2, plays=1)

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-import client.bench_cmd
 import client.cli
+import lab.bench.cmd
 import protocol.deck as deck_module
 import protocol.group as group
 import tarotd.cli
@@ -234,7 +234,7 @@ def test_tarotd_and_tarot_run_the_group_on_their_threads(monkeypatch: pytest.Mon
         installed.append(group._scheduler)
         return 0
 
-    monkeypatch.setattr(client.bench_cmd, "run", run_tool)
+    monkeypatch.setattr(lab.bench.cmd, "run", run_tool)
     assert client.cli.main(["bench", "--quick"]) == 0
     daemon, tools = installed
     assert daemon is DAEMON and tools is TOOLS

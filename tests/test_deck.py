@@ -399,7 +399,7 @@ def test_the_permutation_puts_every_card_everywhere_evenly() -> None:
 
 
 def test_the_benchmark_reports_time_and_multiplications_against_the_floor() -> None:
-    from client.bench_deck import deck_benchmark
+    from lab.bench.deck import deck_benchmark
 
     result = deck_benchmark(players=3, runs=2)
     assert len(result["runs_ms"]) == 2 and result["median_ms"] > 0

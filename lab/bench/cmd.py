@@ -2,14 +2,14 @@
 machine, against the floor of the same machine measured in the same run.
 
 Every figure is a median over repetitions, with its 99th percentile beside it in the text
-report (``client/bench_stats.py``); ``--json`` prints one object with exactly :data:`KEYS`,
+report (``lab/bench/stats.py``); ``--json`` prints one object with exactly :data:`KEYS`,
 each a number (the median, or for ``daemon_rss_mb`` the largest of the five daemons) but
 ``play_latency_ms``, which is ``{"p50": …, "p99": …}``, and ``floor_multiples``: every figure in
 milliseconds divided by the floor multiplication of the same run — the number of scalar
 multiplications it is worth, which moves less than the milliseconds on a machine whose speed
 varies from run to run.  The in-process figures come from
-``client/bench_deck.py`` and ``client/bench_audit.py``; the figures of real daemons on
-127.0.0.1 from ``client/bench_daemons.py``.
+``lab/bench/deck.py`` and ``lab/bench/audit.py``; the figures of real daemons on
+127.0.0.1 from ``lab/bench/daemons.py``.
 
 The targets are judged here, by the benchmark, and printed with the figures; they do not
 change the exit status (0 when every figure was measured, 1 when one could not be): a timed
@@ -27,10 +27,10 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from client.bench_audit import audit_ms
-from client.bench_daemons import PLAYERS, bot_deals, play_latency
-from client.bench_deck import critical_path_ms, deck_benchmark, minimum_mults, scalarmult_floor_us, shuffle_proof_ms
-from client.bench_stats import BenchError, Spread, spread
+from lab.bench.audit import audit_ms
+from lab.bench.daemons import PLAYERS, bot_deals, play_latency
+from lab.bench.deck import critical_path_ms, deck_benchmark, minimum_mults, scalarmult_floor_us, shuffle_proof_ms
+from lab.bench.stats import BenchError, Spread, spread
 from client.cli import SubParsers
 
 #: The figures, in the order of the report and of the JSON object.

@@ -46,8 +46,8 @@ from types import TracebackType
 from typing import Any
 
 from client.api import DaemonClient, DaemonUnavailable
-from client.bench_deck import BENCH_SEED
-from client.bench_stats import BenchError
+from lab.bench.deck import BENCH_SEED
+from lab.bench.stats import BenchError
 
 PLAYERS = 5
 #: How ``tarotd`` is started: the daemon of the interpreter running the benchmark.

@@ -8,10 +8,11 @@ its spread are never measured in two different runs.
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from client.percentile import percentile
 
 
 class BenchError(Exception):
@@ -26,17 +27,6 @@ class Spread:
     p50: float
     p99: float
     count: int
-
-
-def percentile(values: Sequence[float], fraction: float) -> float:
-    """The nearest-rank percentile: the smallest sample with at least ``fraction`` of the
-    samples at or below it.  Never an interpolation between two samples, so a p99 is always
-    a time that really happened; with fewer than 100 samples the p99 is the largest one."""
-    if not values:
-        raise ValueError("no samples")
-    ordered = sorted(values)
-    rank = max(1, math.ceil(fraction * len(ordered)))
-    return ordered[rank - 1]
 
 
 def spread(values: Sequence[float]) -> Spread:
