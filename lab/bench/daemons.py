@@ -92,10 +92,10 @@ class EventLog:
             self._changed.clear()
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise asyncio.TimeoutError
+                raise TimeoutError
             try:
                 await asyncio.wait_for(self._changed.wait(), remaining)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
 
 
@@ -240,7 +240,7 @@ class LoopbackTable:
                 raise self.failure(f"tarotd {daemon.index} exited with status {process.returncode}")
         try:
             await asyncio.wait_for(asyncio.gather(*self._pumps), EXIT_TIMEOUT)  # up to "disconnected"
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise self.failure("a daemon's API connection stayed open after it exited") from None
 
     def audits(self) -> list[object]:
@@ -341,7 +341,7 @@ class Player:
             raise self.table.failure(f"nothing happened at the table for {DEAL_TIMEOUT:.0f} s")
         try:
             await self.log.first(lambda event: True, len(self.log.events), POLL)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pass
 
     async def _decide(self, state: dict[str, Any]) -> bool:
@@ -370,7 +370,7 @@ class Player:
 
         try:
             seen = [await log.first(wanted, mark, DEAL_TIMEOUT) for log, mark in zip(self.others, marks)]
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise self.table.failure(f"the play of {card} did not reach every seat within {DEAL_TIMEOUT:.0f} s") from None
         self.latencies.append((max(seen) - start) * 1000)
 

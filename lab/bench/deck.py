@@ -28,7 +28,8 @@ import argparse
 import hashlib
 import statistics
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from client.workers import TOOLS
 from protocol.deck import DeckPayload, DeckSetup, PublicDeck, SeatDeck, deal_in_one_process
