@@ -44,7 +44,7 @@ import zmq.asyncio
 
 from protocol.identity import Identity
 from tarotd.discovery import DISCOVERY_PORT, encode_beacon, make_beacon
-from tarotd.lansim import BROADCAST
+from lab.lansim import BROADCAST
 from tarotd.mesh import curve_public_key, curve_secret_key, decode, encode, encode_signed
 
 PEER_PORT = 47400  #: the daemons' peer port on the simulated LAN (tests/lan.py)

@@ -1,4 +1,4 @@
-"""Real ``tarotd`` daemons on a simulated LAN (:class:`tarotd.lansim.Lan`, network
+"""Real ``tarotd`` daemons on a simulated LAN (:class:`lab.lansim.Lan`, network
 namespaces on one bridge), for the LAN tests and the load run: each daemon in a namespace
 of its own, as on its own laptop, listening on :data:`PEER_PORT` there; their logs, a shared
 deadline, their ``status``, and the check that a table's score sheets agree.
@@ -24,7 +24,7 @@ from typing import IO, Any
 import pytest
 
 from client.api import DaemonRefused, DaemonUnavailable, ask
-from tarotd.lansim import Lan, LanError
+from lab.lansim import Lan, LanError
 
 ROOT = Path(__file__).resolve().parent.parent
 PEER_PORT = 47400  #: every daemon listens on 0.0.0.0:PEER_PORT in its own namespace

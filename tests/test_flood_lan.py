@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 from lan import NEEDS_ROOT, ROOT, Daemon, Fleet, check_table, fleet, lan_of
 
-from tarotd.lansim import Lan
+from lab.lansim import Lan
 from tarotd.refusals import LOGGED_EVERY, Cause
 from tests.daemons import resident_kib
 from tests.test_flood import watched

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tarotd.lansim import BROADCAST, Lan, LanError
+from lab.lansim import BROADCAST, Lan, LanError
 
 ROOT = Path(__file__).resolve().parent.parent
 HOSTS = 3

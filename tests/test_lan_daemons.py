@@ -22,7 +22,7 @@ from typing import Any
 from lan import NEEDS_ROOT, ROOT, Daemon, Fleet, check_table, fleet, lan_of, score_sheet
 
 from client.api import DaemonRefused, DaemonUnavailable, ask
-from tarotd.lansim import BROADCAST
+from lab.lansim import BROADCAST
 
 pytestmark = NEEDS_ROOT
 
