@@ -3,7 +3,7 @@ keys sent to the pane play a whole deal, ``capture-pane`` shows the score sheet,
 stops every daemon the script started.  The test reads the screen and answers what it
 shows — it polls for content, it never sleeps blindly.
 
-tmux runs on a server socket of its own (``-L``, :class:`client.tui.tmux.Pane`), so nothing of
+tmux runs on a server socket of its own (``-L``, :class:`lab.tmux.Pane`), so nothing of
 another tmux is touched.
 """
 
@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from daemons import ROOT
 
-from client.tui.tmux import Pane, answer, scored
+from lab.tmux import Pane, answer, scored
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (apt-get install tmux)")
 

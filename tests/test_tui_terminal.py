@@ -25,7 +25,7 @@ from test_tui_summary import result, scored
 
 from client.tui.contrast import THEMES, plain, unreadable
 from client.tui.i18n import Texts
-from client.tui.tmux import Pane
+from lab.tmux import Pane
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (apt-get install tmux)")
 

@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from client.api import ask
-from client.tui.tmux import Pane, answer, scored
+from lab.tmux import Pane, answer, scored
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 WIDTH, HEIGHT = 80, 24
 
 
