@@ -3,7 +3,7 @@
     scripts/soak [--deals 500] [--players 5] [--seed 1]
     scripts/crash-storm [--deals 50] [--players 5] [--seed 1]
 
-Both start a table of bot daemons with static peers (the helpers of ``tests/daemons.py``),
+Both start a table of bot daemons with static peers (``lab/loopback.py``, as the tests do),
 watch it, check every score sheet at the end and print one JSON object of figures; the exit
 status is 0 only if every check passed.  They are scripts rather than tests because they run
 for tens of minutes; the default test suite covers the same paths in miniature.
@@ -24,16 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+from client.api import DaemonRefused, DaemonUnavailable, ask
+from lab.loopback import daemon_argv, free_ports, log_path, resident_kib, scores, spawn
 
-try:
-    from daemons import daemon_argv, free_ports, log_path, resident_kib, scores, spawn
-except ModuleNotFoundError as missing:  # the helpers of tests/daemons.py need the test extras
-    sys.exit(f"{sys.argv[0]}: {missing}: run scripts/test once (it makes .venv with the test extras),"
-             " or pip install -e '.[test]' in the environment TAROT_VENV names")
-
-from client.api import DaemonRefused, DaemonUnavailable, ask  # noqa: E402
 
 @dataclass
 class Table:
