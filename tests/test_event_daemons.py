@@ -81,7 +81,7 @@ def check_event(room: EventRoom, event: str, players: int, rounds: int, deals: i
     assert "is not signed by" in refused.stdout, refused.stdout
     shown = tarot("--home", room.players[0], "--lang", "en", "event", "show")
     assert shown.returncode == 0 and "The event is over." in shown.stdout, shown.stdout + shown.stderr
-    assert f" 1. {top['name']}  {top['total']:+d}   [{top['fingerprint'].split('-')[0]}]" in shown.stdout
+    assert f" 1. {top['name']} {top['total']:+d} [{top['fingerprint'].split('-')[0]}]" in " ".join(shown.stdout.split())
     listed = tarot("--home", room.players[0], "--lang", "fr", "event", "list")
     assert f"{event[:12]}  « Soirée du club »" in listed.stdout and "inscrit" in listed.stdout
     html = room.tmp_path / "event.html"

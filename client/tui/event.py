@@ -34,15 +34,16 @@ def _round_marks(texts: Texts, rounds: list[list[Any]]) -> str:
     """Each round's points, and what the round was when it was not played in full."""
     marks = []
     for points, mark in rounds:
-        text = f"{int(points):+d}"
+        text = f"{int(points):>+5d}"
         if mark != "played":
             text += f" ({available(texts.lang)[mark]})"
         marks.append(text)
     return "  ".join(marks)
 
 
-def _ranking_line(texts: Texts, line: dict[str, Any], ours: bool, compact: bool) -> StyleAndTextTuples:
-    text = f"{'→' if ours else ' '} {line['place']:>2}. {line['name']}  {int(line['total']):+d}"
+def _ranking_line(texts: Texts, line: dict[str, Any], ours: bool, compact: bool, width: int) -> StyleAndTextTuples:
+    """One player's line, its name padded to ``width`` so that the totals make a column."""
+    text = f"{'→' if ours else ' '} {line['place']:>2}. {str(line['name']).ljust(width)} {int(line['total']):>+6d}"
     if not compact:
         text += f"   [{str(line['fingerprint']).split('-')[0]}]   {_round_marks(texts, line.get('rounds', []))}"
     return [("class:seat.you" if ours else "", text), ("", "\n")]
@@ -56,13 +57,14 @@ def _ranking(texts: Texts, event: dict[str, Any], ours: str | None, compact: boo
     if not lines:
         return [*out, ("class:dim", texts("event_ranking_none")), ("", "\n")]
     shown, below = (lines[:COMPACT_RANKING], lines[COMPACT_RANKING:]) if compact else (lines, [])
+    below = [line for line in below if line.get("fingerprint") == ours]
+    width = max(len(str(line["name"])) for line in shown + below)
     for line in shown:
-        out += _ranking_line(texts, line, line.get("fingerprint") == ours, compact)
+        out += _ranking_line(texts, line, line.get("fingerprint") == ours, compact, width)
     if below:
         out.append(("class:dim", "   …\n"))
         for line in below:
-            if line.get("fingerprint") == ours:
-                out += _ranking_line(texts, line, True, compact)
+            out += _ranking_line(texts, line, True, compact, width)
     return out
 
 
