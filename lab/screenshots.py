@@ -6,8 +6,8 @@ that the screens shown can be made again after a change.
 
 ``--event DIR``: an evening instead — the organiser's daemon and eight bots' daemons on
 127.0.0.1 play a small event; the organiser's ``tarot event show`` and a player's client
-during round 2, then the event's HTML page, written to DIR with a picture of it when
-``wkhtmltoimage`` is there.
+during round 2, then the event's HTML page, written to DIR — with pictures of the three
+(``organiser.png``, ``player.png``, ``event.png``) when ``aha`` and ``wkhtmltoimage`` are there.
 """
 
 from __future__ import annotations
@@ -125,6 +125,20 @@ _OVER = "La partie est finie|The game is over|Manche jouée|Round played"
 PLAYERS = ("anne", "bruno", "carla", "denis", "emma", "fabien", "gaëlle", "hugo")
 
 
+def _picture(screen: str, path: Path) -> None:
+    """A terminal's screen (ANSI colours kept) as a picture, through ``aha`` (to HTML) and
+    ``wkhtmltoimage``; nothing when either is missing."""
+    if not (shutil.which("aha") and shutil.which("wkhtmltoimage")):
+        return
+    html = subprocess.run(["aha", "--title", path.stem], input=screen, capture_output=True, text=True, check=True).stdout
+    html = html.replace("<pre>", '<pre style="font-family: DejaVu Sans Mono, monospace; font-size: 13px; line-height: 1.25; '
+                        'background: #fdfdf8; padding: 10px; border: 1px solid #999; display: inline-block">')
+    page = path.with_suffix(".html")
+    page.write_text(html, encoding="utf-8")
+    subprocess.run(["wkhtmltoimage", "--quiet", "--width", "1000", "--quality", "30", str(page), str(path)], check=True)
+    page.unlink()
+
+
 def _in_round_two(organiser: Path, player: Path, event_id: str) -> bool:
     state = _ask(player, "state")
     view = state.get("view") or {}
@@ -153,16 +167,18 @@ def event(lang: str, env: dict[str, str], workdir: Path, out: Path) -> dict[str,
         tarot = f"cd {ROOT} && {sys.executable} -m client.cli --lang {lang}"
         shown = subprocess.run([sys.executable, "-m", "client.cli", "--home", str(organiser), "--lang", lang, "event", "show"],
                                cwd=ROOT, capture_output=True, text=True, env=env, check=True).stdout
+        out.mkdir(parents=True, exist_ok=True)
+        _picture(shown, out / "organiser.png")
         pane = Pane(f"{tarot} --home {homes[2]}", env, 120, 36)
         try:
             pane.wait(lambda s: "│" in s, "carla's table")  # the panel beside it
             pane.keys("Tab", "Tab")  # the log, the sheet, the event
             _until("carla's table of round 2, a few tricks in", lambda: _in_round_two(organiser, homes[2], event_id), 600)
             client = pane.wait(lambda s: not re.search(_OVER, s), "the screen of that table", timeout=30)
+            _picture(pane.coloured(), out / "player.png")
         finally:
             pane.kill()
         _until("the event over", lambda: _ask(organiser, "event", event=event_id)["closed"] == 3, 600)
-        out.mkdir(parents=True, exist_ok=True)
         subprocess.run([sys.executable, "-m", "client.cli", "--home", str(organiser), "--lang", lang, "event", "export",
                         "--html", str(out / "event.html")], cwd=ROOT, env=env, check=True, capture_output=True)
         if shutil.which("wkhtmltoimage"):

@@ -32,6 +32,10 @@ class Pane:
         """The pane's text, each line without its trailing blanks."""
         return "\n".join(line.rstrip() for line in self.tmux("capture-pane", "-p", "-t", "tarot").splitlines())
 
+    def coloured(self) -> str:
+        """The pane's text with its colours, as ANSI escapes (``capture-pane -e``)."""
+        return self.tmux("capture-pane", "-p", "-e", "-t", "tarot")
+
     def keys(self, *keys: str) -> None:
         self.tmux("send-keys", "-t", "tarot", *keys)
 
