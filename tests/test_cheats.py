@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from client.cli import main as tarot
-from client.simulation import CheatRun, run_cheat
 from deck_tables import dealt_table
+from lab.cheats.runs import CheatRun, run_cheat
 from protocol.cards import Card
 from protocol.cheats import CHEATS, Cheater, Peek, points_by_position, try_every_key
 from protocol.deck import Shuffle
