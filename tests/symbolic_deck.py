@@ -203,7 +203,7 @@ class TracedInt(int):
         return TracedInt(int.__neg__(self), -self.expr)
 
     def __mod__(self, modulus: object) -> int:
-        value = int.__mod__(self, modulus)  # type: ignore[operator]
+        value = int.__mod__(self, modulus)  # type: ignore[operator]  # a traced integer modulo any object, as int allows
         return TracedInt(value, self.expr) if modulus == ORDER else value
 
 
@@ -241,7 +241,7 @@ class Challenges(list[int]):
         super().__init__(values)
         self._tracer = tracer
 
-    def __getitem__(self, index):  # type: ignore[no-untyped-def]
+    def __getitem__(self, index):  # type: ignore[no-untyped-def]  # list's overloads, traced
         value = super().__getitem__(index)
         if not isinstance(index, SecretIndex):
             return value

@@ -87,7 +87,7 @@ def test_the_chien_opens_only_when_every_seat_opens_it(players: int) -> None:
         assert len(keys) == players - 1
         assert card_of(mul(invert(scalar_product(keys)), public.final_point(j))) is None
     public.receive(seats[-1].chien_keys())
-    assert public.chien() == tuple(DECK[cards[j]] for j in positions)  # type: ignore[index]
+    assert public.chien() == tuple(DECK[cards[j]] for j in positions)  # type: ignore[index]  # the helper's truth is a mapping of positions to card indices
     assert public.waiting_for() == set()
 
 
@@ -328,9 +328,9 @@ def test_malformed_payloads_raise_wire_errors_only(payload: DeckPayload) -> None
 def test_specific_malformations_are_named() -> None:
     shuffle = next(p for p in _SAMPLES if p.KIND == "shuffle").to_wire()
     with pytest.raises(WireError, match="points must have 78 entries"):
-        payload_from_wire({**shuffle, "points": shuffle["points"][:77]})  # type: ignore[index]
+        payload_from_wire({**shuffle, "points": shuffle["points"][:77]})  # type: ignore[index]  # to_wire is typed a map of objects
     with pytest.raises(WireError, match=r"points\[3\] must be 32 bytes"):
-        payload_from_wire({**shuffle, "points": [*shuffle["points"][:3], "x" * 32, *shuffle["points"][4:]]})  # type: ignore[index]
+        payload_from_wire({**shuffle, "points": [*shuffle["points"][:3], "x" * 32, *shuffle["points"][4:]]})  # type: ignore[index]  # to_wire is typed a map of objects
     with pytest.raises(WireError, match="seat must be an int"):
         payload_from_wire({**shuffle, "seat": True})
     opening = next(p for p in _SAMPLES if p.KIND == "open").to_wire()

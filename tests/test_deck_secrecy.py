@@ -290,7 +290,7 @@ class Coalition:
         """Every byte string published, with the place it is tied to (None: no place)."""
         shuffles = [p for p in payloads if isinstance(p, Shuffle)]
         for payload in [*payloads, *extra]:
-            for field in fields(payload):  # type: ignore[arg-type]
+            for field in fields(payload):  # type: ignore[arg-type]  # payloads and extras are all dataclasses
                 value = getattr(payload, field.name)
                 if isinstance(payload, Shuffle) and field.name == "points":
                     places = self._followed(shuffles[shuffles.index(payload) + 1 :])
@@ -392,7 +392,7 @@ def test_the_public_messages_before_the_reveal_hold_no_secret(players: int) -> N
         for j in range(DECK_SIZE):
             disclosed = layout.owner[j] != seat.seat or Place(False, j) in shown
             assert (seat.secrets.lock_keys[j] in published) == disclosed
-    for k, key in enumerate(seats[taker].secrets.recommit_keys):  # type: ignore[index]
+    for k, key in enumerate(seats[taker].secrets.recommit_keys):  # type: ignore[index]  # the taker, found above, is a seat
         assert (key in published) == (Place(True, k) in shown)
 
 

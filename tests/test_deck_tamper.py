@@ -272,7 +272,7 @@ def test_an_unchecked_lock_tracer_would_read_the_chien_before_the_first_bid(play
     s, lock = tracer.secrets, public.record.payloads[2 * players]
     assert isinstance(lock, Lock)
     if cheat is LockTracerDeck:  # the unlocked points F = b⁻¹·E still sum to a⁻¹·ΣE'
-        before = public.record.payloads[2 * players - 1].points  # type: ignore[union-attr]
+        before = public.record.payloads[2 * players - 1].points  # type: ignore[union-attr]  # the payload before the lock is the last shuffle
         unlocked = [mul(invert(b), e) for b, e in zip(s.lock_keys, lock.locked)]
         assert point_sum(unlocked) == mul(s.blanket_inverse, point_sum(before))
     else:  # plain copies: its own hand decrypts, the targets' cards in it
@@ -559,7 +559,7 @@ class UncommittedKey(SeatDeck):
     """Commits to a seed but works with a blanket key from elsewhere, consistently."""
 
     def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]  # the arguments of SeatDeck, passed through
         committed_seed = self.secrets.seed
         other = derive(b"\x07" * 32, self.setup.table_id, self.setup.deal, self.seat, self.setup.variant)
         self.secrets = replace(other, seed=committed_seed)

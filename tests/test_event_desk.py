@@ -298,7 +298,7 @@ def test_every_member_holds_its_tables_rows_whole_and_can_hand_them_in(tmp_path:
     def no_signatures_to_the_organiser(sender: bytes, outs: list[FrameOut]) -> None:
         post(sender, [(d, f) for d, f in outs if not (d == organiser and f.get("t") == "rowsig")])
 
-    room.post = no_signatures_to_the_organiser  # type: ignore[method-assign]
+    room.post = no_signatures_to_the_organiser  # type: ignore[method-assign]  # the network made to lose the row signatures
     room.play_open_round()
     report = room.organiser.held[event_id].report
     assert report.ok and report.closed == 1

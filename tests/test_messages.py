@@ -123,7 +123,7 @@ def test_map_key_order_does_not_change_the_bytes() -> None:
     one = sample(payload={"a": 1, "b": {"y": 2, "x": 3}})
     two = sample(payload={"b": {"x": 3, "y": 2}, "a": 1})
     assert encode(one) == encode(two)
-    assert list(two.payload) == ["a", "b"]  # type: ignore[arg-type]
+    assert list(two.payload) == ["a", "b"]  # type: ignore[arg-type]  # the payload is the map given
 
 
 def test_payload_is_copied_so_later_changes_cannot_desynchronise_it() -> None:
@@ -240,7 +240,7 @@ def test_duplicate_map_key_is_rejected() -> None:
         (msgpack.packb([msgpack.packb(fields())[:-3], bytes(64)]), "body is not one msgpack value"),
         (frame(fields()[:6]), "a body is a msgpack array"),
         (frame(fields() + [0]), "a body is a msgpack array"),
-        (frame({"version": 1}), "a body is a msgpack array"),  # type: ignore[arg-type]
+        (frame({"version": 1}), "a body is a msgpack array"),  # type: ignore[arg-type]  # a map where the body's array goes, on purpose
         (frame(fields(kind="teleport")), "unknown message kind"),
         (frame(fields(kind=3)), "unknown message kind"),
         (frame(fields(kind="PLAY")), "unknown message kind"),
@@ -290,7 +290,7 @@ def test_invalid_utf8_is_rejected() -> None:
 
 def test_decode_wants_bytes() -> None:
     with pytest.raises(MessageError, match="a frame is bytes, not bytearray"):
-        decode(bytearray(encode(sample())))  # type: ignore[arg-type]
+        decode(bytearray(encode(sample())))  # type: ignore[arg-type]  # not bytes, on purpose
 
 
 @pytest.mark.parametrize(
@@ -309,7 +309,7 @@ def test_decode_wants_bytes() -> None:
 )
 def test_signing_refuses_what_peers_would_reject(payload: object, error: str) -> None:
     with pytest.raises(MessageError, match=re.escape(error)):
-        sign_message(ALICE, TABLE, 7, Kind.PLAY, 2, payload, PREV)  # type: ignore[arg-type]
+        sign_message(ALICE, TABLE, 7, Kind.PLAY, 2, payload, PREV)  # type: ignore[arg-type]  # what peers would reject, on purpose
 
 
 @pytest.mark.parametrize(
@@ -328,7 +328,7 @@ def test_signing_checks_the_envelope(change: dict[str, object], error: str) -> N
     )
     arguments.update(change)
     with pytest.raises(MessageError, match=re.escape(error)):
-        sign_message(**arguments)  # type: ignore[arg-type]
+        sign_message(**arguments)  # type: ignore[arg-type]  # a bad envelope field, on purpose
 
 
 def test_extreme_but_valid_values_round_trip() -> None:

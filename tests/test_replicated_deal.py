@@ -20,6 +20,7 @@ from protocol.layout import CHIEN, deal_layout
 from protocol.machine import Event, SeatMachine
 from protocol.identity import Identity
 from protocol.messages import Kind, decode, encode, sign_message
+from protocol.payloads import PoigneePayload, encode_payload
 from protocol.players import Policy, decide
 from protocol.public import TableSetup
 from protocol.scoring import Camp
@@ -61,9 +62,9 @@ def test_reports_and_running_totals() -> None:
         scores = report["scores"]
         assert isinstance(scores, list) and sum(scores) == 0
         hands = report["hands"]
-        assert isinstance(hands, list) and sum(len(h) for h in hands) + len(report["chien"]) == 78  # type: ignore[arg-type]
+        assert isinstance(hands, list) and sum(len(h) for h in hands) + len(report["chien"]) == 78  # type: ignore[arg-type]  # the report is JSON-shaped
     assert sheet is not None
-    totals = [sum(r["scores"][s] for r in reports) for s in range(5)]  # type: ignore[index]
+    totals = [sum(r["scores"][s] for r in reports) for s in range(5)]  # type: ignore[index]  # the report is JSON-shaped
     assert sheet.totals() == totals
 
 
@@ -248,8 +249,8 @@ def test_a_poignee_names_again_only_the_trumps_its_ecart_showed(monkeypatch: pyt
     taker = machines[1]
     assert taker.game is not None
     hand = [c for c in taker.game.hand(1) if c.is_trump]
-    payload = {"open": taker.secret.open(hand[1:]).to_wire(), "ecart": [hand[0].code, *(c.code for c in taker.game.ecart if c.is_trump)]}
-    forged = sign_message(identities[1], table.table_id, 0, Kind.POIGNEE, 1, payload, taker.transcript.head)  # type: ignore[arg-type]
+    payload = PoigneePayload(taker.secret.open(hand[1:]), (hand[0], *(c for c in taker.game.ecart if c.is_trump)))
+    forged = sign_message(identities[1], table.table_id, 0, Kind.POIGNEE, 1, encode_payload(payload), taker.transcript.head)
     machines[0].receive(decode(encode(forged)))
     verdict = machines[0].public.verdict
     assert verdict is not None and verdict.seat == 1

@@ -272,7 +272,7 @@ def test_a_daemon_hosting_several_seats_sends_and_relays_each_message_once() -> 
         relayed.append([m.digest for m in host.relays])
         return outs
 
-    host._dispatch = counting  # type: ignore[method-assign]
+    host._dispatch = counting  # type: ignore[method-assign]  # a spy around the runner's own dispatch
     run(runners, shuffle_seed=4)
     per_message = Counter(digest for _, digest in frames)
     assert frames and set(per_message.values()) == {2}  # to each of the two other daemons, once
@@ -420,7 +420,7 @@ def stored_journal(runner: TableRunner, path: Path) -> FullDisk:
     store = Store(path)
     store.save_table(TableRecord(runner.table_id, "t", len(runner.ready.members), TableState.PLAYING, 0.0))
     disk = FullDisk(store._db)
-    store._db = disk  # type: ignore[assignment]
+    store._db = disk  # type: ignore[assignment]  # the store's connection behind a disk that fills
     runner.journal = store
     return disk
 

@@ -467,7 +467,7 @@ def test_file_truncated_anywhere_is_rejected() -> None:
 def test_reordered_or_missing_messages_break_the_chain() -> None:
     transcript = small_deal(players=3)
     fields = layers(transcript.to_bytes())
-    chain = list(fields[4])  # type: ignore[call-overload]
+    chain = list(fields[4])  # type: ignore[call-overload]  # the file's fifth field is the list of messages
     swapped = chain[:5] + [chain[6], chain[5]] + chain[7:]  # two sequential shuffle/lock steps
     missing = chain[:4] + chain[5:]
     round_reordered = [chain[1], chain[0]] + chain[2:]  # a concurrent round out of seat order
@@ -482,7 +482,7 @@ def test_file_with_a_forged_or_foreign_message_is_rejected() -> None:
     forged = signed(transcript, 2, Kind.PLAY, signer=PLAYERS[0])
     foreign = signed(transcript, 2, Kind.PLAY, deal=DEAL + 1)
     for message, reason in ((forged, "bad signature"), (foreign, "message for deal 8")):
-        chain = fields[4] + [encode(message)]  # type: ignore[operator]
+        chain = fields[4] + [encode(message)]  # type: ignore[operator]  # the file's fifth field is the list of messages
         where = f"message {len(chain) - 1} (play from seat 2): {reason}"
         with pytest.raises(TranscriptError, match=re.escape(where)):
             Transcript.from_bytes(repack(fields[:4] + [chain, fields[5]]))
@@ -494,6 +494,6 @@ def test_file_with_a_forged_or_foreign_message_is_rejected() -> None:
 def test_non_canonical_file_is_rejected() -> None:
     transcript = small_deal(players=3)
     fields = layers(transcript.to_bytes())
-    duplicated_evidence = fields[:5] + [[fields[4][0]]]  # type: ignore[index]
+    duplicated_evidence = fields[:5] + [[fields[4][0]]]  # type: ignore[index]  # the file's fifth field is the list of messages
     with pytest.raises(TranscriptError, match="canonical"):
         Transcript.from_bytes(repack(duplicated_evidence))
