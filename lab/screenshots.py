@@ -142,7 +142,7 @@ def _picture(screen: str, path: Path) -> None:
 def _in_round_two(organiser: Path, player: Path, event_id: str) -> bool:
     state = _ask(player, "state")
     view = state.get("view") or {}
-    playing = state.get("table") is not None and not state.get("finished") and len(view.get("tricks", ())) >= 1
+    playing = state.get("table") is not None and not state.get("finished") and len(view.get("bids", ())) >= 1
     return bool(playing and _ask(organiser, "event", event=event_id)["open"] == 2)
 
 
@@ -173,7 +173,7 @@ def event(lang: str, env: dict[str, str], workdir: Path, out: Path) -> dict[str,
         try:
             pane.wait(lambda s: "│" in s, "carla's table")  # the panel beside it
             pane.keys("Tab", "Tab")  # the log, the sheet, the event
-            _until("carla's table of round 2, a few tricks in", lambda: _in_round_two(organiser, homes[2], event_id), 600)
+            _until("carla's table of round 2, its bidding begun", lambda: _in_round_two(organiser, homes[2], event_id), 600)
             client = pane.wait(lambda s: not re.search(_OVER, s), "the screen of that table", timeout=30)
             _picture(pane.coloured(), out / "player.png")
         finally:
