@@ -53,7 +53,7 @@ import enum
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Final, TypeAlias, TypeVar
+from typing import Final, TypeAlias, TypedDict, TypeVar, Unpack
 
 import msgpack
 
@@ -363,6 +363,24 @@ class Finding:
         return f"{', '.join(where) or 'event'}{who}: {self.problem}"
 
 
+class _Where(TypedDict, total=False):
+    """Where a fault is placed: the keywords of :class:`Finding`, typed so that ``_fault`` passes them on checked."""
+
+    round: int
+    table: int
+    deal: int
+    seat: int
+    player: bytes | None
+
+
+class _RowPlace(TypedDict):
+    """A row's place, whole: every row fault names it, and may add the seat and player besides."""
+
+    round: int
+    table: int
+    deal: int
+
+
 @dataclass(frozen=True)
 class EventReport:
     findings: tuple[Finding, ...]
@@ -510,8 +528,8 @@ class _Replay:
         except _Malformed as exc:
             self._fault(index, f"malformed {entry.kind.value} entry: {exc}")
 
-    def _fault(self, index: int, problem: str, **where: object) -> None:
-        self.findings.append(Finding(problem, entry=index, **where))  # type: ignore[arg-type]
+    def _fault(self, index: int, problem: str, **where: Unpack[_Where]) -> None:
+        self.findings.append(Finding(problem, entry=index, **where))
 
     def _config(self, index: int, entry: Entry) -> None:
         if entry.kind is not EntryKind.CONFIG:
@@ -637,7 +655,7 @@ class _Replay:
         assert self.config is not None
         row = _row_of(entry.document)
         slot = (row.round, row.table, row.deal)
-        where = {"round": row.round, "table": row.table, "deal": row.deal}
+        where: _RowPlace = {"round": row.round, "table": row.table, "deal": row.deal}
         event_id = _fields(entry.document, 11)[0]
         if not self._ours(index, event_id):
             return
@@ -681,7 +699,7 @@ class _Replay:
     def _signature_faults(self, index: int, entry: Entry, row: EventRow, manifest: Manifest) -> bool:
         assert self.config is not None
         signed = EntryKind.ROW.domain + entry.document
-        where = {"round": row.round, "table": row.table, "deal": row.deal}
+        where: _RowPlace = {"round": row.round, "table": row.table, "deal": row.deal}
         if len(entry.signatures) != len(manifest.keys):
             self._fault(index, f"{len(entry.signatures)} signatures for {len(manifest.keys)} members", **where)
             return True
