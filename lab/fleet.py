@@ -87,7 +87,8 @@ class Table:
         """The end: every daemon exited 0, every sheet identical, every row sums to zero."""
         codes = [p.returncode for p in self.processes]
         sheets = [scores(self.home(i)) for i in range(self.players)]
-        deals: list[dict[str, Any]] = sheets[0]["deals"]  # type: ignore[assignment]
+        deals = sheets[0]["deals"]
+        assert isinstance(deals, list), "a score sheet's deals are a JSON list"
         audits = [d["audit"] if d["audit"] == "ok" else d.get("void", "abandoned") for d in deals]
         return {
             "exit_codes": codes,
