@@ -13,7 +13,7 @@ from dataclasses import replace
 import pytest
 
 from protocol.group import CARD_POINTS, GroupError, add, base_mul, invert, mul, mul_each, point_sum, scalar_from_digest, sub
-from protocol.lock_proof import LockProof, lock, verify_lock
+from protocol.lock_proof import LockProof, LockStep, lock, verify_lock
 from protocol.proofs import Binding, ProofWireError
 from protocol.shuffle_proof import ShuffleProof, prove_shuffle, verify_shuffle
 
@@ -114,7 +114,9 @@ def test_the_wire_form_round_trips_and_refuses_bad_shapes() -> None:
     with pytest.raises(ProofWireError, match="exactly"):
         ShuffleProof.from_wire({**wire, "extra": b""}, 78)
     with pytest.raises(ProofWireError, match="chain must be a list of 78"):
-        ShuffleProof.from_wire({**wire, "chain": wire["chain"][:77]}, 78)  # type: ignore[index]
+        chain = wire["chain"]
+        assert isinstance(chain, list)
+        ShuffleProof.from_wire({**wire, "chain": chain[:77]}, 78)
     with pytest.raises(GroupError, match="not canonical"):
         ShuffleProof.from_wire({**wire, "challenge": b"\xff" * 32}, 78)
     with pytest.raises(GroupError, match="zero"):
@@ -127,7 +129,7 @@ LOCK_BINDING = Binding(b"table", 3, 2, "lock")
 KEYS = tuple(scalar(f"b{j}") for j in range(78))
 
 
-def honest_lock(before: tuple[bytes, ...] = SHUFFLED, keys: tuple[bytes, ...] = KEYS):  # type: ignore[no-untyped-def]
+def honest_lock(before: tuple[bytes, ...] = SHUFFLED, keys: tuple[bytes, ...] = KEYS) -> LockStep:
     return lock(LOCK_BINDING, A_KEY, invert(A_KEY), A_PUBLIC, before, keys, NONCE_KEY)
 
 
@@ -149,7 +151,7 @@ def test_the_lock_proof_holds_for_its_own_statement_only() -> None:
     assert not verify_lock(LOCK_BINDING, A_PUBLIC, SHUFFLED, replace(LOCKED, locked=swapped))
 
 
-def _forged_lock(positions: dict[int, bytes]):  # type: ignore[no-untyped-def]
+def _forged_lock(positions: dict[int, bytes]) -> LockStep:
     """The locked points with some replaced, and the best proof the locker can make: the
     honest one of the true step (it cannot prove a key it does not know)."""
     locked = list(LOCKED.locked)

@@ -78,7 +78,7 @@ def test_the_breakdown_is_the_audit_score_term_by_term_and_adds_up_to_the_row() 
     assert parts == score["unit"] == score_deal(audit.outcome).unit
     assert abs(score["contract_points"]) == (25 + score["difference"]) * score["multiplier"]
     row = list(audit.scores)
-    assert row[deal.taker] == score["taker"] and row.count(score["defender"]) >= 2  # type: ignore[index]
+    assert deal.taker is not None and row[deal.taker] == score["taker"] and row.count(score["defender"]) >= 2
     assert sum(len(h) for h in breakdown["hands"]) + len(breakdown["chien"]) == 78
     assert len(breakdown["tricks"]) == variant(5).tricks
 
