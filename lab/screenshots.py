@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import re
 import shutil
@@ -121,6 +122,8 @@ def game(lang: str, env: dict[str, str], workdir: Path, deals: int = 8) -> dict[
 
 #: The prompt of a table whose deals are all played, in either language.
 _OVER = "La partie est finie|The game is over|Manche jouée|Round played"
+#: The event's ranking beside the table, in either language.
+_RANKING = "Classement|Ranking"
 #: The players of the evening, each a bot's daemon; the client looks over the third's shoulder.
 PLAYERS = ("anne", "bruno", "carla", "denis", "emma", "fabien", "gaëlle", "hugo")
 
@@ -171,10 +174,15 @@ def event(lang: str, env: dict[str, str], workdir: Path, out: Path) -> dict[str,
         _picture(shown, out / "organiser.png")
         pane = Pane(f"{tarot} --home {homes[2]}", env, 120, 36)
         try:
-            pane.wait(lambda s: "│" in s, "carla's table")  # the panel beside it
-            pane.keys("Tab", "Tab")  # the log, the sheet, the event
             _until("carla's table of round 2, its bidding begun", lambda: _in_round_two(organiser, homes[2], event_id), 600)
-            client = pane.wait(lambda s: not re.search(_OVER, s), "the screen of that table", timeout=30)
+            with contextlib.suppress(AssertionError):  # a card or two on the table, if the bidding ends soon
+                _until("a card played", lambda: bool((_ask(homes[2], "state").get("view") or {}).get("current")), 60)
+            for _ in range(3):  # Tab: the log, the sheet, the event
+                if re.search(_RANKING, pane.screen()):
+                    break
+                pane.press("Tab")
+            client = pane.wait(lambda s: re.search(_RANKING, s) and not re.search(_OVER, s), "the event beside the table",
+                               timeout=30)
             _picture(pane.coloured(), out / "player.png")
         finally:
             pane.kill()
