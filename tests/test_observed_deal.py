@@ -7,19 +7,19 @@ import random
 
 import pytest
 
-from protocol.deal import AnnounceChelem, Bid, Deal, Ecart, Phase, Play
+from protocol.deal import Action, AnnounceChelem, Bid, Deal, Ecart, Phase, Play
 from protocol.players import RandomPolicy, decide
 from protocol.rules import RuleError
 from protocol.variants import Contract, variant
 
 
-def follow(referee: Deal, replicas: list[Deal], action: object) -> None:
+def follow(referee: Deal, replicas: list[Deal], action: Action) -> None:
     """Give every replica what its seat learns from ``action``."""
     for seat, replica in enumerate(replicas):
         if isinstance(action, Ecart) and seat != action.seat:
             replica.hidden_ecart(tuple(c for c in action.cards if c.is_trump))
         else:
-            replica.push(action)  # type: ignore[arg-type]
+            replica.push(action)
         if replica.phase is Phase.ECART and replica.chien is None:
             assert referee.chien is not None
             replica.turn_chien(referee.chien)

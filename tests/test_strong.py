@@ -151,7 +151,8 @@ def test_same_view_same_seed_same_choice() -> None:
 
 def test_strong_levels_come_from_the_registry() -> None:
     assert isinstance(make_bot("strong", random.Random(0)), StrongPolicy)
-    assert make_bot("strong:3", random.Random(0)).worlds == 3  # type: ignore[attr-defined]
+    strong = make_bot("strong:3", random.Random(0))
+    assert isinstance(strong, StrongPolicy) and strong.worlds == 3
     for bad in ("strong:0", "strong:x", "strong:"):
         with pytest.raises(ValueError, match="strong:N"):
             make_bot(bad, random.Random(0))
