@@ -89,8 +89,12 @@ def open_event(room: EventRoom, rounds: int, deals: int, movement: str = "random
                       movement=movement, tables=tables)
     event = str(opened["event"])
 
+    def heard(home: Path) -> bool:
+        events = answer(home, "events")
+        return isinstance(events, list) and any(e["event"] == event for e in events)
+
     def heard_everywhere() -> bool:
-        return all(any(e["event"] == event for e in (answer(home, "events") or [])) for home in room.players)  # type: ignore[attr-defined]
+        return all(heard(home) for home in room.players)
 
     room.wait("the event heard by every player's daemon", heard_everywhere, 30)
     for home in room.players:

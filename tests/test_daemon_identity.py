@@ -59,7 +59,9 @@ def test_an_impostor_with_a_members_name_and_address_cannot_act_for_its_seat(tmp
         before = state_of(homes[0])
         seat = before["seats"].index("joueur2")
         real = before["fingerprints"][seat]
-        real_argv = [str(arg) for arg in processes[2].args]  # type: ignore[union-attr]
+        argv = processes[2].args
+        assert isinstance(argv, list), "start_daemons spawns each daemon from an argv list"
+        real_argv = [str(arg) for arg in argv]
         processes[2].send_signal(signal.SIGKILL)
         processes[2].wait()
         # Same name, same address and port, same peers and table — another home, another key.
@@ -89,5 +91,6 @@ def test_an_impostor_with_a_members_name_and_address_cannot_act_for_its_seat(tmp
         raise
     sheets = [scores(home) for home in homes]
     assert sheets[0] == sheets[1] == sheets[2]
-    assert [deal["audit"] for deal in sheets[0]["deals"]] == ["ok"] * deals  # type: ignore[index]
+    rows = sheets[0]["deals"]
+    assert isinstance(rows, list) and [deal["audit"] for deal in rows] == ["ok"] * deals
     assert_no_traceback(tmp_path, 3)

@@ -103,7 +103,8 @@ def with_a_row_changed(data: bytes) -> bytes:
                 continue  # an all-passed deal: nothing to swap
             scores[0], scores[seats[0]] = scores[seats[0]], scores[0]
             entry[1] = msgpack.packb(fields, use_bin_type=True)
-            return msgpack.packb([magic, entries], use_bin_type=True)  # type: ignore[no-any-return]
+            record: bytes = msgpack.packb([magic, entries], use_bin_type=True)
+            return record
     raise AssertionError("no row to change")
 
 

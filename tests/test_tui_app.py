@@ -393,7 +393,9 @@ def test_an_away_member_the_help_and_a_refused_card_against_a_scripted_daemon(tm
                     assert "Help — keys" in d.ui.screen_text() and "p t g s c" in d.ui.screen_text()
                     await d.press("?", "the help closed", lambda m: not m.show_help)
                     # A click on a card plays it (the mouse), and the scripted daemon refuses it.
-                    handler = next(f for f in hand_fragments(d.model, d.ui.click_card) if "4♠" in f[1])[2]  # type: ignore[misc]
+                    card = next(f for f in hand_fragments(d.model, d.ui.click_card) if "4♠" in f[1])
+                    assert len(card) == 3, "a card the player can click has its handler"
+                    handler = card[2]
                     handler(MouseEvent(Point(0, 0), MouseEventType.MOUSE_UP, MouseButton.LEFT, frozenset()))
                     await d.until(lambda m: m.message.startswith("Refused: scripted daemon: play refused"), "the refusal shown")
         finally:
