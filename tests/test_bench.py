@@ -127,11 +127,11 @@ def test_deal_times_run_from_the_first_score_of_the_deal_before() -> None:
     # Two seats, three deals; the second seat's client connected after deal 0's hand.
     first = Log([(0.0, "hand"), (1.0, "score"), (1.3, "hand"), (3.0, "score"), (3.2, "hand"), (4.0, "score")])
     second = Log([(1.1, "score"), (1.5, "hand"), (2.5, "score"), (3.4, "hand"), (4.5, "score")])
-    deck, whole = deal_times([first, second], 3)  # type: ignore[list-item]
+    deck, whole = deal_times([first, second], 3)
     assert deck == pytest.approx([500.0, 900.0])  # 1.0 → 1.5, 2.5 → 3.4
     assert whole == pytest.approx([2000.0, 2000.0])  # 1.0 → 3.0, 2.5 → 4.5
     with pytest.raises(BenchError, match="expected 4 deals"):
-        deal_times([first, second], 4)  # type: ignore[list-item]
+        deal_times([first, second], 4)
 
 
 def test_a_daemon_that_cannot_start_is_a_clear_error() -> None:

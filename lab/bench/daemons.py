@@ -43,7 +43,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Protocol
 
 from client.api import DaemonClient, DaemonUnavailable
 from lab.bench.deck import BENCH_SEED
@@ -281,7 +281,13 @@ class BotDeals:
     daemon_rss_mb: list[float]  #: each daemon's peak
 
 
-def deal_times(logs: Sequence[EventLog], deals: int) -> tuple[list[float], list[float]]:
+class Timed(Protocol):
+    """What :func:`deal_times` reads of a seat's log: the arrival times of one kind of event."""
+
+    def times(self, kind: str) -> list[float]: ...
+
+
+def deal_times(logs: Sequence[Timed], deals: int) -> tuple[list[float], list[float]]:
     """For deals 1 … ``deals`` − 1: from the first ``score`` of the deal before to the last
     ``hand`` (the deck), and to the last ``score`` (the whole deal), in milliseconds."""
     scores = [log.times("score") for log in logs]
