@@ -9,7 +9,6 @@ from pathlib import Path
 from client.cli import SubParsers, UsageError
 from client.simulation import Cheat, simulate
 from protocol.bots import BOTS
-from protocol.cheats import CHEATS
 
 
 def register(subparsers: SubParsers) -> None:
@@ -28,6 +27,8 @@ def register(subparsers: SubParsers) -> None:
         metavar="LIST",
         help=f"bot level per seat, comma-separated, repeated around the table ({', '.join(BOTS)})",
     )
+    from lab.cheats.attacks import CHEATS  # the cheat lab's kinds, for --cheat's help
+
     parser.add_argument("--cheat", metavar="SEAT:KIND", help=f"one seat cheats ({', '.join(sorted(CHEATS))})")
     parser.add_argument("--transcripts", type=Path, metavar="DIR", help="save each deal's transcript there")
     parser.add_argument(
@@ -62,6 +63,8 @@ def parse_bots(text: str, players: int) -> list[str]:
 def parse_cheat(text: str | None, players: int) -> Cheat | None:
     if text is None:
         return None
+    from lab.cheats.attacks import CHEATS
+
     seat, _, kind = text.partition(":")
     if not seat.isdigit() or int(seat) >= players:
         raise UsageError(f"--cheat: SEAT is a seat number 0..{players - 1}, as in 2:revoke")

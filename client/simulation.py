@@ -18,10 +18,10 @@ from collections import Counter, deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from protocol.bots import make_bot
 from protocol.cards import codes
-from protocol.cheats import Addressed, Cheater, cheat_machine
 from protocol.identity import Identity
 from protocol.machine import SeatMachine
 from protocol.manifest import SignedManifest, sign_manifest
@@ -31,6 +31,9 @@ from protocol.public import TableSetup
 from protocol.scoring import ScoreSheet
 from protocol.audit import Audits
 from protocol.transcript import proof_file
+
+if TYPE_CHECKING:  # the lab's, loaded only by a table with a cheater (_cheater)
+    from lab.cheats.attacks import Addressed, Cheater
 
 #: Rounds of "nobody can move" after which the simulator plays the timeout of a real table.
 STALLS_BEFORE_GIVING_UP = 4
@@ -61,6 +64,22 @@ def sim_table(players: int, seed: int) -> tuple[TableSetup, list[Identity]]:
     return table, identities
 
 
+def _attack(kind: str) -> type[SeatMachine]:
+    """The seat machine of attack ``kind``: the lab's, imported by a table with a cheater only."""
+    from lab.cheats.attacks import cheat_machine
+
+    return cheat_machine(kind)
+
+
+def _cheater(machine: SeatMachine, cheat: Cheat | None) -> Cheater | None:
+    """``machine`` as the attack it runs, if it is the cheat's seat; None for an honest seat."""
+    if cheat is None or machine.seat != cheat.seat:
+        return None
+    from lab.cheats.attacks import Cheater
+
+    return machine if isinstance(machine, Cheater) else None
+
+
 def play_one_deal(
     table: TableSetup,
     identities: Sequence[Identity],
@@ -78,22 +97,23 @@ def play_one_deal(
 
     Each message goes to every seat but the one that sent it (its author, or a seat that
     relays it).  A cheating seat may also hand the network frames for some seats only, or raw
-    bytes (:meth:`~protocol.cheats.Cheater.take_addressed`); ``earlier`` are its messages of
+    bytes (:meth:`~lab.cheats.attacks.Cheater.take_addressed`); ``earlier`` are its messages of
     the deal before (for a replay).  ``watch`` sees each machine after it took a message or
     acted; ``refused`` counts, by sending seat, the frames that changed nothing anywhere — what
     a transport can pin on the peer that sent them, signed or not."""
     machines: list[SeatMachine] = []
     audits = Audits()  # the deck replayed once, not once a seat
     for seat in range(table.players):
-        factory = cheat_machine(cheat.kind) if cheat is not None and cheat.seat == seat else SeatMachine
+        factory = _attack(cheat.kind) if cheat is not None and cheat.seat == seat else SeatMachine
         deck_seed = _derive(seed, "deck", deal_number, seat)
         machine = factory(table, deal_number, dealer, seat, identities[seat], deck_seed)
         machine.audits = audits
-        if isinstance(machine, Cheater):
-            machine.earlier = tuple(earlier)
+        cheater = _cheater(machine, cheat)
+        if cheater is not None:
+            cheater.earlier = tuple(earlier)
         machines.append(machine)
     policies = [make_bot(bots[s % len(bots)], random.Random(_derive(seed, "bot", deal_number, s))) for s in range(table.players)]
-    network = _Network(machines, watch, refused)
+    network = _Network(machines, watch, refused, cheat)
     for machine in machines:
         network.send(machine, machine.start())
     answering = [m for m in machines if cheat is None or m.seat != cheat.seat]
@@ -124,9 +144,14 @@ class _Network:
     """The simulator's network: a queue of (sender, frame, recipients), delivered in order."""
 
     def __init__(
-        self, machines: Sequence[SeatMachine], watch: Callable[[SeatMachine], None] | None, refused: Counter[int] | None
+        self,
+        machines: Sequence[SeatMachine],
+        watch: Callable[[SeatMachine], None] | None,
+        refused: Counter[int] | None,
+        cheat: Cheat | None,
     ) -> None:
         self.machines = machines
+        self.cheat = cheat
         self.watch = watch
         self.refused = refused if refused is not None else Counter()
         self.queue: deque[tuple[int, bytes, frozenset[int] | None]] = deque()
@@ -134,8 +159,9 @@ class _Network:
     def send(self, sender: SeatMachine, messages: Sequence[Message]) -> None:
         """Queue what ``sender`` sends, and any frames it addresses itself."""
         frames: list[Addressed] = [(None, encode(message)) for message in messages]
-        if isinstance(sender, Cheater):
-            frames += sender.take_addressed()
+        cheater = _cheater(sender, self.cheat)
+        if cheater is not None:
+            frames += cheater.take_addressed()
         self.queue.extend((sender.seat, frame, to) for to, frame in frames)
         if self.watch is not None:
             self.watch(sender)
@@ -220,7 +246,8 @@ def simulate(
         report = deal_report(witness, number, (time.perf_counter() - started) * 1000)
         if cheat is not None:
             cheater = machines[cheat.seat]
-            attempted = isinstance(cheater, Cheater) and cheater.attempted
+            attack = _cheater(cheater, cheat)
+            attempted = attack is not None and attack.attempted
             report["cheat"] = {"seat": cheat.seat, "kind": cheat.kind, "attempted": attempted}
             report["refused"] = {str(seat): count for seat, count in sorted(refused.items())}
             earlier = [m for m in cheater.transcript.messages if m.seat == cheat.seat]

@@ -1,14 +1,17 @@
 """The lab: what measures, attacks and exercises the product, apart from the product.
 
 ``protocol/``, ``tarotd/`` and ``client/`` are what a player installs and runs; ``lab/`` holds
-the tools that measure them (``lab/bench/``, ``tarot bench``), a LAN of network namespaces to
-run them on (``lab/lansim.py``, ``scripts/lan-sim``), real daemons on 127.0.0.1 for long runs
-and tests (``lab/loopback.py``, ``lab/fleet.py``: ``scripts/soak``, ``scripts/crash-storm``),
-and the terminal client driven in tmux for its screenshots (``lab/tmux.py``,
-``lab/screenshots.py``).  It is installed and type-checked like the rest (pyproject.toml).
+the tools that measure them (``lab/bench/``, ``tarot bench``), the cheat lab's attacks and
+their runs (``lab/cheats/``: ``scripts/cheat-lab``, ``tarot sim --cheat``, ``tarotd --cheat``),
+a LAN of network namespaces to run them on (``lab/lansim.py``, ``scripts/lan-sim``), real
+daemons on 127.0.0.1 for long runs and tests (``lab/loopback.py``, ``lab/fleet.py``:
+``scripts/soak``, ``scripts/crash-storm``), and the terminal client driven in tmux for its
+screenshots (``lab/tmux.py``, ``lab/screenshots.py``).  It is installed and type-checked like
+the rest (pyproject.toml).
 
 The dependency goes one way: the lab imports the product, the product never imports the lab at
 module level (``tests/test_layers.py``), so that what a player runs does not depend on the lab.
-Where a product command starts a lab tool — ``tarot bench`` — the lab is imported by the code
-that needs it: ``client/cli.py`` loads each subcommand's module by name as it builds its parser.
+Where a product command starts a lab tool — ``tarot bench``, a ``--cheat`` — the lab is
+imported by the code that needs it: ``client/cli.py`` loads each subcommand's module by name as
+it builds its parser, a seat's machine is the attack's only at a table with a cheater.
 """

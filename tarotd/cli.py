@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import Final, NoReturn
 
 from protocol.bots import BOTS
-from protocol.cheats import CHEATS
 from protocol.group import use_scheduler
 from protocol.identity import is_valid_public_key
 from protocol.manifest import SilenceCost
@@ -103,6 +102,8 @@ def build_parser(prog: str = "tarotd") -> argparse.ArgumentParser:
                              "penalty (the 100-point row of a proven deviation); every member signs it")
     parser.add_argument("--faults", type=fault_plan, default=None, metavar="SPEC",
                         help="inject transport faults, for tests and soaks: drop=P,duplicate=P,reorder=P,delay=MS,seed=N")
+    from lab.cheats.attacks import CHEATS  # the cheat lab's kinds, for --cheat's choices
+
     parser.add_argument("--cheat", choices=sorted(CHEATS), default=None, metavar="KIND",
                         help="the cheat lab: this daemon's own seat runs this attack (honest peers must name it)")
     parser.add_argument("--log-level", default="info", choices=("debug", "info", "warning"))

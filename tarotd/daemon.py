@@ -142,7 +142,7 @@ class Options:
     autoplay: float | None = None  #: with no client connected, a bot decides for the player after this
     max_tables: int = 4  #: tables played at once; more are refused, with a logged reason
     faults: FaultPlan | None = None  #: transport faults injected, for tests and soaks
-    cheat: str | None = None  #: the cheat lab: this daemon's own seat runs this attack (tarotd/cheating.py)
+    cheat: str | None = None  #: the cheat lab: this daemon's own seat runs this attack (lab/cheats/daemon.py)
     curve: bool = True  #: ZeroMQ CURVE encryption between members, keys derived from the identities (off: --no-curve)
     silence: SilenceCost = SilenceCost.NOTHING  #: what a seat timed out before the reveal costs (``--silence``)
     #: Tests only (``tarotd --deal-seed``, refused without ``TAROT_TESTING=1``): the seeds of

@@ -39,7 +39,6 @@ import msgpack
 
 from protocol.audit import Audits, DealAudit
 from protocol.bots import make_bot
-from protocol.cheats import Cheater
 from protocol.deal import Action
 from protocol.identity import Identity
 from protocol.machine import Event, SeatMachine
@@ -53,7 +52,6 @@ from protocol.scoring import ScoreSheet
 from protocol.transcript import proof_file
 from protocol.verdict import Fault, Verdict
 from protocol.view import SeatView
-from tarotd import cheating
 from tarotd.ahead import FileAhead
 from tarotd.lobby import ReadyTable
 from tarotd.store import DealState
@@ -134,7 +132,7 @@ class TableRunner:
     journal: Journal
     deals_wanted: int | None = None
     deal_number: int = 0
-    cheat: str | None = None  #: ``tarotd --cheat``: the daemon's own seat runs this attack (tarotd/cheating.py)
+    cheat: str | None = None  #: ``tarotd --cheat``: the daemon's own seat runs this attack (lab/cheats/daemon.py)
     proofs: FileAhead | None = None  #: where (home/proofs) an honest seat that names a cheater writes the proof file
     deal_seed: int | None = None  #: ``tarotd --deal-seed``, tests only: the hosted seats' seeds derived from it
     machines: dict[int, SeatMachine] = field(default_factory=dict)
@@ -207,9 +205,9 @@ class TableRunner:
         for seat in self.hosted_seats:
             seed = self.journal.seed(self.table_id, self.deal_number, seat) or self._new_seed(seat)
             self.journal.save_seed(self.table_id, self.deal_number, seat, seed)
-            factory = cheating.machine_class(self.cheat, self.ready, self.daemon_key, seat)
+            factory = self._machine_class(seat)
             machine = factory(self.ready.setup, self.deal_number, self.dealer, seat, self._identity(seat), seed)
-            cheating.arm(machine, lambda: self.journal.messages(self.table_id, self.deal_number - 1))
+            self._arm(machine)
             machine.trusted_seats, machine.audits = self._trusted, self._audits
             self.machines[seat] = machine
         for machine in list(self.machines.values()):
@@ -390,6 +388,36 @@ class TableRunner:
         from our seeds — unless a seat of ours cheats (the lab), when every step is replayed."""
         return frozenset() if self.cheat is not None else frozenset(self.hosted_seats)
 
+    # --- The cheat lab: only a daemon started with --cheat loads it ------------------
+
+    def _machine_class(self, seat: int) -> type[SeatMachine]:
+        """The honest machine, but for our own seat's attack when this daemon cheats."""
+        if self.cheat is None:
+            return SeatMachine
+        from lab.cheats.daemon import machine_class
+
+        return machine_class(self.cheat, self.ready, self.daemon_key, seat)
+
+    def _arm(self, machine: SeatMachine) -> None:
+        if self.cheat is not None:
+            from lab.cheats.daemon import arm
+
+            arm(machine, lambda: self.journal.messages(self.table_id, self.deal_number - 1))
+
+    def _addressed_by_cheaters(self) -> list[WireOut]:
+        if self.cheat is None:
+            return []
+        from lab.cheats.daemon import addressed
+
+        return addressed(list(self.machines.values()), self.ready, self.daemon_key)
+
+    def _cheats(self, machine: SeatMachine) -> bool:
+        if self.cheat is None:
+            return False
+        from lab.cheats.attacks import Cheater
+
+        return isinstance(machine, Cheater)
+
     def _identity(self, seat: int) -> Identity:
         return self.identities[self.ready.members[seat].key]
 
@@ -422,7 +450,7 @@ class TableRunner:
         if signed_here:
             self.journal.sync()
         self._take_events()
-        return outs + cheating.addressed(list(self.machines.values()), self.ready, self.daemon_key)
+        return outs + self._addressed_by_cheaters()
 
     def _take_events(self) -> None:
         for seat, machine in self.machines.items():
@@ -439,7 +467,7 @@ class TableRunner:
         referee = audit.referee
         result = deal_result(self.deal_number, self.dealer, audit)
         named = result["audit"]
-        if audit.verdict is not None and isinstance(named, dict) and self.proofs is not None and not isinstance(witness, Cheater):
+        if audit.verdict is not None and isinstance(named, dict) and self.proofs is not None and not self._cheats(witness):
             # Relative to the home, so that every honest daemon's sheet holds the same row.
             path = self._write_proof(self.proofs, witness, audit.verdict)
             named["proof"] = f"{self.proofs.directory.name}/{path.name}"
@@ -514,7 +542,7 @@ class TableRunner:
             seed = self.journal.seed(self.table_id, self.deal_number, seat)
             if seed is None:  # killed before this seat's seed was written: it never committed
                 return earlier + self.start_deal()
-            factory = cheating.machine_class(self.cheat, self.ready, self.daemon_key, seat)
+            factory = self._machine_class(seat)
             machine, resend = factory.resume(
                 self.ready.setup, self.deal_number, self.dealer, seat, self._identity(seat), seed, stored
             )

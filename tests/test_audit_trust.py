@@ -15,7 +15,7 @@ from client.simulation import Cheat, play_one_deal, sim_table
 from deck_tables import commit_round, dealt_table, fresh_table, lock_rounds, plain, reveal_all, turn_chien
 from protocol.audit import Audits, DealAudit, audit_public
 from protocol.audit_deck import DeckAudit, audit_deck
-from protocol.cheats import BadLockDeck, BadShuffleDeck, TracerDeck
+from lab.cheats.attacks import BadLockDeck, BadShuffleDeck, TracerDeck
 from protocol.deck import Lock, Open, Opening, PublicDeck, SeatDeck, Shuffle, deal_in_one_process
 from protocol.group import MULTS
 from protocol.machine import SeatMachine

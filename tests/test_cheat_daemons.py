@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from daemons import ROOT, daemon_argv, free_ports, kill_all, log_path, scores, spawn, wait_all
 
-from protocol.cheats import CHEATS
+from lab.cheats.attacks import CHEATS
 
 PLAYERS = 3
 CHEATER = 1  #: the index of the daemon started with --cheat

@@ -1,4 +1,4 @@
-"""The cheat lab through ``tarot sim``: every attack of :mod:`protocol.cheats` is caught, the
+"""The cheat lab through ``tarot sim``: every attack of :mod:`lab.cheats.attacks` is caught, the
 cheating seat alone is named by every honest seat, each honest seat's proof file audits to that
 verdict offline, and the cheater learns no card it was not allowed to see.  An attack on the
 deck is refused at the step that carries it, before any later step is signed; taken unchecked,
@@ -18,7 +18,7 @@ from client.cli import main as tarot
 from deck_tables import dealt_table
 from lab.cheats.runs import CheatRun, run_cheat
 from protocol.cards import Card
-from protocol.cheats import CHEATS, Cheater, Peek, points_by_position, try_every_key
+from lab.cheats.attacks import CHEATS, Cheater, Peek, points_by_position, try_every_key
 from protocol.deck import Shuffle
 from protocol.group import card_of, invert, mul, scalar_product
 from protocol.machine import Event, SeatMachine

@@ -9,7 +9,7 @@ import pytest
 
 from client.simulation import Cheat, play_one_deal, sim_table
 from protocol.audit import audit_transcript, signed_offence
-from protocol.cheats import WithholdReveal
+from lab.cheats.attacks import WithholdReveal
 from protocol.machine import MAX_EARLY_PER_SEAT, SeatMachine
 from protocol.manifest import sign_manifest
 from protocol.messages import Kind, encode, sign_message

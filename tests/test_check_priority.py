@@ -28,7 +28,7 @@ import protocol.group as group
 import tarotd.cli
 from client.workers import TOOLS
 from deck_tables import commit_round, fresh_table, lock_rounds
-from protocol.cheats import BadShuffleDeck
+from lab.cheats.attacks import BadShuffleDeck
 from protocol.deck import Lock, PublicDeck, Shuffle
 from protocol.group import CARD_POINTS, GENERATOR, in_background, mul_batches
 from protocol.verdict import VerdictError

@@ -4,7 +4,7 @@ Each cheater is a SeatDeck that bends one step; the honest seats run the unmodif
 A shuffle or lock that deviates is refused by its proof at the step that carries it, before
 anything is dealt, and a wrong key when it comes; what no live check can see without the
 secrets (an écart re-commitment, a blanket key not from the seed) the audit of the revealed
-seeds names.  The attacks of the cheat lab (:mod:`protocol.cheats`) are run here step by step,
+seeds names.  The attacks of the cheat lab (:mod:`lab.cheats.attacks`) are run here step by step,
 and shown to pay when their step is taken unchecked: that is what the proofs prevent.
 """
 
@@ -18,7 +18,7 @@ import pytest
 from deck_tables import dealt_table, fresh_table, lock_rounds, plain, reveal_all, seed_for, truth, turn_chien
 from protocol.audit_deck import audit_deck
 from protocol.cards import DECK, Card, card
-from protocol.cheats import TRACED, BadKeyDeck, BadLockDeck, HalfFixLockTracerDeck, LockTracerDeck, TracerDeck
+from lab.cheats.attacks import TRACED, BadKeyDeck, BadLockDeck, HalfFixLockTracerDeck, LockTracerDeck, TracerDeck
 from protocol.deck import (
     ChienKeys,
     DeckPhase,

@@ -20,11 +20,20 @@ PRODUCT = ("protocol", "tarotd", "client")
 
 
 def _at_import(node: ast.AST) -> Iterator[ast.AST]:
-    """The nodes run when the module is imported: all but the bodies of functions."""
+    """The nodes run when the module is imported: all but the bodies of functions and of
+    ``if TYPE_CHECKING:`` (which only the type checker reads)."""
     for child in ast.iter_child_nodes(node):
-        if not isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
-            yield child
-            yield from _at_import(child)
+        if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            continue
+        if _type_checking(child):
+            continue
+        yield child
+        yield from _at_import(child)
+
+
+def _type_checking(node: ast.AST) -> bool:
+    test = node.test if isinstance(node, ast.If) else None
+    return isinstance(test, ast.Name) and test.id == "TYPE_CHECKING"
 
 
 def _imported_at_import(path: Path) -> set[str]:
@@ -51,7 +60,7 @@ def test_the_walk_sees_a_top_level_import_and_not_one_inside_a_function(tmp_path
     module = tmp_path / "module.py"
     module.write_text("import lab.tmux\n\ndef later():\n    import lab.bench\n")
     assert _imported_at_import(module) == {"lab"}
-    module.write_text("def later():\n    from lab import tmux\n")
+    module.write_text("def later():\n    from lab import tmux\nif TYPE_CHECKING:\n    import lab\n")
     assert _imported_at_import(module) == set()
 
 

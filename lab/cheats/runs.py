@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from client.simulation import Cheat, play_one_deal, sim_manifest, sim_table
 from protocol.audit import audit_transcript
-from protocol.cheats import CHEATS, Cheater
+from lab.cheats.attacks import CHEATS, Cheater
 from protocol.machine import SeatMachine
 from protocol.manifest import SignedManifest
 from protocol.messages import Message

@@ -1,9 +1,9 @@
 """``tarotd --cheat KIND``: the daemon's own seat runs an attack of the cheat lab.
 
-The attack itself is the seat machine of :mod:`protocol.cheats`, the same one ``tarot sim
+The attack itself is the seat machine of :mod:`lab.cheats.attacks`, the same one ``tarot sim
 --cheat`` runs; this module is what a daemon adds around it, the transport:
 
-* the frames the cheater addresses itself (:meth:`~protocol.cheats.Cheater.take_addressed`)
+* the frames the cheater addresses itself (:meth:`~lab.cheats.attacks.Cheater.take_addressed`)
   go through the mesh to the daemons of the seats they are for, exactly as they are — so an
   equivocation really sends different bytes to different peers, a flood really sends junk,
   and a replay re-sends bytes of the deal before;
@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from protocol.cheats import Cheater, cheat_machine
+from lab.cheats.attacks import Cheater, cheat_machine
 from protocol.machine import SeatMachine
 from protocol.messages import Message
 from tarotd.lobby import ReadyTable
