@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
+from functools import cached_property
 from pathlib import Path
 
 import msgpack
@@ -30,9 +31,11 @@ class SlowLinks(Mesh):
     slow: dict[bytes, bytes] = {}  #: our key → the key of the daemon our link to is slow
     held: list[bytes] = []  #: the keys of the daemons that held a coin back
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        self._queue: deque[tuple[bytes, str, bytes]] = deque()
+    @cached_property
+    def _queue(self) -> deque[tuple[bytes, str, bytes]]:
+        """What this daemon holds back on its slow link, in order: made on first use, so that
+        ``Mesh.__init__`` is inherited as it is."""
+        return deque()
 
     def send(self, peer_key: bytes, channel: str, body: bytes) -> int:
         if peer_key != self.slow.get(self._identity.public_key):
