@@ -115,11 +115,12 @@ class Fleet:
         None while it does not answer.  In-process rather than a ``tarot`` subprocess: a deal
         at three takes a second or two, polling must be quicker than that."""
 
-        async def ask_briefly() -> Any:
-            return await asyncio.wait_for(ask(daemon.home, "status"), timeout=5)
+        async def ask_briefly() -> dict[str, Any]:
+            status: dict[str, Any] = await asyncio.wait_for(ask(daemon.home, "status"), timeout=5)
+            return status
 
         try:
-            return asyncio.run(ask_briefly())  # type: ignore[no-any-return]
+            return asyncio.run(ask_briefly())
         except (DaemonUnavailable, DaemonRefused, OSError, TimeoutError):
             return None
 
@@ -157,7 +158,8 @@ def score_sheet(daemon: Daemon) -> dict[str, Any]:
         [sys.executable, "-m", "client.cli", "--home", str(daemon.home), "scores", "--json"],
         cwd=ROOT, capture_output=True, check=True, timeout=30,
     )
-    return json.loads(out.stdout)  # type: ignore[no-any-return]
+    sheet: dict[str, Any] = json.loads(out.stdout)
+    return sheet
 
 
 def check_table(group: Fleet, daemons: list[Daemon], deals: int) -> dict[str, Any]:

@@ -74,7 +74,8 @@ def stop_flood(flooder: subprocess.Popen[str]) -> dict[str, Any]:
     flooder.terminate()
     out, err = flooder.communicate(timeout=60)
     assert flooder.returncode == 0, err
-    return json.loads(out.splitlines()[-1])  # type: ignore[no-any-return]
+    report: dict[str, Any] = json.loads(out.splitlines()[-1])
+    return report
 
 
 def table_started(group: Fleet, daemons: list[Daemon], victim: Daemon) -> dict[str, Any]:

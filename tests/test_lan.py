@@ -15,6 +15,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -42,8 +43,9 @@ def discovery(lan: Lan, i: int, *args: str) -> subprocess.Popen[str]:
     return lan.run(i, argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
 
 
-def reports(process: subprocess.Popen[str]) -> list[dict[str, object]]:
-    """The JSON lines the diagnostic printed, once it has finished."""
+def reports(process: subprocess.Popen[str]) -> list[dict[str, Any]]:
+    """The JSON lines the diagnostic printed, once it has finished (JSON: their values Any, as
+    ``lan.Fleet.status`` gives them)."""
     out, err = process.communicate(timeout=20)
     assert process.returncode == 0, err
     return [json.loads(line) for line in out.splitlines()]
@@ -79,7 +81,7 @@ def test_every_host_discovers_the_others_by_broadcast(lan: Lan) -> None:
         # Each peer's address is where its datagrams came from, on the simulated LAN.
         assert {peer["host"] for peer in peers} == {lan.ip(j) for j in range(HOSTS) if j != i}
         final = lines[-1]
-        assert final["final"] is True and final["stats"]["malformed"] == 0  # type: ignore[index]
+        assert final["final"] is True and final["stats"]["malformed"] == 0
 
 
 def test_a_pulled_cable_expires_the_host_and_plugging_it_back_brings_it_back(lan: Lan) -> None:
@@ -94,7 +96,7 @@ def test_a_pulled_cable_expires_the_host_and_plugging_it_back_brings_it_back(lan
         lan.link_up(2)
     # The views up to a second before the end: after that, hosts stop and say goodbye.
     histories = [
-        [names(report) for report in reports(process) if float(report["elapsed"]) < listen - 1]  # type: ignore[arg-type]
+        [names(report) for report in reports(process) if float(report["elapsed"]) < listen - 1]
         for process in processes
     ]
     for i in (0, 1):

@@ -33,9 +33,8 @@ async def pair(kind: int = zmq.DEALER) -> AsyncIterator[tuple[LoopSocket, LoopSo
     sockets: list[LoopSocket] = []
     try:
         for socket_kind in (kind, zmq.DEALER):
-            # pyzmq's stubs tie socket_class to the context's own socket class
             sock: zmq.Socket[Any] = context.socket(
-                socket_kind, socket_class=zmq.Socket  # type: ignore[arg-type]
+                socket_kind, socket_class=zmq.Socket  # type: ignore[arg-type]  # pyzmq's stubs want the context's class
             )
             sock.setsockopt(zmq.LINGER, 0)
             sockets.append(LoopSocket(sock))
