@@ -16,7 +16,8 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -67,9 +68,9 @@ def test_the_work_and_the_slices_it_hands_on_run_at_the_lowest_priority(monkeypa
     seen: list[tuple[str, int]] = []
     first_invalid = group._first_invalid
 
-    def spy(points: object, offset: int) -> int | None:
+    def spy(points: Sequence[object], offset: int) -> int | None:
         seen.append((threading.current_thread().name, niceness()))
-        return first_invalid(points, offset)  # type: ignore[arg-type]
+        return first_invalid(points, offset)
 
     monkeypatch.setattr(group, "_first_invalid", spy)
     points = list(CARD_POINTS)
@@ -117,11 +118,12 @@ def _chain(own_seat: int | None) -> list[tuple[str, int]]:
     seats, driver = fresh_table(5, salt=6)
     observer = PublicDeck(driver.setup, own_seat)
     with pytest.MonkeyPatch.context() as patch:
-        def spy(work: object) -> object:
-            step = work.args[0]  # type: ignore[attr-defined]
+        def spy(work: Callable[[], object]) -> object:
+            assert isinstance(work, partial), "the deck hands on its check of a step bound to it"
+            step = work.args[0]
             assert isinstance(step, (Shuffle, Lock))
             background.append((step.KIND, step.seat))
-            return in_background(work)  # type: ignore[arg-type]
+            return in_background(work)
 
         patch.setattr(deck_module, "in_background", spy)
         lock_rounds(seats, driver, observer)
@@ -141,12 +143,12 @@ def test_a_late_copy_of_a_background_check_finds_what_the_first_found_and_change
     """What a copy starved in the background does when it finishes after the caller did the
     check again and the deck moved on: it must check the step against the points that step
     was computed from, not the deck's latest."""
-    done: list[tuple[object, object]] = []
+    done: list[tuple[Callable[[], object], object]] = []
     seats, driver = fresh_table(5, salt=7)
     observer = PublicDeck(driver.setup, own_seat=2)
     with pytest.MonkeyPatch.context() as patch:
-        def first_copy(work: object) -> object:
-            result = work()  # type: ignore[operator]
+        def first_copy(work: Callable[[], object]) -> object:
+            result = work()
             done.append((work, result))
             return result
 
@@ -155,7 +157,7 @@ def test_a_late_copy_of_a_background_check_finds_what_the_first_found_and_change
     points = observer.current_points()
     assert len(done) == 7
     for work, result in done:
-        assert work() == result  # type: ignore[operator]
+        assert work() == result
     assert observer.current_points() == points == driver.current_points()
 
 
