@@ -92,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
         "audits_ok": sum(1 for r in reports if r["audit"] == "ok"),
         "void": sum(1 for r in reports if r["contract"] is None),
         "totals": totals,
-        "median_ms": sorted(float(r["ms"]) for r in reports)[len(reports) // 2],  # type: ignore[arg-type]
+        "median_ms": sorted(_ms(r) for r in reports)[len(reports) // 2],
     }
     if args.json:
         print(json.dumps(summary))
@@ -101,8 +101,16 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _ms(report: dict[str, object]) -> float:
+    ms = report["ms"]
+    assert isinstance(ms, float), "simulation.deal_report rounds the deal's time to a float"
+    return ms
+
+
 def _line(report: dict[str, object]) -> str:
-    scores = " ".join(f"{s:+d}" for s in report["scores"])  # type: ignore[attr-defined]
+    row = report["scores"]
+    assert isinstance(row, list), "simulation.deal_report lists the deal's row"
+    scores = " ".join(f"{s:+d}" for s in row)
     audit = report["audit"] if report["audit"] == "ok" else f"TRICHE : {report['audit']}"
     if report["contract"] is None:
         return f"donne {report['deal']}: nulle ({report['void'] or 'abandonnée'}) — audit {audit}"
