@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import os
 import re
 import shutil
@@ -142,11 +141,11 @@ def _picture(screen: str, path: Path) -> None:
     page.unlink()
 
 
-def _in_round_two(organiser: Path, player: Path, event_id: str) -> bool:
-    state = _ask(player, "state")
-    view = state.get("view") or {}
-    playing = state.get("table") is not None and not state.get("finished") and len(view.get("bids", ())) >= 1
-    return bool(playing and _ask(organiser, "event", event=event_id)["open"] == 2)
+def _cards_on_table(organiser: Path, player: Path, event_id: str) -> bool:
+    """The player's table of round 2 or later has cards on it (a round of deals all passed
+    shows none: the next round's then)."""
+    view = _ask(player, "state").get("view") or {}
+    return bool(view.get("current")) and (_ask(organiser, "event", event=event_id)["open"] or 0) >= 2
 
 
 def event(lang: str, env: dict[str, str], workdir: Path, out: Path) -> dict[str, str]:
@@ -174,9 +173,7 @@ def event(lang: str, env: dict[str, str], workdir: Path, out: Path) -> dict[str,
         _picture(shown, out / "organiser.png")
         pane = Pane(f"{tarot} --home {homes[2]}", env, 120, 36)
         try:
-            _until("carla's table of round 2, its bidding begun", lambda: _in_round_two(organiser, homes[2], event_id), 600)
-            with contextlib.suppress(AssertionError):  # a card or two on the table, if the bidding ends soon
-                _until("a card played", lambda: bool((_ask(homes[2], "state").get("view") or {}).get("current")), 60)
+            _until("cards on carla's table, round 2 or later", lambda: _cards_on_table(organiser, homes[2], event_id), 900)
             for _ in range(3):  # Tab: the log, the sheet, the event
                 if re.search(_RANKING, pane.screen()):
                     break

@@ -63,7 +63,7 @@ def test_the_screen_says_where_to_sit_and_the_ranking() -> None:
                          {"place": 2, "name": "Bo", "fingerprint": "cd", "total": -40, "rounds": [[-40, "abandoned"]]}]}
     lines = screen(event, "en", ours="cd")
     assert "You sit at table 1 of round 2, with Bo, Cy, Ana, Di" in lines
-    assert "Round 2 is being played: 2 score rows awaited" in lines and "  table 1: deals 1, 2 to come" in lines
+    assert "Round 2 is being played — score rows awaited: 2" in lines and "  table 1: deals 1, 2 to come" in lines
     assert "Round 1 (random):" in lines and "  table 1: Ana, Bo, Cy, Di" in lines  # the table plan
     assert "2 registered: Ana, Bo" in lines
     words = [" ".join(line.split()) for line in lines]  # the columns' padding aside

@@ -554,6 +554,9 @@ def test_the_event_panel_says_what_the_event_waits_for_in_both_languages() -> No
                                       for line in _event_summary()["ranking"]])
     beside = " ".join(fragment_list_to_text(event_fragments(m, compact=True)).split())  # beside a wide table
     assert "→ 8. hugo -260" in beside and " … " in beside and "7. gilles" not in beside and "6. fanny" in beside
+    m.status, m.event = {"fingerprint": "0000-0000"}, _event_summary()  # anne, first: the six leaders, then "…"
+    beside = " ".join(fragment_list_to_text(event_fragments(m, compact=True)).split())
+    assert "→ 1. anne +300" in beside and "6. fanny" in beside and beside.endswith("…") and "8. hugo" not in beside
     assert "[7777]" not in beside  # the leaders and our own line, their totals only
     m.update({**_playing_state(), "view": None, "decision": None, "finished": True})  # the round's table done
     assert "Round played: your daemon will seat you at the next round" in fragment_list_to_text(prompt_fragments(m))

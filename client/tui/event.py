@@ -61,10 +61,10 @@ def _ranking(texts: Texts, event: dict[str, Any], ours: str | None, compact: boo
     width = max(len(str(line["name"])) for line in shown + below)
     for line in shown:
         out += _ranking_line(texts, line, line.get("fingerprint") == ours, compact, width)
-    if below:
+    if len(lines) > len(shown):  # more players below
         out.append(("class:dim", "   …\n"))
-        for line in below:
-            out += _ranking_line(texts, line, True, compact, width)
+    for line in below:
+        out += _ranking_line(texts, line, True, compact, width)
     return out
 
 
