@@ -52,7 +52,9 @@ class DaemonClient:
     async def connect(self) -> None:
         path = socket_path(self.home)
         try:
-            self._reader, self._writer = await asyncio.open_unix_connection(str(path), limit=1 << 20)
+            self._reader, self._writer = await asyncio.open_unix_connection(
+                str(path), limit=1 << 20
+            )
         except (FileNotFoundError, ConnectionRefusedError) as error:
             raise DaemonUnavailable(
                 f"no daemon is running with the home {self.home} ({error.strerror}). "
@@ -77,7 +79,9 @@ class DaemonClient:
         future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
         self._waiting[self._next_id] = future
         try:
-            self._writer.write(json.dumps({"id": self._next_id, "op": op, **params}).encode() + b"\n")
+            self._writer.write(
+                json.dumps({"id": self._next_id, "op": op, **params}).encode() + b"\n"
+            )
             await self._writer.drain()
         except OSError:  # the daemon went away while we were writing
             self._waiting.pop(self._next_id, None)
@@ -100,7 +104,9 @@ class DaemonClient:
                     await self._events.put(message)
                 elif isinstance(message.get("id"), int) and message["id"] in self._waiting:
                     self._waiting.pop(message["id"]).set_result(cast(Reply, message))
-                elif "id" not in message and message.get("ok") is False:  # turned away, and told why
+                elif (
+                    "id" not in message and message.get("ok") is False
+                ):  # turned away, and told why
                     self._refusal = str(message.get("error", "the daemon refused the connection"))
         except (OSError, ValueError):
             pass  # a broken connection, or not the daemon at the other end: as if it closed
@@ -121,6 +127,8 @@ async def ask(home: Path, op: str, *, timeout: float = 10.0, **params: Any) -> A
         await asyncio.wait_for(client.connect(), timeout)
         return await asyncio.wait_for(client.request(op, **params), timeout)
     except TimeoutError:
-        raise DaemonUnavailable(f"the daemon with the home {home} did not answer within {timeout:.0f} s") from None
+        raise DaemonUnavailable(
+            f"the daemon with the home {home} did not answer within {timeout:.0f} s"
+        ) from None
     finally:
         await client.close()

@@ -41,9 +41,15 @@ def run(args: argparse.Namespace) -> int:
         data = args.file.read_bytes()
         if is_event_file(data):  # an event's record (tarot event export --record)
             return audit_event(data)
-        stated, transcript, manifest = read_proof_file(data) if is_proof_file(data) else (None, Transcript.from_bytes(data), None)
+        stated, transcript, manifest = (
+            read_proof_file(data)
+            if is_proof_file(data)
+            else (None, Transcript.from_bytes(data), None)
+        )
         table, dealer, audit = audit_transcript(transcript, manifest)
-    except ManifestError as error:  # a proof file's transcript against the manifest its members signed
+    except (
+        ManifestError
+    ) as error:  # a proof file's transcript against the manifest its members signed
         print(f"proof: DOES NOT HOLD — {error}")
         return 2
     except (OSError, TranscriptError, ValueError) as error:
@@ -54,25 +60,39 @@ def run(args: argparse.Namespace) -> int:
     if stated is None:
         return 0 if audit.ok else 1
     found = audit.verdict
-    if found is None or (found.seat, found.step, found.reason) != (stated.seat, stated.step, stated.reason):
-        print(f"proof: DOES NOT HOLD — the file states {stated}, the audit gives {found or 'no verdict'}")
+    if found is None or (found.seat, found.step, found.reason) != (
+        stated.seat,
+        stated.step,
+        stated.reason,
+    ):
+        print(
+            f"proof: DOES NOT HOLD — the file states {stated}, the audit gives "
+            f"{found or 'no verdict'}"
+        )
         return 2
     if found.fault is Fault.SILENCE:
         reporters = ", ".join(str(seat) for seat in audit.reporters(table.players))
-        print(f"proof: unproven — the record is the file's and gives the silence it states, but a silence is reported "
-              f"silent by seats {reporters}, their word: nothing the silent seat signed proves a deviation")
+        print(
+            "proof: unproven — the record is the file's and gives the silence it states, but a "
+            "silence is reported "
+            f"silent by seats {reporters}, their word: nothing the silent seat signed proves a "
+            "deviation"
+        )
         return 1
     print("proof: holds — the audit gives the verdict the file states")
     return 1
 
 
-def report(table: TableSetup, transcript: Transcript, dealer: int, audit: DealAudit, *, signed: bool) -> list[str]:
+def report(
+    table: TableSetup, transcript: Transcript, dealer: int, audit: DealAudit, *, signed: bool
+) -> list[str]:
     """What ``tarot audit`` prints; ``signed``: the names and rules come from the manifest
     every member signed (a proof file), not from the transcript's unsigned labels."""
     lines = [
         f"table {table.table_id.hex()}, deal {transcript.deal}, dealer seat {dealer}, "
         f"{len(transcript.messages)} signed messages, chain and signatures ok",
-        f"names and rules: {'as every member signed them in the manifest' if signed else 'unsigned (a transcript file carries no manifest)'}; "
+        "names and rules: "
+        f"{'as every member signed them in the manifest' if signed else 'unsigned (a transcript file carries no manifest)'}; "
         f"silence before the reveal costs {table.silence.value}",
     ]
     for seat, (name, key) in enumerate(zip(table.names, table.members)):
@@ -86,7 +106,10 @@ def report(table: TableSetup, transcript: Transcript, dealer: int, audit: DealAu
         lines.append(f"void deal: {referee.void_reason}")
     lines.append("scores: " + " ".join(f"{s:+d}" for s in audit.scores))
     for penalty in audit.penalties:
-        lines.append(f"penalty: {RENONCE_PENALTY} points against seat {penalty.seat} ({penalty.step}: {penalty.reason})")
+        lines.append(
+            f"penalty: {RENONCE_PENALTY} points against seat {penalty.seat} ({penalty.step}: "
+            f"{penalty.reason})"
+        )
     verdict = audit.verdict
     if verdict is None:
         lines.append("audit: ok")
@@ -96,8 +119,11 @@ def report(table: TableSetup, transcript: Transcript, dealer: int, audit: DealAu
             who = f"seat {verdict.seat} ({table.names[verdict.seat]} [{fingerprint(table.members[verdict.seat])}])"
         if verdict.fault is Fault.SILENCE:
             reporters = ", ".join(str(seat) for seat in audit.reporters(table.players))
-            lines.append(f"audit: SILENT — {who}, step {verdict.step}: {verdict.reason} — unproven: reported silent by "
-                         f"seats {reporters} (their word, not a message of its own: no deviation is proven)")
+            lines.append(
+                f"audit: SILENT — {who}, step {verdict.step}: {verdict.reason} — unproven: "
+                "reported silent by "
+                f"seats {reporters} (their word, not a message of its own: no deviation is proven)"
+            )
         else:
             lines.append(f"audit: CHEAT — {who}, step {verdict.step}: {verdict.reason}")
         for evidence in verdict.evidence:

@@ -72,7 +72,9 @@ def _one_line(message: str) -> str:
 def _home(text: str) -> Path:
     """``--home``: not empty, which would be the current directory, whatever it is."""
     if not text:
-        raise argparse.ArgumentTypeError("empty: give the daemon's home directory, as it was given to tarotd")
+        raise argparse.ArgumentTypeError(
+            "empty: give the daemon's home directory, as it was given to tarotd"
+        )
     return Path(text)
 
 
@@ -82,10 +84,17 @@ def build_parser() -> ArgumentParser:
         description="French Tarot on the LAN, with no trusted dealer: the client and its tools.",
     )
     parser.add_argument(
-        "--home", type=_home, default=None, metavar="DIR", help="the daemon's home directory (default: $XDG_DATA_HOME/tarot)"
+        "--home",
+        type=_home,
+        default=None,
+        metavar="DIR",
+        help="the daemon's home directory (default: $XDG_DATA_HOME/tarot)",
     )
     parser.add_argument(
-        "--lang", choices=("fr", "en"), default=None, help="the client's language (default: from LC_ALL, LC_MESSAGES or LANG)"
+        "--lang",
+        choices=("fr", "en"),
+        default=None,
+        help="the client's language (default: from LC_ALL, LC_MESSAGES or LANG)",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for _name, module_name in SUBCOMMANDS:
@@ -108,8 +117,12 @@ def main(argv: list[str] | None = None) -> int:
         # ``tarot`` alone opens the terminal client: the command a player types most.
         args.command, run = DEFAULT_COMMAND[0], importlib.import_module(DEFAULT_COMMAND[1]).run
     if run is None:
-        commands = ", ".join(name for name, module in SUBCOMMANDS if importlib.util.find_spec(module))
-        print(f"{PROG}: error: choose a command: {commands} (tarot --help for more)", file=sys.stderr)
+        commands = ", ".join(
+            name for name, module in SUBCOMMANDS if importlib.util.find_spec(module)
+        )
+        print(
+            f"{PROG}: error: choose a command: {commands} (tarot --help for more)", file=sys.stderr
+        )
         return 2
     use_scheduler(TOOLS)  # the tools that deal or audit here use the cores
     try:

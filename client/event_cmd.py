@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from prompt_toolkit.formatted_text import fragment_list_to_text
+
 from client.api import DaemonRefused, DaemonUnavailable, ask, default_home
 from client.cli import SubParsers, UsageError
 from client.tui.event import event_line, event_screen
@@ -30,54 +31,95 @@ from protocol.identity import fingerprint
 
 MOVEMENTS = ("fft", "random", "best")
 WATCH_EVERY = 1.0  #: seconds between two looks of ``show --watch``
-CLEAR = "\x1b[H\x1b[2J"  #: the cursor home and the screen cleared, for ``show --watch`` on a terminal
+CLEAR = (
+    "\x1b[H\x1b[2J"  #: the cursor home and the screen cleared, for ``show --watch`` on a terminal
+)
 
 
 def register(subparsers: SubParsers) -> None:
     parser = subparsers.add_parser(
-        "event", help="club nights and tournaments: open, join, follow an event",
-        description="The organiser opens an event on their daemon; the players' daemons see it on the LAN or by "
-        "--peer and register; once the organiser starts it, every daemon seats its player round by round, by the "
-        "event's movement, and plays the round's deals there. Every row is signed by its table: tarot audit FILE "
-        "checks an exported record offline.")
+        "event",
+        help="club nights and tournaments: open, join, follow an event",
+        description="The organiser opens an event on their daemon; the players' daemons see it on "
+        "the LAN or by "
+        "--peer and register; once the organiser starts it, every daemon seats its player round "
+        "by round, by the "
+        "event's movement, and plays the round's deals there. Every row is signed by its table: "
+        "tarot audit FILE "
+        "checks an exported record offline.",
+    )
     commands = parser.add_subparsers(dest="event_command", metavar="ACTION", required=True)
-    opening = commands.add_parser("open", help="open an event on this daemon: you are its organiser")
+    opening = commands.add_parser(
+        "open", help="open an event on this daemon: you are its organiser"
+    )
     opening.add_argument("name")
-    opening.add_argument("--format", choices=sorted(FFT_FORMATS), default=None,
-                         help="the FFT's free-deal formats, rounds x deals (default 6x4)")
+    opening.add_argument(
+        "--format",
+        choices=sorted(FFT_FORMATS),
+        default=None,
+        help="the FFT's free-deal formats, rounds x deals (default 6x4)",
+    )
     opening.add_argument("--rounds", type=int, default=None)
     opening.add_argument("--deals", type=int, default=None, help="deals per round")
-    opening.add_argument("--tables", type=int, choices=(4, 5), default=4, help="the table size preferred")
+    opening.add_argument(
+        "--tables", type=int, choices=(4, 5), default=4, help="the table size preferred"
+    )
     opening.add_argument("--movement", choices=MOVEMENTS, default="fft")
     opening.set_defaults(run=run_open)
-    commands.add_parser("list", help="the events this daemon sees or takes part in").set_defaults(run=run_list)
-    for action, text in (("join", "register your player with an event"), ("start", "the organiser: seat round 1"),
-                         ("show", "the players, each round's tables, where to sit, the ranking"),
-                         ("close", "the organiser: close the round now, the rows still awaited declared lost")):
+    commands.add_parser("list", help="the events this daemon sees or takes part in").set_defaults(
+        run=run_list
+    )
+    for action, text in (
+        ("join", "register your player with an event"),
+        ("start", "the organiser: seat round 1"),
+        ("show", "the players, each round's tables, where to sit, the ranking"),
+        ("close", "the organiser: close the round now, the rows still awaited declared lost"),
+    ):
         sub = commands.add_parser(action, help=text)
-        sub.add_argument("event", nargs="?", default="", help="the event's id, or its first digits (default: the only one)")
+        sub.add_argument(
+            "event",
+            nargs="?",
+            default="",
+            help="the event's id, or its first digits (default: the only one)",
+        )
         sub.add_argument("--json", action="store_true")
         if action == "show":
-            sub.add_argument("--watch", action="store_true", help="show it again at every change (rows, rounds) until Ctrl-C")
+            sub.add_argument(
+                "--watch",
+                action="store_true",
+                help="show it again at every change (rows, rounds) until Ctrl-C",
+            )
         sub.set_defaults(run=run_action)
-    withdraw = commands.add_parser("withdraw", help="the organiser: leave a player's place empty from the next round")
-    withdraw.add_argument("player", help="the player's name, or the first digits of its fingerprint")
+    withdraw = commands.add_parser(
+        "withdraw", help="the organiser: leave a player's place empty from the next round"
+    )
+    withdraw.add_argument(
+        "player", help="the player's name, or the first digits of its fingerprint"
+    )
     withdraw.add_argument("event", nargs="?", default="")
     withdraw.add_argument("--json", action="store_true")
     withdraw.set_defaults(run=run_action)
-    substitute = commands.add_parser("substitute", help="the organiser: a newcomer registered takes a player's place "
-                                     "from the next round")
-    substitute.add_argument("newcomer", help="the newcomer's name, or the first digits of its fingerprint")
+    substitute = commands.add_parser(
+        "substitute",
+        help="the organiser: a newcomer registered takes a player's place from the next round",
+    )
+    substitute.add_argument(
+        "newcomer", help="the newcomer's name, or the first digits of its fingerprint"
+    )
     substitute.add_argument("player", help="the player whose place it takes")
     substitute.add_argument("event", nargs="?", default="")
     substitute.add_argument("--json", action="store_true")
     substitute.set_defaults(run=run_action)
-    export = commands.add_parser("export", help="the ranking as CSV, the event as an HTML page, or its signed record")
+    export = commands.add_parser(
+        "export", help="the ranking as CSV, the event as an HTML page, or its signed record"
+    )
     export.add_argument("event", nargs="?", default="")
     kinds = export.add_mutually_exclusive_group(required=True)
     kinds.add_argument("--csv", type=Path, metavar="FILE")
     kinds.add_argument("--html", type=Path, metavar="FILE")
-    kinds.add_argument("--record", type=Path, metavar="FILE", help="the signed record, for tarot audit FILE")
+    kinds.add_argument(
+        "--record", type=Path, metavar="FILE", help="the signed record, for tarot audit FILE"
+    )
     export.set_defaults(run=run_export)
 
 
@@ -95,14 +137,22 @@ def run_open(args: argparse.Namespace) -> int:
         raise UsageError("give --format, or --rounds and --deals, not both")
     if args.format is None and (args.rounds is None) != (args.deals is None):
         raise UsageError("--rounds and --deals go together")
-    shape: dict[str, Any] = ({"rounds": args.rounds, "deals": args.deals} if args.rounds is not None
-                             else {"format": args.format or "6x4"})
+    shape: dict[str, Any] = (
+        {"rounds": args.rounds, "deals": args.deals}
+        if args.rounds is not None
+        else {"format": args.format or "6x4"}
+    )
     try:
-        opened = _ask(args, "event-open", name=args.name, tables=args.tables, movement=args.movement, **shape)
+        opened = _ask(
+            args, "event-open", name=args.name, tables=args.tables, movement=args.movement, **shape
+        )
     except (DaemonUnavailable, DaemonRefused) as error:
         return _fails(error)
-    print(f"event {opened['event'][:12]} « {opened['name']} »: {opened['rounds']} rounds of {opened['deals']} deals — "
-          "the players register with tarot event join; then tarot event start")
+    print(
+        f"event {opened['event'][:12]} « {opened['name']} »: {opened['rounds']} rounds of "
+        f"{opened['deals']} deals — "
+        "the players register with tarot event join; then tarot event start"
+    )
     return 0
 
 
@@ -115,13 +165,22 @@ def run_list(args: argparse.Namespace) -> int:
     if not events:
         print(texts("event_none_heard"))
     for event in events:
-        print(f"{event['event'][:12]}  {event_line(texts, event, unregistered='event_not_registered_cli')}")
+        print(
+            f"{event['event'][:12]}  "
+            f"{event_line(texts, event, unregistered='event_not_registered_cli')}"
+        )
     return 0
 
 
 def run_action(args: argparse.Namespace) -> int:
-    op = {"join": "event-join", "start": "event-start", "show": "event", "close": "event-close",
-          "withdraw": "event-withdraw", "substitute": "event-substitute"}[args.event_command]
+    op = {
+        "join": "event-join",
+        "start": "event-start",
+        "show": "event",
+        "close": "event-close",
+        "withdraw": "event-withdraw",
+        "substitute": "event-substitute",
+    }[args.event_command]
     params = {name: getattr(args, name) for name in ("player", "newcomer") if hasattr(args, name)}
     if getattr(args, "watch", False):
         return watch(args)
@@ -152,7 +211,9 @@ def _our_fingerprint(args: argparse.Namespace) -> str | None:
         status = _ask(args, "status")
     except (DaemonUnavailable, DaemonRefused):
         return None
-    return str(status["fingerprint"]) if isinstance(status, dict) and "fingerprint" in status else None
+    return (
+        str(status["fingerprint"]) if isinstance(status, dict) and "fingerprint" in status else None
+    )
 
 
 def watch(args: argparse.Namespace) -> int:
@@ -168,7 +229,9 @@ def watch(args: argparse.Namespace) -> int:
                 return _fails(error)
             if event["entries"] != shown:
                 shown = event["entries"]
-                print(CLEAR if clear else "", *screen(event, _lang(args), ours), sep="\n", flush=True)
+                print(
+                    CLEAR if clear else "", *screen(event, _lang(args), ours), sep="\n", flush=True
+                )
             time.sleep(WATCH_EVERY)
     except KeyboardInterrupt:
         return 0
@@ -177,7 +240,11 @@ def watch(args: argparse.Namespace) -> int:
 def screen(event: dict[str, Any], lang: str, ours: str | None = None) -> list[str]:
     """The organiser's or a player's screen, from the daemon's ``event`` answer: the client's
     event panel with every round's table plan, in ``lang``."""
-    return fragment_list_to_text(event_screen(Texts(lang), event, ours, plans=True)).rstrip("\n").splitlines()
+    return (
+        fragment_list_to_text(event_screen(Texts(lang), event, ours, plans=True))
+        .rstrip("\n")
+        .splitlines()
+    )
 
 
 def run_export(args: argparse.Namespace) -> int:
@@ -194,7 +261,10 @@ def run_export(args: argparse.Namespace) -> int:
         else:
             report = verify_event(read_event(data))
             path = args.csv or args.html
-            path.write_text(ranking_csv(report, labels) if args.csv else event_html(report, labels), encoding="utf-8")
+            path.write_text(
+                ranking_csv(report, labels) if args.csv else event_html(report, labels),
+                encoding="utf-8",
+            )
     except OSError as error:
         return _fails(error)
     print(f"wrote {path}")
@@ -225,15 +295,28 @@ def audit_lines(report: EventReport, entries: int) -> list[str]:
     if config is None:
         return [f"FAULT: {finding}" for finding in report.findings]
     rows = sum(len(rows) for rows in report.results.values())
-    lines = [f"event {config.event_id.hex()} « {config.name} », organiser [{fingerprint(config.organiser)}]: "
-             f"{entries} entries, {len(report.names)} players, {report.closed} of {config.rounds} rounds closed, "
-             f"{rows} rows signed by their tables"]
+    lines = [
+        f"event {config.event_id.hex()} « {config.name} », organiser "
+        f"[{fingerprint(config.organiser)}]: "
+        f"{entries} entries, {len(report.names)} players, {report.closed} of {config.rounds} "
+        "rounds closed, "
+        f"{rows} rows signed by their tables"
+    ]
     lines += [f"FAULT: {finding}" for finding in report.findings]
-    lines.append("the record holds: every signature, plan, row and ranking checks" if report.ok
-                 else f"the record DOES NOT HOLD: {len(report.findings)} faults")
+    lines.append(
+        "the record holds: every signature, plan, row and ranking checks"
+        if report.ok
+        else f"the record DOES NOT HOLD: {len(report.findings)} faults"
+    )
     ranked = report.standings or report.live
     if not ranked:  # no round opened yet
-        lines.append("registered: " + ", ".join(f"{name} [{fingerprint(key)}]" for key, name in report.names.items()))
+        lines.append(
+            "registered: "
+            + ", ".join(f"{name} [{fingerprint(key)}]" for key, name in report.names.items())
+        )
     for line in ranked:
-        lines.append(f"  {line.place:>3}. {report.names.get(line.player, '?')} [{fingerprint(line.player)}] {line.total:+d}")
+        lines.append(
+            f"  {line.place:>3}. {report.names.get(line.player, '?')} "
+            f"[{fingerprint(line.player)}] {line.total:+d}"
+        )
     return lines

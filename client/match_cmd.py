@@ -29,8 +29,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from client.percentile import percentile
 from client.cli import SubParsers, UsageError
+from client.percentile import percentile
 from client.sim_cmd import _positive  # the same --deals as tarot sim's
 from protocol.bots import BOTS, make_bot
 from protocol.cards import Card
@@ -48,20 +48,32 @@ def register(subparsers: SubParsers) -> None:
     parser = subparsers.add_parser(
         "match",
         help="a duplicate match between two bot levels",
-        description="Play each deal once per seat with LEVEL in that seat and AGAINST in the others, "
+        description="Play each deal once per seat with LEVEL in that seat and AGAINST in the "
+        "others, "
         "and compare the mean score per deal of both levels in the same seats (95% confidence "
         "interval), the takers' success, the bids taken and the decision times.  Deterministic for "
         "a seed.  A level is one of the bots (" + ", ".join(BOTS) + "); strong:N thinks over N "
         "sampled deals instead of the default.",
     )
     parser.add_argument("level", metavar="LEVEL", help="the level under test (e.g. strong)")
-    parser.add_argument("against", metavar="AGAINST", nargs="?", default="basic", help="the other level (default: basic)")
+    parser.add_argument(
+        "against",
+        metavar="AGAINST",
+        nargs="?",
+        default="basic",
+        help="the other level (default: basic)",
+    )
     parser.add_argument("--players", type=int, choices=(3, 4, 5), default=4)
     parser.add_argument("--deals", type=_positive, default=100, metavar="N")
     parser.add_argument("--seed", type=int, default=0, metavar="S")
     parser.add_argument("--json", action="store_true", help="the result as one JSON object")
-    parser.add_argument("--jobs", type=_positive, default=1, metavar="J",
-                        help="spread the deals over J processes (the same result but for the times)")
+    parser.add_argument(
+        "--jobs",
+        type=_positive,
+        default=1,
+        metavar="J",
+        help="spread the deals over J processes (the same result but for the times)",
+    )
     parser.add_argument("--progress", action="store_true", help="a line on stderr every 50 deals")
     parser.set_defaults(run=run)
 
@@ -148,7 +160,11 @@ class LevelRecord:
 def _mean_ci(values: Sequence[float]) -> dict[str, float]:
     mean = statistics.fmean(values)
     half = Z95 * statistics.stdev(values) / math.sqrt(len(values)) if len(values) > 1 else math.inf
-    return {"value": round(mean, 2), "ci95_low": round(mean - half, 2), "ci95_high": round(mean + half, 2)}
+    return {
+        "value": round(mean, 2),
+        "ci95_low": round(mean - half, 2),
+        "ci95_high": round(mean + half, 2),
+    }
 
 
 def _derive(seed: int, *labels: object) -> int:
@@ -156,8 +172,14 @@ def _derive(seed: int, *labels: object) -> int:
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
 
 
-def play_rotation(players: int, seed: int, number: int, seat: int, levels: tuple[str, str],
-                  records: tuple[LevelRecord, LevelRecord]) -> list[int]:
+def play_rotation(
+    players: int,
+    seed: int,
+    number: int,
+    seat: int,
+    levels: tuple[str, str],
+    records: tuple[LevelRecord, LevelRecord],
+) -> list[int]:
     """Deal ``number`` with ``levels[0]`` in ``seat`` and ``levels[1]`` elsewhere: the score row."""
     v = variant(players)
     policies: list[Policy] = []
@@ -175,8 +197,9 @@ def play_rotation(players: int, seed: int, number: int, seat: int, levels: tuple
     return score_row(score_deal(outcome), players, deal.taker, deal.partner)
 
 
-def play_deal_rotations(players: int, seed: int, number: int, levels: tuple[str, str]
-                        ) -> tuple[list[list[int]], tuple[LevelRecord, LevelRecord]]:
+def play_deal_rotations(
+    players: int, seed: int, number: int, levels: tuple[str, str]
+) -> tuple[list[list[int]], tuple[LevelRecord, LevelRecord]]:
     """Deal ``number`` once for each seat of the level under test: the score rows, by that seat,
     and what each level did in them (its scores not yet counted)."""
     records = (LevelRecord(), LevelRecord())
@@ -184,12 +207,20 @@ def play_deal_rotations(players: int, seed: int, number: int, levels: tuple[str,
     return rows, records
 
 
-def _rotations_of(job: tuple[int, int, int, tuple[str, str]]) -> tuple[list[list[int]], tuple[LevelRecord, LevelRecord]]:
+def _rotations_of(
+    job: tuple[int, int, int, tuple[str, str]],
+) -> tuple[list[list[int]], tuple[LevelRecord, LevelRecord]]:
     return play_deal_rotations(*job)
 
 
-def match(players: int, deals: int, seed: int, levels: tuple[str, str],
-          progress: Callable[[int], None] | None = None, jobs: int = 1) -> dict[str, Any]:
+def match(
+    players: int,
+    deals: int,
+    seed: int,
+    levels: tuple[str, str],
+    progress: Callable[[int], None] | None = None,
+    jobs: int = 1,
+) -> dict[str, Any]:
     """Play the duplicate match; the result as a JSON-ready object.  With ``jobs`` above one the
     deals are spread over as many processes — each deal is its own draw, so the result is the
     same but for the decision times (which then share the cores)."""
@@ -199,14 +230,18 @@ def match(players: int, deals: int, seed: int, levels: tuple[str, str],
     with contextlib.ExitStack() as stack:
         if jobs > 1:
             pool = stack.enter_context(multiprocessing.get_context("fork").Pool(jobs))
-            played: Iterable[tuple[list[list[int]], tuple[LevelRecord, LevelRecord]]] = pool.imap(_rotations_of, work)
+            played: Iterable[tuple[list[list[int]], tuple[LevelRecord, LevelRecord]]] = pool.imap(
+                _rotations_of, work
+            )
         else:
             played = map(_rotations_of, work)
         for number, (rows, deal_records) in enumerate(played):
             for record, dealt in zip(records, deal_records):
                 record.absorb(dealt)
             tested = statistics.fmean(rows[k][k] for k in range(players))
-            other = statistics.fmean(rows[j][k] for k in range(players) for j in range(players) if j != k)
+            other = statistics.fmean(
+                rows[j][k] for k in range(players) for j in range(players) if j != k
+            )
             records[0].scores.append(tested)
             records[1].scores.append(other)
             records[0].seats += players
@@ -242,7 +277,9 @@ def run(args: argparse.Namespace) -> int:
         if done % 50 == 0 or done == args.deals:
             print(f"{done}/{args.deals} deals", file=sys.stderr, flush=True)
 
-    result = match(args.players, args.deals, args.seed, levels, progress if args.progress else None, args.jobs)
+    result = match(
+        args.players, args.deals, args.seed, levels, progress if args.progress else None, args.jobs
+    )
     if args.json:
         print(json.dumps(result, ensure_ascii=False))
     else:
@@ -254,13 +291,18 @@ def _text(result: dict[str, Any]) -> str:
     def ci(m: dict[str, float]) -> str:
         return f"{m['value']:+.1f} ({m['ci95_low']:+.1f} … {m['ci95_high']:+.1f})"
 
-    lines = [f"{result['deals']} deals × {result['players']} seats, seed {result['seed']} (duplicate)"]
+    lines = [
+        f"{result['deals']} deals × {result['players']} seats, seed {result['seed']} (duplicate)"
+    ]
     for level, record in result["levels"].items():
         rate = record["taker_success_rate"]
         lines.append(
-            f"{level:>10}: {ci(record['mean'])} points per deal; took {record['bids_taken']} contracts "
-            f"({100 * record['bids_taken_rate']:.0f}% of its seats), made {'—' if rate is None else f'{100 * rate:.0f}%'}; "
-            f"decision {record['decision_ms']['median']} ms median, {record['decision_ms']['p95']} ms p95"
+            f"{level:>10}: {ci(record['mean'])} points per deal; took {record['bids_taken']} "
+            "contracts "
+            f"({100 * record['bids_taken_rate']:.0f}% of its seats), made "
+            f"{'—' if rate is None else f'{100 * rate:.0f}%'}; "
+            f"decision {record['decision_ms']['median']} ms median, "
+            f"{record['decision_ms']['p95']} ms p95"
         )
     lines.append(f"{'margin':>10}: {ci(result['margin'])} points per deal for {result['level']}")
     return "\n".join(lines)

@@ -11,14 +11,30 @@ from client.cli import SubParsers
 
 
 def register(subparsers: SubParsers) -> None:
-    parser = subparsers.add_parser("play", help="the terminal client: the lobby and your seat at the table (the default)")
+    parser = subparsers.add_parser(
+        "play", help="the terminal client: the lobby and your seat at the table (the default)"
+    )
     # Also accepted after the subcommand; the global one is the default.
-    parser.add_argument("--lang", choices=("fr", "en"), default=argparse.SUPPRESS, help="the client's language")
-    parser.add_argument("--quitting", choices=("stays", "kept", "gone"), default="stays",
-                        help="what quitting does to the game, said when q asks to confirm: the daemon stays and keeps "
-                             "the seat (the default), or every daemon stops and the game is kept or gone (scripts/play)")
-    parser.add_argument("--bot-level", action="append", default=[], metavar="NAME=LEVEL", type=_bot_level,
-                        help="the level of the bot called NAME, shown by its name (scripts/play; repeat for each bot)")
+    parser.add_argument(
+        "--lang", choices=("fr", "en"), default=argparse.SUPPRESS, help="the client's language"
+    )
+    parser.add_argument(
+        "--quitting",
+        choices=("stays", "kept", "gone"),
+        default="stays",
+        help="what quitting does to the game, said when q asks to confirm: the daemon stays and "
+        "keeps "
+        "the seat (the default), or every daemon stops and the game is kept or gone (scripts/play)",
+    )
+    parser.add_argument(
+        "--bot-level",
+        action="append",
+        default=[],
+        metavar="NAME=LEVEL",
+        type=_bot_level,
+        help="the level of the bot called NAME, shown by its name (scripts/play; repeat for each "
+        "bot)",
+    )
     parser.set_defaults(run=run)
 
 
@@ -39,7 +55,9 @@ def run(args: argparse.Namespace) -> int:
     lang = getattr(args, "lang", None) or language_from_environment()
     texts = Texts(lang)
     try:
-        asyncio.run(ask(home, "status"))  # before the screen opens: a missing daemon is said plainly
+        asyncio.run(
+            ask(home, "status")
+        )  # before the screen opens: a missing daemon is said plainly
         quitting = Quitting(getattr(args, "quitting", "stays"))
         levels = dict(getattr(args, "bot_level", []))
         return asyncio.run(TarotApp(home, lang, quitting=quitting, bot_levels=levels).run())

@@ -38,7 +38,9 @@ def parse_contract(text: str) -> Contract:
     try:
         return Contract.from_code(text.strip().lower())
     except ValueError:
-        raise argparse.ArgumentTypeError(f"unknown contract {text!r}: use one of {_CONTRACTS}") from None
+        raise argparse.ArgumentTypeError(
+            f"unknown contract {text!r}: use one of {_CONTRACTS}"
+        ) from None
 
 
 def parse_bouts(text: str) -> int:

@@ -30,7 +30,11 @@ def _why(deal: dict[str, Any], names: list[str]) -> str:
     if isinstance(audit, dict):
         who = names[audit["culprit"]] if isinstance(audit.get("culprit"), int) else "unattributed"
         if audit.get("fault") == "silence":
-            said = ", ".join(names[s] for s in audit.get("reported_by", []) if isinstance(s, int) and 0 <= s < len(names))
+            said = ", ".join(
+                names[s]
+                for s in audit.get("reported_by", [])
+                if isinstance(s, int) and 0 <= s < len(names)
+            )
             return f"  abandoned: {who} stopped answering at the {audit['step']} step (unproven: reported silent by {said})"
         return f"  cheating proven: {who} ({audit['rule']})"
     score = (deal.get("breakdown") or {}).get("score")
@@ -47,7 +51,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         sheet: dict[str, Any] = json.loads(path.read_text())
     except FileNotFoundError:
-        print(f"tarot scores: no score sheet in {home} yet: no deal has been scored there", file=sys.stderr)
+        print(
+            f"tarot scores: no score sheet in {home} yet: no deal has been scored there",
+            file=sys.stderr,
+        )
         return 1
     except (OSError, ValueError) as error:
         print(f"tarot scores: cannot read {path}: {error}", file=sys.stderr)
@@ -60,6 +67,10 @@ def run(args: argparse.Namespace) -> int:
     print(" " * 17 + "".join(f"{name[:10]:>11}" for name in names))
     for deal in sheet["deals"]:
         contract = deal["contract"] or "—"
-        print(f"{deal['deal'] + 1:>3}  {contract:<12}" + "".join(f"{s:>+11d}" for s in deal["scores"]) + _why(deal, names))
+        print(
+            f"{deal['deal'] + 1:>3}  {contract:<12}"
+            + "".join(f"{s:>+11d}" for s in deal["scores"])
+            + _why(deal, names)
+        )
     print(f"{'total':<17}" + "".join(f"{t:>+11d}" for t in sheet["totals"]))
     return 0

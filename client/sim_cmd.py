@@ -15,7 +15,8 @@ def register(subparsers: SubParsers) -> None:
     parser = subparsers.add_parser(
         "sim",
         help="play whole deals between bots through the real protocol",
-        description="Play whole deals between bots: every seat its own state machine, every message "
+        description="Play whole deals between bots: every seat its own state machine, every "
+        "message "
         "signed, encoded and checked, every deal audited.  Deterministic for a seed.",
     )
     parser.add_argument("--players", type=int, choices=(3, 4, 5), default=5)
@@ -29,12 +30,21 @@ def register(subparsers: SubParsers) -> None:
     )
     from lab.cheats.attacks import CHEATS  # the cheat lab's kinds, for --cheat's help
 
-    parser.add_argument("--cheat", metavar="SEAT:KIND", help=f"one seat cheats ({', '.join(sorted(CHEATS))})")
-    parser.add_argument("--transcripts", type=Path, metavar="DIR", help="save each deal's transcript there")
     parser.add_argument(
-        "--proofs", type=Path, metavar="DIR", help="every honest seat that names a cheater writes its proof file there"
+        "--cheat", metavar="SEAT:KIND", help=f"one seat cheats ({', '.join(sorted(CHEATS))})"
     )
-    parser.add_argument("--json", action="store_true", help="one JSON object per deal, then a summary")
+    parser.add_argument(
+        "--transcripts", type=Path, metavar="DIR", help="save each deal's transcript there"
+    )
+    parser.add_argument(
+        "--proofs",
+        type=Path,
+        metavar="DIR",
+        help="every honest seat that names a cheater writes its proof file there",
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="one JSON object per deal, then a summary"
+    )
     parser.set_defaults(run=run)
 
 
@@ -77,15 +87,17 @@ def run(args: argparse.Namespace) -> int:
     bots = parse_bots(args.bots, args.players)
     cheat = parse_cheat(args.cheat, args.players)
     reports = []
-    sheet = None
-    for report, sheet in simulate(args.players, args.deals, args.seed, bots, cheat, args.transcripts, args.proofs):
+    sheets = []  # the sheet after each deal: the last one totals the game
+    for report, sheet in simulate(
+        args.players, args.deals, args.seed, bots, cheat, args.transcripts, args.proofs
+    ):
         reports.append(report)
+        sheets.append(sheet)
         if args.json:
             print(json.dumps(report, ensure_ascii=False), flush=True)
         else:
             print(_line(report))
-    assert sheet is not None
-    totals = sheet.totals()
+    totals = sheets[-1].totals()
     summary = {
         "summary": True,
         "deals": len(reports),
@@ -97,7 +109,10 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(summary))
     else:
-        print(f"{summary['deals']} donnes, {summary['audits_ok']} audits ok; totaux : {' '.join(f'{t:+d}' for t in totals)}")
+        print(
+            f"{summary['deals']} donnes, {summary['audits_ok']} audits ok; totaux : "
+            f"{' '.join(f'{t:+d}' for t in totals)}"
+        )
     return 0
 
 

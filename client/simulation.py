@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from protocol.audit import Audits
 from protocol.bots import make_bot
 from protocol.cards import codes
 from protocol.identity import Identity
@@ -29,7 +30,6 @@ from protocol.messages import Message, MessageError, decode, encode
 from protocol.players import decide
 from protocol.public import TableSetup
 from protocol.scoring import ScoreSheet
-from protocol.audit import Audits
 from protocol.transcript import proof_file
 
 if TYPE_CHECKING:  # the lab's, loaded only by a table with a cheater (_cheater)
@@ -54,7 +54,12 @@ def sim_manifest(machines: Sequence[SeatMachine]) -> SignedManifest:
     """The manifest of the simulated table, every seat signing it at once (a daemon's lobby
     has each member sign its own): what a proof file carries for its names and rules."""
     table = machines[0].table
-    return sign_manifest(table.table_id, "tarot sim", [(m.identity, table.names[m.seat]) for m in machines], table.silence)
+    return sign_manifest(
+        table.table_id,
+        "tarot sim",
+        [(m.identity, table.names[m.seat]) for m in machines],
+        table.silence,
+    )
 
 
 def sim_table(players: int, seed: int) -> tuple[TableSetup, list[Identity]]:
@@ -112,7 +117,10 @@ def play_one_deal(
         if cheater is not None:
             cheater.earlier = tuple(earlier)
         machines.append(machine)
-    policies = [make_bot(bots[s % len(bots)], random.Random(_derive(seed, "bot", deal_number, s))) for s in range(table.players)]
+    policies = [
+        make_bot(bots[s % len(bots)], random.Random(_derive(seed, "bot", deal_number, s)))
+        for s in range(table.players)
+    ]
     network = _Network(machines, watch, refused, cheat)
     for machine in machines:
         network.send(machine, machine.start())
@@ -121,11 +129,15 @@ def play_one_deal(
     stalls = 0
     while not all(m.done for m in answering):
         network.run()
-        deciding = next((m for m in machines if m.seat not in silent and m.decision() is not None), None)
+        deciding = next(
+            (m for m in machines if m.seat not in silent and m.decision() is not None), None
+        )
         if deciding is not None and deciding.game is not None:
             head = deciding.transcript.head
             for action in decide(deciding.game, policies[deciding.seat]):
-                if deciding.decision() is not None:  # a cheat's first action may have ended the deal
+                if (
+                    deciding.decision() is not None
+                ):  # a cheat's first action may have ended the deal
                     network.send(deciding, deciding.act(action))
             if deciding.transcript.head == head:  # it signed nothing for its turn: it withholds
                 silent.add(deciding.seat)
@@ -210,8 +222,12 @@ def deal_report(machine: SeatMachine, deal_number: int, elapsed_ms: float) -> di
         "bouts": outcome.bouts if outcome else None,
         "scores": list(audit.scores) if audit else [0] * machine.table.players,
         "penalties": list(audit.penalised) if audit else [],
-        "audit": "ok" if audit is None or audit.verdict is None else audit.verdict.named_json(machine.table.names, machine.table.members),
-        "void": referee.void_reason if referee is not None and audit is not None and audit.void else None,
+        "audit": "ok"
+        if audit is None or audit.verdict is None
+        else audit.verdict.named_json(machine.table.names, machine.table.members),
+        "void": referee.void_reason
+        if referee is not None and audit is not None and audit.void
+        else None,
         "ms": round(elapsed_ms, 1),
     }
     return report
@@ -241,7 +257,9 @@ def simulate(
     for number in range(deals):
         started = time.perf_counter()
         refused: Counter[int] = Counter()
-        machines = play_one_deal(table, identities, number, dealer, seed, bots, cheat, earlier=earlier, refused=refused)
+        machines = play_one_deal(
+            table, identities, number, dealer, seed, bots, cheat, earlier=earlier, refused=refused
+        )
         witness = honest_seat(machines, cheat)
         report = deal_report(witness, number, (time.perf_counter() - started) * 1000)
         if cheat is not None:
@@ -261,7 +279,9 @@ def simulate(
         dealer = (dealer + 1) % players
 
 
-def write_proofs(machines: Sequence[SeatMachine], cheat: Cheat | None, directory: Path, stem: str) -> list[Path]:
+def write_proofs(
+    machines: Sequence[SeatMachine], cheat: Cheat | None, directory: Path, stem: str
+) -> list[Path]:
     """Each honest seat whose audit names a culprit writes the proof file, as a daemon does."""
     written = []
     manifest = sim_manifest(machines)
@@ -282,6 +302,11 @@ def _record(sheet: ScoreSheet, machine: SeatMachine, report: dict[str, object]) 
     if audit is None or referee is None or audit.outcome is None:
         sheet.add_void(str(report.get("void") or "abandoned"))
     else:
-        sheet.add_deal(list(audit.scores), contract=referee.contract, taker=referee.taker, partner=referee.partner)
+        sheet.add_deal(
+            list(audit.scores),
+            contract=referee.contract,
+            taker=referee.taker,
+            partner=referee.partner,
+        )
     if audit is not None:
         audit.charge(sheet)

@@ -27,27 +27,46 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(status, ensure_ascii=False))
         return 0
-    print(f"{status['name']} [{status['fingerprint']}] on {status['endpoint']}{', CURVE' if status.get('curve') else ', UNENCRYPTED (--no-curve)'}")
+    print(
+        f"{status['name']} [{status['fingerprint']}] on "
+        f"{status['endpoint']}{', CURVE' if status.get('curve') else ', UNENCRYPTED (--no-curve)'}"
+    )
     print(f"  key {status['key']} (others give it as --peer KEY@HOST:PORT)")
     for peer in status["peers"]:
         print(f"  peer {peer['name']} [{peer['fingerprint']}] {peer['state']}")
     connections = status.get("connections")
     if connections:
-        print(f"  connections: {connections['incoming']} incoming (at most {connections['incoming_bound']}), "
-              f"{connections['links']} links of ours")
+        print(
+            f"  connections: {connections['incoming']} incoming (at most "
+            f"{connections['incoming_bound']}), "
+            f"{connections['links']} links of ours"
+        )
     if (status.get("discovery") or {}).get("reaching") is False:
-        print("  discovery reaches no network: no interface but loopback is up with an IPv4 address "
-              "(peers are reached only with --peer KEY@HOST:PORT)")
+        print(
+            "  discovery reaches no network: no interface but loopback is up with an IPv4 address "
+            "(peers are reached only with --peer KEY@HOST:PORT)"
+        )
     for endpoint in status.get("unreachable") or []:
-        print(f"  --peer {endpoint}: unreachable (no daemon answers there; check the address, the port and the key)")
+        print(
+            f"  --peer {endpoint}: unreachable (no daemon answers there; check the address, the "
+            "port and the key)"
+        )
     _counts("refused from the network", status.get("refused") or {})
     _counts("mesh", status.get("mesh") or {})  # frames dropped, sent again, not handled
     for table in status["tables"]:
         waiting = f", waiting for seats {table['waiting_for']}" if table["waiting_for"] else ""
-        print(f"  table {table['table'][:8]}: {', '.join(table['seats'])} — deal {table['deal']}, {table['scored']} scored{waiting}")
+        print(
+            f"  table {table['table'][:8]}: {', '.join(table['seats'])} — deal {table['deal']}, "
+            f"{table['scored']} scored{waiting}"
+        )
     return 0
 
 
 def _counts(what: str, counts: dict[str, int]) -> None:
     if counts:
-        print(f"  {what}: " + ", ".join(f"{name.replace('_', ' ')} {count}" for name, count in sorted(counts.items())))
+        print(
+            f"  {what}: "
+            + ", ".join(
+                f"{name.replace('_', ' ')} {count}" for name, count in sorted(counts.items())
+            )
+        )

@@ -74,7 +74,10 @@ class Lan:
         return self
 
     def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
     ) -> None:
         self.close()
 
@@ -104,7 +107,17 @@ class Lan:
         ``0/24``), as a host that sends from many addresses does: an attacker in the tests."""
         if not address.startswith(SUBNET_PREFIX):
             raise ValueError(f"{address} is not on the LAN {SUBNET_PREFIX}0/{PREFIX_LENGTH}")
-        _ip("-n", self.namespace(i), "addr", "add", f"{address}/{PREFIX_LENGTH}", "brd", "+", "dev", "eth0")
+        _ip(
+            "-n",
+            self.namespace(i),
+            "addr",
+            "add",
+            f"{address}/{PREFIX_LENGTH}",
+            "brd",
+            "+",
+            "dev",
+            "eth0",
+        )
 
     def link_down(self, i: int) -> None:
         """Pull host ``i``'s cable: its switch port goes down, it loses carrier."""
@@ -156,7 +169,20 @@ class Lan:
         host = self.namespace(i)
         self._add_namespace(host)
         port = self._switch_port(i)
-        _ip("-n", self.switch, "link", "add", port, "type", "veth", "peer", "name", "eth0", "netns", host)
+        _ip(
+            "-n",
+            self.switch,
+            "link",
+            "add",
+            port,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            "eth0",
+            "netns",
+            host,
+        )
         _ip("-n", self.switch, "link", "set", port, "master", "br0", "up")
         _ip("-n", host, "link", "set", "lo", "up")
         _ip("-n", host, "addr", "add", f"{self.ip(i)}/{PREFIX_LENGTH}", "brd", "+", "dev", "eth0")
@@ -180,7 +206,9 @@ def _ip(*args: str) -> None:
     """Run ``ip ARGS``; a failure becomes a :class:`LanError` with ip's own message."""
     result = subprocess.run(["ip", *args], capture_output=True, text=True, check=False)
     if result.returncode != 0:
-        raise LanError(f"ip {' '.join(args)}: {result.stderr.strip() or f'exit {result.returncode}'}")
+        raise LanError(
+            f"ip {' '.join(args)}: {result.stderr.strip() or f'exit {result.returncode}'}"
+        )
 
 
 def _stop(process: subprocess.Popen[Any]) -> None:
@@ -198,7 +226,9 @@ def _stop(process: subprocess.Popen[Any]) -> None:
 def _kill_left_behind(namespace: str) -> None:
     """Kill what the commands run in one of our namespaces left running there (a daemon
     a shell started in the background, say): it would keep the namespace alive."""
-    result = subprocess.run(["ip", "netns", "pids", namespace], capture_output=True, text=True, check=False)
+    result = subprocess.run(
+        ["ip", "netns", "pids", namespace], capture_output=True, text=True, check=False
+    )
     for pid in result.stdout.split():
         try:
             os.kill(int(pid), signal.SIGKILL)
@@ -214,12 +244,19 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         prog="lan-sim",
         description="Build a LAN of network namespaces, run CMD on every host, tear it all down. "
         "In CMD, {i} becomes the host number and {ip} its address.",
-        epilog="example: scripts/lan-sim --hosts 3 -- python -m tarotd.discovery --name host{i} --json",
+        epilog="example: scripts/lan-sim --hosts 3 -- python -m tarotd.discovery --name host{i} "
+        "--json",
     )
     parser.add_argument("--hosts", type=int, default=3)
-    parser.add_argument("--timeout", type=float, default=None, help="stop the commands after this many seconds")
-    parser.add_argument("--log-dir", type=Path, default=None, help="default: a new temporary directory")
-    parser.add_argument("--keep", action="store_true", help="keep the LAN up after the commands, until Ctrl-C")
+    parser.add_argument(
+        "--timeout", type=float, default=None, help="stop the commands after this many seconds"
+    )
+    parser.add_argument(
+        "--log-dir", type=Path, default=None, help="default: a new temporary directory"
+    )
+    parser.add_argument(
+        "--keep", action="store_true", help="keep the LAN up after the commands, until Ctrl-C"
+    )
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- CMD ARGS...")
     args = parser.parse_args(argv)
     if args.command[:1] == ["--"]:
@@ -280,10 +317,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     log_dir.mkdir(parents=True, exist_ok=True)
     try:
         with Lan(args.hosts) as lan:
-            print(f"lan-sim: LAN {lan.id}: {args.hosts} hosts, switch {lan.switch}, logs in {log_dir}", flush=True)
+            print(
+                f"lan-sim: LAN {lan.id}: {args.hosts} hosts, switch {lan.switch}, logs in "
+                f"{log_dir}",
+                flush=True,
+            )
             codes = _run_all(lan, args.command, log_dir, args.timeout) if args.command else []
             for i, code in enumerate(codes):
-                print(f"lan-sim: host {i} {lan.ip(i)} ({lan.namespace(i)}) exit {code}: {log_dir}/host-{i}.log")
+                print(
+                    f"lan-sim: host {i} {lan.ip(i)} ({lan.namespace(i)}) exit {code}: "
+                    f"{log_dir}/host-{i}.log"
+                )
             if args.keep:
                 _wait_by_hand(lan)
     except KeyboardInterrupt:

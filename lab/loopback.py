@@ -99,9 +99,22 @@ def daemon_argv(
     the daemon's own seat to a client on the local API; ``deals=None`` keeps it running.
     ``timeout`` is both ``--timeout`` and ``--decision-timeout`` (a later ``--decision-timeout``
     in ``extra`` wins)."""
-    argv = [sys.executable, "-m", "tarotd.cli", "--home", str(home), "--name", name,
-            "--listen", f"127.0.0.1:{port}", "--no-discovery", "--timeout", str(timeout),
-            "--decision-timeout", str(timeout)]
+    argv = [
+        sys.executable,
+        "-m",
+        "tarotd.cli",
+        "--home",
+        str(home),
+        "--name",
+        name,
+        "--listen",
+        f"127.0.0.1:{port}",
+        "--no-discovery",
+        "--timeout",
+        str(timeout),
+        "--decision-timeout",
+        str(timeout),
+    ]
     for peer_home, peer_port in peers:
         argv += ["--peer", f"{home_key(peer_home)}@127.0.0.1:{peer_port}"]
     if bot is not None:
@@ -122,7 +135,9 @@ def scores(home: Path) -> dict[str, object]:
     """``tarot scores --json`` for a home: the score sheet the daemon wrote there."""
     out = subprocess.run(
         [sys.executable, "-m", "client.cli", "--home", str(home), "scores", "--json"],
-        cwd=ROOT, capture_output=True, check=True,
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
     )
     sheet: dict[str, object] = json.loads(out.stdout)
     return sheet

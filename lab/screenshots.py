@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import os
 import re
 import shutil
@@ -38,11 +39,30 @@ def _trimmed(screen: str) -> str:
 
 def _daemon(home: Path, name: str, *extra: str) -> subprocess.Popen[bytes]:
     """A ``tarotd`` on 127.0.0.1 (any free port, no discovery), once its local API is up."""
-    daemon = subprocess.Popen([sys.executable, "-m", "tarotd.cli", "--home", str(home), "--name", name,
-                               "--listen", "127.0.0.1:0", "--no-discovery", "--log-level", "warning", *extra],
-                              cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    daemon = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tarotd.cli",
+            "--home",
+            str(home),
+            "--name",
+            name,
+            "--listen",
+            "127.0.0.1:0",
+            "--no-discovery",
+            "--log-level",
+            "warning",
+            *extra,
+        ],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 30
-    while not (home / "api.sock").exists() and daemon.poll() is None and time.monotonic() < deadline:
+    while (
+        not (home / "api.sock").exists() and daemon.poll() is None and time.monotonic() < deadline
+    ):
         time.sleep(0.05)
     return daemon
 
@@ -62,7 +82,9 @@ def _until(what: str, done: Callable[[], object], timeout: float = 300) -> None:
 def lobby(lang: str, env: dict[str, str], workdir: Path) -> str:
     """A lone daemon, a table of five opened from the lobby and a bot added: seats filling."""
     daemon = _daemon(home := workdir / "lobby", "marie")
-    pane = Pane(f"cd {ROOT} && {sys.executable} -m client.cli --home {home} --lang {lang}", env, WIDTH, 12)
+    pane = Pane(
+        f"cd {ROOT} && {sys.executable} -m client.cli --home {home} --lang {lang}", env, WIDTH, 12
+    )
     try:
         pane.wait(lambda s: "5" in s and ("Lobby" in s or "Salon" in s), "the lobby", timeout=30)
         pane.keys("5")
@@ -112,7 +134,9 @@ def game(lang: str, env: dict[str, str], workdir: Path, deals: int = 8) -> dict[
                 screens["ecart"] = after  # one Space: most often a trump, refused with the reason
         raise AssertionError(f"no écart in {deals} deals; the screen:\n{pane.screen()}")
     finally:
-        pane.keys("q")  # q asks first, q again: scripts/play stops its daemons, the session ends with it
+        pane.keys(
+            "q"
+        )  # q asks first, q again: scripts/play stops its daemons, the session ends with it
         pane.wait(lambda s: "Quit?" in s or "Quitter ?" in s, "q to ask first", timeout=10)
         pane.keys("q")
         pane.wait(lambda _: pane.ended(), "scripts/play to stop its daemons", timeout=30)
@@ -132,20 +156,34 @@ def _picture(screen: str, path: Path) -> None:
     ``wkhtmltoimage``; nothing when either is missing."""
     if not (shutil.which("aha") and shutil.which("wkhtmltoimage")):
         return
-    html = subprocess.run(["aha", "--title", path.stem], input=screen, capture_output=True, text=True, check=True).stdout
-    html = html.replace("<pre>", '<pre style="font-family: DejaVu Sans Mono, monospace; font-size: 13px; line-height: 1.25; '
-                        'background: #fdfdf8; padding: 10px; border: 1px solid #999; display: inline-block">')
+    html = subprocess.run(
+        ["aha", "--title", path.stem], input=screen, capture_output=True, text=True, check=True
+    ).stdout
+    html = html.replace(
+        "<pre>",
+        '<pre style="font-family: DejaVu Sans Mono, monospace; font-size: 13px; line-height: 1.25; '
+        'background: #fdfdf8; padding: 10px; border: 1px solid #999; display: inline-block">',
+    )
     page = path.with_suffix(".html")
     page.write_text(html, encoding="utf-8")
-    subprocess.run(["wkhtmltoimage", "--quiet", "--width", "1000", "--quality", "30", str(page), str(path)], check=True)
+    subprocess.run(
+        ["wkhtmltoimage", "--quiet", "--width", "1000", "--quality", "30", str(page), str(path)],
+        check=True,
+    )
     page.unlink()
+
+
+def _hears(player: Path, event_id: str) -> bool:
+    return any(event["event"] == event_id for event in _ask(player, "events"))
 
 
 def _cards_on_table(organiser: Path, player: Path, event_id: str) -> bool:
     """The player's table of round 2 or later has cards on it (a round of deals all passed
     shows none: the next round's then)."""
     view = _ask(player, "state").get("view") or {}
-    return bool(view.get("current")) and (_ask(organiser, "event", event=event_id)["open"] or 0) >= 2
+    return (
+        bool(view.get("current")) and (_ask(organiser, "event", event=event_id)["open"] or 0) >= 2
+    )
 
 
 def event(lang: str, env: dict[str, str], workdir: Path, out: Path) -> dict[str, str]:
@@ -158,37 +196,105 @@ def event(lang: str, env: dict[str, str], workdir: Path, out: Path) -> dict[str,
         status = _ask(organiser, "status")
         peer = f"{status['key']}@{status['endpoint'].removeprefix('tcp://')}"
         homes = [workdir / name for name in PLAYERS]
-        daemons += [_daemon(home, name, "--peer", peer, "--bot", "basic", "--think", "1") for home, name in zip(homes, PLAYERS)]
-        event_id = _ask(organiser, "event-open", name="Mardi au club", rounds=3, deals=2, tables=4, movement="fft")["event"]
+        daemons += [
+            _daemon(home, name, "--peer", peer, "--bot", "basic", "--think", "1")
+            for home, name in zip(homes, PLAYERS)
+        ]
+        event_id = _ask(
+            organiser,
+            "event-open",
+            name="Mardi au club",
+            rounds=3,
+            deals=2,
+            tables=4,
+            movement="fft",
+        )["event"]
         for home in homes:
-            _until("the event heard", lambda: any(e["event"] == event_id for e in _ask(home, "events")), 60)
+            _until("the event heard", functools.partial(_hears, home, event_id), 60)
             _ask(home, "event-join", event=event_id)
-        _until("every registration", lambda: len(_ask(organiser, "event", event=event_id)["players"]) == len(homes), 60)
+        _until(
+            "every registration",
+            lambda: len(_ask(organiser, "event", event=event_id)["players"]) == len(homes),
+            60,
+        )
         _ask(organiser, "event-start", event=event_id)
         _until("round 1 ranked", lambda: _ask(organiser, "event", event=event_id)["closed"] >= 1)
         tarot = f"cd {ROOT} && {sys.executable} -m client.cli --lang {lang}"
-        shown = subprocess.run([sys.executable, "-m", "client.cli", "--home", str(organiser), "--lang", lang, "event", "show"],
-                               cwd=ROOT, capture_output=True, text=True, env=env, check=True).stdout
+        shown = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "client.cli",
+                "--home",
+                str(organiser),
+                "--lang",
+                lang,
+                "event",
+                "show",
+            ],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            env=env,
+            check=True,
+        ).stdout
         out.mkdir(parents=True, exist_ok=True)
         _picture(shown, out / "organiser.png")
         pane = Pane(f"{tarot} --home {homes[2]}", env, 120, 36)
         try:
-            _until("cards on carla's table, round 2 or later", lambda: _cards_on_table(organiser, homes[2], event_id), 900)
+            _until(
+                "cards on carla's table, round 2 or later",
+                lambda: _cards_on_table(organiser, homes[2], event_id),
+                900,
+            )
             for _ in range(3):  # Tab: the log, the sheet, the event
                 if re.search(_RANKING, pane.screen()):
                     break
                 pane.press("Tab")
-            client = pane.wait(lambda s: re.search(_RANKING, s) and not re.search(_OVER, s), "the event beside the table",
-                               timeout=30)
+            client = pane.wait(
+                lambda s: re.search(_RANKING, s) and not re.search(_OVER, s),
+                "the event beside the table",
+                timeout=30,
+            )
             _picture(pane.coloured(), out / "player.png")
         finally:
             pane.kill()
-        _until("the event over", lambda: _ask(organiser, "event", event=event_id)["closed"] == 3, 600)
-        subprocess.run([sys.executable, "-m", "client.cli", "--home", str(organiser), "--lang", lang, "event", "export",
-                        "--html", str(out / "event.html")], cwd=ROOT, env=env, check=True, capture_output=True)
+        _until(
+            "the event over", lambda: _ask(organiser, "event", event=event_id)["closed"] == 3, 600
+        )
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "client.cli",
+                "--home",
+                str(organiser),
+                "--lang",
+                lang,
+                "event",
+                "export",
+                "--html",
+                str(out / "event.html"),
+            ],
+            cwd=ROOT,
+            env=env,
+            check=True,
+            capture_output=True,
+        )
         if shutil.which("wkhtmltoimage"):
-            subprocess.run(["wkhtmltoimage", "--quiet", "--width", "900", "--quality", "30", str(out / "event.html"), str(out / "event.png")],
-                           check=True)
+            subprocess.run(
+                [
+                    "wkhtmltoimage",
+                    "--quiet",
+                    "--width",
+                    "900",
+                    "--quality",
+                    "30",
+                    str(out / "event.html"),
+                    str(out / "event.png"),
+                ],
+                check=True,
+            )
         return {"organiser": shown, "player": client}
     finally:
         for daemon in daemons:
@@ -200,7 +306,12 @@ def event(lang: str, env: dict[str, str], workdir: Path, out: Path) -> dict[str,
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="scripts/screenshots", description=__doc__)
     parser.add_argument("--lang", choices=("fr", "en"), default="en")
-    parser.add_argument("--event", type=Path, metavar="DIR", help="an event's screens instead; its HTML page into DIR")
+    parser.add_argument(
+        "--event",
+        type=Path,
+        metavar="DIR",
+        help="an event's screens instead; its HTML page into DIR",
+    )
     args = parser.parse_args(argv)
     env = {**os.environ, "LANG": "C.UTF-8"}
     with tempfile.TemporaryDirectory(prefix="tarot-screens-") as tmp:

@@ -19,18 +19,28 @@ _ECART = re.compile(r"(?:Your écart|Votre écart) ?: (\d+)/(\d+)")
 class Pane:
     """One detached tmux session running ``command`` in a ``width`` × ``height`` terminal."""
 
-    def __init__(self, command: str, env: Mapping[str, str], width: int = 120, height: int = 36) -> None:
+    def __init__(
+        self, command: str, env: Mapping[str, str], width: int = 120, height: int = 36
+    ) -> None:
         self.socket = f"tarot-{uuid.uuid4().hex[:8]}"
         self.env = dict(env)
         self.env.pop("TMUX", None)  # started from inside tmux: still a server of our own
         self.tmux("new-session", "-d", "-s", "tarot", "-x", str(width), "-y", str(height), command)
 
     def tmux(self, *args: str) -> str:
-        return subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True, env=self.env, timeout=10).stdout
+        return subprocess.run(
+            ["tmux", "-L", self.socket, *args],
+            capture_output=True,
+            text=True,
+            env=self.env,
+            timeout=10,
+        ).stdout
 
     def screen(self) -> str:
         """The pane's text, each line without its trailing blanks."""
-        return "\n".join(line.rstrip() for line in self.tmux("capture-pane", "-p", "-t", "tarot").splitlines())
+        return "\n".join(
+            line.rstrip() for line in self.tmux("capture-pane", "-p", "-t", "tarot").splitlines()
+        )
 
     def coloured(self) -> str:
         """The pane's text with its colours, as ANSI escapes (``capture-pane -e``)."""
@@ -58,11 +68,21 @@ class Pane:
 
     def ended(self) -> bool:
         """The command has exited (and the session with it)."""
-        done = subprocess.run(["tmux", "-L", self.socket, "has-session", "-t", "tarot"], capture_output=True, env=self.env, timeout=10)
+        done = subprocess.run(
+            ["tmux", "-L", self.socket, "has-session", "-t", "tarot"],
+            capture_output=True,
+            env=self.env,
+            timeout=10,
+        )
         return done.returncode != 0
 
     def kill(self) -> None:
-        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True, env=self.env, timeout=10)
+        subprocess.run(
+            ["tmux", "-L", self.socket, "kill-server"],
+            capture_output=True,
+            env=self.env,
+            timeout=10,
+        )
 
 
 def answer(screen: str) -> list[str] | None:
@@ -74,7 +94,14 @@ def answer(screen: str) -> list[str] | None:
         return ["Enter"] if ecart.group(1) == ecart.group(2) else ["Space"]
     if "Your bid:" in screen or "À vous d'annoncer" in screen:
         return ["g", "Enter"]
-    asked = ("Your turn:", "À vous de jouer", "chelem?", "chelem ?", "Call a card:", "Appelez une carte")
+    asked = (
+        "Your turn:",
+        "À vous de jouer",
+        "chelem?",
+        "chelem ?",
+        "Call a card:",
+        "Appelez une carte",
+    )
     if any(text in screen for text in asked):
         return ["Enter"]
     return None

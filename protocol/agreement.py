@@ -50,7 +50,9 @@ def timed_out_before_reveal(
 ) -> tuple[bytes, frozenset[int]] | None:
     """The head every other answering member timed ``seat`` out at, and the seats they timed
     out, if their reveals — all built on one head this seat reached — say so together."""
-    reveals = [m for m in kept if m.kind is Kind.REVEAL and m.seat != seat and seat in timed_out_in(m)]
+    reveals = [
+        m for m in kept if m.kind is Kind.REVEAL and m.seat != seat and seat in timed_out_in(m)
+    ]
     for reveal in reveals:
         gone = frozenset(timed_out_in(reveal))
         if not reached(reveal.prev):
@@ -61,7 +63,9 @@ def timed_out_before_reveal(
     return None
 
 
-def left_out_of_reveal(seat: int, transcript: Transcript, kept: Iterable[Message]) -> tuple[int, list[Message]] | None:
+def left_out_of_reveal(
+    seat: int, transcript: Transcript, kept: Iterable[Message]
+) -> tuple[int, list[Message]] | None:
     """Where the reveal round of ``transcript``'s chain starts, and the other seats' reveals in
     it, if every one of those seats signed the score on the head the round has without
     ``seat``'s reveal (they closed it before it came)."""
@@ -69,7 +73,9 @@ def left_out_of_reveal(seat: int, transcript: Transcript, kept: Iterable[Message
     start = next((i for i, m in enumerate(chain) if m.kind is Kind.REVEAL), None)
     if start is None:
         return None
-    end = next((i for i in range(start, len(chain)) if chain[i].kind is not Kind.REVEAL), len(chain))
+    end = next(
+        (i for i in range(start, len(chain)) if chain[i].kind is not Kind.REVEAL), len(chain)
+    )
     round_ = chain[start:end]
     others = [m for m in round_ if m.seat != seat]
     if len(others) == len(round_) or not others:

@@ -70,7 +70,10 @@ class DealAudit:
     def reporters(self, players: int) -> tuple[int, ...]:
         """The seats on whose word alone a silence rests: every seat that answered.  A
         silence is their report, never a proof against the silent seat."""
-        silent = {*self.silent, *([self.verdict.seat] if self.verdict and self.verdict.seat is not None else [])}
+        silent = {
+            *self.silent,
+            *([self.verdict.seat] if self.verdict and self.verdict.seat is not None else []),
+        }
         return tuple(seat for seat in range(players) if seat not in silent)
 
     @property
@@ -131,24 +134,42 @@ def table_of(transcript: Transcript, manifest: SignedManifest | None = None) -> 
         return TableSetup(transcript.table_id, transcript.members, transcript.names)
     signed = TableSetup.from_manifest(manifest.verified())
     if signed.table_id != transcript.table_id:
-        raise ManifestError(f"the manifest is of table {signed.table_id.hex()}, the transcript of table {transcript.table_id.hex()}")
+        raise ManifestError(
+            f"the manifest is of table {signed.table_id.hex()}, the transcript of table "
+            f"{transcript.table_id.hex()}"
+        )
     if len(signed.members) != len(transcript.members):
-        raise ManifestError(f"the manifest seats {len(signed.members)} members, the transcript {len(transcript.members)}")
+        raise ManifestError(
+            f"the manifest seats {len(signed.members)} members, the transcript "
+            f"{len(transcript.members)}"
+        )
     for seat, (key, name, label) in enumerate(zip(signed.members, signed.names, transcript.names)):
         if key != transcript.members[seat]:
-            raise ManifestError(f"seat {seat}'s key in the transcript is not the one in the manifest its members signed")
+            raise ManifestError(
+                f"seat {seat}'s key in the transcript is not the one in the manifest its members "
+                "signed"
+            )
         if label != name:
-            raise ManifestError(f"the transcript names seat {seat} {label!r}, but its members signed {name!r} for that seat")
+            raise ManifestError(
+                f"the transcript names seat {seat} {label!r}, but its members signed {name!r} for "
+                "that seat"
+            )
     return signed
 
 
-def audit_transcript(transcript: Transcript, manifest: SignedManifest | None = None) -> tuple[TableSetup, int, DealAudit]:
+def audit_transcript(
+    transcript: Transcript, manifest: SignedManifest | None = None
+) -> tuple[TableSetup, int, DealAudit]:
     """Audit a saved transcript (read with ``Transcript.from_bytes``), its evidence included,
     at the table :func:`table_of` gives: the table, the dealer every seat committed to, and
     the audit."""
     table = table_of(transcript, manifest)
     dealer = dealer_of(transcript.messages)
-    return table, dealer, audit_deal(table, transcript.deal, dealer, transcript.messages, transcript.evidence)
+    return (
+        table,
+        dealer,
+        audit_deal(table, transcript.deal, dealer, transcript.messages, transcript.evidence),
+    )
 
 
 def signed_offence(members: Sequence[bytes], messages: Iterable[Message]) -> Verdict | None:
@@ -209,7 +230,9 @@ def audit_public(public: PublicDeal, trusted: frozenset[int] = frozenset()) -> D
     zeros = tuple(0 for _ in range(table.players))
     if deck.verdict is not None or len(deck.hands) != table.players:
         return _settled(public, DealAudit(verdict, zeros, None, None, abandoned=True))
-    referee = Deal(table.variant, dealer, tuple(deck.hands[s] for s in range(table.players)), deck.chien)
+    referee = Deal(
+        table.variant, dealer, tuple(deck.hands[s] for s in range(table.players)), deck.chien
+    )
     false_reports = _bad_hand_reporters(public)
     if verdict is None or not verdict.attributed:
         if false_reports:
@@ -240,7 +263,9 @@ class Audits:
     def __init__(self) -> None:
         self._by_key: dict[_AuditKey, DealAudit] = {}
 
-    def of(self, public: PublicDeal, head: bytes, trusted: frozenset[int] = frozenset()) -> DealAudit:
+    def of(
+        self, public: PublicDeal, head: bytes, trusted: frozenset[int] = frozenset()
+    ) -> DealAudit:
         """:func:`audit_public` of ``public``, whose transcript ends at ``head``."""
         key = (head, public.table, public.verdict, trusted)
         found = self._by_key.get(key)
@@ -266,11 +291,19 @@ def _settled(public: PublicDeal, audit: DealAudit, after: Verdict | None = None)
     at the reveal, a seat that kept its seed; before it, one that stopped answering, whose
     silence costs what the table's rule says."""
     found = [v for v in (audit.verdict, after) if v is not None]
-    costly = [silence_verdict(seat, stage) for seat, stage in sorted(public.stalled_at.items()) if _costs(public, stage)]
+    costly = [
+        silence_verdict(seat, stage)
+        for seat, stage in sorted(public.stalled_at.items())
+        if _costs(public, stage)
+    ]
     verdicts = [*found, *costly]
     verdict = next((v for v in verdicts if v.proven), verdicts[0] if verdicts else None)
-    return replace(audit, verdict=verdict, penalties=_one_each([*(v for v in found if v.proven), *costly]),
-                   silent=public.stalled)
+    return replace(
+        audit,
+        verdict=verdict,
+        penalties=_one_each([*(v for v in found if v.proven), *costly]),
+        silent=public.stalled,
+    )
 
 
 def _costs(public: PublicDeal, stage: Stage) -> bool:
@@ -308,7 +341,9 @@ def _bad_hand_reporters(public: PublicDeal) -> list[int]:
     return [seat for seat in sorted(public.hand_reports) if public.hand_status(seat) == "bad-hand"]
 
 
-def _replay_game(table: TableSetup, public: PublicDeal, referee: Deal, ecart: tuple[Card, ...] | None) -> DealAudit:
+def _replay_game(
+    table: TableSetup, public: PublicDeal, referee: Deal, ecart: tuple[Card, ...] | None
+) -> DealAudit:
     zeros = tuple(0 for _ in range(table.players))
     declared_void = public.game is not None and public.game.phase is Phase.VOID
     if referee.phase is Phase.VOID:
@@ -327,7 +362,9 @@ def _replay_game(table: TableSetup, public: PublicDeal, referee: Deal, ecart: tu
         except RuleError as error:
             offence = Verdict(message.seat, message.kind.value, str(error), evidence)
         if isinstance(action, Play):
-            renonce = renonce or Verdict(message.seat, "play", f"renonce: {offence.reason}", evidence)
+            renonce = renonce or Verdict(
+                message.seat, "play", f"renonce: {offence.reason}", evidence
+            )
             try:
                 referee.push(action, strict=False)
                 continue

@@ -24,8 +24,9 @@ it goes unnoticed by this audit (the other daemons, which do not host that seat,
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Mapping, NoReturn, Sequence
+from typing import NoReturn
 
 from protocol.cards import DECK, Card
 from protocol.deck import (
@@ -42,7 +43,19 @@ from protocol.deck import (
     Reveal,
     Shuffle,
 )
-from protocol.group import CARD_POINTS, ORDER, GroupError, Point, base_mul_each, card_of, from_int, invert, mul, mul_batches, to_int
+from protocol.group import (
+    CARD_POINTS,
+    ORDER,
+    GroupError,
+    Point,
+    base_mul_each,
+    card_of,
+    from_int,
+    invert,
+    mul,
+    mul_batches,
+    to_int,
+)
 from protocol.seeds import SEED_BYTES, SeatSecrets, commitment, derive
 from protocol.verdict import KEPT_SEED, Fault, Verdict, VerdictError
 
@@ -116,7 +129,9 @@ def open_deck(record: DeckRecord, chien: tuple[Card, ...] | None) -> DeckAudit:
                 ecart = payload, index
     taker = None if ecart is None else ecart[0].seat
     hands = {
-        seat: tuple(opened[j] for j in layout.positions_of(seat)) for seat in range(record.setup.players) if seat != taker
+        seat: tuple(opened[j] for j in layout.positions_of(seat))
+        for seat in range(record.setup.players)
+        if seat != taker
     }
     dealt = {card for hand in hands.values() for card in hand}
     if chien is None:
@@ -180,9 +195,17 @@ class _Replay:
                 case Lock():
                     self._lock(payload, index, ref)
                 case DealKeys():
-                    self._keys(payload.seat, "deal", self.setup.dealt_to_others(payload.seat), payload.keys, ref)
+                    self._keys(
+                        payload.seat,
+                        "deal",
+                        self.setup.dealt_to_others(payload.seat),
+                        payload.keys,
+                        ref,
+                    )
                 case ChienKeys():
-                    self._keys(payload.seat, "chien", self.setup.layout.chien_positions, payload.keys, ref)
+                    self._keys(
+                        payload.seat, "chien", self.setup.layout.chien_positions, payload.keys, ref
+                    )
                 case Open():
                     self._open(payload, ref)
                 case EcartCommitment():
@@ -194,7 +217,11 @@ class _Replay:
 
     def _check_seeds(self, revealed: Mapping[int, bytes | None]) -> None:
         setup = self.setup
-        commits = {p.seat: (p, index) for index, p in enumerate(self.record.payloads) if isinstance(p, Commit)}
+        commits = {
+            p.seat: (p, index)
+            for index, p in enumerate(self.record.payloads)
+            if isinstance(p, Commit)
+        }
         for seat in range(setup.players):
             if seat not in commits:
                 _fail(seat, "commit", "never committed to a seed")
@@ -202,7 +229,11 @@ class _Replay:
             ref = _ref(commit, index)
             seed = revealed.get(seat)
             if seed is None:  # the others' word: it sent nothing
-                raise VerdictError(Verdict(seat, "reveal", f"{KEPT_SEED} (found by the audit)", (ref,), Fault.SILENCE))
+                raise VerdictError(
+                    Verdict(
+                        seat, "reveal", f"{KEPT_SEED} (found by the audit)", (ref,), Fault.SILENCE
+                    )
+                )
             if not isinstance(seed, bytes) or len(seed) != SEED_BYTES:
                 _fail(seat, "reveal", "revealed something that is not a seed", ref)
             if commitment(seed, setup.table_id, setup.deal, seat) != commit.commitment:
@@ -223,13 +254,19 @@ class _Replay:
             if isinstance(payload, Shuffle):
                 if self._replays(payload):
                     s = self.secrets[payload.seat]
-                    jobs[index, "shuffled"] = ([s.blanket] * len(deck), [deck[k] for k in s.permutation])
+                    jobs[index, "shuffled"] = (
+                        [s.blanket] * len(deck),
+                        [deck[k] for k in s.permutation],
+                    )
                 deck = payload.points
             elif isinstance(payload, Lock):
                 if self._replays(payload):
                     s = self.secrets[payload.seat]
                     inverse = to_int(s.blanket_inverse)
-                    jobs[index, "locked"] = ([from_int(to_int(b) * inverse % ORDER) for b in s.lock_keys], deck)
+                    jobs[index, "locked"] = (
+                        [from_int(to_int(b) * inverse % ORDER) for b in s.lock_keys],
+                        deck,
+                    )
                 deck = payload.locked
         return dict(zip(jobs, mul_batches(list(jobs.values()))))
 
@@ -249,19 +286,39 @@ class _Replay:
             expected = self._product(index, "shuffled")
             wrong = sum(1 for mine, theirs in zip(expected, p.points) if mine != theirs)
             if wrong:
-                _fail(p.seat, "shuffle", f"its shuffle differs from the one its seed gives at {wrong} of 78 points", ref)
+                _fail(
+                    p.seat,
+                    "shuffle",
+                    f"its shuffle differs from the one its seed gives at {wrong} of 78 points",
+                    ref,
+                )
         self.cards = [self.cards[k] for k in s.permutation]  # followed for a trusted seat too
 
     def _lock(self, p: Lock, index: int, ref: str) -> None:
         if self._replays(p):
             commitments = base_mul_each(list(self.secrets[p.seat].lock_keys))
-            wrong = [j for j, (mine, theirs) in enumerate(zip(commitments, p.commitments)) if mine != theirs]
+            wrong = [
+                j
+                for j, (mine, theirs) in enumerate(zip(commitments, p.commitments))
+                if mine != theirs
+            ]
             if wrong:
-                _fail(p.seat, "lock", f"its key commitments B are not the keys its seed gives at positions {wrong}", ref)
+                _fail(
+                    p.seat,
+                    "lock",
+                    f"its key commitments B are not the keys its seed gives at positions {wrong}",
+                    ref,
+                )
             locked = self._product(index, "locked")
             wrong = [j for j, (mine, theirs) in enumerate(zip(locked, p.locked)) if mine != theirs]
             if wrong:
-                _fail(p.seat, "lock", f"its locked points E differ from its keys times the previous step at positions {wrong}", ref)
+                _fail(
+                    p.seat,
+                    "lock",
+                    "its locked points E differ from its keys times the previous step at "
+                    f"positions {wrong}",
+                    ref,
+                )
         self.locks += 1
         if self.locks == self.setup.players:
             self._deal()
@@ -273,7 +330,9 @@ class _Replay:
             self.hands[seat] = tuple(DECK[self.cards[j]] for j in range(78) if owner[j] == seat)
         self.chien = tuple(DECK[self.cards[j]] for j in self.setup.layout.chien_positions)
 
-    def _keys(self, seat: int, step: str, positions: Sequence[int], keys: Sequence[bytes], ref: str) -> None:
+    def _keys(
+        self, seat: int, step: str, positions: Sequence[int], keys: Sequence[bytes], ref: str
+    ) -> None:
         lock_keys = self.secrets[seat].lock_keys
         for j, key in zip(positions, keys):
             if key != lock_keys[j]:
@@ -283,14 +342,24 @@ class _Replay:
         self._keys(p.seat, "open", [o.where for o in p.openings], [o.key for o in p.openings], ref)
         for o in p.openings:
             if self.cards[o.where] != o.card:
-                _fail(p.seat, "open", f"claimed {DECK[o.card].code} at position {o.where}, which holds another card", ref)
+                _fail(
+                    p.seat,
+                    "open",
+                    f"claimed {DECK[o.card].code} at position {o.where}, which holds another card",
+                    ref,
+                )
 
     def _ecart(self, p: EcartCommitment, ref: str) -> None:
         taker, keys = p.seat, self.secrets[p.seat].recommit_keys
         for k, point in enumerate(p.commitments):
             index = card_of(mul(invert(keys[k]), point))
             if index is None:
-                _fail(taker, "ecart", f"re-commitment {k} is not a card under the key its seed gives", ref)
+                _fail(
+                    taker,
+                    "ecart",
+                    f"re-commitment {k} is not a card under the key its seed gives",
+                    ref,
+                )
             self.recommitted.append(index)
         had = Counter(card.index for card in (*self.hands[taker], *self.chien))
         extra = Counter(self.recommitted) - had
@@ -302,17 +371,38 @@ class _Replay:
         self.ecart = ecart
         for card in ecart:
             if card.is_king or card.is_bout:
-                _fail(taker, "ecart", f"discarded {card.code}: a king or a bout never goes to the écart", ref)
+                _fail(
+                    taker,
+                    "ecart",
+                    f"discarded {card.code}: a king or a bout never goes to the écart",
+                    ref,
+                )
         chien_size = self.setup.variant.chien_size
-        others = sum(1 for index in self.recommitted if not DECK[index].is_trump and not DECK[index].is_bout and not DECK[index].is_king)
+        others = sum(
+            1
+            for index in self.recommitted
+            if not DECK[index].is_trump and not DECK[index].is_bout and not DECK[index].is_king
+        )
         unavoidable = max(0, chien_size - others)
         trumps = [card for card in ecart if card.is_trump]
         if len(trumps) > unavoidable:
-            _fail(taker, "ecart", f"discarded {len(trumps)} trumps where {unavoidable} were unavoidable", ref)
+            _fail(
+                taker,
+                "ecart",
+                f"discarded {len(trumps)} trumps where {unavoidable} were unavoidable",
+                ref,
+            )
         _check_shown(p, ecart, ref)
 
-    def _open_recommitted(self, seat: int, step: str, openings: Sequence[Opening], ref: str) -> None:
+    def _open_recommitted(
+        self, seat: int, step: str, openings: Sequence[Opening], ref: str
+    ) -> None:
         keys = self.secrets[seat].recommit_keys
         for o in openings:
             if o.key != keys[o.where] or o.card != self.recommitted[o.where]:
-                _fail(seat, step, f"opened re-commitment {o.where} with a key or card its seed does not give", ref)
+                _fail(
+                    seat,
+                    step,
+                    f"opened re-commitment {o.where} with a key or card its seed does not give",
+                    ref,
+                )

@@ -75,9 +75,24 @@ __all__ = [
 #: third longer, so the count is higher for the same strength; at five the hands are shorter and
 #: a partner helps, so it is lower.
 BID_THRESHOLDS: dict[int, dict[Contract, int]] = {
-    3: {Contract.PETITE: 52, Contract.GARDE: 56, Contract.GARDE_SANS: 70, Contract.GARDE_CONTRE: 80},
-    4: {Contract.PETITE: 48, Contract.GARDE: 52, Contract.GARDE_SANS: 66, Contract.GARDE_CONTRE: 76},
-    5: {Contract.PETITE: 33, Contract.GARDE: 37, Contract.GARDE_SANS: 48, Contract.GARDE_CONTRE: 54},
+    3: {
+        Contract.PETITE: 52,
+        Contract.GARDE: 56,
+        Contract.GARDE_SANS: 70,
+        Contract.GARDE_CONTRE: 80,
+    },
+    4: {
+        Contract.PETITE: 48,
+        Contract.GARDE: 52,
+        Contract.GARDE_SANS: 66,
+        Contract.GARDE_CONTRE: 76,
+    },
+    5: {
+        Contract.PETITE: 33,
+        Contract.GARDE: 37,
+        Contract.GARDE_SANS: 48,
+        Contract.GARDE_CONTRE: 54,
+    },
 }
 
 #: A five-player hand this strong calls one of its own kings and plays alone, for four shares.
@@ -233,7 +248,9 @@ def chelem_is_sure(hand: Sequence[Card], out_of_play: Iterable[Card] = ()) -> bo
     if run < len(outstanding):
         return False
     for c in hand:
-        if c.suit.is_colour and any(o.suit is c.suit and o.rank > c.rank and o not in gone for o in DECK):
+        if c.suit.is_colour and any(
+            o.suit is c.suit and o.rank > c.rank and o not in gone for o in DECK
+        ):
             return False
     return True
 
@@ -304,7 +321,9 @@ class TableReading:
         """Whether ``seat``, still to play, may take a trick that ``best`` is winning."""
         if best.is_trump:
             return self.may_hold_trump_above(seat, best.rank)
-        if led not in self.voids[seat] and any(c.suit is led and c.rank > best.rank for c in self.unseen):
+        if led not in self.voids[seat] and any(
+            c.suit is led and c.rank > best.rank for c in self.unseen
+        ):
             return True
         return self.may_be_void(seat, led) and self.may_hold_trump_above(seat, 0)
 
@@ -433,7 +452,9 @@ def _camp_keeps(reading: TableReading, view: SeatView, card: Card) -> bool:
     best = trick[index]
     led = rules.led_suit(trick)
     assert led is not None
-    return all(s in reading.allies or not reading.may_beat(s, best, led) for s in _later_seats(view))
+    return all(
+        s in reading.allies or not reading.may_beat(s, best, led) for s in _later_seats(view)
+    )
 
 
 def _trick_points(view: SeatView) -> int:
@@ -444,7 +465,9 @@ def _trick_points(view: SeatView) -> int:
 def _lowest(cards: Iterable[Card], hand: Sequence[Card]) -> Card:
     """The cheapest card to give away: fewest points, then from the shortest suit (towards a
     void), then the lowest rank."""
-    return min(cards, key=lambda c: (c.half_points, len(_suit_cards(hand, c.suit)), c.rank, c.index))
+    return min(
+        cards, key=lambda c: (c.half_points, len(_suit_cards(hand, c.suit)), c.rank, c.index)
+    )
 
 
 def _richest(cards: Iterable[Card]) -> Card:
@@ -557,7 +580,9 @@ class BasicPolicy:
             return False
         return _camp_keeps(reading, view, PETIT)
 
-    def _excuse_now(self, view: SeatView, reading: TableReading, others: list[Card], winnable: bool) -> bool:
+    def _excuse_now(
+        self, view: SeatView, reading: TableReading, others: list[Card], winnable: bool
+    ) -> bool:
         """Play the Excuse to a trick the own camp loses, before the end.
 
         It stays with its owner whatever the trick, so it is worth most where any other card
@@ -642,7 +667,9 @@ class BasicPolicy:
             return _low_card_of_longest_suit(view.hand, colours)
         return self._trump_to_draw(reading, trumps) if trumps else cards[0]
 
-    def _should_draw_trumps(self, view: SeatView, reading: TableReading, trumps: list[Card]) -> bool:
+    def _should_draw_trumps(
+        self, view: SeatView, reading: TableReading, trumps: list[Card]
+    ) -> bool:
         """Lead trumps as the attack while it keeps control of them.
 
         A master trump costs nothing: it wins the round and takes a trump from every defender
@@ -656,7 +683,9 @@ class BasicPolicy:
         if not out or not trumps or self._opponents_out_of_trumps(reading):
             return False
         top_out = out[-1].rank
-        if PETIT in reading.unseen and any(t.rank > top_out and t is not VINGT_ET_UN for t in trumps):
+        if PETIT in reading.unseen and any(
+            t.rank > top_out and t is not VINGT_ET_UN for t in trumps
+        ):
             return True
         if view.seat != view.taker:
             return False
@@ -718,6 +747,7 @@ def _low_card_of_longest_suit(hand: Sequence[Card], colours: list[Card]) -> Card
 
 # --- The registry ---------------------------------------------------------------------
 
+
 def _strong(rng: random.Random) -> Policy:
     from protocol.strong import StrongPolicy  # it builds on this module: imported when asked for
 
@@ -738,12 +768,17 @@ def make_bot(level: str, rng: random.Random) -> Policy:
     name, colon, worlds = level.partition(":")
     if name == "strong" and colon:
         if not worlds.isdigit() or int(worlds) < 1:
-            raise ValueError(f"bot level {level!r}: strong:N thinks over N sampled deals, N a whole number from 1")
+            raise ValueError(
+                f"bot level {level!r}: strong:N thinks over N sampled deals, N a whole number "
+                "from 1"
+            )
         from protocol.strong import StrongPolicy
 
         return StrongPolicy(rng, int(worlds))
     try:
         factory = BOTS[level]
     except KeyError:
-        raise ValueError(f"unknown bot level {level!r}: use one of {', '.join(BOTS)} (or strong:N)") from None
+        raise ValueError(
+            f"unknown bot level {level!r}: use one of {', '.join(BOTS)} (or strong:N)"
+        ) from None
     return factory(rng)

@@ -18,8 +18,8 @@ English for the client.
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 
 class Suit(enum.Enum):
@@ -45,8 +45,18 @@ _RANK_CODES = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "N", "Q",
 VALET, CAVALIER, DAME, ROI = 11, 12, 13, 14
 
 _SUIT_NAMES = {
-    "fr": {Suit.SPADES: "pique", Suit.HEARTS: "cœur", Suit.DIAMONDS: "carreau", Suit.CLUBS: "trèfle"},
-    "en": {Suit.SPADES: "spades", Suit.HEARTS: "hearts", Suit.DIAMONDS: "diamonds", Suit.CLUBS: "clubs"},
+    "fr": {
+        Suit.SPADES: "pique",
+        Suit.HEARTS: "cœur",
+        Suit.DIAMONDS: "carreau",
+        Suit.CLUBS: "trèfle",
+    },
+    "en": {
+        Suit.SPADES: "spades",
+        Suit.HEARTS: "hearts",
+        Suit.DIAMONDS: "diamonds",
+        Suit.CLUBS: "clubs",
+    },
 }
 _SUIT_SYMBOLS = {Suit.SPADES: "♠", Suit.HEARTS: "♥", Suit.DIAMONDS: "♦", Suit.CLUBS: "♣"}
 _HONOUR_NAMES = {
@@ -176,7 +186,8 @@ def card(code: str) -> Card:
         return _BY_CODE[code.strip().upper()]
     except (KeyError, AttributeError):
         raise CardCodeError(
-            f"{code!r} is not a card: use a rank 1-10, J, N, Q or K followed by a suit S, H, D or C "
+            f"{code!r} is not a card: use a rank 1-10, J, N, Q or K followed by a suit S, H, D or "
+            "C "
             "(e.g. KH, 10S), a trump T1..T21, or EX for the Excuse"
         ) from None
 
@@ -218,5 +229,12 @@ def sort_hand(hand: Iterable[Card]) -> list[Card]:
     Suits are ordered spades, hearts, clubs, diamonds so that black and red alternate; within a
     suit from the king down.
     """
-    suit_order = {Suit.TRUMPS: 0, Suit.SPADES: 1, Suit.HEARTS: 2, Suit.CLUBS: 3, Suit.DIAMONDS: 4, Suit.EXCUSE: 5}
+    suit_order = {
+        Suit.TRUMPS: 0,
+        Suit.SPADES: 1,
+        Suit.HEARTS: 2,
+        Suit.CLUBS: 3,
+        Suit.DIAMONDS: 4,
+        Suit.EXCUSE: 5,
+    }
     return sorted(hand, key=lambda c: (suit_order[c.suit], -c.rank))

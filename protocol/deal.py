@@ -18,7 +18,6 @@ from __future__ import annotations
 import enum
 import random
 from dataclasses import dataclass, field
-from typing import Union
 
 from protocol import rules
 from protocol.cards import DECK, EXCUSE, PETIT, VALET, Card, Suit
@@ -77,7 +76,7 @@ class Play:
     card: Card
 
 
-Action = Union[Bid, Call, Ecart, AnnounceChelem, ShowPoignee, Play]
+Action = Bid | Call | Ecart | AnnounceChelem | ShowPoignee | Play
 
 
 @dataclass(frozen=True)
@@ -126,7 +125,9 @@ class Deal:
 
     def __post_init__(self) -> None:
         n = self.variant.players
-        if len(self.dealt) != n or any(h is not None and len(h) != self.variant.hand_size for h in self.dealt):
+        if len(self.dealt) != n or any(
+            h is not None and len(h) != self.variant.hand_size for h in self.dealt
+        ):
             raise ValueError(f"a {n}-player deal has {n} hands of {self.variant.hand_size} cards")
         if self.chien is not None and len(self.chien) != self.variant.chien_size:
             raise ValueError(f"the chien has {self.variant.chien_size} cards at {n} players")
@@ -186,7 +187,11 @@ class Deal:
             raise RuleError(f"the chien has {self.variant.chien_size} cards")
         self.chien = tuple(chien)
         taker_hand = self.hands[self.taker] if self.taker is not None else None
-        if self.phase is Phase.ECART and taker_hand is not None and not set(chien) <= set(taker_hand):
+        if (
+            self.phase is Phase.ECART
+            and taker_hand is not None
+            and not set(chien) <= set(taker_hand)
+        ):
             taker_hand.extend(chien)
 
     def declare_void(self, reason: str) -> None:
@@ -222,7 +227,9 @@ class Deal:
         """
         if self.called is None:
             return None
-        holder = next((s for s, h in enumerate(self.dealt) if h is not None and self.called in h), None)
+        holder = next(
+            (s for s, h in enumerate(self.dealt) if h is not None and self.called in h), None
+        )
         if holder is None:
             holder = self._played_by(self.called)
         return holder if holder != self.taker else None
@@ -281,7 +288,10 @@ class Deal:
             and seat == self.to_act
             and not self.tricks
             and all(p.seat != seat for p in self.poignees)
-            and (hand is None or bool(rules.poignee_sizes_available(hand, self.variant, self.poignee_ecart(seat))))
+            and (
+                hand is None
+                or bool(rules.poignee_sizes_available(hand, self.variant, self.poignee_ecart(seat)))
+            )
         )
 
     def poignee_ecart(self, seat: int) -> tuple[Card, ...]:
@@ -309,7 +319,9 @@ class Deal:
         elif isinstance(action, AnnounceChelem):
             self._announce(action)
         elif isinstance(action, ShowPoignee):
-            self.poignees.append(Poignee(action.seat, tuple(action.cards), self._poignee_size(action)))
+            self.poignees.append(
+                Poignee(action.seat, tuple(action.cards), self._poignee_size(action))
+            )
         else:
             self._play(action)
         self.history.append(action)
@@ -323,8 +335,12 @@ class Deal:
         if isinstance(action, Bid):
             self._expect(Phase.BIDDING, "bidding")
             highest = self._highest_bid()
-            if action.contract is not None and action.contract not in rules.higher_contracts(highest):
-                raise RuleError(f"a bid must be higher than {highest.french if highest else 'nothing'}")
+            if action.contract is not None and action.contract not in rules.higher_contracts(
+                highest
+            ):
+                raise RuleError(
+                    f"a bid must be higher than {highest.french if highest else 'nothing'}"
+                )
         elif isinstance(action, Call):
             self._check_call(action)
         elif isinstance(action, Ecart):
@@ -346,7 +362,9 @@ class Deal:
 
     def _expect(self, phase: Phase, what: str) -> None:
         if self.phase is not phase:
-            raise RuleError(f"{what} is not possible now: the deal is at the {self.phase.value} phase")
+            raise RuleError(
+                f"{what} is not possible now: the deal is at the {self.phase.value} phase"
+            )
 
     def _highest_bid(self) -> Contract | None:
         return max((b.contract for b in self.bids if b.contract is not None), default=None)
@@ -373,7 +391,9 @@ class Deal:
             rules.check_call(hand, call.card)
         elif not (call.card.suit.is_colour and call.card.rank >= VALET):
             # A replica cannot see the four kings behind a lower call: the deck proves them.
-            raise RuleError(f"{call.card.code} cannot be called: call a king, queen, cavalier or valet")
+            raise RuleError(
+                f"{call.card.code} cannot be called: call a king, queen, cavalier or valet"
+            )
 
     def _after_call(self) -> None:
         assert self.contract is not None and self.taker is not None
@@ -411,7 +431,9 @@ class Deal:
     def _poignee_size(self, poignee: ShowPoignee) -> PoigneeSize:
         hand = self.hands[poignee.seat]
         if hand is not None:
-            return rules.check_poignee(hand, poignee.cards, self.variant, self.poignee_ecart(poignee.seat))
+            return rules.check_poignee(
+                hand, poignee.cards, self.variant, self.poignee_ecart(poignee.seat)
+            )
         # A replica: the deck proves the cards are the player's, the audit checks the rest.
         size = self.variant.poignee_size(len(poignee.cards))
         if size is None or any(not (c.is_trump or c.is_excuse) for c in poignee.cards):
@@ -422,7 +444,12 @@ class Deal:
         """At five, the first lead of the deal may not be in the called suit (but the called card).
 
         When the Excuse opens the deal, the card after it sets the suit: it is bound too."""
-        if self.variant.calls_a_card and not self.tricks and self.called and rules.led_suit(self.current) is None:
+        if (
+            self.variant.calls_a_card
+            and not self.tricks
+            and self.called
+            and rules.led_suit(self.current) is None
+        ):
             return self.called.suit, self.called
         return None, None
 
@@ -432,7 +459,9 @@ class Deal:
         if hand is not None:
             if strict or play.card not in hand:
                 forbidden, called = self._lead_restriction()
-                rules.check_play(hand, self.current, play.card, forbidden_lead_suit=forbidden, called=called)
+                rules.check_play(
+                    hand, self.current, play.card, forbidden_lead_suit=forbidden, called=called
+                )
         elif self._played_by(play.card) is not None or self._seen_elsewhere(play.card, play.seat):
             raise RuleError(f"{play.card.code} cannot be in seat {play.seat}'s hand")
 
@@ -553,4 +582,3 @@ class Deal:
         if last.played_by(last.winner, self.variant.players) is EXCUSE and PETIT in before.cards:
             return self.camp(before.winner)
         return None
-

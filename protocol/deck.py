@@ -39,9 +39,17 @@ this :class:`PublicDeck`, accepted or not — the message layer maps it to the s
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Callable, ClassVar, Iterable, Mapping, NoReturn, Self, Sequence, TypeGuard, TypeVar, Union
+from typing import (
+    Any,
+    ClassVar,
+    NoReturn,
+    Self,
+    TypeGuard,
+    TypeVar,
+)
 
 from protocol.cards import DECK, Card
 from protocol.group import (
@@ -65,8 +73,8 @@ from protocol.group import (
 from protocol.layout import CHIEN, DealLayout, deal_layout
 from protocol.lock_proof import LockProof, LockStep, lock, verify_lock
 from protocol.proofs import Binding, ProofWireError
-from protocol.shuffle_proof import ShuffleProof, prove_shuffle, verify_shuffle
 from protocol.seeds import DECK_SIZE, SEED_BYTES, SeatSecrets, commitment, derive, new_seed
+from protocol.shuffle_proof import ShuffleProof, prove_shuffle, verify_shuffle
 from protocol.variants import Variant
 from protocol.verdict import Code, Verdict, VerdictError
 
@@ -134,11 +142,17 @@ def _check_bytes(kind: str, name: str, value: object, length: int) -> None:
     _need(isinstance(value, bytes) and len(value) == length, kind, f"{name} must be {length} bytes")
 
 
-def _check_byte_strings(kind: str, name: str, values: object, length: int, count: int | None = None) -> None:
+def _check_byte_strings(
+    kind: str, name: str, values: object, length: int, count: int | None = None
+) -> None:
     if not isinstance(values, tuple):
         raise WireError(f"{kind} payload: {name} must be a list")
     _need(len(values) <= DECK_SIZE, kind, f"{name} has more than {DECK_SIZE} entries")
-    _need(count is None or len(values) == count, kind, f"{name} must have {count} entries, not {len(values)}")
+    _need(
+        count is None or len(values) == count,
+        kind,
+        f"{name} must have {count} entries, not {len(values)}",
+    )
     for k, value in enumerate(values):
         _check_bytes(kind, f"{name}[{k}]", value, length)
 
@@ -220,7 +234,12 @@ class Commit:
         _check_bytes(self.KIND, "blanket_public", self.blanket_public, POINT_BYTES)
 
     def to_wire(self) -> dict[str, object]:
-        return {"kind": self.KIND, "seat": self.seat, "commitment": self.commitment, "blanket_public": self.blanket_public}
+        return {
+            "kind": self.KIND,
+            "seat": self.seat,
+            "commitment": self.commitment,
+            "blanket_public": self.blanket_public,
+        }
 
     @classmethod
     def from_wire(cls, obj: object) -> Commit:
@@ -249,7 +268,12 @@ class Shuffle:
         _need(isinstance(self.proof, ShuffleProof), self.KIND, "proof must be a shuffle proof")
 
     def to_wire(self) -> dict[str, object]:
-        return {"kind": self.KIND, "seat": self.seat, "points": list(self.points), "proof": self.proof.to_wire()}
+        return {
+            "kind": self.KIND,
+            "seat": self.seat,
+            "points": list(self.points),
+            "proof": self.proof.to_wire(),
+        }
 
     @classmethod
     def from_wire(cls, obj: object) -> Shuffle:
@@ -347,7 +371,11 @@ class _Openings:
         _check_openings(self.KIND, self.openings, DECK_SIZE)
 
     def to_wire(self) -> dict[str, object]:
-        return {"kind": self.KIND, "seat": self.seat, "openings": [o.to_wire() for o in self.openings]}
+        return {
+            "kind": self.KIND,
+            "seat": self.seat,
+            "openings": [o.to_wire() for o in self.openings],
+        }
 
     @classmethod
     def from_wire(cls, obj: object) -> Self:
@@ -380,7 +408,11 @@ class EcartCommitment:
             raise WireError(f"{self.KIND} payload: discarded must be a list")
         for k in self.discarded:
             _check_index(self.KIND, "discarded index", k, len(self.commitments))
-        _need(list(self.discarded) == sorted(set(self.discarded)), self.KIND, "discarded must be ascending, no repeats")
+        _need(
+            list(self.discarded) == sorted(set(self.discarded)),
+            self.KIND,
+            "discarded must be ascending, no repeats",
+        )
         _check_openings(self.KIND, self.openings, len(self.commitments), allow_none=True)
 
     def to_wire(self) -> dict[str, object]:
@@ -430,10 +462,31 @@ class Reveal:
         return cls(f["seat"], f["seed"])
 
 
-DeckPayload = Union[Commit, Shuffle, Lock, DealKeys, ChienKeys, Open, EcartCommitment, OpenRecommitted, Reveal]
+DeckPayload = (
+    Commit
+    | Shuffle
+    | Lock
+    | DealKeys
+    | ChienKeys
+    | Open
+    | EcartCommitment
+    | OpenRecommitted
+    | Reveal
+)
 _Result = TypeVar("_Result")
 PAYLOAD_TYPES: dict[str, type[DeckPayload]] = {
-    cls.KIND: cls for cls in (Commit, Shuffle, Lock, DealKeys, ChienKeys, Open, EcartCommitment, OpenRecommitted, Reveal)
+    cls.KIND: cls
+    for cls in (
+        Commit,
+        Shuffle,
+        Lock,
+        DealKeys,
+        ChienKeys,
+        Open,
+        EcartCommitment,
+        OpenRecommitted,
+        Reveal,
+    )
 }
 
 
@@ -441,7 +494,9 @@ def payload_from_wire(obj: object) -> DeckPayload:
     """Any payload from its wire map; :class:`WireError` if it is not exactly one."""
     kind = obj.get("kind") if isinstance(obj, dict) else None
     if not isinstance(kind, str) or kind not in PAYLOAD_TYPES:
-        raise WireError(f"not a deck payload: kind {kind!r}, expected one of {', '.join(PAYLOAD_TYPES)}")
+        raise WireError(
+            f"not a deck payload: kind {kind!r}, expected one of {', '.join(PAYLOAD_TYPES)}"
+        )
     return PAYLOAD_TYPES[kind].from_wire(obj)
 
 
@@ -556,7 +611,10 @@ class PublicDeck:
         """One verdict per seat the current round is waiting for.  The caller decides when a
         wait has become a stall (a timeout); the deal is then abandoned by those seats."""
         step, reason = _WAITING_REASONS[self.phase]
-        return [Verdict(seat, step, reason, (f"no {step} payload from seat {seat}",)) for seat in sorted(self.waiting_for())]
+        return [
+            Verdict(seat, step, reason, (f"no {step} payload from seat {seat}",))
+            for seat in sorted(self.waiting_for())
+        ]
 
     def current_points(self) -> tuple[Point, ...]:
         """The latest list of 78 points: ``Dᵢ`` during the shuffle, ``Eᵢ`` from the lock on."""
@@ -573,7 +631,9 @@ class PublicDeck:
     def published_keys(self, position: int) -> dict[int, tuple[Scalar, str]]:
         """The lock keys published so far for ``position``: seat → (key, evidence reference)."""
         kind = ChienKeys.KIND if position in self.setup.layout.chien_positions else DealKeys.KIND
-        return {seat: (key, self.ref(kind, seat)) for seat, key in self._keys.get(position, {}).items()}
+        return {
+            seat: (key, self.ref(kind, seat)) for seat, key in self._keys.get(position, {}).items()
+        }
 
     def chien(self) -> tuple[Card, ...] | None:
         """The chien once every seat has sent its chien keys, in pack order."""
@@ -624,7 +684,14 @@ class PublicDeck:
         index = len(self._payloads)
         ref = f"{payload.KIND}/{payload.seat}@{index}"
         if not 0 <= payload.seat < self.setup.players:
-            raise VerdictError(Verdict(None, payload.KIND, f"a payload from seat {payload.seat}, which is not at this table", (ref,)))
+            raise VerdictError(
+                Verdict(
+                    None,
+                    payload.KIND,
+                    f"a payload from seat {payload.seat}, which is not at this table",
+                    (ref,),
+                )
+            )
         known = dict(self._known)  # the one piece of state a check updates as it goes
         try:
             self._check(payload, ref)
@@ -655,13 +722,34 @@ class PublicDeck:
             case Reveal():
                 self._on_reveal(payload, ref)
 
-    def _expect(self, payload: DeckPayload, ref: str, phase: DeckPhase, step: str, *, turn: int | None = None) -> None:
+    def _expect(
+        self,
+        payload: DeckPayload,
+        ref: str,
+        phase: DeckPhase,
+        step: str,
+        *,
+        turn: int | None = None,
+    ) -> None:
         """Refuse a payload sent in the wrong round, out of turn, or twice."""
         if self.phase is not phase:
-            self._fail(payload.seat, step, f"sent a {payload.KIND} payload during the {self.phase.value} round", ref)
+            self._fail(
+                payload.seat,
+                step,
+                f"sent a {payload.KIND} payload during the {self.phase.value} round",
+                ref,
+            )
         if turn is not None and payload.seat != turn:
-            self._fail(payload.seat, step, f"sent a {payload.KIND} payload out of turn (seat {turn} is next)", ref)
-        if (payload.KIND, payload.seat) in self._refs and payload.KIND not in (Open.KIND, OpenRecommitted.KIND):
+            self._fail(
+                payload.seat,
+                step,
+                f"sent a {payload.KIND} payload out of turn (seat {turn} is next)",
+                ref,
+            )
+        if (payload.KIND, payload.seat) in self._refs and payload.KIND not in (
+            Open.KIND,
+            OpenRecommitted.KIND,
+        ):
             self._fail(payload.seat, step, f"sent its {payload.KIND} payload twice", ref)
 
     @staticmethod
@@ -683,7 +771,9 @@ class PublicDeck:
             first: dict[bytes, int] = {}
             for k, point in enumerate(points):
                 if point in first:
-                    self._fail(seat, step, f"{name} repeats a point (entries {first[point]} and {k})", ref)
+                    self._fail(
+                        seat, step, f"{name} repeats a point (entries {first[point]} and {k})", ref
+                    )
                 first[point] = k
 
     def _scalars(self, seat: int, step: str, scalars: Iterable[bytes], name: str, ref: str) -> None:
@@ -710,7 +800,13 @@ class PublicDeck:
         a = self._commits[p.seat].blanket_public
         if not verify_shuffle(self.setup.binding(p.seat, "shuffle"), a, before, p.points, p.proof):
             self._points(p.seat, "shuffle", p.points, "points", ref)
-            self._fail(p.seat, "shuffle", "the proof that its points are the previous ones, permuted, times its committed key does not hold", ref)
+            self._fail(
+                p.seat,
+                "shuffle",
+                "the proof that its points are the previous ones, permuted, times its committed "
+                "key does not hold",
+                ref,
+            )
         self._repeats(p.seat, "shuffle", p.points, "points", ref)
 
     def _on_lock(self, p: Lock, ref: str) -> None:
@@ -742,34 +838,51 @@ class PublicDeck:
         if not verify_lock(self.setup.binding(p.seat, "lock"), a, before, p.step):
             self._points(p.seat, "lock", p.commitments, "commitments", ref)
             self._points(p.seat, "lock", p.locked, "locked", ref)
-            self._fail(p.seat, "lock", "the proof that every position was locked with its committed key does not hold", ref)
+            self._fail(
+                p.seat,
+                "lock",
+                "the proof that every position was locked with its committed key does not hold",
+                ref,
+            )
         self._repeats(p.seat, "lock", p.locked, "locked", ref)
 
     def _on_deal_keys(self, p: DealKeys, ref: str) -> None:
         self._expect(p, ref, DeckPhase.DEAL, "deal")
         positions = self.setup.dealt_to_others(p.seat)
         if len(p.keys) != len(positions):
-            self._fail(p.seat, "deal", f"sent {len(p.keys)} deal keys instead of {len(positions)}", ref)
+            self._fail(
+                p.seat, "deal", f"sent {len(p.keys)} deal keys instead of {len(positions)}", ref
+            )
         self._scalars(p.seat, "deal", p.keys, "keys", ref)
         self._committed_keys(p.seat, "deal", positions, p.keys, ref)
         for j, key in zip(positions, p.keys):
             self._keys.setdefault(j, {})[p.seat] = key
         self._deal_keys_from.add(p.seat)
 
-    def _committed_keys(self, seat: int, step: str, positions: Sequence[int], keys: Sequence[Scalar], ref: str) -> None:
+    def _committed_keys(
+        self, seat: int, step: str, positions: Sequence[int], keys: Sequence[Scalar], ref: str
+    ) -> None:
         """Every key is the one ``seat`` committed to in its lock: one fixed-base
         multiplication each (≈ a fifth of a card's opening), not for a trusted seat."""
         if seat in self.trusted:
             return
         for j, key in zip(positions, keys):
             if not self.key_matches(seat, j, key):
-                self._fail(seat, step, f"its key for position {j} does not match its lock", ref, self.ref("lock", seat))
+                self._fail(
+                    seat,
+                    step,
+                    f"its key for position {j} does not match its lock",
+                    ref,
+                    self.ref("lock", seat),
+                )
 
     def _on_chien_keys(self, p: ChienKeys, ref: str) -> None:
         self._expect(p, ref, DeckPhase.PLAY, "chien")
         positions = self.setup.layout.chien_positions
         if len(p.keys) != len(positions):
-            self._fail(p.seat, "chien", f"sent {len(p.keys)} chien keys instead of {len(positions)}", ref)
+            self._fail(
+                p.seat, "chien", f"sent {len(p.keys)} chien keys instead of {len(positions)}", ref
+            )
         self._scalars(p.seat, "chien", p.keys, "keys", ref)
         self._committed_keys(p.seat, "chien", positions, p.keys, ref)
         if len(self._chien_keys_from) == self.setup.players - 1:
@@ -798,11 +911,18 @@ class PublicDeck:
     def _on_open(self, p: Open, ref: str) -> None:
         self._expect(p, ref, DeckPhase.PLAY, "open")
         if self._ecart is not None and p.seat == self._ecart.seat:
-            self._fail(p.seat, "open", "opened a dealt position after re-committing its hand in the écart", ref)
+            self._fail(
+                p.seat,
+                "open",
+                "opened a dealt position after re-committing its hand in the écart",
+                ref,
+            )
         owner = self.setup.layout.owner
         for o in p.openings:
             if owner[o.where] != p.seat:
-                self._fail(p.seat, "open", f"opened position {o.where}, which was not dealt to it", ref)
+                self._fail(
+                    p.seat, "open", f"opened position {o.where}, which was not dealt to it", ref
+                )
             if p.seat not in self.trusted:
                 self._check_opening(p, o, ref)
             self._learn(o.card, _Origin(False, o.where, p.seat, ref), "open", self._taker)
@@ -817,8 +937,19 @@ class PublicDeck:
         keys = scalar_product([o.key, *self._keys[o.where].values()])
         if mul(keys, CARD_POINTS[o.card]) != self.final_point(o.where):
             if not self.key_matches(p.seat, o.where, o.key):
-                self._fail(p.seat, "open", f"its key for position {o.where} does not match its lock", ref, self.ref("lock", p.seat))
-            self._fail(p.seat, "open", f"claimed {DECK[o.card].code} at position {o.where}, which holds another card", ref)
+                self._fail(
+                    p.seat,
+                    "open",
+                    f"its key for position {o.where} does not match its lock",
+                    ref,
+                    self.ref("lock", p.seat),
+                )
+            self._fail(
+                p.seat,
+                "open",
+                f"claimed {DECK[o.card].code} at position {o.where}, which holds another card",
+                ref,
+            )
 
     @property
     def _taker(self) -> int | None:
@@ -830,32 +961,52 @@ class PublicDeck:
             self._fail(p.seat, "ecart", "re-committed its hand before the chien was turned", ref)
         count, chien_size = self.setup.recommit_count, self.setup.variant.chien_size
         if len(p.commitments) != count:
-            self._fail(p.seat, "ecart", f"re-committed {len(p.commitments)} cards instead of {count}", ref)
+            self._fail(
+                p.seat, "ecart", f"re-committed {len(p.commitments)} cards instead of {count}", ref
+            )
         if p.seat not in self.trusted:
             self._points(p.seat, "ecart", p.commitments, "commitments", ref)
         if len(p.discarded) != chien_size:
-            self._fail(p.seat, "ecart", f"discarded {len(p.discarded)} cards instead of {chien_size}", ref)
+            self._fail(
+                p.seat, "ecart", f"discarded {len(p.discarded)} cards instead of {chien_size}", ref
+            )
         for o in p.openings:
             self._check_recommitment(p.seat, "ecart", p.commitments, o, ref)
             if o.where not in p.discarded:
-                self._fail(p.seat, "ecart", f"showed re-commitment {o.where}, which is not in the écart", ref)
+                self._fail(
+                    p.seat,
+                    "ecart",
+                    f"showed re-commitment {o.where}, which is not in the écart",
+                    ref,
+                )
             card = DECK[o.card]
             if card.is_king or card.is_bout:
-                self._fail(p.seat, "ecart", f"discarded {card.code}: a king or a bout never goes to the écart", ref)
+                self._fail(
+                    p.seat,
+                    "ecart",
+                    f"discarded {card.code}: a king or a bout never goes to the écart",
+                    ref,
+                )
             if not card.is_trump:
-                self._fail(p.seat, "ecart", f"showed {card.code} in the écart: only trumps are shown", ref)
+                self._fail(
+                    p.seat, "ecart", f"showed {card.code} in the écart: only trumps are shown", ref
+                )
         for o in p.openings:
             self._learn(o.card, _Origin(True, o.where, p.seat, ref), "ecart", p.seat)
         self._ecart = p
 
-    def _check_recommitment(self, seat: int, step: str, commitments: Sequence[Point], o: Opening, ref: str) -> None:
+    def _check_recommitment(
+        self, seat: int, step: str, commitments: Sequence[Point], o: Opening, ref: str
+    ) -> None:
         if o.where >= len(commitments):
             self._fail(seat, step, f"opened re-commitment {o.where}, which does not exist", ref)
         if seat in self.trusted:
             return
         self._scalars(seat, step, [o.key], "key", ref)
         if mul(o.key, CARD_POINTS[o.card]) != commitments[o.where]:
-            self._fail(seat, step, f"re-commitment {o.where} does not open to {DECK[o.card].code}", ref)
+            self._fail(
+                seat, step, f"re-commitment {o.where} does not open to {DECK[o.card].code}", ref
+            )
 
     def _on_open_recommitted(self, p: OpenRecommitted, ref: str) -> None:
         self._expect(p, ref, DeckPhase.PLAY, "open")
@@ -864,7 +1015,9 @@ class PublicDeck:
         assert self._ecart is not None
         for o in p.openings:
             if o.where in self._ecart.discarded:
-                self._fail(p.seat, "open", f"opened re-commitment {o.where}, which it discarded", ref)
+                self._fail(
+                    p.seat, "open", f"opened re-commitment {o.where}, which it discarded", ref
+                )
             self._check_recommitment(p.seat, "open", self._ecart.commitments, o, ref)
             self._learn(o.card, _Origin(True, o.where, p.seat, ref), "open", p.seat)
 
@@ -888,10 +1041,22 @@ class PublicDeck:
             dealt = origin if seen.recommitted else seen
             if dealt.holder in (taker, CHIEN):
                 return
-            self._fail(taker, step, f"re-committed {code}, which was dealt to seat {dealt.holder}", seen.evidence, origin.evidence)
+            self._fail(
+                taker,
+                step,
+                f"re-committed {code}, which was dealt to seat {dealt.holder}",
+                seen.evidence,
+                origin.evidence,
+            )
         if origin.recommitted:
             self._fail(taker, step, f"re-committed {code} twice", seen.evidence, origin.evidence)
-        self._fail(None, step, f"{code} opened at two dealt positions; settled by the audit", seen.evidence, origin.evidence)
+        self._fail(
+            None,
+            step,
+            f"{code} opened at two dealt positions; settled by the audit",
+            seen.evidence,
+            origin.evidence,
+        )
 
     def _on_reveal(self, p: Reveal, ref: str) -> None:
         if self.phase is DeckPhase.COMMIT:
@@ -899,8 +1064,17 @@ class PublicDeck:
         if p.seat in self._revealed:
             self._fail(p.seat, "reveal", "sent its reveal payload twice", ref)
         setup = self.setup
-        if commitment(p.seed, setup.table_id, setup.deal, p.seat) != self._commits[p.seat].commitment:
-            self._fail(p.seat, "reveal", "its seed does not match its commitment", ref, self.ref("commit", p.seat))
+        if (
+            commitment(p.seed, setup.table_id, setup.deal, p.seat)
+            != self._commits[p.seat].commitment
+        ):
+            self._fail(
+                p.seat,
+                "reveal",
+                "its seed does not match its commitment",
+                ref,
+                self.ref("commit", p.seat),
+            )
         self._revealed[p.seat] = p.seed
 
 
@@ -931,11 +1105,18 @@ class SeatDeck:
 
     def commit(self) -> Commit:
         s = self.secrets
-        return Commit(self.seat, commitment(s.seed, self.setup.table_id, self.setup.deal, self.seat), s.blanket_public)
+        return Commit(
+            self.seat,
+            commitment(s.seed, self.setup.table_id, self.setup.deal, self.seat),
+            s.blanket_public,
+        )
 
     def _my_turn(self, public: PublicDeck, phase: DeckPhase) -> None:
         if public.phase is not phase or public.waiting_for() != {self.seat}:
-            raise DeckUsageError(f"seat {self.seat} cannot {phase.value} now: waiting for {sorted(public.waiting_for())}")
+            raise DeckUsageError(
+                f"seat {self.seat} cannot {phase.value} now: waiting for "
+                f"{sorted(public.waiting_for())}"
+            )
 
     def shuffle(self, public: PublicDeck) -> Shuffle:
         """``Dᵢ = π(a·Dᵢ₋₁)`` and its proof (78 multiplications, and 4×78 more to prove)."""
@@ -944,7 +1125,9 @@ class SeatDeck:
         previous = public.current_points()
         points = tuple(mul_each([s.blanket] * len(previous), [previous[p] for p in s.permutation]))
         binding = self.setup.binding(self.seat, "shuffle")
-        proof = prove_shuffle(binding, s.blanket, s.blanket_public, previous, points, s.permutation, s.nonce_key)
+        proof = prove_shuffle(
+            binding, s.blanket, s.blanket_public, previous, points, s.permutation, s.nonce_key
+        )
         return Shuffle(self.seat, points, proof)
 
     def lock(self, public: PublicDeck) -> Lock:
@@ -952,7 +1135,15 @@ class SeatDeck:
         self._my_turn(public, DeckPhase.LOCK)
         s = self.secrets
         binding = self.setup.binding(self.seat, "lock")
-        step = lock(binding, s.blanket, s.blanket_inverse, s.blanket_public, public.current_points(), s.lock_keys, s.nonce_key)
+        step = lock(
+            binding,
+            s.blanket,
+            s.blanket_inverse,
+            s.blanket_public,
+            public.current_points(),
+            s.lock_keys,
+            s.nonce_key,
+        )
         return Lock(self.seat, step.commitments, step.locked, step.proof)
 
     def deal_keys(self) -> DealKeys:
@@ -974,11 +1165,15 @@ class SeatDeck:
         others = [seat for seat in range(self.setup.players) if seat != self.seat]
         missing = [seat for seat in others if not public.has_deal_keys(seat)]
         if missing:
-            raise DeckUsageError(f"seat {self.seat} cannot see its hand yet: waiting for deal keys from {missing}")
+            raise DeckUsageError(
+                f"seat {self.seat} cannot see its hand yet: waiting for deal keys from {missing}"
+            )
         hand: dict[Card, int] = {}
         for j in self.setup.layout.positions_of(self.seat):
             keys = public.published_keys(j)
-            combined = invert(scalar_product([self.secrets.lock_keys[j], *(key for key, _ in keys.values())]))
+            combined = invert(
+                scalar_product([self.secrets.lock_keys[j], *(key for key, _ in keys.values())])
+            )
             index = card_of(mul(combined, public.final_point(j)))
             if index is None or DECK[index] in hand:
                 raise VerdictError(public.blame("deal", j, keys))
@@ -1023,13 +1218,25 @@ class SeatDeck:
         """Re-commit ``held`` (hand + chien), marking ``discard``: the écart's crypto."""
         cards = sorted(held)
         wanted = set(discard)
-        if len(wanted) != len(discard) or len(discard) != self.setup.variant.chien_size or not wanted <= set(cards):
-            raise ValueError(f"discard {self.setup.variant.chien_size} distinct cards of the hand and the chien")
+        if (
+            len(wanted) != len(discard)
+            or len(discard) != self.setup.variant.chien_size
+            or not wanted <= set(cards)
+        ):
+            raise ValueError(
+                f"discard {self.setup.variant.chien_size} distinct cards of the hand and the chien"
+            )
         s = self.secrets
         committed = [cards[k] for k in s.recommit_order]
-        commitments = tuple(mul(r, CARD_POINTS[card.index]) for r, card in zip(s.recommit_keys, committed))
+        commitments = tuple(
+            mul(r, CARD_POINTS[card.index]) for r, card in zip(s.recommit_keys, committed)
+        )
         discarded = tuple(k for k, card in enumerate(committed) if card in wanted)
-        shown = tuple(Opening(k, s.recommit_keys[k], committed[k].index) for k in discarded if committed[k].is_trump)
+        shown = tuple(
+            Opening(k, s.recommit_keys[k], committed[k].index)
+            for k in discarded
+            if committed[k].is_trump
+        )
         self._recommitted = {card: k for k, card in enumerate(committed) if k not in discarded}
         return EcartCommitment(self.seat, commitments, discarded, shown)
 
@@ -1037,13 +1244,16 @@ class SeatDeck:
         return Reveal(self.seat, self.secrets.seed)
 
 
-def deal_in_one_process(seats: Sequence[SeatDeck], views: Sequence[PublicDeck]) -> dict[int, dict[int, Card]]:
+def deal_in_one_process(
+    seats: Sequence[SeatDeck], views: Sequence[PublicDeck]
+) -> dict[int, dict[int, Card]]:
     """Commit, shuffle, lock and deal for seats that live in one process (tests, simulations,
     the benchmark); returns every seat's hand.
 
     Every payload goes to every view.  Give one view per seat to have each seat verify
     everything, as separate daemons do, or a single shared view to verify everything once.
     """
+
     def view(seat: SeatDeck) -> PublicDeck:
         return views[seat.seat] if len(views) == len(seats) else views[0]
 

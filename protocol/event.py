@@ -136,16 +136,33 @@ class EventConfig:
     silence: SilenceCost = SilenceCost.NOTHING  #: the rule every table's manifest must carry
 
     def __post_init__(self) -> None:
-        _need(type(self.nonce) is bytes and len(self.nonce) == NONCE_SIZE, f"the nonce is {NONCE_SIZE} bytes")
+        _need(
+            type(self.nonce) is bytes and len(self.nonce) == NONCE_SIZE,
+            f"the nonce is {NONCE_SIZE} bytes",
+        )
         _need(_is_name(self.name), f"the event's name is a string of at most {MAX_NAME} characters")
-        _need(type(self.organiser) is bytes and is_valid_public_key(self.organiser), "the organiser's key is not a key")
+        _need(
+            type(self.organiser) is bytes and is_valid_public_key(self.organiser),
+            "the organiser's key is not a key",
+        )
         _need(_is_int(self.rounds, 1, MAX_ROUNDS), f"rounds are 1 to {MAX_ROUNDS}")
         _need(_is_int(self.deals, 1, MAX_DEALS), f"deals per round are 1 to {MAX_DEALS}")
         _need(self.table_size in TABLE_SIZES, "the table size preferred is 4 or 5")
 
     def document(self) -> bytes:
-        return _pack([VERSION, self.nonce, self.name, self.organiser, self.rounds, self.deals,
-                      self.table_size, self.movement.value, self.silence.value])
+        return _pack(
+            [
+                VERSION,
+                self.nonce,
+                self.name,
+                self.organiser,
+                self.rounds,
+                self.deals,
+                self.table_size,
+                self.movement.value,
+                self.silence.value,
+            ]
+        )
 
     @property
     def event_id(self) -> bytes:
@@ -172,15 +189,46 @@ class EventRow:
     silent: tuple[int, ...] = ()  #: seats the others timed out: they need not sign
 
     def document(self, event_id: bytes) -> bytes:
-        return _pack([event_id, self.round, self.table, self.deal, self.plan, self.table_id, self.head,
-                      self.status.value, list(self.scores), list(self.penalties), list(self.silent)])
+        return _pack(
+            [
+                event_id,
+                self.round,
+                self.table,
+                self.deal,
+                self.plan,
+                self.table_id,
+                self.head,
+                self.status.value,
+                list(self.scores),
+                list(self.penalties),
+                list(self.silent),
+            ]
+        )
 
 
-def row_of_audit(round_: int, table: int, deal: int, plan: bytes, table_id: bytes, head: bytes, audit: DealAudit) -> EventRow:
+def row_of_audit(
+    round_: int, table: int, deal: int, plan: bytes, table_id: bytes, head: bytes, audit: DealAudit
+) -> EventRow:
     """The row a table's daemon signs for a deal it audited (:mod:`protocol.audit`)."""
-    status = DealStatus.ABANDONED if audit.abandoned else DealStatus.PLAYED if any(audit.scores) else DealStatus.VOID
-    return EventRow(round_, table, deal, plan, table_id, head, status, tuple(audit.scores),
-                    audit.penalised, tuple(sorted(audit.silent)))
+    status = (
+        DealStatus.ABANDONED
+        if audit.abandoned
+        else DealStatus.PLAYED
+        if any(audit.scores)
+        else DealStatus.VOID
+    )
+    return EventRow(
+        round_,
+        table,
+        deal,
+        plan,
+        table_id,
+        head,
+        status,
+        tuple(audit.scores),
+        audit.penalised,
+        tuple(sorted(audit.silent)),
+    )
 
 
 def table_id(event_id: bytes, round_: int, table: int) -> bytes:
@@ -191,7 +239,9 @@ def table_id(event_id: bytes, round_: int, table: int) -> bytes:
 
 
 def plan_digest(event_id: bytes, plan: RoundPlan) -> bytes:
-    document = _pack([event_id, plan.round, plan.movement.value, [list(table) for table in plan.tables]])
+    document = _pack(
+        [event_id, plan.round, plan.movement.value, [list(table) for table in plan.tables]]
+    )
     return hashlib.sha256(_PLAN_DOMAIN + document).digest()
 
 
@@ -205,7 +255,9 @@ class EventRecord:
     entries: tuple[Entry, ...]
 
     def to_bytes(self) -> bytes:
-        return _pack([MAGIC, [[e.kind.value, e.document, list(e.signatures)] for e in self.entries]])
+        return _pack(
+            [MAGIC, [[e.kind.value, e.document, list(e.signatures)] for e in self.entries]]
+        )
 
     def append(self, entry: Entry) -> EventRecord:
         return EventRecord((*self.entries, entry))
@@ -218,7 +270,9 @@ class EventRecord:
 def _heads(entries: Sequence[Entry]) -> list[bytes]:
     """The head before each entry, and after the last."""
     config = entries[0] if entries else None
-    event_id = hashlib.sha256(_ID_DOMAIN + config.document).digest()[:EVENT_ID_SIZE] if config else b""
+    event_id = (
+        hashlib.sha256(_ID_DOMAIN + config.document).digest()[:EVENT_ID_SIZE] if config else b""
+    )
     heads = [hashlib.sha256(_HEAD_DOMAIN + event_id).digest()]
     for entry in entries:
         heads.append(hashlib.sha256(heads[-1] + hashlib.sha256(entry.wire).digest()).digest())
@@ -230,7 +284,12 @@ def read_event(data: bytes) -> EventRecord:
     if type(data) is not bytes or len(data) > MAX_FILE:
         raise EventError(f"an event file is bytes, at most {MAX_FILE}")
     fields = _unpack(data, "the event file")
-    if type(fields) is not list or len(fields) != 2 or fields[0] != MAGIC or type(fields[1]) is not list:
+    if (
+        type(fields) is not list
+        or len(fields) != 2
+        or fields[0] != MAGIC
+        or type(fields[1]) is not list
+    ):
         raise EventError("not an event file (expected [tarot-event, [entries]])")
     entries = []
     for index, raw in enumerate(fields[1]):
@@ -238,7 +297,12 @@ def read_event(data: bytes) -> EventRecord:
             raise EventError(f"entry {index} is not [kind, document, signatures]")
         kind, document, signatures = raw
         known = {k.value: k for k in EntryKind}
-        if type(kind) is not str or kind not in known or type(document) is not bytes or type(signatures) is not list:
+        if (
+            type(kind) is not str
+            or kind not in known
+            or type(document) is not bytes
+            or type(signatures) is not list
+        ):
             raise EventError(f"entry {index} is not [kind, document, signatures]")
         if not all(s is None or type(s) is bytes for s in signatures):
             raise EventError(f"entry {index}: a signature is neither bytes nor nil")
@@ -257,7 +321,9 @@ def open_event(organiser: Identity, config: EventConfig) -> EventRecord:
     if config.organiser != organiser.public_key:
         raise EventError("the config names another organiser")
     document = config.document()
-    return EventRecord((Entry(EntryKind.CONFIG, document, (organiser.sign(EntryKind.CONFIG.domain + document),)),))
+    return EventRecord(
+        (Entry(EntryKind.CONFIG, document, (organiser.sign(EntryKind.CONFIG.domain + document),)),)
+    )
 
 
 def register(player: Identity, event_id: bytes, name: str) -> Entry:
@@ -268,16 +334,26 @@ def register(player: Identity, event_id: bytes, name: str) -> Entry:
     return Entry(EntryKind.REGISTER, document, (player.sign(EntryKind.REGISTER.domain + document),))
 
 
-def open_round(organiser: Identity, record: EventRecord, places: Sequence[bytes | None] | None = None) -> Entry:
+def open_round(
+    organiser: Identity, record: EventRecord, places: Sequence[bytes | None] | None = None
+) -> Entry:
     """The organiser's entry opening the next round: round 1 seats the draw of the registered
     players; later rounds keep the places unless ``places`` gives new holders (substitutes)."""
     state = _state_of(record)
     config, round_ = state.settled_config, state.closed + 1
     if state.open is not None or round_ > config.rounds:
         raise EventError("no round to open: one is open, or the last is closed")
-    seated = list(places) if places is not None else list(state.places[-1]) if state.places else state.draw()
+    seated = (
+        list(places)
+        if places is not None
+        else list(state.places[-1])
+        if state.places
+        else state.draw()
+    )
     plan = state.plan(round_, seated)
-    document = _pack([config.event_id, round_, record.head, list(seated), plan_digest(config.event_id, plan)])
+    document = _pack(
+        [config.event_id, round_, record.head, list(seated), plan_digest(config.event_id, plan)]
+    )
     return Entry(EntryKind.ROUND, document, (organiser.sign(EntryKind.ROUND.domain + document),))
 
 
@@ -317,7 +393,9 @@ def read_entries(wires: Sequence[bytes]) -> tuple[Entry, ...]:
     return entries
 
 
-def close_round(organiser: Identity, record: EventRecord, lost: Iterable[tuple[int, int]] = ()) -> Entry:
+def close_round(
+    organiser: Identity, record: EventRecord, lost: Iterable[tuple[int, int]] = ()
+) -> Entry:
     """The organiser's entry closing the open round, with the ranking its rows give; ``lost``
     are the (table, deal) rows it declares lost."""
     state = _state_of(record)
@@ -325,15 +403,24 @@ def close_round(organiser: Identity, record: EventRecord, lost: Iterable[tuple[i
         raise EventError("no round is open")
     lost_rows = sorted(set(lost))
     standings = state.standings(state.open, set(lost_rows))
-    document = _pack([state.settled_config.event_id, state.open, record.head, _ranking_value(standings),
-                      [list(row) for row in lost_rows]])
+    document = _pack(
+        [
+            state.settled_config.event_id,
+            state.open,
+            record.head,
+            _ranking_value(standings),
+            [list(row) for row in lost_rows],
+        ]
+    )
     return Entry(EntryKind.CLOSE, document, (organiser.sign(EntryKind.CLOSE.domain + document),))
 
 
 def _state_of(record: EventRecord) -> _Replay:
     replay = _Replay(record)
     if replay.findings or replay.config is None:
-        raise EventError(f"the record does not verify: {replay.findings[0] if replay.findings else 'no config'}")
+        raise EventError(
+            f"the record does not verify: {replay.findings[0] if replay.findings else 'no config'}"
+        )
     return replay
 
 
@@ -357,8 +444,16 @@ class Finding:
     entry: int | None = None  #: the index of the entry it is found in
 
     def __str__(self) -> str:
-        where = [f"{name} {value}" for name, value in
-                 (("round", self.round), ("table", self.table), ("deal", self.deal), ("seat", self.seat)) if value is not None]
+        where = [
+            f"{name} {value}"
+            for name, value in (
+                ("round", self.round),
+                ("table", self.table),
+                ("deal", self.deal),
+                ("seat", self.seat),
+            )
+            if value is not None
+        ]
         who = f" ({fingerprint(self.player)})" if self.player is not None else ""
         return f"{', '.join(where) or 'event'}{who}: {self.problem}"
 
@@ -390,8 +485,12 @@ class EventReport:
     closed: int  #: rounds closed
     standings: tuple[Standing, ...]  #: after the closed rounds
     live: tuple[Standing, ...]  #: with the open round's rows so far
-    results: Mapping[tuple[int, int], tuple[EventRow, ...]] = field(default_factory=dict)  #: valid rows per (round, table)
-    pending: tuple[tuple[int, int, int], ...] = ()  #: (round, table, deal) rows the open round still waits for
+    results: Mapping[tuple[int, int], tuple[EventRow, ...]] = field(
+        default_factory=dict
+    )  #: valid rows per (round, table)
+    pending: tuple[
+        tuple[int, int, int], ...
+    ] = ()  #: (round, table, deal) rows the open round still waits for
 
     @property
     def ok(self) -> bool:
@@ -402,10 +501,23 @@ def verify_event(record: EventRecord) -> EventReport:
     """Replay the record: every signature, the draw and every plan, every table's members,
     every row, every stated ranking.  Never raises on what the record says."""
     replay = _Replay(record)
-    closed_standings = replay.standings(replay.closed, set()) if replay.config and replay.closed else ()
-    live = replay.standings(replay.open, set()) if replay.config and replay.open else closed_standings
-    return EventReport(tuple(replay.findings), replay.config, dict(replay.names), tuple(replay.plans), replay.closed,
-                       tuple(closed_standings), tuple(live), dict(replay.valid_rows()), tuple(replay.pending()))
+    closed_standings = (
+        replay.standings(replay.closed, set()) if replay.config and replay.closed else ()
+    )
+    live = (
+        replay.standings(replay.open, set()) if replay.config and replay.open else closed_standings
+    )
+    return EventReport(
+        tuple(replay.findings),
+        replay.config,
+        dict(replay.names),
+        tuple(replay.plans),
+        replay.closed,
+        tuple(closed_standings),
+        tuple(live),
+        dict(replay.valid_rows()),
+        tuple(replay.pending()),
+    )
 
 
 class _Replay:
@@ -452,8 +564,15 @@ class _Replay:
     def plan(self, round_: int, places: Sequence[bytes | None]) -> RoundPlan:
         assert self.config is not None
         standings = order(self.standings(round_ - 1, set())) if round_ > 1 else ()
-        return plan_round(places, round_, self.plans[: round_ - 1], self.config.table_size, self.config.movement,
-                          self.config.seed, standings)
+        return plan_round(
+            places,
+            round_,
+            self.plans[: round_ - 1],
+            self.config.table_size,
+            self.config.movement,
+            self.config.seed,
+            standings,
+        )
 
     def standings(self, rounds: int | None, lost_now: set[tuple[int, int]]) -> list[Standing]:
         """The ranking after ``rounds`` rounds, from the valid rows (and ``lost_now``: the rows an
@@ -467,7 +586,9 @@ class _Replay:
                 results += self._table_results(round_, number, members, lost)
         return list(rank(self.players(), results, rounds))
 
-    def _table_results(self, round_: int, table: int, members: Sequence[bytes], lost: set[tuple[int, int]]) -> list[RoundResult]:
+    def _table_results(
+        self, round_: int, table: int, members: Sequence[bytes], lost: set[tuple[int, int]]
+    ) -> list[RoundResult]:
         manifest = self.manifests.get((round_, table))
         keys = list(manifest.keys) if manifest is not None else list(members)
         sheet = ScoreSheet([fingerprint(key) for key in keys])
@@ -487,10 +608,17 @@ class _Replay:
             gone |= set(row.silent)
         incomplete = any((table, deal) in lost for deal in range(1, self._deals() + 1))
         totals = sheet.totals()
-        return [RoundResult(key, round_, totals[seat],
-                            Mark.ABANDONED if seat in gone else Mark.INCOMPLETE if incomplete else Mark.PLAYED,
-                            table, penalties[seat])
-                for seat, key in enumerate(keys)]
+        return [
+            RoundResult(
+                key,
+                round_,
+                totals[seat],
+                Mark.ABANDONED if seat in gone else Mark.INCOMPLETE if incomplete else Mark.PLAYED,
+                table,
+                penalties[seat],
+            )
+            for seat, key in enumerate(keys)
+        ]
 
     def _deals(self) -> int:
         assert self.config is not None
@@ -517,8 +645,13 @@ class _Replay:
         if self.config is None:
             self._config(index, entry)
             return
-        handlers = {EntryKind.REGISTER: self._register, EntryKind.ROUND: self._round, EntryKind.TABLE: self._table,
-                    EntryKind.ROW: self._row, EntryKind.CLOSE: self._close}
+        handlers = {
+            EntryKind.REGISTER: self._register,
+            EntryKind.ROUND: self._round,
+            EntryKind.TABLE: self._table,
+            EntryKind.ROW: self._row,
+            EntryKind.CLOSE: self._close,
+        }
         handler = handlers.get(entry.kind)
         if handler is None:
             self._fault(index, "a second config")
@@ -540,8 +673,16 @@ class _Replay:
             version, nonce, name, organiser, rounds, deals, size, movement, silence = fields
             if version != VERSION:
                 raise _Malformed(f"version {version!r}, this program reads {VERSION}")
-            config = EventConfig(_bytes(nonce), _str(name), _bytes(organiser), _int(rounds), _int(deals), _int(size),
-                                 _enum(Movement, movement), _enum(SilenceCost, silence))
+            config = EventConfig(
+                _bytes(nonce),
+                _str(name),
+                _bytes(organiser),
+                _int(rounds),
+                _int(deals),
+                _int(size),
+                _enum(Movement, movement),
+                _enum(SilenceCost, silence),
+            )
         except (_Malformed, EventError) as exc:
             self._fault(index, f"malformed config: {exc}")
             return
@@ -556,9 +697,15 @@ class _Replay:
         event_id, key, name = _fields(entry.document, 3)
         key, name = _bytes(key), _str(name)
         if not self._ours(index, event_id) or not is_valid_public_key(key):
-            self._fault(index, "a registration for another event, or of no key", player=key if len(key) == 32 else None)
+            self._fault(
+                index,
+                "a registration for another event, or of no key",
+                player=key if len(key) == 32 else None,
+            )
         elif not _signed_once(entry, key):
-            self._fault(index, f"the registration of {name!r} is not signed by its player", player=key)
+            self._fault(
+                index, f"the registration of {name!r} is not signed by its player", player=key
+            )
         elif key in self.names:
             self._fault(index, "a player registered twice", player=key)
         elif not _is_name(name):
@@ -574,10 +721,16 @@ class _Replay:
         if not self._ours(index, event_id) or not self._organiser_signed(index, entry, round_):
             return
         if round_ != self.closed + 1 or self.open is not None or round_ > self.config.rounds:
-            self._fault(index, f"round {round_} opened out of order (after round {self.closed} closed)", round=round_)
+            self._fault(
+                index,
+                f"round {round_} opened out of order (after round {self.closed} closed)",
+                round=round_,
+            )
             return
         if prev != head:
-            self._fault(index, "the organiser's entry does not follow the record before it", round=round_)
+            self._fault(
+                index, "the organiser's entry does not follow the record before it", round=round_
+            )
         expected = self.draw() if round_ == 1 else None
         problem = self._roster_problem(seated, expected)
         if problem:
@@ -589,13 +742,19 @@ class _Replay:
             self._fault(index, f"the round cannot be seated: {exc}", round=round_)
             return
         if digest != plan_digest(self.config.event_id, plan):
-            self._fault(index, "the plan the organiser signed is not the one the movement gives", round=round_)
+            self._fault(
+                index,
+                "the plan the organiser signed is not the one the movement gives",
+                round=round_,
+            )
         self.places.append(seated)
         self.plans.append(plan)
         self.digests.append(plan_digest(self.config.event_id, plan))
         self.open = round_
 
-    def _roster_problem(self, seated: list[bytes | None], expected: list[bytes | None] | None) -> str | None:
+    def _roster_problem(
+        self, seated: list[bytes | None], expected: list[bytes | None] | None
+    ) -> str | None:
         if expected is not None and seated != expected:
             return "the places of round 1 are not the draw of the registered players"
         if self.places and len(seated) != len(self.places[0]):
@@ -626,17 +785,33 @@ class _Replay:
         if sorted(manifest.keys) != sorted(planned) or len(signatures) != len(entry.signatures):
             for seat, key in enumerate(manifest.keys):
                 if key not in planned:
-                    self._fault(index, "a member the plan does not seat at this table", round=round_, table=table,
-                                seat=seat, player=key)
+                    self._fault(
+                        index,
+                        "a member the plan does not seat at this table",
+                        round=round_,
+                        table=table,
+                        seat=seat,
+                        player=key,
+                    )
             for key in planned:
                 if key not in manifest.keys:
-                    self._fault(index, "the plan seats this player here, the manifest does not", round=round_,
-                                table=table, player=key)
+                    self._fault(
+                        index,
+                        "the plan seats this player here, the manifest does not",
+                        round=round_,
+                        table=table,
+                        player=key,
+                    )
             return
         assert self.config is not None
         if manifest.silence is not self.config.silence:
-            self._fault(index, f"the table's rule for silence is {manifest.silence.value}, the event's "
-                        f"{self.config.silence.value}", round=round_, table=table)
+            self._fault(
+                index,
+                f"the table's rule for silence is {manifest.silence.value}, the event's "
+                f"{self.config.silence.value}",
+                round=round_,
+                table=table,
+            )
         elif (round_, table) in self.manifests:
             self._fault(index, "a second manifest for the table", round=round_, table=table)
         else:
@@ -664,7 +839,9 @@ class _Replay:
             return
         manifest = self.manifests.get((row.round, row.table))
         if manifest is None or not 1 <= row.deal <= self.config.deals:
-            self._fault(index, "a row of no table formed this round, or past the round's deals", **where)
+            self._fault(
+                index, "a row of no table formed this round, or past the round's deals", **where
+            )
             return
         if slot in self.seen:
             self._fault(index, "a second row for this deal", **where)
@@ -696,12 +873,18 @@ class _Replay:
             return "the row is signed by too few members to settle it"
         return None
 
-    def _signature_faults(self, index: int, entry: Entry, row: EventRow, manifest: Manifest) -> bool:
+    def _signature_faults(
+        self, index: int, entry: Entry, row: EventRow, manifest: Manifest
+    ) -> bool:
         assert self.config is not None
         signed = EntryKind.ROW.domain + entry.document
         where: _RowPlace = {"round": row.round, "table": row.table, "deal": row.deal}
         if len(entry.signatures) != len(manifest.keys):
-            self._fault(index, f"{len(entry.signatures)} signatures for {len(manifest.keys)} members", **where)
+            self._fault(
+                index,
+                f"{len(entry.signatures)} signatures for {len(manifest.keys)} members",
+                **where,
+            )
             return True
         faults = False
         for seat, (key, signature) in enumerate(zip(manifest.keys, entry.signatures)):
@@ -709,8 +892,13 @@ class _Replay:
                 continue
             if signature is None or not verify(key, signature, signed):
                 faults = True
-                self._fault(index, self._who_signed(signature, signed, manifest.names[seat]), seat=seat, player=key,
-                            **where)
+                self._fault(
+                    index,
+                    self._who_signed(signature, signed, manifest.names[seat]),
+                    seat=seat,
+                    player=key,
+                    **where,
+                )
         return faults
 
     def _who_signed(self, signature: bytes | None, signed: bytes, member: str) -> str:
@@ -727,14 +915,24 @@ class _Replay:
         if not self._ours(index, event_id) or not self._organiser_signed(index, entry, round_):
             return
         if round_ != self.open:
-            self._fault(index, f"round {round_} closed but round {self.open} is the one open", round=round_)
+            self._fault(
+                index, f"round {round_} closed but round {self.open} is the one open", round=round_
+            )
             return
         if prev != head:
-            self._fault(index, "the organiser's entry does not follow the record before it", round=round_)
+            self._fault(
+                index, "the organiser's entry does not follow the record before it", round=round_
+            )
         lost_rows = _lost(lost, len(self.plans[round_ - 1].tables), self._deals())
         for table, deal in sorted(lost_rows):
             if (round_, table, deal) in self.seen:
-                self._fault(index, "declared lost, but the record holds the row", round=round_, table=table, deal=deal)
+                self._fault(
+                    index,
+                    "declared lost, but the record holds the row",
+                    round=round_,
+                    table=table,
+                    deal=deal,
+                )
         for slot in self._slots(round_):
             if slot not in self.seen and slot[1:] not in lost_rows:
                 self._fault(index, "the row is missing", round=round_, table=slot[1], deal=slot[2])
@@ -755,7 +953,9 @@ class _Replay:
     def _organiser_signed(self, index: int, entry: Entry, round_: int) -> bool:
         assert self.config is not None
         if not _signed_once(entry, self.config.organiser):
-            self._fault(index, f"the {entry.kind.value} entry is not signed by the organiser", round=round_)
+            self._fault(
+                index, f"the {entry.kind.value} entry is not signed by the organiser", round=round_
+            )
             return False
         return True
 
@@ -763,14 +963,19 @@ class _Replay:
 def _ranking_difference(stated: object, computed: list[Value], names: Mapping[bytes, str]) -> str:
     """Where the ranking the organiser signed leaves the one the rows give."""
     if type(stated) is not list or len(stated) != len(computed):
-        return "the ranking the organiser signed is not the one the rows give (its lines do not match)"
+        return (
+            "the ranking the organiser signed is not the one the rows give (its lines do not match)"
+        )
     for place, (said, truth) in enumerate(zip(stated, computed), start=1):
         if said != truth:
             assert isinstance(truth, list)
             key, rank_, total = truth
             assert isinstance(key, bytes)
-            return (f"the ranking the organiser signed is not the one the rows give: line {place} should be "
-                    f"{names.get(key, fingerprint(key))} with {total!r} points, place {rank_!r}")
+            return (
+                f"the ranking the organiser signed is not the one the rows give: line {place} "
+                "should be "
+                f"{names.get(key, fingerprint(key))} with {total!r} points, place {rank_!r}"
+            )
     return "the ranking the organiser signed is not the one the rows give"
 
 
@@ -807,9 +1012,21 @@ def _fields(document: bytes, count: int) -> list[object]:
 
 
 def _row_of(document: bytes) -> EventRow:
-    _, round_, table, deal, plan, table_id_, head, status, scores, penalties, silent = _fields(document, 11)
-    return EventRow(_int(round_), _int(table), _int(deal), _bytes(plan), _bytes(table_id_), _bytes(head),
-                    _enum(DealStatus, status), _ints(scores), _ints(penalties), _ints(silent))
+    _, round_, table, deal, plan, table_id_, head, status, scores, penalties, silent = _fields(
+        document, 11
+    )
+    return EventRow(
+        _int(round_),
+        _int(table),
+        _int(deal),
+        _bytes(plan),
+        _bytes(table_id_),
+        _bytes(head),
+        _enum(DealStatus, status),
+        _ints(scores),
+        _ints(penalties),
+        _ints(silent),
+    )
 
 
 def _places(value: object) -> list[bytes | None]:
@@ -882,4 +1099,3 @@ def _is_int(value: object, low: int, high: int) -> bool:
 def _need(condition: bool, message: str) -> None:
     if not condition:
         raise EventError(message)
-

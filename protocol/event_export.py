@@ -54,7 +54,8 @@ LABELS: Final[Mapping[str, Labels]] = {
         Mark.ABSENT.value: "absent",
         Mark.INCOMPLETE.value: "donnes perdues",
         "pending": "En cours : {count} donne(s) attendue(s)",
-        "verified": "Chaque donne est signée par tous les joueurs de sa table ; ce classement en découle.",
+        "verified": "Chaque donne est signée par tous les joueurs de sa table ; ce classement en "
+        "découle.",
         "findings": "Anomalies relevées : ce classement ne peut pas être certifié",
     },
     "en": {
@@ -83,7 +84,8 @@ LABELS: Final[Mapping[str, Labels]] = {
         Mark.ABSENT.value: "absent",
         Mark.INCOMPLETE.value: "deals lost",
         "pending": "In progress: {count} deal(s) still to come",
-        "verified": "Every deal is signed by every player of its table; this ranking follows from them.",
+        "verified": "Every deal is signed by every player of its table; this ranking follows from "
+        "them.",
         "findings": "Faults found: this ranking cannot be certified",
     },
 }
@@ -97,14 +99,26 @@ def ranking_csv(report: EventReport, labels: Labels) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     rounds = report.closed
-    header = [labels["place"], labels["player"], labels["fingerprint"], labels["total"], labels["won_rounds"],
-              labels["best_round"]]
+    header = [
+        labels["place"],
+        labels["player"],
+        labels["fingerprint"],
+        labels["total"],
+        labels["won_rounds"],
+        labels["best_round"],
+    ]
     for round_ in range(1, rounds + 1):
         header += [labels["round"].format(round=round_), ""]
     writer.writerow(header)
     for line in report.standings:
-        row: list[object] = [_place(line, labels), _cell(_name(report, line.player)), fingerprint(line.player),
-                             line.total, line.won_rounds, line.best_round]
+        row: list[object] = [
+            _place(line, labels),
+            _cell(_name(report, line.player)),
+            fingerprint(line.player),
+            line.total,
+            line.won_rounds,
+            line.best_round,
+        ]
         for result in line.rounds:
             row += [result.points, labels[result.mark.value]]
         writer.writerow(row)
@@ -116,14 +130,15 @@ def event_html(report: EventReport, labels: Labels) -> str:
     config = report.config
     title = html.escape(config.name if config else "?")
     parts = [
-        f'<!DOCTYPE html>\n<html lang="{html.escape(labels["lang"])}">\n<head>\n<meta charset="utf-8">\n'
+        f'<!DOCTYPE html>\n<html lang="{html.escape(labels["lang"])}">\n<head>\n<meta '
+        'charset="utf-8">\n'
         f"<title>{title}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n<h1>{title}</h1>",
         _summary(report, labels),
         _ranking_section(report, labels),
     ]
     for index, plan in enumerate(report.plans):
         round_ = index + 1
-        heading = f'{labels["round"].format(round=round_)} ({labels[plan.movement.value]})'
+        heading = f"{labels['round'].format(round=round_)} ({labels[plan.movement.value]})"
         parts.append(f'<section class="round"><h2>{html.escape(heading)}</h2>')
         parts.append(_plan_table(report, round_, labels))
         parts.append("</section>")
@@ -137,40 +152,60 @@ def _summary(report: EventReport, labels: Labels) -> str:
     if config is not None:
         lines.append(html.escape(labels["format"].format(rounds=config.rounds, deals=config.deals)))
         lines.append(html.escape(labels["movement"].format(movement=labels[config.movement.value])))
-        lines.append(html.escape(labels["organiser"].format(fingerprint=fingerprint(config.organiser))))
+        lines.append(
+            html.escape(labels["organiser"].format(fingerprint=fingerprint(config.organiser)))
+        )
     if report.pending:
         lines.append(html.escape(labels["pending"].format(count=len(report.pending))))
-    verdict = (f'<p class="ok">{html.escape(labels["verified"])}</p>' if report.ok else
-               f'<div class="bad"><p>{html.escape(labels["findings"])}</p><ul>'
-               + "".join(f"<li>{html.escape(str(f))}</li>" for f in report.findings) + "</ul></div>")
+    verdict = (
+        f'<p class="ok">{html.escape(labels["verified"])}</p>'
+        if report.ok
+        else f'<div class="bad"><p>{html.escape(labels["findings"])}</p><ul>'
+        + "".join(f"<li>{html.escape(str(f))}</li>" for f in report.findings)
+        + "</ul></div>"
+    )
     return f'<p class="meta">{" — ".join(lines)}</p>\n{verdict}'
 
 
 def _ranking_section(report: EventReport, labels: Labels) -> str:
-    heading = labels["ranking_after"].format(round=report.closed) if report.closed else labels["ranking"]
+    heading = (
+        labels["ranking_after"].format(round=report.closed) if report.closed else labels["ranking"]
+    )
     head = [labels["place"], labels["player"], labels["total"]]
     head += [labels["round"].format(round=r) for r in range(1, report.closed + 1)]
     head += [labels["won_rounds"], labels["best_round"]]
     rows = []
     for line in report.standings:
-        cells = [f'<td class="num">{html.escape(_place(line, labels))}</td>',
-                 f"<td>{_player(report, line.player)}</td>",
-                 f'<td class="num total">{line.total}</td>']
+        cells = [
+            f'<td class="num">{html.escape(_place(line, labels))}</td>',
+            f"<td>{_player(report, line.player)}</td>",
+            f'<td class="num total">{line.total}</td>',
+        ]
         for result in line.rounds:
             mark = labels[result.mark.value]
             note = f' <span class="mark">{html.escape(mark)}</span>' if mark else ""
             cells.append(f'<td class="num">{result.points}{note}</td>')
-        cells += [f'<td class="num">{line.won_rounds}</td>', f'<td class="num">{line.best_round}</td>']
+        cells += [
+            f'<td class="num">{line.won_rounds}</td>',
+            f'<td class="num">{line.best_round}</td>',
+        ]
         rows.append("<tr>" + "".join(cells) + "</tr>")
     header = "".join(f"<th>{html.escape(cell)}</th>" for cell in head)
-    return (f'<section class="ranking"><h2>{html.escape(heading)}</h2>\n<table>\n<thead><tr>{header}</tr></thead>\n'
-            f"<tbody>\n" + "\n".join(rows) + "\n</tbody>\n</table>\n</section>")
+    return (
+        f'<section class="ranking"><h2>{html.escape(heading)}</h2>\n<table>\n<thead><tr>{header}</tr></thead>\n'
+        f"<tbody>\n" + "\n".join(rows) + "\n</tbody>\n</table>\n</section>"
+    )
 
 
 def _plan_table(report: EventReport, round_: int, labels: Labels) -> str:
     """One round: each table, its players in seat order and their points this round."""
     plan = report.plans[round_ - 1]
-    points = {result.player: result for line in report.live for result in line.rounds if result.round == round_}
+    points = {
+        result.player: result
+        for line in report.live
+        for result in line.rounds
+        if result.round == round_
+    }
     blocks = []
     for number, members in enumerate(plan.tables, start=1):
         rows = []
@@ -180,21 +215,29 @@ def _plan_table(report: EventReport, round_: int, labels: Labels) -> str:
             score = "" if result is None else str(result.points)
             mark = "" if result is None else labels[result.mark.value]
             note = f' <span class="mark">{html.escape(mark)}</span>' if mark else ""
-            rows.append(f'<tr><td class="seat">{orientation}</td><td>{_player(report, key)}</td>'
-                        f'<td class="num">{score}{note}</td></tr>')
-        blocks.append(f'<table class="table"><caption>{html.escape(labels["table"].format(table=number))}</caption>'
-                      f"<tbody>{''.join(rows)}</tbody></table>")
+            rows.append(
+                f'<tr><td class="seat">{orientation}</td><td>{_player(report, key)}</td>'
+                f'<td class="num">{score}{note}</td></tr>'
+            )
+        blocks.append(
+            f'<table class="table"><caption>{html.escape(labels["table"].format(table=number))}</caption>'
+            f"<tbody>{''.join(rows)}</tbody></table>"
+        )
     return f'<div class="tables">{"".join(blocks)}</div>'
 
 
 def _orientation(movement: Movement, seat: int) -> str:
     """The FFT's orientation of a seat at an FFT table (N, O, S, E), else the seat's number."""
     orientations = list(Orientation)
-    return orientations[seat].value if movement is Movement.FFT and seat < len(orientations) else str(seat + 1)
+    return (
+        orientations[seat].value
+        if movement is Movement.FFT and seat < len(orientations)
+        else str(seat + 1)
+    )
 
 
 def _place(line: Standing, labels: Labels) -> str:
-    return f'{line.place} ({labels["tied"]})' if line.tied else str(line.place)
+    return f"{line.place} ({labels['tied']})" if line.tied else str(line.place)
 
 
 def _name(report: EventReport, key: bytes) -> str:
@@ -241,4 +284,3 @@ def available(language: str) -> Labels:
     if language not in LABELS:
         raise ValueError(f"no labels for {language!r}: one of {', '.join(LABELS)}")
     return LABELS[language]
-

@@ -32,7 +32,10 @@ TRUMPS = 4
 EXCUSE_SUIT = 5
 NO_SUIT = -1
 
-SUIT_MASKS: tuple[int, ...] = tuple(((1 << 14) - 1) << (14 * s) for s in range(4)) + (((1 << 21) - 1) << 56, 1 << 77)
+SUIT_MASKS: tuple[int, ...] = tuple(((1 << 14) - 1) << (14 * s) for s in range(4)) + (
+    ((1 << 21) - 1) << 56,
+    1 << 77,
+)
 TRUMP_MASK = SUIT_MASKS[TRUMPS]
 EXCUSE_BIT = 1 << EXCUSE.index
 PETIT_BIT = 1 << PETIT.index
@@ -82,10 +85,30 @@ class FastDeal:
     """
 
     __slots__ = (
-        "n", "hands", "attack", "taker", "leader", "trick", "led", "best", "best_pos", "best_trump",
-        "tricks_left", "tricks_played", "att_half", "att_bouts", "att_tricks", "def_tricks",
-        "multiplier", "chelem_announced", "poignee_points", "forbidden_suit", "called",
-        "petit_trick_attack", "last_petit_attack", "excuse_won_last",
+        "n",
+        "hands",
+        "attack",
+        "taker",
+        "leader",
+        "trick",
+        "led",
+        "best",
+        "best_pos",
+        "best_trump",
+        "tricks_left",
+        "tricks_played",
+        "att_half",
+        "att_bouts",
+        "att_tricks",
+        "def_tricks",
+        "multiplier",
+        "chelem_announced",
+        "poignee_points",
+        "forbidden_suit",
+        "called",
+        "petit_trick_attack",
+        "last_petit_attack",
+        "excuse_won_last",
     )
 
     def __init__(
@@ -125,7 +148,9 @@ class FastDeal:
         self.poignee_points = poignee_points
         self.forbidden_suit = forbidden_suit  #: the called suit, barred from the deal's first lead
         self.called = called
-        self.petit_trick_attack: bool | None = None  #: camp that took the Petit, in the trick it fell
+        self.petit_trick_attack: bool | None = (
+            None  #: camp that took the Petit, in the trick it fell
+        )
         self.last_petit_attack: bool | None = None  #: same, for the trick before the last one
         self.excuse_won_last = False
 
@@ -133,14 +158,34 @@ class FastDeal:
         """An independent copy (the search tries each card on its own copy), field by field:
         a loop over the slots costs the search a third of its time."""
         o = FastDeal.__new__(FastDeal)
-        o.n, o.hands, o.attack, o.taker, o.leader = self.n, list(self.hands), self.attack, self.taker, self.leader
-        o.trick, o.led, o.best, o.best_pos, o.best_trump = list(self.trick), self.led, self.best, self.best_pos, self.best_trump
-        o.tricks_left, o.tricks_played, o.att_half, o.att_bouts = self.tricks_left, self.tricks_played, self.att_half, self.att_bouts
+        o.n, o.hands, o.attack, o.taker, o.leader = (
+            self.n,
+            list(self.hands),
+            self.attack,
+            self.taker,
+            self.leader,
+        )
+        o.trick, o.led, o.best, o.best_pos, o.best_trump = (
+            list(self.trick),
+            self.led,
+            self.best,
+            self.best_pos,
+            self.best_trump,
+        )
+        o.tricks_left, o.tricks_played, o.att_half, o.att_bouts = (
+            self.tricks_left,
+            self.tricks_played,
+            self.att_half,
+            self.att_bouts,
+        )
         o.att_tricks, o.def_tricks, o.multiplier = self.att_tricks, self.def_tricks, self.multiplier
         o.chelem_announced, o.poignee_points = self.chelem_announced, self.poignee_points
         o.forbidden_suit, o.called = self.forbidden_suit, self.called
         o.petit_trick_attack, o.last_petit_attack, o.excuse_won_last = (
-            self.petit_trick_attack, self.last_petit_attack, self.excuse_won_last)
+            self.petit_trick_attack,
+            self.last_petit_attack,
+            self.excuse_won_last,
+        )
         return o
 
     # --- Whose turn, what may be played ---
@@ -173,7 +218,11 @@ class FastDeal:
         trumps = hand & TRUMP_MASK
         if not trumps:
             return hand
-        higher = trumps >> (self.best_trump + 1) << (self.best_trump + 1) if self.best_trump >= 0 else trumps
+        higher = (
+            trumps >> (self.best_trump + 1) << (self.best_trump + 1)
+            if self.best_trump >= 0
+            else trumps
+        )
         return (higher or trumps) | excuse
 
     # --- Playing ---
@@ -253,7 +302,11 @@ class FastDeal:
         difference = (abs(self.att_half - need) + 1) // 2
         petit = self.petit_au_bout()
         p = 0 if petit is None else 1 if petit else -1
-        unit = s * (CONTRACT_BONUS + difference) * m + p * PETIT_AU_BOUT_BONUS * m + s * self.poignee_points
+        unit = (
+            s * (CONTRACT_BONUS + difference) * m
+            + p * PETIT_AU_BOUT_BONUS * m
+            + s * self.poignee_points
+        )
         if self.def_tricks == 0:
             unit += CHELEM_ANNOUNCED_MADE if self.chelem_announced else CHELEM_UNANNOUNCED_MADE
         else:

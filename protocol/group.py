@@ -35,8 +35,9 @@ proof function: the slices are deep inside the proofs, and how they run changes 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable, Iterable, Sequence
 from functools import reduce
-from typing import Callable, Iterable, Protocol, Sequence, TypeVar
+from typing import Protocol, TypeVar
 
 from nacl import bindings as _sodium
 from nacl.exceptions import CryptoError
@@ -148,7 +149,9 @@ def mul(scalar: Scalar, point: Point) -> Point:
         raise GroupError("scalar multiplication of an invalid point or to the identity") from None
 
 
-def mul_batches(batches: Sequence[tuple[Sequence[Scalar], Sequence[Point]]]) -> list[list[Point] | GroupError]:
+def mul_batches(
+    batches: Sequence[tuple[Sequence[Scalar], Sequence[Point]]],
+) -> list[list[Point] | GroupError]:
     """``[s · p for s, p in zip(scalars, points)]`` for each batch, the batches handed to the
     process's :class:`Scheduler` — for work whose batches do not depend on one another, like
     the audit's replay of every shuffle and lock from the step published before it.  libsodium
@@ -163,7 +166,9 @@ def mul_batches(batches: Sequence[tuple[Sequence[Scalar], Sequence[Point]]]) -> 
 _Batch = TypeVar("_Batch")
 
 
-def _spread(work: Callable[[_Batch], list[Point] | GroupError], batches: Sequence[_Batch]) -> list[list[Point] | GroupError]:
+def _spread(
+    work: Callable[[_Batch], list[Point] | GroupError], batches: Sequence[_Batch]
+) -> list[list[Point] | GroupError]:
     """``work`` on each batch, on the scheduler when there are several."""
     if len(batches) < 2 or _scheduler.workers < 2:
         return [work(batch) for batch in batches]

@@ -26,8 +26,8 @@ Cost for n positions, in multiplications by a point other than ``G``: the prover
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from protocol.group import (
     ORDER,
@@ -53,7 +53,11 @@ class LockProof:
     key_responses: tuple[Scalar, ...]  #: sⱼ
 
     def to_wire(self) -> dict[str, object]:
-        return {"challenge": self.challenge, "blanket_response": self.blanket_response, "key_responses": list(self.key_responses)}
+        return {
+            "challenge": self.challenge,
+            "blanket_response": self.blanket_response,
+            "key_responses": list(self.key_responses),
+        }
 
     @classmethod
     def from_wire(cls, obj: object, size: int) -> LockProof:
@@ -79,11 +83,24 @@ class LockStep:
     proof: LockProof
 
 
-def _digest(binding: Binding, blanket_public: Point, before: Sequence[Point], commitments: Sequence[Point], locked: Sequence[Point]) -> bytes:
-    return statement_digest(DOMAIN, binding, blanket_public, tuple(before), tuple(commitments), tuple(locked))
+def _digest(
+    binding: Binding,
+    blanket_public: Point,
+    before: Sequence[Point],
+    commitments: Sequence[Point],
+    locked: Sequence[Point],
+) -> bytes:
+    return statement_digest(
+        DOMAIN, binding, blanket_public, tuple(before), tuple(commitments), tuple(locked)
+    )
 
 
-def _challenge(digest: bytes, links: Sequence[Point], key_commitments: Sequence[Point], blanket_commitment: Point) -> int:
+def _challenge(
+    digest: bytes,
+    links: Sequence[Point],
+    key_commitments: Sequence[Point],
+    blanket_commitment: Point,
+) -> int:
     return hash_to_int(DOMAIN, digest, *links, *key_commitments, blanket_commitment)
 
 
@@ -105,7 +122,9 @@ def lock(
     alpha, beta = _nonces(nonce_key, digest, len(before))
     # Tⱼ = α·Eⱼ − βⱼ·E'ⱼ in one multiplication, Eⱼ being (bⱼ·a⁻¹)·E'ⱼ.
     links = mul_each([from_int(alpha * k - b) for k, b in zip(rekey, beta)], before)
-    return LockStep(tuple(commitments), tuple(locked), _answer(digest, alpha, beta, links, blanket, keys))
+    return LockStep(
+        tuple(commitments), tuple(locked), _answer(digest, alpha, beta, links, blanket, keys)
+    )
 
 
 def prove_lock(
@@ -134,7 +153,14 @@ def _nonces(nonce_key: bytes, digest: bytes, size: int) -> tuple[int, list[int]]
     return nonces.one(b"alpha"), nonces.take(b"beta", size)
 
 
-def _answer(digest: bytes, alpha: int, beta: Sequence[int], links: Sequence[Point], blanket: Scalar, keys: Sequence[Scalar]) -> LockProof:
+def _answer(
+    digest: bytes,
+    alpha: int,
+    beta: Sequence[int],
+    links: Sequence[Point],
+    blanket: Scalar,
+    keys: Sequence[Scalar],
+) -> LockProof:
     """The challenge and the responses, from the nonces and the ``Tⱼ``."""
     n = len(beta)
     fixed = base_mul_each([from_int(v) for v in (*beta, alpha)])
@@ -146,11 +172,18 @@ def _answer(digest: bytes, alpha: int, beta: Sequence[int], links: Sequence[Poin
     )
 
 
-def verify_lock(binding: Binding, blanket_public: Point, before: Sequence[Point], step: LockStep) -> bool:
+def verify_lock(
+    binding: Binding, blanket_public: Point, before: Sequence[Point], step: LockStep
+) -> bool:
     """True if every locked point is its input times ``bⱼ·a⁻¹`` for the committed keys and
     the blanket key behind ``blanket_public``.  Any invalid point makes it false."""
     n = len(before)
-    if not n or len(step.commitments) != n or len(step.locked) != n or len(step.proof.key_responses) != n:
+    if (
+        not n
+        or len(step.commitments) != n
+        or len(step.locked) != n
+        or len(step.proof.key_responses) != n
+    ):
         return False
     try:
         return _holds(binding, blanket_public, before, step)
@@ -158,11 +191,16 @@ def verify_lock(binding: Binding, blanket_public: Point, before: Sequence[Point]
         return False
 
 
-def _holds(binding: Binding, blanket_public: Point, before: Sequence[Point], step: LockStep) -> bool:
+def _holds(
+    binding: Binding, blanket_public: Point, before: Sequence[Point], step: LockStep
+) -> bool:
     n = len(before)
     proof = step.proof
     c, s_a, s = proof.challenge, proof.blanket_response, proof.key_responses
-    varied = mul_each([s_a] * n + list(s) + [c] * (n + 1), [*step.locked, *before, *step.commitments, blanket_public])
+    varied = mul_each(
+        [s_a] * n + list(s) + [c] * (n + 1),
+        [*step.locked, *before, *step.commitments, blanket_public],
+    )
     fixed = base_mul_each([*s, s_a])
     links = [sub(locked, keyed) for locked, keyed in zip(varied[:n], varied[n : 2 * n])]
     key_commitments = [sub(g, scaled) for g, scaled in zip(fixed[:n], varied[2 * n : 3 * n])]

@@ -24,7 +24,14 @@ from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
 from protocol.agreement import left_out_of_reveal, settled, timed_out_before_reveal
-from protocol.audit import Audits, DealAudit, convicted, signed_offence, signed_score, wrong_signature
+from protocol.audit import (
+    Audits,
+    DealAudit,
+    convicted,
+    signed_offence,
+    signed_score,
+    wrong_signature,
+)
 from protocol.cards import Card, codes
 from protocol.deal import Action, AnnounceChelem, Bid, Call, Deal, Ecart, Phase, Play, ShowPoignee
 from protocol.deck import DeckUsageError, EcartCommitment, SeatDeck
@@ -233,7 +240,9 @@ class SeatMachine:
                 outbox.extend(machine.receive(message))
             elif message.kind in _DECISIONS and machine.decision() is not None:
                 outbox.extend(machine._send_action(machine._action_of(message)))
-            elif message.kind in (Kind.REVEAL, Kind.SCORE_SIGN) and machine.public.stall_implied_by(message):
+            elif message.kind in (Kind.REVEAL, Kind.SCORE_SIGN) and machine.public.stall_implied_by(
+                message
+            ):
                 machine._sync()  # it had timed seats out before signing this
                 outbox.extend(machine._flush())
         signed = {m.digest for m in stored if m.seat == seat}
@@ -245,7 +254,9 @@ class SeatMachine:
     def _action_of(self, message: Message) -> Action:
         """The decision one of this seat's own stored messages carries."""
         payload = decode_payload(message)
-        return action_of(message, self._discarded(payload) if isinstance(payload, EcartCommitment) else ())
+        return action_of(
+            message, self._discarded(payload) if isinstance(payload, EcartCommitment) else ()
+        )
 
     def _discarded(self, ecart: EcartCommitment) -> tuple[Card, ...]:
         """The cards of this seat's own écart, from the seed's re-commitment order."""
@@ -271,7 +282,11 @@ class SeatMachine:
         if isinstance(action, Call):
             if action.card.rank == 14 or not action.card.suit.is_colour:
                 return Kind.CALL, CallPayload(action.card)
-            proof = [c for c in self.secret.hand(self.public.deck).values() if c.suit.is_colour and c.rank > action.card.rank]
+            proof = [
+                c
+                for c in self.secret.hand(self.public.deck).values()
+                if c.suit.is_colour and c.rank > action.card.rank
+            ]
             return Kind.CALL, CallPayload(action.card, self.secret.open(proof))
         if isinstance(action, Ecart):
             self.public.own_ecart = tuple(action.cards)
@@ -281,7 +296,9 @@ class SeatMachine:
         if isinstance(action, ShowPoignee):
             # The écart's trumps are named, not opened: the écart opened them already.
             again = tuple(c for c in action.cards if c in (self.public.own_ecart or ()))
-            return Kind.POIGNEE, PoigneePayload(self.secret.open([c for c in action.cards if c not in again]), again)
+            return Kind.POIGNEE, PoigneePayload(
+                self.secret.open([c for c in action.cards if c not in again]), again
+            )
         assert isinstance(action, Play)
         return Kind.PLAY, PlayPayload(self.secret.open([action.card]))
 
@@ -335,7 +352,9 @@ class SeatMachine:
         try:
             by_position = self.secret.hand(self.public.deck)
         except VerdictError as error:
-            assert error.verdict.position is not None  # the deck names the position it could not open
+            assert (
+                error.verdict.position is not None
+            )  # the deck names the position it could not open
             return HandCheckPayload(HandStatus.BAD, position=error.verdict.position)
         hand = tuple(by_position[j] for j in sorted(by_position))
         self.public.own_hand = hand
@@ -393,8 +412,13 @@ class SeatMachine:
         if self.seat in public.stalled:
             return  # on their chain already
         before = timed_out_before_reveal(self.seat, self.players, self._early, transcript.reached)
-        if before is None and self._stall_point is not None and self._stall_point != transcript.head and \
-                timed_out_before_reveal(self.seat, self.players, self._early, lambda head: True) is not None:
+        if (
+            before is None
+            and self._stall_point is not None
+            and self._stall_point != transcript.head
+            and timed_out_before_reveal(self.seat, self.players, self._early, lambda head: True)
+            is not None
+        ):
             # They left this seat at a head it has not reached: its own timeout cut off what
             # led there.  Back to where it timed them out, and on with what they sent.
             self._rewind(self._stall_point)
@@ -412,10 +436,14 @@ class SeatMachine:
                 return
             start, reveals = left_out
             self._rewind(transcript.head_before(start))
-            transcript.expect_round(Kind.REVEAL, [s for s in range(self.players) if s not in self.public.stalled])
+            transcript.expect_round(
+                Kind.REVEAL, [s for s in range(self.players) if s not in self.public.stalled]
+            )
             for message in reveals:
                 transcript.append(message)
-            for message in transcript.close_round():  # as they closed it, without this seat's reveal
+            for (
+                message
+            ) in transcript.close_round():  # as they closed it, without this seat's reveal
                 self.public.apply(message)
             self.public.stall({self.seat})
         self._sync()
@@ -432,7 +460,9 @@ class SeatMachine:
         messages after the head the offending message names (an equivocator sends one
         version to some, another to the others): each rewinds to that head, so they end the
         deal on one chain, and relays the proof so that every seat gets it."""
-        verdict = replace(verdict, evidence=tuple(sorted(verdict.evidence)))  # as the audit states it
+        verdict = replace(
+            verdict, evidence=tuple(sorted(verdict.evidence))
+        )  # as the audit states it
         self.transcript.keep(message)
         if self.public.verdict is not None or self._sent_rounds.get(Kind.REVEAL) == message.prev:
             # Stopped already, or the proof is about the reveal round this seat has answered:
@@ -520,7 +550,9 @@ class SeatMachine:
 
     def _event_verdict(self, verdict: Verdict) -> None:
         self._events.append(
-            Event("verdict", {"culprit": verdict.seat, "step": verdict.step, "rule": verdict.reason})
+            Event(
+                "verdict", {"culprit": verdict.seat, "step": verdict.step, "rule": verdict.reason}
+            )
         )
 
     def _events_for(self, message: Message) -> None:
@@ -542,7 +574,9 @@ class SeatMachine:
             data["shown"] = codes(c for c in game.ecart if c.is_trump)
         elif kind is Kind.PLAY and isinstance(last, Play):
             data["card"] = last.card.code
-        elif kind is Kind.CHIEN_OPEN and game.chien is not None and self.public.stage is Stage.ECART:
+        elif (
+            kind is Kind.CHIEN_OPEN and game.chien is not None and self.public.stage is Stage.ECART
+        ):
             self._events.append(Event("chien", {"cards": codes(game.chien)}))
             return
         elif kind is Kind.SCORE_SIGN and self.public.stage is Stage.DONE and self.audit is not None:
@@ -553,4 +587,6 @@ class SeatMachine:
         self._events.append(Event(kind.value, data))
         if kind is Kind.PLAY and not game.current and game.tricks:
             trick = game.tricks[-1]
-            self._events.append(Event("trick", {"winner": trick.winner, "cards": codes(trick.cards)}))
+            self._events.append(
+                Event("trick", {"winner": trick.winner, "cards": codes(trick.cards)})
+            )

@@ -60,7 +60,10 @@ class SilenceCost(enum.StrEnum):
 
 
 def manifest_document(
-    table_id: bytes, name: str, members: Sequence[Sequence[object]], silence: SilenceCost = SilenceCost.NOTHING
+    table_id: bytes,
+    name: str,
+    members: Sequence[Sequence[object]],
+    silence: SilenceCost = SilenceCost.NOTHING,
 ) -> bytes:
     """The canonical bytes every member signs; ``members`` are the entries, ``[key, name, …]``."""
     document = [table_id, name, [list(member) for member in members], {SILENCE_RULE: silence.value}]
@@ -85,7 +88,9 @@ class Manifest:
         try:
             fields = msgpack.unpackb(document, raw=False, strict_map_key=True)
         except Exception as exc:  # every parser failure means the same: not a msgpack value
-            raise ManifestError(f"the manifest is not valid msgpack ({type(exc).__name__})") from None
+            raise ManifestError(
+                f"the manifest is not valid msgpack ({type(exc).__name__})"
+            ) from None
         if type(fields) is not list or len(fields) not in (3, 4):
             raise ManifestError("a manifest is [table id, name, members, rules]")
         table_id, name, entries, *rules = fields
@@ -103,7 +108,14 @@ class Manifest:
             keys.append(key)
             names.append(_name(shown, f"seat {seat}'s name"))
         silence = _silence(rules[0] if rules else {})
-        return cls(table_id, _name(name, "the table's name"), tuple(keys), tuple(names), tuple(entries), silence)
+        return cls(
+            table_id,
+            _name(name, "the table's name"),
+            tuple(keys),
+            tuple(names),
+            tuple(entries),
+            silence,
+        )
 
 
 def _name(value: object, what: str) -> str:
@@ -132,19 +144,31 @@ class SignedManifest:
         naming the first that has not): then no name, key or rule in it can have been changed."""
         manifest = Manifest.from_bytes(self.document)
         if len(self.signatures) != len(manifest.entries):
-            raise ManifestError(f"{len(self.signatures)} signatures for a manifest of {len(manifest.entries)} members")
+            raise ManifestError(
+                f"{len(self.signatures)} signatures for a manifest of {len(manifest.entries)} "
+                "members"
+            )
         signed = MANIFEST_DOMAIN + self.document
-        for seat, (key, name, signature) in enumerate(zip(manifest.keys, manifest.names, self.signatures)):
+        for seat, (key, name, signature) in enumerate(
+            zip(manifest.keys, manifest.names, self.signatures)
+        ):
             if type(signature) is not bytes or not verify(key, signature, signed):
-                raise ManifestError(f"the manifest's signature by seat {seat} ({name}) does not check")
+                raise ManifestError(
+                    f"the manifest's signature by seat {seat} ({name}) does not check"
+                )
         return manifest
 
 
 def sign_manifest(
-    table_id: bytes, name: str, seats: Sequence[tuple[Identity, str]], silence: SilenceCost = SilenceCost.NOTHING
+    table_id: bytes,
+    name: str,
+    seats: Sequence[tuple[Identity, str]],
+    silence: SilenceCost = SilenceCost.NOTHING,
 ) -> SignedManifest:
     """A manifest every seat signs at once, for tables formed in one process (``tarot sim``,
     tests): ``seats`` are the identities and names in seat order."""
-    document = manifest_document(table_id, name, [[identity.public_key, shown] for identity, shown in seats], silence)
+    document = manifest_document(
+        table_id, name, [[identity.public_key, shown] for identity, shown in seats], silence
+    )
     signatures = tuple(identity.sign(MANIFEST_DOMAIN + document) for identity, _ in seats)
     return SignedManifest(document, signatures)

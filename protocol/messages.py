@@ -145,7 +145,9 @@ class Message:
     def __repr__(self) -> str:
         # Short: a payload can be a megabyte of curve points.
         digest = self.digest.hex()[:16]
-        return f"Message(deal={self.deal}, kind={self.kind.value}, seat={self.seat}, digest={digest})"
+        return (
+            f"Message(deal={self.deal}, kind={self.kind.value}, seat={self.seat}, digest={digest})"
+        )
 
     @property
     def signed_data(self) -> bytes:
@@ -248,7 +250,9 @@ def _make_body(
     if type(version) is not int:
         raise MessageError(f"version is an integer, got {_describe(version)}")
     if version != PROTOCOL_VERSION:
-        raise MessageError(f"unsupported protocol version {version} (this is version {PROTOCOL_VERSION})")
+        raise MessageError(
+            f"unsupported protocol version {version} (this is version {PROTOCOL_VERSION})"
+        )
     _check_bytes("table_id", table_id, TABLE_ID_SIZE)
     _check_int("deal", deal, 0, MAX_DEAL)
     if type(kind) is not Kind:

@@ -126,13 +126,20 @@ HOWELL: Final[Mapping[int, tuple[tuple[tuple[int, int, int, int], ...], ...]]] =
     ),
 }
 
-_BASE_STEPS: Final = {Orientation.NORD: 0, Orientation.SUD: 1, Orientation.EST: 2, Orientation.OUEST: -2}
+_BASE_STEPS: Final = {
+    Orientation.NORD: 0,
+    Orientation.SUD: 1,
+    Orientation.EST: 2,
+    Orientation.OUEST: -2,
+}
 _N, _S, _E, _O = Orientation.NORD, Orientation.SUD, Orientation.EST, Orientation.OUEST
 
 #: The guide's special movements (page 14): per number of tables, the steps that differ from
 #: the base ones, the steps that replace them going to given positions, and the most positions
 #: it allows (6 tables: « 5 positions maximum », 8 tables: « 6 positions maximum »).
-SPECIAL_STEPS: Final[Mapping[int, tuple[Mapping[Orientation, int], Mapping[int, Mapping[Orientation, int]], int]]] = {
+SPECIAL_STEPS: Final[
+    Mapping[int, tuple[Mapping[Orientation, int], Mapping[int, Mapping[Orientation, int]], int]]
+] = {
     6: ({_O: -1}, {3: {_E: 3}, 4: {_O: -2}}, 5),
     8: ({_O: -1}, {5: {_S: 2, _E: 3}, 6: {_E: 4}}, 6),
     9: ({}, {4: {_E: 3, _O: -3}, 5: {_E: 3, _O: -3}}, FFT_MAX_POSITIONS),
@@ -183,7 +190,9 @@ class Draw:
             raise ValueError("a draw needs at least one choice")
         limit = 2**64 - 2**64 % bound
         while True:
-            block = hashlib.sha256(DRAW_DOMAIN + self._seed + self._counter.to_bytes(8, "big")).digest()
+            block = hashlib.sha256(
+                DRAW_DOMAIN + self._seed + self._counter.to_bytes(8, "big")
+            ).digest()
             self._counter += 1
             value = int.from_bytes(block[:8], "big")
             if value < limit:
@@ -282,7 +291,9 @@ def plan_round(
     round (None: a place left empty), ``history`` the plans of the rounds before, in order,
     ``standings`` the players best first after them (for :attr:`Movement.BEST`)."""
     if round_ != len(history) + 1:
-        raise MovementError(f"round {round_} is planned after {len(history)} rounds, not {round_ - 1}")
+        raise MovementError(
+            f"round {round_} is planned after {len(history)} rounds, not {round_ - 1}"
+        )
     seated = [key for key in places if key is not None]
     if len(set(seated)) != len(seated):
         raise MovementError("a player holds two places")
@@ -295,7 +306,9 @@ def plan_round(
     if movement is Movement.BEST and history:
         order = _standings_order(seated, standings)
         return RoundPlan(round_, Movement.BEST, _best_against_best(order, sizes, met))
-    return RoundPlan(round_, Movement.RANDOM, _mix(seated, sizes, met, odd, preference, round_seed(seed, round_)))
+    return RoundPlan(
+        round_, Movement.RANDOM, _mix(seated, sizes, met, odd, preference, round_seed(seed, round_))
+    )
 
 
 def _held(key: bytes | None) -> bytes:
@@ -303,7 +316,9 @@ def _held(key: bytes | None) -> bytes:
     return key
 
 
-def _fft_applies(places: Sequence[bytes | None], round_: int, history: Sequence[RoundPlan], sizes: Sequence[int]) -> bool:
+def _fft_applies(
+    places: Sequence[bytes | None], round_: int, history: Sequence[RoundPlan], sizes: Sequence[int]
+) -> bool:
     """Every place held, a field seated at tables of four (as the organiser prefers: 20 players
     at a preference of 5 sit at four tables of 5) that the FFT moves this far, the same count
     as before and no round before seated otherwise (the FFT movement cannot be taken up again)."""
@@ -334,7 +349,9 @@ def _odd_seats(history: Sequence[RoundPlan], preference: int) -> Counter[bytes]:
 
 MEETING_WEIGHT: Final = 4  #: the cost of a pair that met once before (m times: m² times this)
 ODD_WEIGHT: Final = 4  #: the cost of each time a player sat at a table of the other size before
-THREE_FACTOR: Final = 4  #: … times this for a table of 3 (« qu'un joueur ne repasse … à une table à 3 »)
+THREE_FACTOR: Final = (
+    4  #: … times this for a table of 3 (« qu'un joueur ne repasse … à une table à 3 »)
+)
 MAX_PASSES: Final = 12  #: swap passes of :func:`_mix` (it stops before when no swap helps)
 RESTARTS: Final = 10  #: seeded shuffles :func:`_mix` starts from; the best one is kept
 
@@ -352,7 +369,9 @@ def _mix(
     ordered = sorted(players)  # the input order must not matter, only the seed
     index = {key: i for i, key in enumerate(ordered)}
     pair_cost = [[MEETING_WEIGHT * met[_pair(a, b)] ** 2 for b in ordered] for a in ordered]
-    seat_cost = {size: [_odd_cost(odd[key], size, preference) for key in ordered] for size in set(sizes)}
+    seat_cost = {
+        size: [_odd_cost(odd[key], size, preference) for key in ordered] for size in set(sizes)
+    }
     rng = Draw(seed)
     best: tuple[int, list[list[int]]] | None = None
     for _ in range(RESTARTS):
@@ -382,12 +401,19 @@ def _cut(order: Sequence[int], sizes: Sequence[int]) -> list[list[int]]:
     return tables
 
 
-def _improve(tables: list[list[int]], pair_cost: Sequence[Sequence[int]], seat_cost: Mapping[int, Sequence[int]]) -> int:
+def _improve(
+    tables: list[list[int]],
+    pair_cost: Sequence[Sequence[int]],
+    seat_cost: Mapping[int, Sequence[int]],
+) -> int:
     """Swap players between tables, in a fixed order, while a swap lowers the cost; returns it."""
 
     def cost(player: int, table: list[int], instead_of: int) -> int:
         row = pair_cost[player]
-        return sum(row[other] for other in table if other != instead_of) + seat_cost[len(table)][player]
+        return (
+            sum(row[other] for other in table if other != instead_of)
+            + seat_cost[len(table)][player]
+        )
 
     seats = [(t, s) for t, table in enumerate(tables) for s in range(len(table))]
     for _ in range(MAX_PASSES):

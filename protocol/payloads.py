@@ -20,7 +20,7 @@ import enum
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Final, TypeVar, Union, cast
+from typing import Final, TypeVar, cast
 
 from protocol.cards import Card, CardCodeError, card, codes
 from protocol.deck import (
@@ -54,7 +54,7 @@ class HandStatus(enum.StrEnum):
 
 
 #: An opening of the seat's own cards: dealt positions, or re-commitments after its écart.
-Opened = Union[Open, OpenRecommitted]
+Opened = Open | OpenRecommitted
 
 
 @dataclass(frozen=True)
@@ -158,7 +158,7 @@ class ScoreSignPayload:
 
 
 #: The deck payloads that travel alone as the payload of a message.
-DeckStep = Union[Shuffle, Lock, DealKeys, ChienKeys, EcartCommitment]
+DeckStep = Shuffle | Lock | DealKeys | ChienKeys | EcartCommitment
 #: Their kinds.
 _DECK_STEPS: Final[Mapping[Kind, type[DeckStep]]] = MappingProxyType(
     {
@@ -170,22 +170,22 @@ _DECK_STEPS: Final[Mapping[Kind, type[DeckStep]]] = MappingProxyType(
     }
 )
 
-MessagePayload = Union[
-    CommitPayload,
-    Shuffle,
-    Lock,
-    DealKeys,
-    HandCheckPayload,
-    BidPayload,
-    CallPayload,
-    ChienKeys,
-    EcartCommitment,
-    ChelemPayload,
-    PoigneePayload,
-    PlayPayload,
-    RevealPayload,
-    ScoreSignPayload,
-]
+MessagePayload = (
+    CommitPayload
+    | Shuffle
+    | Lock
+    | DealKeys
+    | HandCheckPayload
+    | BidPayload
+    | CallPayload
+    | ChienKeys
+    | EcartCommitment
+    | ChelemPayload
+    | PoigneePayload
+    | PlayPayload
+    | RevealPayload
+    | ScoreSignPayload
+)
 
 
 def encode_payload(payload: MessagePayload) -> WireValue:

@@ -35,7 +35,9 @@ class RandomPolicy:
     """Uniform over the legal choices.  Chelem and poignée are announced with a set probability
     (uniform would announce a chelem every other deal)."""
 
-    def __init__(self, rng: random.Random, *, chelem_rate: float = 0.02, poignee_rate: float = 0.5) -> None:
+    def __init__(
+        self, rng: random.Random, *, chelem_rate: float = 0.02, poignee_rate: float = 0.5
+    ) -> None:
         self.rng = rng
         self.chelem_rate = chelem_rate
         self.poignee_rate = poignee_rate
@@ -61,7 +63,9 @@ class RandomPolicy:
         sizes = rules.poignee_sizes_available(view.hand, view.variant, view.poignee_ecart)
         if not sizes or self.rng.random() >= self.poignee_rate:
             return None
-        return rules.default_poignee(view.hand, view.variant, self.rng.choice(sizes), view.poignee_ecart)
+        return rules.default_poignee(
+            view.hand, view.variant, self.rng.choice(sizes), view.poignee_ecart
+        )
 
     def play(self, view: SeatView, legal: list[Card]) -> Card:
         return self.rng.choice(legal)

@@ -18,7 +18,15 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from protocol.group import ORDER, SCALAR_BYTES, Point, Scalar, check_scalar, scalar_from_digest, to_int
+from protocol.group import (
+    ORDER,
+    SCALAR_BYTES,
+    Point,
+    Scalar,
+    check_scalar,
+    scalar_from_digest,
+    to_int,
+)
 
 NONCE_DOMAIN = b"tarot/v2/proof-nonce"
 
@@ -55,7 +63,9 @@ class Binding:
         )
 
 
-def statement_digest(domain: bytes, binding: Binding, *groups: tuple[Point, ...] | list[Point] | Point) -> bytes:
+def statement_digest(
+    domain: bytes, binding: Binding, *groups: tuple[Point, ...] | list[Point] | Point
+) -> bytes:
     """SHA-512 of a proof's statement: its domain, binding and every point of it, in order.
     A group of points is framed as one part, so that moving a point from one group to the
     next changes the digest."""
@@ -84,7 +94,10 @@ class Nonces:
         self._digest = digest
 
     def take(self, label: bytes, count: int) -> list[int]:
-        return [hash_to_int(NONCE_DOMAIN, self._key, self._digest, label, k.to_bytes(2, "big")) for k in range(count)]
+        return [
+            hash_to_int(NONCE_DOMAIN, self._key, self._digest, label, k.to_bytes(2, "big"))
+            for k in range(count)
+        ]
 
     def one(self, label: bytes) -> int:
         return self.take(label, 1)[0]

@@ -92,46 +92,62 @@ class Cause(enum.Enum):
 
 _BEFORE_REVEAL: Final = tuple(s for s in Stage if s not in (Stage.REVEAL, Stage.SIGN, Stage.DONE))
 #: (stage, cause) → the next stage, as h11 does it; a pair not here leaves the stage as it is.
-_TRANSITIONS: Final[Mapping[tuple[Stage, Cause], Stage]] = MappingProxyType({
-    **{(stage, Cause.STALL): Stage.REVEAL for stage in _BEFORE_REVEAL},
-    (Stage.REVEAL, Cause.STALL): Stage.SIGN,  # the seed kept: scored from what the others revealed
-    (Stage.SIGN, Cause.STALL): Stage.DONE,
-    **{(stage, Cause.STOP): Stage.REVEAL for stage in _BEFORE_REVEAL},
-    (Stage.SIGN, Cause.STOP): Stage.DONE,
-    (Stage.REVEAL, Cause.REVEALED): Stage.SIGN,
-    (Stage.SIGN, Cause.SIGNED): Stage.DONE,
-})
+_TRANSITIONS: Final[Mapping[tuple[Stage, Cause], Stage]] = MappingProxyType(
+    {
+        **{(stage, Cause.STALL): Stage.REVEAL for stage in _BEFORE_REVEAL},
+        (
+            Stage.REVEAL,
+            Cause.STALL,
+        ): Stage.SIGN,  # the seed kept: scored from what the others revealed
+        (Stage.SIGN, Cause.STALL): Stage.DONE,
+        **{(stage, Cause.STOP): Stage.REVEAL for stage in _BEFORE_REVEAL},
+        (Stage.SIGN, Cause.STOP): Stage.DONE,
+        (Stage.REVEAL, Cause.REVEALED): Stage.SIGN,
+        (Stage.SIGN, Cause.SIGNED): Stage.DONE,
+    }
+)
 #: The stage of each phase of the deck's protocol, until the hands are dealt.
-_DECK_STAGES: Final[Mapping[DeckPhase, Stage]] = MappingProxyType({
-    DeckPhase.COMMIT: Stage.COMMIT,
-    DeckPhase.SHUFFLE: Stage.SHUFFLE,
-    DeckPhase.LOCK: Stage.LOCK,
-    DeckPhase.DEAL: Stage.DEAL_KEYS,
-    DeckPhase.PLAY: Stage.HAND_CHECK,
-})
+_DECK_STAGES: Final[Mapping[DeckPhase, Stage]] = MappingProxyType(
+    {
+        DeckPhase.COMMIT: Stage.COMMIT,
+        DeckPhase.SHUFFLE: Stage.SHUFFLE,
+        DeckPhase.LOCK: Stage.LOCK,
+        DeckPhase.DEAL: Stage.DEAL_KEYS,
+        DeckPhase.PLAY: Stage.HAND_CHECK,
+    }
+)
 #: The stage of each phase of the game once dealt (the écart's waits for the chien first).
-_GAME_STAGES: Final[Mapping[Phase, Stage]] = MappingProxyType({
-    Phase.VOID: Stage.REVEAL,
-    Phase.DONE: Stage.REVEAL,
-    Phase.BIDDING: Stage.BIDDING,
-    Phase.CALL: Stage.CALL,
-    Phase.ECART: Stage.ECART,
-    Phase.CHELEM: Stage.CHELEM,
-    Phase.PLAYING: Stage.PLAY,
-})
+_GAME_STAGES: Final[Mapping[Phase, Stage]] = MappingProxyType(
+    {
+        Phase.VOID: Stage.REVEAL,
+        Phase.DONE: Stage.REVEAL,
+        Phase.BIDDING: Stage.BIDDING,
+        Phase.CALL: Stage.CALL,
+        Phase.ECART: Stage.ECART,
+        Phase.CHELEM: Stage.CHELEM,
+        Phase.PLAYING: Stage.PLAY,
+    }
+)
 
 #: The stages where every seat answers at once, and the kind of their answer.
-_ROUND_KINDS: Final[Mapping[Stage, Kind]] = MappingProxyType({
-    Stage.COMMIT: Kind.COMMIT,
-    Stage.DEAL_KEYS: Kind.DEAL_KEYS,
-    Stage.HAND_CHECK: Kind.PETIT_SEC,
-    Stage.CHIEN: Kind.CHIEN_OPEN,
-    Stage.REVEAL: Kind.REVEAL,
-    Stage.SIGN: Kind.SCORE_SIGN,
-})
+_ROUND_KINDS: Final[Mapping[Stage, Kind]] = MappingProxyType(
+    {
+        Stage.COMMIT: Kind.COMMIT,
+        Stage.DEAL_KEYS: Kind.DEAL_KEYS,
+        Stage.HAND_CHECK: Kind.PETIT_SEC,
+        Stage.CHIEN: Kind.CHIEN_OPEN,
+        Stage.REVEAL: Kind.REVEAL,
+        Stage.SIGN: Kind.SCORE_SIGN,
+    }
+)
 #: The stages where one seat decides (but the play), and the kind of its decision.
 _TURN_KINDS: Final[Mapping[Stage, Kind]] = MappingProxyType(
-    {Stage.BIDDING: Kind.BID, Stage.CALL: Kind.CALL, Stage.ECART: Kind.ECART, Stage.CHELEM: Kind.CHELEM}
+    {
+        Stage.BIDDING: Kind.BID,
+        Stage.CALL: Kind.CALL,
+        Stage.ECART: Kind.ECART,
+        Stage.CHELEM: Kind.CHELEM,
+    }
 )
 
 
@@ -181,7 +197,9 @@ class PublicDeal:
     stalled_at: dict[int, Stage] = field(init=False, default_factory=dict)
     hand_reports: dict[int, HandCheckPayload] = field(init=False, default_factory=dict)
     seeds: dict[int, bytes] = field(init=False, default_factory=dict)
-    revealed: set[int] = field(init=False, default_factory=set)  #: seats whose reveal is in the chain, good or bad
+    revealed: set[int] = field(
+        init=False, default_factory=set
+    )  #: seats whose reveal is in the chain, good or bad
     signatures: dict[int, Mapping[str, WireValue]] = field(init=False, default_factory=dict)
     game_messages: list[Message] = field(init=False, default_factory=list)  #: bids, plays…
     own_hand: tuple[Card, ...] | None = field(init=False, default=None)
@@ -320,7 +338,9 @@ class PublicDeal:
                 self._on_sign(message, score)
 
     def _fail(self, message: Message, reason: str) -> NoReturn:
-        raise VerdictError(Verdict(message.seat, message.kind.value, reason, (message.digest.hex(),)))
+        raise VerdictError(
+            Verdict(message.seat, message.kind.value, reason, (message.digest.hex(),))
+        )
 
     def _feed(self, message: Message, step: DeckPayload) -> None:
         """Feed the deck payload ``message`` carries to the public deck."""
@@ -338,7 +358,14 @@ class PublicDeal:
             else:
                 evidence.append(ref)
         cited = tuple(dict.fromkeys(evidence))
-        return Verdict(verdict.seat, verdict.step, verdict.reason, cited, code=verdict.code, position=verdict.position)
+        return Verdict(
+            verdict.seat,
+            verdict.step,
+            verdict.reason,
+            cited,
+            code=verdict.code,
+            position=verdict.position,
+        )
 
     def _game(self) -> Deal:
         if self.game is None:
@@ -372,7 +399,9 @@ class PublicDeal:
     def _on_commit(self, message: Message, payload: CommitPayload) -> None:
         # The commitment also binds the dealer, which fixes who receives which position.
         if payload.dealer != self.dealer:
-            self._fail(message, f"commits to a deal by seat {payload.dealer!r}, not by seat {self.dealer}")
+            self._fail(
+                message, f"commits to a deal by seat {payload.dealer!r}, not by seat {self.dealer}"
+            )
         self._on_deck_step(message, payload.deck)
 
     def _on_deck_step(self, message: Message, step: DeckPayload) -> None:
@@ -403,7 +432,9 @@ class PublicDeal:
         for report in (r for _, r in sorted(self.hand_reports.items())):
             if report.status is HandStatus.BAD and report.position is not None:
                 keys = self.deck.published_keys(report.position)
-                raise VerdictError(self._with_digests(self.deck.blame("deal", report.position, keys)))
+                raise VerdictError(
+                    self._with_digests(self.deck.blame("deal", report.position, keys))
+                )
         v = self.table.variant
         self.game = Deal(v, self.dealer, (None,) * self.players, None)
         if self.own_seat is not None and self.own_hand is not None:
@@ -420,7 +451,10 @@ class PublicDeal:
             shown = set(self._opened_cards(message, payload.opened))
             needed = {c for c in DECK if c.suit.is_colour and called.rank < c.rank <= 14}
             if shown != needed:
-                self._fail(message, f"called {called.code} without showing the four cards of each higher rank")
+                self._fail(
+                    message,
+                    f"called {called.code} without showing the four cards of each higher rank",
+                )
         self._push(message, Call(message.seat, called))
 
     def _on_chien(self, message: Message, keys: ChienKeys) -> None:
@@ -455,7 +489,9 @@ class PublicDeal:
         shown = self._game().poignee_ecart(message.seat)
         for c in payload.again:
             if c not in shown:
-                self._fail(message, f"showed {c.code} again from its écart, where it did not show it")
+                self._fail(
+                    message, f"showed {c.code} again from its écart, where it did not show it"
+                )
         self._push(message, ShowPoignee(message.seat, (*opened, *payload.again)))
 
     def _on_play(self, message: Message, opened: Opened) -> None:
@@ -490,7 +526,14 @@ def silence_verdict(seat: int, stage: Stage) -> Verdict:
     reveal, that it kept its seed."""
     if stage is Stage.REVEAL:
         return Verdict(seat, "reveal", KEPT_SEED, (), Fault.SILENCE, Code.KEPT_SEED)
-    return Verdict(seat, stage.value, f"stopped answering at the {stage.value} step", (), Fault.SILENCE, Code.SILENCE)
+    return Verdict(
+        seat,
+        stage.value,
+        f"stopped answering at the {stage.value} step",
+        (),
+        Fault.SILENCE,
+        Code.SILENCE,
+    )
 
 
 def _void_petit_sec(view: Deal) -> None:

@@ -85,7 +85,9 @@ class Standing:
         return (self.total, self.won_rounds, self.best_round)
 
 
-def rank(players: Sequence[bytes], results: Iterable[RoundResult], rounds: int) -> tuple[Standing, ...]:
+def rank(
+    players: Sequence[bytes], results: Iterable[RoundResult], rounds: int
+) -> tuple[Standing, ...]:
     """The ranking after ``rounds`` rounds.  ``players`` are every player of the event in place
     order (the order equal players are listed in); a round without a result for a player is an
     absence."""
@@ -95,14 +97,22 @@ def rank(players: Sequence[bytes], results: Iterable[RoundResult], rounds: int) 
     table: dict[tuple[bytes, int], RoundResult] = {}
     for result in results:
         if result.player not in index:
-            raise RankingError(f"a result for a player who is not of the event (round {result.round})")
+            raise RankingError(
+                f"a result for a player who is not of the event (round {result.round})"
+            )
         if not 1 <= result.round <= rounds:
             raise RankingError(f"a result for round {result.round}, outside 1..{rounds}")
         if (result.player, result.round) in table:
             raise RankingError(f"two results for one player in round {result.round}")
         table[result.player, result.round] = result
     lines = [
-        _line(player, tuple(table.get((player, r), RoundResult(player, r, 0, Mark.ABSENT)) for r in range(1, rounds + 1)))
+        _line(
+            player,
+            tuple(
+                table.get((player, r), RoundResult(player, r, 0, Mark.ABSENT))
+                for r in range(1, rounds + 1)
+            ),
+        )
         for player in players
     ]
     lines.sort(key=lambda line: (tuple(-k for k in line.key), index[line.player]))

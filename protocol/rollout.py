@@ -102,7 +102,11 @@ def _discard(g: FastDeal, legal: int) -> int:
     if not others:
         return 77
     cheap = _cheapest(g, others)
-    if legal & EXCUSE_BIT and g.tricks_left > 1 and (HALF[cheap] >= 5 or cheap == _PETIT or g.tricks_left == 2):
+    if (
+        legal & EXCUSE_BIT
+        and g.tricks_left > 1
+        and (HALF[cheap] >= 5 or cheap == _PETIT or g.tricks_left == 2)
+    ):
         return 77
     return cheap
 
@@ -164,7 +168,9 @@ def _lead(g: FastDeal, legal: int) -> int:
     other_trumps = others_all & TRUMP_MASK
     cards = legal & ~EXCUSE_BIT
     if cards & PETIT_BIT and (other_trumps or g.tricks_left > 1) and cards & ~PETIT_BIT:
-        cards &= ~PETIT_BIT  # led, the Petit falls to the first higher trump; master, it waits au bout
+        cards &= (
+            ~PETIT_BIT
+        )  # led, the Petit falls to the first higher trump; master, it waits au bout
     if not cards:
         return lowest(legal)
     trumps = cards & TRUMP_MASK
@@ -172,7 +178,10 @@ def _lead(g: FastDeal, legal: int) -> int:
         top = highest(trumps)
         if top > highest(their_trumps) and top != 76:
             return top
-        if bin(hand & TRUMP_MASK).count("1") > bin(their_trumps).count("1") and trumps & ~PETIT_BIT & ~_TWENTY_ONE_BIT:
+        if (
+            bin(hand & TRUMP_MASK).count("1") > bin(their_trumps).count("1")
+            and trumps & ~PETIT_BIT & ~_TWENTY_ONE_BIT
+        ):
             return lowest(trumps & ~PETIT_BIT & ~_TWENTY_ONE_BIT)
     masters: list[int] = []
     for suit in _COLOURS:
@@ -182,7 +191,9 @@ def _lead(g: FastDeal, legal: int) -> int:
         top = highest(mine)
         if others_all & SUIT_MASKS[suit] and highest(others_all & SUIT_MASKS[suit]) > top:
             continue
-        ruffed = any(not (g.hands[s] & SUIT_MASKS[suit]) and g.hands[s] & TRUMP_MASK for s in opponents)
+        ruffed = any(
+            not (g.hands[s] & SUIT_MASKS[suit]) and g.hands[s] & TRUMP_MASK for s in opponents
+        )
         if not ruffed:
             masters.append(top)
     if masters:
@@ -191,7 +202,11 @@ def _lead(g: FastDeal, legal: int) -> int:
     if colours:
         if not g.in_attack(seat):
             taker = g.hands[g.taker]
-            ruffs = [s for s in _COLOURS if colours & SUIT_MASKS[s] and not taker & SUIT_MASKS[s] and taker & TRUMP_MASK]
+            ruffs = [
+                s
+                for s in _COLOURS
+                if colours & SUIT_MASKS[s] and not taker & SUIT_MASKS[s] and taker & TRUMP_MASK
+            ]
             if ruffs:
                 return min((lowest(colours & SUIT_MASKS[s]) for s in ruffs), key=lambda c: HALF[c])
         longest = max(

@@ -68,7 +68,9 @@ def check_call(hand: Collection[Card], called: Card) -> None:
             raise RuleError(
                 f"you may call {called.name('en')} only holding all four cards of each higher rank"
             )
-        raise RuleError(f"{called.code} cannot be called: call a king (or a queen holding the four kings)")
+        raise RuleError(
+            f"{called.code} cannot be called: call a king (or a queen holding the four kings)"
+        )
 
 
 # --- The écart ------------------------------------------------------------------------
@@ -138,7 +140,9 @@ def check_poignee(
             where = "your hand nor among the trumps of your écart" if ecart else "your hand"
             raise RuleError(f"{c.code} is not in {where}")
         if not (c.is_trump or c.is_excuse):
-            raise RuleError(f"{c.code} is not a trump: a poignée shows only trumps (and maybe the Excuse)")
+            raise RuleError(
+                f"{c.code} is not a trump: a poignée shows only trumps (and maybe the Excuse)"
+            )
     size = variant.poignee_size(len(shown))
     if size is None:
         counts = "/".join(str(t) for t in variant.poignee_thresholds)
@@ -148,7 +152,9 @@ def check_poignee(
     return size
 
 
-def poignee_sizes_available(hand: Collection[Card], variant: Variant, ecart: Collection[Card] = ()) -> list[PoigneeSize]:
+def poignee_sizes_available(
+    hand: Collection[Card], variant: Variant, ecart: Collection[Card] = ()
+) -> list[PoigneeSize]:
     """The poignées this hand (and the taker's écart) could show; the Excuse counts when it
     completes all trumps."""
     count = len(poignee_trumps(hand, ecart))
@@ -164,7 +170,10 @@ def default_poignee(
     The Excuse is used only when the trumps alone are not enough (and then all are shown).
     """
     needed = variant.threshold(size)
-    trumps = sorted((c for c in poignee_trumps(hand, ecart) if c.is_trump), key=lambda c: (c not in ecart, c.rank))
+    trumps = sorted(
+        (c for c in poignee_trumps(hand, ecart) if c.is_trump),
+        key=lambda c: (c not in ecart, c.rank),
+    )
     if len(trumps) >= needed:
         return trumps[:needed]
     if EXCUSE in hand and len(trumps) + 1 == needed:

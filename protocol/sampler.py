@@ -113,7 +113,11 @@ def constraints(view: SeatView) -> Constraints:
             continue
         places = 0
         for s in range(n):
-            if s != me and room[s] > 0 and _may_hold(c, s, voids, ceiling, all_trumps_shown, fixed[s]):
+            if (
+                s != me
+                and room[s] > 0
+                and _may_hold(c, s, voids, ceiling, all_trumps_shown, fixed[s])
+            ):
                 places |= 1 << s
         if room[n] > 0 and (not pile_is_ecart or (may_discard(c) and not c.is_trump)):
             places |= 1 << n
@@ -127,7 +131,9 @@ def constraints(view: SeatView) -> Constraints:
     )
 
 
-def _may_hold(c: Card, seat: int, voids: list[set[Suit]], ceiling: list[int], bare: set[int], fixed: set[Card]) -> bool:
+def _may_hold(
+    c: Card, seat: int, voids: list[set[Suit]], ceiling: list[int], bare: set[int], fixed: set[Card]
+) -> bool:
     if c.is_excuse:
         return True
     if c.is_trump:
@@ -169,7 +175,12 @@ def _put(c: int, p: int, place_of: dict[int, int], held: list[list[int]], room: 
 
 
 def _augment(
-    c: int, cons: Constraints, place_of: dict[int, int], held: list[list[int]], room: list[int], seen: set[int]
+    c: int,
+    cons: Constraints,
+    place_of: dict[int, int],
+    held: list[list[int]],
+    room: list[int],
+    seen: set[int],
 ) -> bool:
     """Place ``c`` by moving a card out of a full place it may go to (depth first)."""
     for p in range(cons.players + 1):

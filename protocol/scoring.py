@@ -30,8 +30,9 @@ from __future__ import annotations
 import enum
 import functools
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from protocol.cards import DECK, EXCUSE, TOTAL_HALF_POINTS
 from protocol.variants import Contract, PoigneeSize, Variant, variant
@@ -128,7 +129,9 @@ _OTHERS = [c.half_points for c in DECK if not c.is_bout]  # the 75 cards that ar
 #: king, as an écart does (« On ne peut Ecarter ni Roi, ni Bout »).
 _LEAST = _sums(sorted(_OTHERS))
 _MOST = _sums(sorted(_OTHERS, reverse=True))
-_MOST_WITHOUT_KINGS = _sums(sorted((c.half_points for c in DECK if not c.is_bout and not c.is_king), reverse=True))
+_MOST_WITHOUT_KINGS = _sums(
+    sorted((c.half_points for c in DECK if not c.is_bout and not c.is_king), reverse=True)
+)
 _KING = max(_OTHERS)
 
 
@@ -154,7 +157,9 @@ class _Pile:
 
 
 @functools.cache  # 144 questions in all, asked at every deal
-def _attack_piles(v: Variant, contract: Contract, bouts: int, chelem: Camp | None) -> tuple[_Pile, ...]:
+def _attack_piles(
+    v: Variant, contract: Contract, bouts: int, chelem: Camp | None
+) -> tuple[_Pile, ...]:
     """Every make-up of the attack's pile that the rules allow, with what it can count.
 
     The model leaves the play free and keeps every rule on where cards end: tricks of one card a
@@ -175,7 +180,9 @@ def _attack_piles(v: Variant, contract: Contract, bouts: int, chelem: Camp | Non
     return tuple(pile for pile in piles if pile is not None)
 
 
-def _pile(v: Variant, contract: Contract, tricks: int, bouts: int, path: _ExcusePath) -> _Pile | None:
+def _pile(
+    v: Variant, contract: Contract, tricks: int, bouts: int, path: _ExcusePath
+) -> _Pile | None:
     in_tricks = v.players * tricks
     aside = 0 if contract is Contract.GARDE_CONTRE else v.chien_size
     cards = in_tricks + aside
@@ -184,7 +191,9 @@ def _pile(v: Variant, contract: Contract, tricks: int, bouts: int, path: _Excuse
     if (
         not 0 <= lying <= min(3, bout_room)
         or 3 - lying > len(DECK) - cards
-        or (path is _ExcusePath.ATTACK_KEEPS and tricks == v.tricks)  # no defence trick to play it to
+        or (
+            path is _ExcusePath.ATTACK_KEEPS and tricks == v.tricks
+        )  # no defence trick to play it to
         or (path is _ExcusePath.DEFENCE_KEEPS and tricks == 0)
     ):
         return None
@@ -248,7 +257,9 @@ class DealOutcome:
                 f"the taker's own hand); at {self.players} players the taker is always alone"
             )
         if not isinstance(self.chelem_announced, bool):
-            raise ValueError(f"chelem_announced must be True or False, not {self.chelem_announced!r}")
+            raise ValueError(
+                f"chelem_announced must be True or False, not {self.chelem_announced!r}"
+            )
         for name, camp in (("petit_au_bout", self.petit_au_bout), ("chelem", self.chelem)):
             if camp is not None and not isinstance(camp, Camp):
                 raise ValueError(f"{name} must be attack, defence or nobody, not {camp!r}")
@@ -258,7 +269,9 @@ class DealOutcome:
 
     def _check_poignees(self) -> None:
         if not isinstance(self.poignees, tuple):
-            raise ValueError(f"poignees must be a tuple of (camp, size) pairs, not {self.poignees!r}")
+            raise ValueError(
+                f"poignees must be a tuple of (camp, size) pairs, not {self.poignees!r}"
+            )
         shown = {Camp.ATTACK: 0, Camp.DEFENCE: 0}
         cards = 0
         for entry in self.poignees:
@@ -314,7 +327,9 @@ class DealOutcome:
         if self.petit_au_bout is Camp.ATTACK and self.bouts == 0:
             raise ValueError("the attack took the Petit au bout, so it holds at least 1 bout")
         if self.petit_au_bout is Camp.DEFENCE and self.bouts == 3:
-            raise ValueError("the defence took the Petit au bout, so the attack holds at most 2 bouts")
+            raise ValueError(
+                "the defence took the Petit au bout, so the attack holds at most 2 bouts"
+            )
         if (
             self.chelem is not None
             and self.petit_au_bout is not None
@@ -339,15 +354,21 @@ class DealOutcome:
             counts = [b for b in range(4) if piles(b)]
             raise ValueError(
                 f"{self._piles_text(v, [])}, so the attack holds "
-                f"{' or '.join(map(str, counts))} bout{'s' if max(counts) > 1 else ''}, not {self.bouts}"
+                f"{' or '.join(map(str, counts))} bout{'s' if max(counts) > 1 else ''}, not "
+                f"{self.bouts}"
             )
         self._check_half_point({pile.cards % 2 for pile in possible})
         same = [pile for pile in possible if pile.cards % 2 == self.attack_half_points % 2]
         low, high = min(pile.low for pile in same), max(pile.high for pile in same)
         if not low <= self.attack_half_points <= high:
-            between = f"exactly {_half(low)}" if low == high else f"between {_half(low)} and {_half(high)}"
+            between = (
+                f"exactly {_half(low)}"
+                if low == high
+                else f"between {_half(low)} and {_half(high)}"
+            )
             raise ValueError(
-                f"{self._piles_text(v, same)}: with {self.bouts} bout{'s' if self.bouts != 1 else ''} "
+                f"{self._piles_text(v, same)}: with {self.bouts} "
+                f"bout{'s' if self.bouts != 1 else ''} "
                 f"the attack has {between} points, not {_half(self.attack_half_points)}"
             )
 
@@ -387,7 +408,11 @@ class DealOutcome:
         if self.contract is Contract.GARDE_CONTRE:
             text += f" and {chien}"
         if (first, last) != (1, v.tricks - 1):
-            kind = "whole points come from an even" if self.attack_half_points % 2 == 0 else "points ending in .5 from an odd"
+            kind = (
+                "whole points come from an even"
+                if self.attack_half_points % 2 == 0
+                else "points ending in .5 from an odd"
+            )
             text += f" ({kind} number of cards, each worth a whole number of points and a half)"
         return text
 
@@ -404,7 +429,11 @@ class DealOutcome:
         v = variant(self.players)
         counted = 0 if self.contract is Contract.GARDE_CONTRE else v.chien_size
         tricks_of = f"tricks of {self.players} cards"
-        held = {Camp.ATTACK: f"all {v.tricks} {tricks_of}", Camp.DEFENCE: "no trick", None: f"its {tricks_of}"}[self.chelem]
+        held = {
+            Camp.ATTACK: f"all {v.tricks} {tricks_of}",
+            Camp.DEFENCE: "no trick",
+            None: f"its {tricks_of}",
+        }[self.chelem]
         aside = {
             Contract.PETITE: f" and the écart of {counted}",
             Contract.GARDE: f" and the écart of {counted}",
@@ -413,9 +442,11 @@ class DealOutcome:
         }[self.contract]
         even = parities == {0}
         raise ValueError(
-            f"the attack cannot have {_half(self.attack_half_points)} points: it counts {held}{aside}, "
+            f"the attack cannot have {_half(self.attack_half_points)} points: it counts "
+            f"{held}{aside}, "
             f"always an {'even' if even else 'odd'} number of cards, and "
-            "every card is worth a whole number of points and a half (a bout or a king 4.5, a queen "
+            "every card is worth a whole number of points and a half (a bout or a king 4.5, a "
+            "queen "
             "3.5, a cavalier 2.5, a valet 1.5, any other card 0.5; the Excuse kept by its camp is "
             f"exchanged for a low card), so its points {'are whole' if even else 'end in .5'}"
         )
@@ -596,7 +627,9 @@ class ScoreSheet:
 
     def __init__(self, players: Sequence[str]) -> None:
         if isinstance(players, str) or not isinstance(players, Sequence):
-            raise ScoreSheetError(f"a score sheet needs the list of the players' names, not {players!r}")
+            raise ScoreSheetError(
+                f"a score sheet needs the list of the players' names, not {players!r}"
+            )
         names = tuple(players)
         try:
             variant(len(names))
@@ -634,8 +667,14 @@ class ScoreSheet:
     # -- adding rows
 
     def _seat(self, what: str, seat: object) -> int:
-        if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < len(self._players):
-            raise ScoreSheetError(f"{what} must be a seat 0..{len(self._players) - 1}, not {seat!r}")
+        if (
+            isinstance(seat, bool)
+            or not isinstance(seat, int)
+            or not 0 <= seat < len(self._players)
+        ):
+            raise ScoreSheetError(
+                f"{what} must be a seat 0..{len(self._players) - 1}, not {seat!r}"
+            )
         return seat
 
     def _append(self, row: SheetRow) -> SheetRow:
@@ -679,7 +718,9 @@ class ScoreSheet:
         if label is None:
             label = contract.french if contract is not None else "Donne"
         return self._append(
-            SheetRow(RowKind.DEAL, tuple(row), label, seat=taker, partner=partner, contract=contract)
+            SheetRow(
+                RowKind.DEAL, tuple(row), label, seat=taker, partner=partner, contract=contract
+            )
         )
 
     def add_void(self, reason: str = "tous passent (all passed)") -> SheetRow:
@@ -689,7 +730,9 @@ class ScoreSheet:
         """
         return self._append(SheetRow(RowKind.VOID, (0,) * len(self._players), reason))
 
-    def add_penalty(self, seat: int, points: int = RENONCE_PENALTY, reason: str = "renonce") -> SheetRow:
+    def add_penalty(
+        self, seat: int, points: int = RENONCE_PENALTY, reason: str = "renonce"
+    ) -> SheetRow:
         """A penalty on its own row (DESIGN §3, renonce: "a 100-point penalty").
 
         The offender loses exactly ``points``.  To keep the row at zero — the sheet's invariant,
@@ -811,7 +854,9 @@ class ScoreSheet:
         contract = raw["contract"]
         if contract is not None:
             if not isinstance(contract, str):
-                raise ScoreSheetError(f"'contract' must be a contract name or null, not {contract!r}")
+                raise ScoreSheetError(
+                    f"'contract' must be a contract name or null, not {contract!r}"
+                )
             contract = Contract.from_code(contract)
         if kind is not RowKind.DEAL and (contract is not None or raw["partner"] is not None):
             raise ScoreSheetError(f"a {kind.value} row has no contract and no partner")

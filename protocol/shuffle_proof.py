@@ -34,10 +34,10 @@ no multiplication waits for the one before it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from math import prod
-from typing import Sequence
 
 from protocol.group import (
     ORDER,
@@ -56,7 +56,16 @@ from protocol.group import (
     sub,
     to_int,
 )
-from protocol.proofs import Binding, Nonces, ProofWire, challenges, follow_up, hash_to_int, response, statement_digest
+from protocol.proofs import (
+    Binding,
+    Nonces,
+    ProofWire,
+    challenges,
+    follow_up,
+    hash_to_int,
+    response,
+    statement_digest,
+)
 
 DOMAIN = b"tarot/v2/shuffle-proof"
 GENERATOR_DOMAIN = b"tarot/v2/shuffle-generator"
@@ -111,18 +120,29 @@ class ShuffleProof:
         )
 
 
-_WIRE = ProofWire("shuffle proof", ("commitments", "chain", "challenge", "summary", "chain_responses", "opening_responses"))
+_WIRE = ProofWire(
+    "shuffle proof",
+    ("commitments", "chain", "challenge", "summary", "chain_responses", "opening_responses"),
+)
 
 
 def _input_challenges(digest: bytes, commitments: Sequence[Point]) -> list[int]:
     return challenges(follow_up(digest, *commitments), b"u", len(commitments))
 
 
-def _final_challenge(digest: bytes, commitments: Sequence[Point], chain: Sequence[Point], summary: Sequence[Point], links: Sequence[Point]) -> int:
+def _final_challenge(
+    digest: bytes,
+    commitments: Sequence[Point],
+    chain: Sequence[Point],
+    summary: Sequence[Point],
+    links: Sequence[Point],
+) -> int:
     return hash_to_int(DOMAIN, digest, *commitments, *chain, *summary, *links)
 
 
-def _digest(binding: Binding, blanket_public: Point, before: Sequence[Point], after: Sequence[Point]) -> bytes:
+def _digest(
+    binding: Binding, blanket_public: Point, before: Sequence[Point], after: Sequence[Point]
+) -> bytes:
     return statement_digest(DOMAIN, binding, blanket_public, tuple(before), tuple(after))
 
 
@@ -145,7 +165,10 @@ def prove_shuffle(
     for p, j in enumerate(order):
         where[j] = p
     r = nonces.take(b"r", n)
-    commitments = [add(point, h[1 + where[j]]) for j, point in enumerate(base_mul_each([from_int(x) for x in r]))]
+    commitments = [
+        add(point, h[1 + where[j]])
+        for j, point in enumerate(base_mul_each([from_int(x) for x in r]))
+    ]
     u = _input_challenges(digest, commitments)
     u_out = [u[j] for j in order]
 
@@ -196,7 +219,13 @@ def prove_shuffle(
     )
 
 
-def verify_shuffle(binding: Binding, blanket_public: Point, before: Sequence[Point], after: Sequence[Point], proof: ShuffleProof) -> bool:
+def verify_shuffle(
+    binding: Binding,
+    blanket_public: Point,
+    before: Sequence[Point],
+    after: Sequence[Point],
+    proof: ShuffleProof,
+) -> bool:
     """True if ``proof`` shows that ``after`` is ``before`` permuted and multiplied by the
     scalar behind ``blanket_public``.  Any invalid point in ``after`` or in the proof makes
     it false (libsodium refuses to multiply it)."""
@@ -209,7 +238,13 @@ def verify_shuffle(binding: Binding, blanket_public: Point, before: Sequence[Poi
         return False
 
 
-def _holds(binding: Binding, blanket_public: Point, before: Sequence[Point], after: Sequence[Point], proof: ShuffleProof) -> bool:
+def _holds(
+    binding: Binding,
+    blanket_public: Point,
+    before: Sequence[Point],
+    after: Sequence[Point],
+    proof: ShuffleProof,
+) -> bool:
     n = len(before)
     h = generators(n)
     digest = _digest(binding, blanket_public, before, after)
@@ -221,7 +256,9 @@ def _holds(binding: Binding, blanket_public: Point, before: Sequence[Point], aft
         [from_int(v) for v in u] * 2 + list(proof.opening_responses) * 3 + [c] * n,
         [*before, *proof.commitments, *h[1:], *after, *chain_before, *proof.chain],
     )
-    weighted_inputs, weighted_commitments, opened, outputs, linked, scaled_chain = (varied[k * n : (k + 1) * n] for k in range(6))
+    weighted_inputs, weighted_commitments, opened, outputs, linked, scaled_chain = (
+        varied[k * n : (k + 1) * n] for k in range(6)
+    )
     x_bar = point_sum(weighted_inputs)
     opening = point_sum(weighted_commitments)
     rows = sub(point_sum(proof.commitments), _generators_sum(n))
@@ -233,4 +270,6 @@ def _holds(binding: Binding, blanket_public: Point, before: Sequence[Point], aft
     t4 = sub(point_sum(outputs), mul(s4, x_bar))
     t5 = sub(fixed[3], mul(c, blanket_public))
     links = [sub(add(g, link), scaled) for g, link, scaled in zip(fixed[4:], linked, scaled_chain)]
-    return _final_challenge(digest, proof.commitments, proof.chain, (t1, t2, t3, t4, t5), links) == to_int(c)
+    return _final_challenge(
+        digest, proof.commitments, proof.chain, (t1, t2, t3, t4, t5), links
+    ) == to_int(c)

@@ -88,7 +88,9 @@ def _finish(g: FastDeal, seat: int) -> int:
     return solve(g, seat)
 
 
-def _rescored(g: FastDeal, seat: int, multiplier: int, extra_half: int = 0, extra_bouts: int = 0) -> int:
+def _rescored(
+    g: FastDeal, seat: int, multiplier: int, extra_half: int = 0, extra_bouts: int = 0
+) -> int:
     """The seat's score of the finished ``g`` under another contract (same play)."""
     h = g.copy()
     h.multiplier = multiplier
@@ -120,7 +122,11 @@ class StrongPolicy:
         return [sample(cons, own, rng) for _ in range(count or self.worlds)]
 
     def _best(
-        self, view: SeatView, what: str, options: Sequence[object], prepare: Callable[[Sample], T],
+        self,
+        view: SeatView,
+        what: str,
+        options: Sequence[object],
+        prepare: Callable[[Sample], T],
         value: Callable[[T, int], int],
     ) -> int:
         """The index of the option with the best total of ``value(prepare(world), option index)``
@@ -144,7 +150,10 @@ class StrongPolicy:
             # of the search sees the hands, so it always finds a later trick where the Petit or
             # the honour is safe, which no player can count on: the sure trick now is taken.
             return preferred
-        options = [preferred, *(c for c in legal if c is not preferred)]  # on a tie, the basic choice
+        options = [
+            preferred,
+            *(c for c in legal if c is not preferred),
+        ]  # on a tie, the basic choice
         seat = view.seat
         probes = _probes(view, legal)
 
@@ -153,7 +162,9 @@ class StrongPolicy:
             h.play(options[i].index)
             return _finish(h, seat) + (PROBE_BONUS if options[i] in probes else 0)
 
-        return options[self._best(view, "play", options, lambda world: position(view, world), value)]
+        return options[
+            self._best(view, "play", options, lambda world: position(view, world), value)
+        ]
 
     # -- before the play --
 
@@ -174,18 +185,39 @@ class StrongPolicy:
                 needed = rules.trumps_needed_in_ecart(taken, v.chien_size)
                 ecart = mask(c.index for c in choose_ecart(taken, candidates, needed, v.chien_size))
                 hands[seat] = (mask(hand) | chien) & ~ecart
-                g = play_out(opening(v, hands, taker=seat, partner=partner, contract=Contract.PETITE, leader=leader,
-                                     base_half=half_points(ecart), called=call))
+                g = play_out(
+                    opening(
+                        v,
+                        hands,
+                        taker=seat,
+                        partner=partner,
+                        contract=Contract.PETITE,
+                        leader=leader,
+                        base_half=half_points(ecart),
+                        called=call,
+                    )
+                )
                 for contract in (Contract.PETITE, Contract.GARDE):
                     if contract in totals:
                         totals[contract] += _rescored(g, seat, contract.multiplier)
             if Contract.GARDE_SANS in totals or Contract.GARDE_CONTRE in totals:
                 hands[seat] = mask(hand)
-                g = play_out(opening(v, hands, taker=seat, partner=partner, contract=Contract.GARDE_CONTRE,
-                                     leader=leader, called=call))
+                g = play_out(
+                    opening(
+                        v,
+                        hands,
+                        taker=seat,
+                        partner=partner,
+                        contract=Contract.GARDE_CONTRE,
+                        leader=leader,
+                        called=call,
+                    )
+                )
                 chien_bouts = bin(chien & BOUT_MASK).count("1")
                 if Contract.GARDE_SANS in totals:
-                    totals[Contract.GARDE_SANS] += _rescored(g, seat, 4, half_points(chien), chien_bouts)
+                    totals[Contract.GARDE_SANS] += _rescored(
+                        g, seat, 4, half_points(chien), chien_bouts
+                    )
                 if Contract.GARDE_CONTRE in totals:
                     totals[Contract.GARDE_CONTRE] += _rescored(g, seat, 6)
         best = max(options, key=lambda c: (totals[c], -c.value), default=None)
@@ -211,8 +243,17 @@ class StrongPolicy:
                 base = half_points(ecart)
             elif contract is Contract.GARDE_SANS:
                 base, bouts = half_points(chien), bin(chien & BOUT_MASK).count("1")
-            g = opening(v, hands, taker=seat, partner=_holder(world, options[i]), contract=contract, leader=leader,
-                        base_half=base, base_bouts=bouts, called=options[i])
+            g = opening(
+                v,
+                hands,
+                taker=seat,
+                partner=_holder(world, options[i]),
+                contract=contract,
+                leader=leader,
+                base_half=base,
+                base_bouts=bouts,
+                called=options[i],
+            )
             return play_out(g).score(seat)
 
         preferred = choose_call(view.hand, options)
@@ -239,7 +280,9 @@ class StrongPolicy:
             return basic
         return unique[self._best(view, "ecart", unique, _same, self._ecart_value(view, unique))]
 
-    def _ecart_value(self, view: SeatView, ecarts: list[list[Card]]) -> Callable[[Sample, int], int]:
+    def _ecart_value(
+        self, view: SeatView, ecarts: list[list[Card]]
+    ) -> Callable[[Sample, int], int]:
         assert view.contract is not None and view.taker is not None
         seat, v, contract = view.seat, view.variant, view.contract
 
@@ -247,8 +290,16 @@ class StrongPolicy:
             hands = [world.hand_mask(s) for s in range(view.players)]
             ecart = mask(c.index for c in ecarts[i])
             hands[seat] &= ~ecart
-            g = opening(v, hands, taker=seat, partner=_holder(world, view.called), contract=contract,
-                        leader=v.next_seat(view.dealer), base_half=half_points(ecart), called=view.called)
+            g = opening(
+                v,
+                hands,
+                taker=seat,
+                partner=_holder(world, view.called),
+                contract=contract,
+                leader=v.next_seat(view.dealer),
+                base_half=half_points(ecart),
+                called=view.called,
+            )
             return play_out(g).score(seat)
 
         return value
@@ -264,8 +315,18 @@ class StrongPolicy:
             hands = [world.hand_mask(s) for s in range(view.players)]
             base, bouts = counted_aside(view, world)
             leader = seat if i else v.next_seat(view.dealer)
-            g = opening(v, hands, taker=seat, partner=_holder(world, view.called), contract=contract, leader=leader,
-                        base_half=base, base_bouts=bouts, called=view.called, chelem_announced=bool(i))
+            g = opening(
+                v,
+                hands,
+                taker=seat,
+                partner=_holder(world, view.called),
+                contract=contract,
+                leader=leader,
+                base_half=base,
+                base_bouts=bouts,
+                called=view.called,
+                chelem_announced=bool(i),
+            )
             return play_out(g).score(seat)
 
         return self._best(view, "chelem", [False, True], _same, value) == 1
@@ -297,7 +358,13 @@ def _probes(view: SeatView, legal: Sequence[Card]) -> list[Card]:
     """The leads that show the partner: the called suit, below the called card, at five while
     this seat does not know the camps."""
     called = view.called
-    if called is None or view.current or view.partner is not None or called in view.played or called in view.hand:
+    if (
+        called is None
+        or view.current
+        or view.partner is not None
+        or called in view.played
+        or called in view.hand
+    ):
         return []
     return [c for c in legal if c.suit is called.suit and c.rank < called.rank]
 
@@ -337,10 +404,17 @@ def _card(index: int) -> Card:
 def _view_key(view: SeatView) -> str:
     """Everything the view shows, as text: the seed of the decision's worlds."""
     parts = [
-        str(view.seat), view.phase.value, " ".join(c.code for c in view.hand),
-        " ".join(f"{b.seat}:{b.contract}" for b in view.bids), str(view.taker), str(view.contract),
-        str(view.called), str(view.partner), " ".join(c.code for c in view.chien),
-        " ".join(c.code for c in view.ecart), str(view.chelem_announced),
+        str(view.seat),
+        view.phase.value,
+        " ".join(c.code for c in view.hand),
+        " ".join(f"{b.seat}:{b.contract}" for b in view.bids),
+        str(view.taker),
+        str(view.contract),
+        str(view.called),
+        str(view.partner),
+        " ".join(c.code for c in view.chien),
+        " ".join(c.code for c in view.ecart),
+        str(view.chelem_announced),
         " ".join(f"{p.seat}:{' '.join(c.code for c in p.cards)}" for p in view.poignees),
         " ".join(f"{t.leader}:{' '.join(c.code for c in t.cards)}" for t in view.tricks),
         f"{view.leader}:{' '.join(c.code for c in view.current)}",

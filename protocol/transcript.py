@@ -210,7 +210,14 @@ class Transcript:
             if earlier.signed_data == message.signed_data:
                 return []  # the same body under another valid signature encoding
             self._kept.setdefault(message.digest, message)
-            raise VerdictError(Verdict(message.seat, message.kind.value, EQUIVOCATION, (earlier.digest.hex(), message.digest.hex())))
+            raise VerdictError(
+                Verdict(
+                    message.seat,
+                    message.kind.value,
+                    EQUIVOCATION,
+                    (earlier.digest.hex(), message.digest.hex()),
+                )
+            )
         if message.prev != self._head:
             reason = (
                 "stale: built on an earlier head of this deal"
@@ -220,7 +227,9 @@ class Transcript:
             raise _rejection(message, reason)
         if Slot(message.kind, message.seat) not in self._open:
             self._kept.setdefault(message.digest, message)
-            raise _rejection(message, f"not expected now: {message.kind.value} from seat {message.seat}")
+            raise _rejection(
+                message, f"not expected now: {message.kind.value} from seat {message.seat}"
+            )
         self._spoken[slot_key] = message
         self._kept[message.digest] = message
         if not self._concurrent:
@@ -282,7 +291,9 @@ class Transcript:
         self._head, self._heads = head, set(heads[: keep + 1])
         for message in dropped:  # no longer accepted for their slots: they may be taken again
             slot_key = (message.prev, message.kind, message.seat)
-            if (spoken := self._spoken.get(slot_key)) is not None and spoken.digest == message.digest:
+            if (
+                spoken := self._spoken.get(slot_key)
+            ) is not None and spoken.digest == message.digest:
                 del self._spoken[slot_key]
         self._open, self._concurrent, self._round = frozenset(), False, {}
         return dropped
@@ -347,7 +358,9 @@ class Transcript:
         signature, its table and deal, and the hash chain from the genesis to the end.
         Raises :class:`TranscriptError` on any corruption.  The result is for reading (the
         audit replays its :attr:`messages`): nothing is open in it."""
-        transcript, chain, evidence, forged = _read_file(data, FILE_MAGIC, "transcript file", optional=1)
+        transcript, chain, evidence, forged = _read_file(
+            data, FILE_MAGIC, "transcript file", optional=1
+        )
         for index, message in enumerate(_decode_all(chain, "message")):
             transcript._replay(index, message)
         for index, message in enumerate(_decode_all(evidence, "evidence message")):
@@ -357,7 +370,9 @@ class Transcript:
             _check_forgery(transcript, message, f"forged message {index}")
             transcript._forged.setdefault(message.digest, message)
         if transcript.to_bytes() != data:
-            raise TranscriptError("transcript file is not in canonical form (altered or duplicated data)")
+            raise TranscriptError(
+                "transcript file is not in canonical form (altered or duplicated data)"
+            )
         return transcript
 
     def _replay(self, index: int, message: Message) -> None:
@@ -411,17 +426,26 @@ def read_proof_file(data: bytes) -> tuple[Verdict, Transcript, SignedManifest]:
     try:
         fields = msgpack.unpackb(data, raw=False, strict_map_key=True, use_list=True)
     except Exception as exc:  # every parser failure means the same: not a msgpack value
-        raise TranscriptError(f"proof file is not valid msgpack ({type(exc).__name__}: {exc})") from None
+        raise TranscriptError(
+            f"proof file is not valid msgpack ({type(exc).__name__}: {exc})"
+        ) from None
     _refuse_other_version(fields, "proof file")
     if type(fields) is not list or len(fields) not in (3, 4) or fields[0] != PROOF_FILE_MAGIC:
         raise TranscriptError(f"not a proof file (expected a {PROOF_FILE_MAGIC.decode()} header)")
     if len(fields) == 3:
-        raise TranscriptError("proof file without the table's signed manifest (written by an older release): "
-                              "nothing in it signs the players' names")
+        raise TranscriptError(
+            "proof file without the table's signed manifest (written by an older release): "
+            "nothing in it signs the players' names"
+        )
     _, stated, inner, signed = fields
     if type(inner) is not bytes or type(stated) is not list or len(stated) != 4:
         raise TranscriptError("proof file: malformed verdict or transcript")
-    if type(signed) is not list or len(signed) != 2 or type(signed[0]) is not bytes or type(signed[1]) is not list:
+    if (
+        type(signed) is not list
+        or len(signed) != 2
+        or type(signed[0]) is not bytes
+        or type(signed[1]) is not list
+    ):
         raise TranscriptError("proof file: the manifest is not [manifest, [signatures]]")
     if not all(type(signature) is bytes for signature in signed[1]):
         raise TranscriptError("proof file: a manifest signature is not bytes")
@@ -454,14 +478,18 @@ def _pack_members(members: Sequence[bytes], names: Sequence[str]) -> list[list[b
     return [[key, name] for key, name in zip(members, names)]
 
 
-def _read_file(data: bytes, magic: bytes, what: str, optional: int = 0) -> tuple[Transcript, object, object, list[object]]:
+def _read_file(
+    data: bytes, magic: bytes, what: str, optional: int = 0
+) -> tuple[Transcript, object, object, list[object]]:
     """Parse the header of a transcript file.  Returns an empty
     transcript carrying the header, which checks the keys, with the remaining fields (two,
     and up to ``optional`` more)."""
     try:
         fields = msgpack.unpackb(data, raw=False, strict_map_key=True, use_list=True)
     except Exception as exc:  # every parser failure means the same: not a msgpack value
-        raise TranscriptError(f"{what} is not valid msgpack ({type(exc).__name__}: {exc})") from None
+        raise TranscriptError(
+            f"{what} is not valid msgpack ({type(exc).__name__}: {exc})"
+        ) from None
     _refuse_other_version(fields, what)
     if type(fields) is not list or not 6 <= len(fields) <= 6 + optional or fields[0] != magic:
         raise TranscriptError(f"not a {what} (expected a {magic.decode()} header)")
@@ -474,7 +502,9 @@ def _read_file(data: bytes, magic: bytes, what: str, optional: int = 0) -> tuple
         if type(member[0]) is not bytes or type(member[1]) is not str:
             raise TranscriptError(f"{what}: a member is not [key, name]")
     try:
-        header = Transcript(table_id, deal, [key for key, _ in members], [name for _, name in members])
+        header = Transcript(
+            table_id, deal, [key for key, _ in members], [name for _, name in members]
+        )
     except ValueError as exc:
         raise TranscriptError(f"{what}: {exc}") from None
     return header, first, second, more
@@ -485,11 +515,16 @@ def _refuse_other_version(fields: object, what: str) -> None:
     ``tarot/v1`` deal was dealt by a lock step that published readable points, and its
     messages have other shapes — audited here it would give a verdict that means nothing."""
     magic = fields[0] if type(fields) is list and fields else None
-    if type(magic) is not bytes or not magic.startswith(b"tarot/v") or magic.startswith(VERSION_PREFIX):
+    if (
+        type(magic) is not bytes
+        or not magic.startswith(b"tarot/v")
+        or magic.startswith(VERSION_PREFIX)
+    ):
         return
     version = magic.split(b"/")[1].decode("ascii", "replace")
     raise TranscriptError(
-        f"this {what} is of protocol tarot/{version}; this program audits tarot/{VERSION_PREFIX.split(b'/')[1].decode()} "
+        f"this {what} is of protocol tarot/{version}; this program audits "
+        f"tarot/{VERSION_PREFIX.split(b'/')[1].decode()} "
         f"files only and will not audit an older one (tarot/v1 deals used a lock step that let "
         "other seats read hands): audit it with the release that wrote it"
     )

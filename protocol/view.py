@@ -52,10 +52,15 @@ class SeatView:
 
 
 def seat_view(deal: Deal, seat: int) -> SeatView:
-    chien_shown = deal.contract is not None and deal.contract.chien_seen and deal.phase not in (
-        Phase.BIDDING,
-        Phase.CALL,
-        Phase.VOID,
+    chien_shown = (
+        deal.contract is not None
+        and deal.contract.chien_seen
+        and deal.phase
+        not in (
+            Phase.BIDDING,
+            Phase.CALL,
+            Phase.VOID,
+        )
     )
     return SeatView(
         seat=seat,

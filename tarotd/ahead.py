@@ -34,7 +34,9 @@ class FileAhead:
         if self._fd is None:
             try:
                 self.directory.mkdir(mode=0o700, exist_ok=True)
-                self._fd = os.open(self.directory / TEMPORARY, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                self._fd = os.open(
+                    self.directory / TEMPORARY, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600
+                )
                 os.fchmod(self._fd, 0o600)  # one left by a crash may have another mode
             except OSError:
                 self._fd = None
@@ -51,7 +53,7 @@ class FileAhead:
             os.ftruncate(fd, 0)
             view = memoryview(data)
             while view:
-                view = view[os.write(fd, view):]
+                view = view[os.write(fd, view) :]
         finally:
             os.close(fd)
         path = self.directory / name

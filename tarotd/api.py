@@ -83,7 +83,9 @@ class ApiServer:
                 stale.unlink()
         old = os.umask(0o177)  # the socket file is created 0600, never wider for an instant
         try:
-            self._server = await asyncio.start_unix_server(self._serve, path=str(fresh), limit=MAX_LINE)
+            self._server = await asyncio.start_unix_server(
+                self._serve, path=str(fresh), limit=MAX_LINE
+            )
         finally:
             os.umask(old)
         os.chmod(fresh, 0o600)
@@ -117,9 +119,20 @@ class ApiServer:
             return
         if len(self._clients) >= MAX_CLIENTS:
             self.refused += 1
-            log.warning("refused a local API connection: %d clients of this user are connected already", MAX_CLIENTS)
-            writer.write(_line({"ok": False, "error": f"this daemon already serves {MAX_CLIENTS} clients of yours (other "
-                                "tarot windows or scripts): close one of them and try again"}))
+            log.warning(
+                "refused a local API connection: %d clients of this user are connected already",
+                MAX_CLIENTS,
+            )
+            writer.write(
+                _line(
+                    {
+                        "ok": False,
+                        "error": f"this daemon already serves {MAX_CLIENTS} clients of yours "
+                        "(other "
+                        "tarot windows or scripts): close one of them and try again",
+                    }
+                )
+            )
             writer.close()
             return
         self._clients.add(writer)
@@ -128,7 +141,9 @@ class ApiServer:
                 try:
                     raw = await reader.readline()
                 except (asyncio.LimitOverrunError, ValueError):
-                    writer.write(_line({"ok": False, "error": f"request longer than {MAX_LINE} bytes"}))
+                    writer.write(
+                        _line({"ok": False, "error": f"request longer than {MAX_LINE} bytes"})
+                    )
                     break
                 if not raw:
                     break

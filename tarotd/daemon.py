@@ -38,19 +38,18 @@ import msgpack
 from protocol.audit import DealAudit
 from protocol.cards import CardCodeError, card, cards
 from protocol.deal import Action, AnnounceChelem, Bid, Call, Ecart, Play, ShowPoignee
-from protocol.identity import Identity, fingerprint
 from protocol.event import FFT_FORMATS, EventError
-from protocol.manifest import SilenceCost
+from protocol.identity import Identity, fingerprint
 from protocol.localapi import PauseDocument, Status, TableOffer
+from protocol.manifest import SilenceCost
 from protocol.messages import Message
-from protocol.public import Stage
 from protocol.movement import Movement
+from protocol.public import Stage
 from protocol.rules import RuleError
 from protocol.variants import Contract
 from tarotd.ahead import FileAhead
 from tarotd.api import ApiError, ApiServer
-from tarotd.discovery import DISCOVERY_PORT
-from tarotd.discovery import Announcement, Discovery, TableInfo
+from tarotd.discovery import DISCOVERY_PORT, Announcement, Discovery, TableInfo
 from tarotd.discovery import Peer as DiscoveredPeer
 from tarotd.event_desk import CHANNEL as EVENT
 from tarotd.event_desk import EventDesk
@@ -62,8 +61,8 @@ from tarotd.mesh import WILDCARD_HOSTS, FaultPlan, Mesh, NotHandled, PeerState, 
 from tarotd.refusals import Cause
 from tarotd.runner import TableRunner, WireOut, bot_policies, decoded, relayed, seeded_entropy
 from tarotd.silence import SilenceClock
-from tarotd.ticks import ticks
 from tarotd.store import LocalFault, MemberRecord, Store, StoreFault, TableRecord, TableState
+from tarotd.ticks import ticks
 from tarotd.views import scores_document, seat_state
 
 log = logging.getLogger("tarotd")
@@ -73,15 +72,21 @@ LOBBY, DEAL, RELAYS = "lobby", "deal", "relays"
 #: batch to gather the messages of a whole trick between bots, short enough for a proof to be
 #: everywhere before a person has played the next card.  (0.1 s gave 2–4 % slower deals.)
 RELAY_DELAY = 0.25
-HEARTBEAT = 1.0  #: seconds between two heartbeats of the game (offers repeated, silent seats timed out)
-REGROUP_AFTER = 3  #: timeouts a member is gone between deals before a bots' daemon goes on without it
+HEARTBEAT = (
+    1.0  #: seconds between two heartbeats of the game (offers repeated, silent seats timed out)
+)
+REGROUP_AFTER = (
+    3  #: timeouts a member is gone between deals before a bots' daemon goes on without it
+)
 RELINK_EVERY = 10.0  #: seconds between two offers of one discovered peer to the mesh (which forgets the silent)
 MAX_RETRY = 8.0  #: seconds at most between two tries to take up a table paused by a fault (doubling from HEARTBEAT)
 
 
 #: What binding ``--listen`` fails with when the address is not this machine's (ENODEV: not
 #: even an interface's name), or the port is taken, or not ours to take.
-_BIND_ERRORS = frozenset({errno.EADDRINUSE, errno.EADDRNOTAVAIL, errno.ENODEV, errno.EACCES, errno.EINVAL})
+_BIND_ERRORS = frozenset(
+    {errno.EADDRINUSE, errno.EADDRNOTAVAIL, errno.ENODEV, errno.EACCES, errno.EINVAL}
+)
 
 
 class OptionError(Exception):
@@ -136,15 +141,25 @@ class Options:
     seats: int = 5
     invite: str | None = None  #: ``--invite``: the code of the --table, from its opener's screen
     deals: int | None = None
-    timeout: float = 30.0  #: seconds a table may stand still at a deck step, or for a seat whose daemon is away
-    decision_timeout: float = 300.0  #: seconds it may stand still while a player at a daemon that answers decides
+    timeout: float = (
+        30.0  #: seconds a table may stand still at a deck step, or for a seat whose daemon is away
+    )
+    decision_timeout: float = (
+        300.0  #: seconds it may stand still while a player at a daemon that answers decides
+    )
     think: float = 0.0  #: seconds a bot takes to decide, so that a person can follow the game
-    autoplay: float | None = None  #: with no client connected, a bot decides for the player after this
+    autoplay: float | None = (
+        None  #: with no client connected, a bot decides for the player after this
+    )
     max_tables: int = 4  #: tables played at once; more are refused, with a logged reason
     faults: FaultPlan | None = None  #: transport faults injected, for tests and soaks
-    cheat: str | None = None  #: the cheat lab: this daemon's own seat runs this attack (lab/cheats/daemon.py)
+    cheat: str | None = (
+        None  #: the cheat lab: this daemon's own seat runs this attack (lab/cheats/daemon.py)
+    )
     curve: bool = True  #: ZeroMQ CURVE encryption between members, keys derived from the identities (off: --no-curve)
-    silence: SilenceCost = SilenceCost.NOTHING  #: what a seat timed out before the reveal costs (``--silence``)
+    silence: SilenceCost = (
+        SilenceCost.NOTHING
+    )  #: what a seat timed out before the reveal costs (``--silence``)
     #: Tests only (``tarotd --deal-seed``, refused without ``TAROT_TESTING=1``): the seeds of
     #: the seats hosted here, the lobby's table ids and coins and the bots' choices all come
     #: from it, so that a daemon hosting every seat deals the same cards on every run.
@@ -162,23 +177,45 @@ class Daemon:
     lobby: Lobby = field(init=False)
     api: ApiServer = field(init=False)
     discovery: Discovery | None = field(init=False, default=None)
-    events: EventDesk = field(init=False)  #: the events this daemon organises or plays in (issue 23)
+    events: EventDesk = field(
+        init=False
+    )  #: the events this daemon organises or plays in (issue 23)
     runners: dict[bytes, TableRunner] = field(init=False, default_factory=dict)
     done: asyncio.Event = field(init=False, default_factory=asyncio.Event)
     _lock: DaemonLock | None = field(init=False, default=None)
     silence: SilenceClock = field(init=False, default_factory=SilenceClock)
-    _thinking: set[bytes] = field(init=False, default_factory=set)  #: tables with a bot turn scheduled
-    _owed: dict[tuple[bytes, int], float] = field(init=False, default_factory=dict)  #: a player's decision, since
-    _sheets_written: dict[bytes, int] = field(init=False, default_factory=dict)  #: deals in each table's scores.json
-    _stood_in: set[tuple[bytes, int]] = field(init=False, default_factory=set)  #: seats a bot plays for now
-    _relaying: set[bytes] = field(init=False, default_factory=set)  #: tables with a batch of relays scheduled
-    _peer_keys: set[bytes] = field(init=False, default_factory=set)  #: of the --peer daemons: the lobby trusts them
-    _paused: dict[bytes, Paused] = field(init=False, default_factory=dict)  #: tables a local fault paused
+    _thinking: set[bytes] = field(
+        init=False, default_factory=set
+    )  #: tables with a bot turn scheduled
+    _owed: dict[tuple[bytes, int], float] = field(
+        init=False, default_factory=dict
+    )  #: a player's decision, since
+    _sheets_written: dict[bytes, int] = field(
+        init=False, default_factory=dict
+    )  #: deals in each table's scores.json
+    _stood_in: set[tuple[bytes, int]] = field(
+        init=False, default_factory=set
+    )  #: seats a bot plays for now
+    _relaying: set[bytes] = field(
+        init=False, default_factory=set
+    )  #: tables with a batch of relays scheduled
+    _peer_keys: set[bytes] = field(
+        init=False, default_factory=set
+    )  #: of the --peer daemons: the lobby trusts them
+    _paused: dict[bytes, Paused] = field(
+        init=False, default_factory=dict
+    )  #: tables a local fault paused
     _sheet_file: FileAhead = field(init=False)  #: scores.json, written through a file opened ahead
     _proof_files: FileAhead = field(init=False)  #: home/proofs, likewise
-    _offered: dict[bytes, float] = field(init=False, default_factory=dict)  #: discovered key → offered to the mesh at
-    _regroup_tried: set[bytes] = field(init=False, default_factory=set)  #: tables a bots' daemon tried to go on from
-    _unreachable_said: set[str] = field(init=False, default_factory=set)  #: --peer endpoints said unreachable
+    _offered: dict[bytes, float] = field(
+        init=False, default_factory=dict
+    )  #: discovered key → offered to the mesh at
+    _regroup_tried: set[bytes] = field(
+        init=False, default_factory=set
+    )  #: tables a bots' daemon tried to go on from
+    _unreachable_said: set[str] = field(
+        init=False, default_factory=set
+    )  #: --peer endpoints said unreachable
 
     # --- Start and stop -------------------------------------------------------------
 
@@ -190,32 +227,58 @@ class Daemon:
         # found empty there was lost (Store, established), not begun.
         self.store = Store(self.home.db, established=self.home.established())
         if self.store.log_lost:
-            log.warning("%s: the daemon before stopped without closing it, and its log %s-wal was deleted since: what it "
-                        "wrote after the last deal it scored is lost, and no table it was playing is taken up again",
-                        self.home.db, self.home.db.name)
+            log.warning(
+                "%s: the daemon before stopped without closing it, and its log %s-wal was deleted "
+                "since: what it "
+                "wrote after the last deal it scored is lost, and no table it was playing is "
+                "taken up again",
+                self.home.db,
+                self.home.db.name,
+            )
         self.identity = load_or_create_identity(self.home)
         # What a deal's end writes, opened now: it may come when a flood took every descriptor.
-        self._sheet_file, self._proof_files = FileAhead(self.home.path), FileAhead(self.home.path / "proofs")
+        self._sheet_file, self._proof_files = (
+            FileAhead(self.home.path),
+            FileAhead(self.home.path / "proofs"),
+        )
         self.seats = [(self.identity, options.name)]
         for k in range(1, options.bots + 1):
-            self.seats.append((load_or_create_identity(self.home, f"bot-{k}"), bot_name(options.name, k)))
+            self.seats.append(
+                (load_or_create_identity(self.home, f"bot-{k}"), bot_name(options.name, k))
+            )
         raise_descriptor_limit()  # before the mesh sizes its bounds on it
         asyncio.get_running_loop().set_exception_handler(self._on_loop_error)
-        self.mesh = Mesh(self.identity, options.listen, on_message=self._on_message, name=options.name,
-                         before_ack=self._journal_on_disk, on_status=self._on_status, faults=options.faults, curve=options.curve,
-                         keeps=self._needed)
+        self.mesh = Mesh(
+            self.identity,
+            options.listen,
+            on_message=self._on_message,
+            name=options.name,
+            before_ack=self._journal_on_disk,
+            on_status=self._on_status,
+            faults=options.faults,
+            curve=options.curve,
+            keeps=self._needed,
+        )
         try:
             await self.mesh.start()
         except CannotListen as error:
             if error.errno not in _BIND_ERRORS:
                 raise
             raise OptionError(
-                f"--listen {options.listen.removeprefix('tcp://')}: cannot listen there ({os.strerror(error.errno)}): give "
-                "an address of this machine (0.0.0.0: all of them) and a port free for you on it (0: any free port)"
+                f"--listen {options.listen.removeprefix('tcp://')}: cannot listen there "
+                f"({os.strerror(error.errno)}): give "
+                "an address of this machine (0.0.0.0: all of them) and a port free for you on it "
+                "(0: any free port)"
             ) from None
         entropy = os.urandom if options.deal_seed is None else seeded_entropy(options.deal_seed)
-        self.lobby = Lobby(self.identity.public_key, self.mesh.endpoint, self.seats, entropy,
-                           trusts=self._peer_keys.__contains__, silence=options.silence)
+        self.lobby = Lobby(
+            self.identity.public_key,
+            self.mesh.endpoint,
+            self.seats,
+            entropy,
+            trusts=self._peer_keys.__contains__,
+            silence=options.silence,
+        )
         self._peer_keys.update(peer.key for peer in options.peers if peer.key is not None)
         self.events = EventDesk(self.identity, lambda: self.mesh.endpoint, self.store)
         self.events.load()  # before the tables are taken up: an event table's deals are the event's
@@ -231,8 +294,10 @@ class Daemon:
                 await self.discovery.start()
             except OSError as error:
                 raise OptionError(
-                    f"discovery: cannot bind UDP port {port} ({error.strerror}): another program holds it without "
-                    "sharing it (another user's tarotd?); start with --no-discovery, and --peer KEY@HOST:PORT for each peer"
+                    f"discovery: cannot bind UDP port {port} ({error.strerror}): another program "
+                    "holds it without "
+                    "sharing it (another user's tarotd?); start with --no-discovery, and --peer "
+                    "KEY@HOST:PORT for each peer"
                 ) from None
         self._resume_tables()
         if options.table is not None and not self.runners:  # a table taken up again is the one
@@ -242,18 +307,36 @@ class Daemon:
             else:
                 self._send(self.lobby.want(options.table, options.seats, options.invite))
                 self._start_ready_tables()  # a daemon hosting every seat needs nobody else
-                if self.lobby.invite is not None:  # None: we joined the table of a --peer, heard already
+                if (
+                    self.lobby.invite is not None
+                ):  # None: we joined the table of a --peer, heard already
                     code = self.lobby.invite.shown
-                    log.info("table %s: invite code %s — a player whose tarotd does not list this one with --peer "
-                             "joins with --invite %s and the same --table and --seats", options.table, code, code)
-        log.info("tarotd %s [%s] listening on %s%s; its key (--peer KEY@HOST:PORT): %s", options.name,
-                 fingerprint(self.identity.public_key), self.mesh.endpoint,
-                 ", CURVE encryption on" if options.curve else ", UNENCRYPTED (--no-curve)", self.identity.public_key.hex())
+                    log.info(
+                        "table %s: invite code %s — a player whose tarotd does not list this one "
+                        "with --peer "
+                        "joins with --invite %s and the same --table and --seats",
+                        options.table,
+                        code,
+                        code,
+                    )
+        log.info(
+            "tarotd %s [%s] listening on %s%s; its key (--peer KEY@HOST:PORT): %s",
+            options.name,
+            fingerprint(self.identity.public_key),
+            self.mesh.endpoint,
+            ", CURVE encryption on" if options.curve else ", UNENCRYPTED (--no-curve)",
+            self.identity.public_key.hex(),
+        )
         if not options.curve:
-            log.warning("--no-curve: nothing between the members is encrypted — anyone on the LAN reads the whole public "
-                        "record of the game (names, tables, bids, cards played, scores) and the HELLOs, and whoever can "
-                        "also send on it may speak in a member's session (its routing id and session token travel in "
-                        "clear): for debugging only")
+            log.warning(
+                "--no-curve: nothing between the members is encrypted — anyone on the LAN reads "
+                "the whole public "
+                "record of the game (names, tables, bids, cards played, scores) and the HELLOs, "
+                "and whoever can "
+                "also send on it may speak in a member's session (its routing id and session "
+                "token travel in "
+                "clear): for debugging only"
+            )
 
     async def run(self) -> int:
         await self.start()
@@ -296,7 +379,9 @@ class Daemon:
         """Lobby frames: to one daemon, or to every peer we know."""
         for destination, frame in outs:
             body = msgpack.packb(frame, use_bin_type=True)
-            targets = [p.key for p in self.mesh.peers()] if destination == BROADCAST else [destination]
+            targets = (
+                [p.key for p in self.mesh.peers()] if destination == BROADCAST else [destination]
+            )
             for target in targets:
                 self.mesh.send(target, LOBBY, body)
 
@@ -313,7 +398,9 @@ class Daemon:
             self._learn_peer_keys()
             self._send(self.lobby.receive(peer, frame))
             joined = self.lobby.offers.get(self.lobby.joined) if self.lobby.joined else None
-            if joined is not None:  # the other members of our table: a star of --peer meets this way
+            if (
+                joined is not None
+            ):  # the other members of our table: a star of --peer meets this way
                 self._connect_members(joined.members)
             self._start_ready_tables()
         elif channel == EVENT:
@@ -335,20 +422,26 @@ class Daemon:
             named.setdefault(message.table_id, []).append(message)
         early = [t for t in named if t not in self.runners and self.lobby.forming(t, peer)]
         if early:
-            raise NotHandled(f"table {early[0].hex()[:8]} is not started here yet: a coin is still on its way")
+            raise NotHandled(
+                f"table {early[0].hex()[:8]} is not started here yet: a coin is still on its way"
+            )
         for table_id, messages in named.items():
             runner = self.runners.get(table_id)
             if runner is None or peer not in runner.other_daemons():
                 continue
             if not self._drive(runner, functools.partial(runner.receive, *messages)):
                 paused = self._paused[runner.table_id]
-                raise NotHandled(f"table {runner.table_id.hex()[:8]} is paused here: {paused.fault.said}")
+                raise NotHandled(
+                    f"table {runner.table_id.hex()[:8]} is paused here: {paused.fault.said}"
+                )
 
     def _send_event(self, outs: list[FrameOut]) -> None:
         """Event frames: to one daemon, or to every peer we know."""
         for destination, frame in outs:
             body = msgpack.packb(frame, use_bin_type=True)
-            targets = [p.key for p in self.mesh.peers()] if destination == BROADCAST else [destination]
+            targets = (
+                [p.key for p in self.mesh.peers()] if destination == BROADCAST else [destination]
+            )
             for target in targets:
                 if target != self.identity.public_key:
                     self.mesh.send(target, EVENT, body)
@@ -362,10 +455,15 @@ class Daemon:
             if table_id in self.runners or self.store.table(table_id) is not None:
                 continue
             if table_id not in self.lobby.slots:
-                log.info("event %s: round %d, table %d, seat %d — forming it", seating.event_id.hex()[:8],
-                         seating.round, seating.table, seating.seat)
+                log.info(
+                    "event %s: round %d, table %d, seat %d — forming it",
+                    seating.event_id.hex()[:8],
+                    seating.round,
+                    seating.table,
+                    seating.seat,
+                )
             for key, endpoint in self.events.endpoints(seating.slot.keys):
-                host = endpoint[len("tcp://"):].rpartition(":")[0]
+                host = endpoint[len("tcp://") :].rpartition(":")[0]
                 if host not in WILDCARD_HOSTS:
                     self.mesh.connect(endpoint, expected_key=key, keep=True)
             self._send(self.lobby.expect(seating.slot))
@@ -377,7 +475,9 @@ class Daemon:
         whoever proves an invite code.  Kept for the run, so that a peer's later link
         elsewhere (it restarted under another address) does not undo it."""
         static = {peer.endpoint for peer in self.options.peers}
-        self._peer_keys.update(status.key for status in self.mesh.peers() if status.endpoint in static)
+        self._peer_keys.update(
+            status.key for status in self.mesh.peers() if status.endpoint in static
+        )
 
     def _on_loop_error(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
         """The event loop's own errors; with no descriptor left (a flood of connections where the
@@ -385,15 +485,20 @@ class Daemon:
         is counted and said once a while, not a traceback each time."""
         error = context.get("exception")
         if isinstance(error, OSError) and error.errno in (errno.EMFILE, errno.ENFILE):
-            self.mesh.refusals.refuse(Cause.NO_DESCRIPTORS, time.monotonic(),
-                                      f"{context.get('message', 'the event loop')}: no file descriptor left")
+            self.mesh.refusals.refuse(
+                Cause.NO_DESCRIPTORS,
+                time.monotonic(),
+                f"{context.get('message', 'the event loop')}: no file descriptor left",
+            )
             return
         loop.default_exception_handler(context)
 
     def _needed(self, key: bytes) -> bool:
         """Whether a table needs the daemon of ``key`` — a ``--peer``, a member of a table we
         play or are forming: the mesh never forgets it nor refuses it for room."""
-        if key in self._peer_keys or any(key in runner.other_daemons() for runner in self.runners.values()):
+        if key in self._peer_keys or any(
+            key in runner.other_daemons() for runner in self.runners.values()
+        ):
             return True
         events: EventDesk | None = getattr(self, "events", None)  # None while the mesh starts
         if events is not None and events.needs(key):
@@ -407,7 +512,7 @@ class Daemon:
         (``--listen 0.0.0.0:P``) says nothing of where that daemon is: it is reached through
         discovery or ``--peer``, which tell the mesh its real address."""
         for member in members:
-            host = member.endpoint[len("tcp://"):].rpartition(":")[0]
+            host = member.endpoint[len("tcp://") :].rpartition(":")[0]
             if member.daemon != self.identity.public_key and host not in WILDCARD_HOSTS:
                 self.mesh.connect(member.endpoint, expected_key=member.daemon, keep=True)
 
@@ -465,7 +570,13 @@ class Daemon:
 
     def _announcement(self) -> Announcement:
         tables = tuple(
-            TableInfo(o.name, o.seats, min(len(o.members), o.seats), o.state is OfferState.OPEN, o.table_id)
+            TableInfo(
+                o.name,
+                o.seats,
+                min(len(o.members), o.seats),
+                o.state is OfferState.OPEN,
+                o.table_id,
+            )
             for o in self.lobby.tables()
             if o.state is not OfferState.WITHDRAWN
         )
@@ -478,7 +589,11 @@ class Daemon:
             if ready.setup.table_id in self.runners:
                 continue  # already playing it (taken up again after a restart)
             if self._playing() >= self.options.max_tables:
-                log.warning("table %s refused: already playing %d tables (--max-tables)", ready.setup.table_id.hex()[:8], self._playing())
+                log.warning(
+                    "table %s refused: already playing %d tables (--max-tables)",
+                    ready.setup.table_id.hex()[:8],
+                    self._playing(),
+                )
                 continue
             self._drive(self._runner(ready), functools.partial(self._take_up, ready))
             self._send_event(self.events.table_ready(ready))
@@ -494,22 +609,35 @@ class Daemon:
 
     def _room_for_a_table(self) -> None:
         if self._playing() >= self.options.max_tables:
-            raise ApiError(f"this daemon already plays {self._playing()} tables, its limit (tarotd --max-tables)")
+            raise ApiError(
+                f"this daemon already plays {self._playing()} tables, its limit (tarotd "
+                "--max-tables)"
+            )
 
     def _runner(self, ready: ReadyTable) -> TableRunner:
         hosted = self._hosted_identities(ready)
         seats = [s for s, m in enumerate(ready.members) if m.key in hosted]
-        bot_seats = [s for s in seats if ready.members[s].key != self.identity.public_key or self.options.bot]
+        bot_seats = [
+            s for s in seats if ready.members[s].key != self.identity.public_key or self.options.bot
+        ]
         level = self.options.bot or self.options.bot_level
         event_deals = self.events.deals_of(ready.setup.table_id)
         runner = TableRunner(
-            ready, self.identity.public_key, hosted, bot_policies(bot_seats, level, self.options.deal_seed), self.store,
-            event_deals or self.options.deals, cheat=self.options.cheat, proofs=self._proof_files,
+            ready,
+            self.identity.public_key,
+            hosted,
+            bot_policies(bot_seats, level, self.options.deal_seed),
+            self.store,
+            event_deals or self.options.deals,
+            cheat=self.options.cheat,
+            proofs=self._proof_files,
             deal_seed=self.options.deal_seed,
         )
         runner.on_events = functools.partial(self._publish, runner)
         runner.on_scored = functools.partial(self._on_scored, runner)
-        self._thinking.discard(ready.setup.table_id)  # a runner dropped by a fault had them scheduled:
+        self._thinking.discard(
+            ready.setup.table_id
+        )  # a runner dropped by a fault had them scheduled:
         self._relaying.discard(ready.setup.table_id)  # this one schedules its own
         self._connect_members(ready.members)
         self.runners[ready.setup.table_id] = runner
@@ -537,13 +665,26 @@ class Daemon:
         setup = ready.setup
         if self.store.table(setup.table_id) is not None:
             return
-        record = TableRecord(setup.table_id, ready.name, setup.players, TableState.PLAYING, time.time(), ready.to_bytes())
+        record = TableRecord(
+            setup.table_id,
+            ready.name,
+            setup.players,
+            TableState.PLAYING,
+            time.time(),
+            ready.to_bytes(),
+        )
         self.store.save_table(record)
-        self.store.save_members(setup.table_id, [MemberRecord(s, m.key, m.name, m.endpoint) for s, m in enumerate(ready.members)])
+        self.store.save_members(
+            setup.table_id,
+            [MemberRecord(s, m.key, m.name, m.endpoint) for s, m in enumerate(ready.members)],
+        )
         self.store.checkpoint()
 
     def _played(self, name: str) -> bool:
-        return any(record.name == name and record.state == TableState.FINISHED for record in self.store.tables())
+        return any(
+            record.name == name and record.state == TableState.FINISHED
+            for record in self.store.tables()
+        )
 
     def _resume_tables(self) -> None:
         """Tables left unfinished by a crash: rebuild their runners from the journal.  A
@@ -552,15 +693,22 @@ class Daemon:
         for record in self.store.tables():
             if record.state == TableState.PROTOCOL_V1:
                 log.warning(
-                    "table %s (%s) was being played under protocol tarot/v1, which this tarotd no longer "
+                    "table %s (%s) was being played under protocol tarot/v1, which this tarotd no "
+                    "longer "
                     "speaks: its score sheet is kept, its deal cannot go on; open a new table",
-                    record.table_id.hex()[:8], record.name,
+                    record.table_id.hex()[:8],
+                    record.name,
                 )
             if record.state == TableState.LOG_LOST:
                 log.warning(
-                    "table %s (%s) cannot go on: what this daemon signed and received in its last deals was in the "
-                    "log of %s, which is lost, and playing on could make it contradict itself; its score sheet is kept "
-                    "as far as the database has it; open a new table", record.table_id.hex()[:8], record.name, self.home.db.name,
+                    "table %s (%s) cannot go on: what this daemon signed and received in its last "
+                    "deals was in the "
+                    "log of %s, which is lost, and playing on could make it contradict itself; "
+                    "its score sheet is kept "
+                    "as far as the database has it; open a new table",
+                    record.table_id.hex()[:8],
+                    record.name,
+                    self.home.db.name,
                 )
             if record.state == TableState.PLAYING and record.manifest is not None:
                 ready = ReadyTable.from_bytes(record.manifest)
@@ -620,9 +768,16 @@ class Daemon:
         to the clients, and tried again by :meth:`_retry_paused`."""
         table_id, now = ready.setup.table_id, time.monotonic()
         self._paused[table_id] = Paused(ready, fault, now, now + HEARTBEAT)
-        log.warning("table %s paused here: %s, so this daemon can write nothing down, and it sends nothing it has not "
-                    "written down. Nobody is blamed and nothing is lost: the others' messages wait, unacknowledged, and "
-                    "the table goes on by itself once %s", table_id.hex()[:8], fault.said, fault.clears)
+        log.warning(
+            "table %s paused here: %s, so this daemon can write nothing down, and it sends "
+            "nothing it has not "
+            "written down. Nobody is blamed and nothing is lost: the others' messages wait, "
+            "unacknowledged, and "
+            "the table goes on by itself once %s",
+            table_id.hex()[:8],
+            fault.said,
+            fault.clears,
+        )
         self.api.broadcast({"event": "paused", "fault": fault.value})
 
     def _retry_paused(self) -> None:
@@ -633,10 +788,17 @@ class Daemon:
         for table_id, paused in list(self._paused.items()):
             if now < paused.retry_at:
                 continue
-            fault = self._move(self._runner(paused.ready), functools.partial(self._take_up, paused.ready))
+            fault = self._move(
+                self._runner(paused.ready), functools.partial(self._take_up, paused.ready)
+            )
             if fault is None:
                 del self._paused[table_id]
-                log.info("table %s goes on: %s no more (paused %.0f s)", table_id.hex()[:8], paused.fault.said, now - paused.since)
+                log.info(
+                    "table %s goes on: %s no more (paused %.0f s)",
+                    table_id.hex()[:8],
+                    paused.fault.said,
+                    now - paused.since,
+                )
                 self.api.broadcast({"event": "resumed"})
             elif fault is not paused.fault:
                 self._pause(paused.ready, fault)  # another fault now: said as well
@@ -712,8 +874,15 @@ class Daemon:
             patience = self._patience(runner)
             if not self.silence.silent(runner.table_id, runner.progress, now, patience):
                 continue
-            if runner.waiting_for() and runner.deal_stage is not Stage.COMMIT:  # a player between deals
-                log.warning("table %s: seats %s silent for %.0f s", runner.table_id.hex()[:8], sorted(runner.waiting_for()), patience)
+            if (
+                runner.waiting_for() and runner.deal_stage is not Stage.COMMIT
+            ):  # a player between deals
+                log.warning(
+                    "table %s: seats %s silent for %.0f s",
+                    runner.table_id.hex()[:8],
+                    sorted(runner.waiting_for()),
+                    patience,
+                )
                 self._drive(runner, runner.stall)
 
     def _patience(self, runner: TableRunner) -> float:
@@ -745,7 +914,9 @@ class Daemon:
                     owed[runner.table_id, seat] = self._owed.get((runner.table_id, seat), now)
         self._owed = owed
         if self.api.clients:
-            self._owed = {slot: now for slot in owed}  # somebody is at the screen: the clock restarts
+            self._owed = {
+                slot: now for slot in owed
+            }  # somebody is at the screen: the clock restarts
             self._stood_in.clear()
             return
         for (table_id, seat), since in list(owed.items()):
@@ -754,9 +925,19 @@ class Daemon:
                 continue
             if (table_id, seat) not in self._stood_in:
                 self._stood_in.add((table_id, seat))
-                log.info("table %s: seat %d autoplayed until a client connects (none for %.1f s)", table_id.hex()[:8], seat, now - since)
+                log.info(
+                    "table %s: seat %d autoplayed until a client connects (none for %.1f s)",
+                    table_id.hex()[:8],
+                    seat,
+                    now - since,
+                )
             self._owed.pop((table_id, seat))
-            self._drive(runner, runner.next_deal if runner.between_deals else functools.partial(runner.autoplay, seat, self.options.bot_level))
+            self._drive(
+                runner,
+                runner.next_deal
+                if runner.between_deals
+                else functools.partial(runner.autoplay, seat, self.options.bot_level),
+            )
 
     # --- The local API -----------------------------------------------------------
 
@@ -782,12 +963,24 @@ class Daemon:
         runner = self._current()
         if runner is None:
             return {"table": None}
-        return {**seat_state(runner, self.identity.public_key, self._away(runner)), "paused": self._pause_said(runner)}
+        return {
+            **seat_state(runner, self.identity.public_key, self._away(runner)),
+            "paused": self._pause_said(runner),
+        }
 
     def _tables(self) -> list[TableOffer]:
-        return [{"table": o.table_id.hex(), "name": o.name, "seats": o.seats, "members": [m.name for m in o.members],
-                 "state": o.state.value, "invite": o.invite.shown if o.invite else None, "silence": o.silence.value}
-                for o in self.lobby.tables()]
+        return [
+            {
+                "table": o.table_id.hex(),
+                "name": o.name,
+                "seats": o.seats,
+                "members": [m.name for m in o.members],
+                "state": o.state.value,
+                "invite": o.invite.shown if o.invite else None,
+                "silence": o.silence.value,
+            }
+            for o in self.lobby.tables()
+        ]
 
     def _open(self, request: dict[str, Any]) -> dict[str, Any]:
         name, seats = request.get("name", ""), request.get("seats", 5)
@@ -809,7 +1002,7 @@ class Daemon:
             raise ApiError('"table" is a table id in hexadecimal, as "tables" lists it') from None
         invite = request.get("invite")
         if invite is not None and not isinstance(invite, str):
-            raise ApiError('"invite" is the table\'s invite code, as its opener\'s screen shows it')
+            raise ApiError("\"invite\" is the table's invite code, as its opener's screen shows it")
         self._room_for_a_table()
         self._learn_peer_keys()
         try:
@@ -847,8 +1040,9 @@ class Daemon:
         if op == "event-withdraw":
             return {"withdrawn": self.events.withdraw(event_id, str(request.get("player", "")))}
         if op == "event-substitute":
-            newcomer, player = self.events.substitute(event_id, str(request.get("newcomer", "")),
-                                                      str(request.get("player", "")))
+            newcomer, player = self.events.substitute(
+                event_id, str(request.get("newcomer", "")), str(request.get("player", ""))
+            )
             return {"newcomer": newcomer, "player": player}
         held = self.events.held.get(event_id)
         if held is None:
@@ -890,14 +1084,21 @@ class Daemon:
 
     def _gone(self, runner: TableRunner) -> list[int]:
         """The seats whose daemon has not answered for ``--timeout`` or more."""
-        return sorted(seat for seat, seconds in self._away(runner).items() if seconds >= self.options.timeout)
+        return sorted(
+            seat for seat, seconds in self._away(runner).items() if seconds >= self.options.timeout
+        )
 
     def _regroup_bots(self) -> None:
         """A daemon with no player (its seat a bot's, ``--bot``) goes on without a member gone
         for :data:`REGROUP_AFTER` timeouts between deals, as its player would: so the others'
         players, pressing their key, find it in the new table."""
         runner = self._current()
-        if self.options.bot is None or runner is None or runner.players_here or runner.deal_stage is not Stage.COMMIT:
+        if (
+            self.options.bot is None
+            or runner is None
+            or runner.players_here
+            or runner.deal_stage is not Stage.COMMIT
+        ):
             return
         away = self._away(runner)
         gone = self._gone(runner)
@@ -908,7 +1109,11 @@ class Daemon:
             try:
                 self._regroup()
             except ApiError as why:
-                log.info("table %s: cannot go on without the members gone: %s", runner.table_id.hex()[:8], why)
+                log.info(
+                    "table %s: cannot go on without the members gone: %s",
+                    runner.table_id.hex()[:8],
+                    why,
+                )
 
     def _regroup(self) -> dict[str, Any]:
         """Go on without the members gone for good: this table ends here (its sheet kept), and
@@ -920,24 +1125,39 @@ class Daemon:
             raise ApiError("you are not at a table")
         gone, names = self._gone(runner), runner.ready.setup.names
         if not gone:
-            raise ApiError(f"no member has been silent for {self.options.timeout:.0f} s (--timeout) yet: the table "
-                           "waits for them")
+            raise ApiError(
+                f"no member has been silent for {self.options.timeout:.0f} s (--timeout) yet: the "
+                "table "
+                "waits for them"
+            )
         if self.events.seating_of(runner.table_id) is not None:
             return self._abandon_event_table(runner, gone)
         left = [m for seat, m in enumerate(runner.ready.members) if seat not in gone]
         without = ", ".join(names[seat] for seat in gone)
         if len(left) < 3:
-            raise ApiError(f"a table needs three players: without {without}, {len(left)} would be left")
+            raise ApiError(
+                f"a table needs three players: without {without}, {len(left)} would be left"
+            )
         self.store.set_table_state(runner.table_id, TableState.REGROUPED)
         del self.runners[runner.table_id]
         self._peer_keys.update(m.daemon for m in left if m.daemon != self.identity.public_key)
         name = runner.ready.name or "tarot"
-        log.info("table %s: going on without %s, gone for good — a new table %s of %d with the others",
-                 runner.table_id.hex()[:8], without, name, len(left))
+        log.info(
+            "table %s: going on without %s, gone for good — a new table %s of %d with the others",
+            runner.table_id.hex()[:8],
+            without,
+            name,
+            len(left),
+        )
         self.lobby.forget_joined()
         self._send(self.lobby.want(name, len(left)))
         self._start_ready_tables()
-        return {"table": name, "seats": len(left), "without": [names[seat] for seat in gone], "gone": without}
+        return {
+            "table": name,
+            "seats": len(left),
+            "without": [names[seat] for seat in gone],
+            "gone": without,
+        }
 
     def _abandon_event_table(self, runner: TableRunner, gone: list[int]) -> dict[str, Any]:
         """An event table goes on without nobody: the round's deals it has not played are
@@ -947,10 +1167,20 @@ class Daemon:
         without = ", ".join(names[seat] for seat in gone)
         self.store.set_table_state(runner.table_id, TableState.REGROUPED)
         del self.runners[runner.table_id]
-        log.info("event table %s: %s gone for good — the %d deals left of the round are signed abandoned",
-                 runner.table_id.hex()[:8], without, max(0, (runner.deals_wanted or 0) - runner.completed))
+        log.info(
+            "event table %s: %s gone for good — the %d deals left of the round are signed "
+            "abandoned",
+            runner.table_id.hex()[:8],
+            without,
+            max(0, (runner.deals_wanted or 0) - runner.completed),
+        )
         self._send_event(self.events.abandon(runner.table_id, runner.completed, gone))
-        return {"table": runner.ready.name, "without": [names[seat] for seat in gone], "gone": without, "abandoned": True}
+        return {
+            "table": runner.ready.name,
+            "without": [names[seat] for seat in gone],
+            "gone": without,
+            "abandoned": True,
+        }
 
     def _add_bot(self) -> dict[str, Any]:
         """One more bot seat, hosted here, joins the table we are at (before it starts)."""
@@ -959,7 +1189,10 @@ class Daemon:
         except ValueError as error:
             raise ApiError(str(error)) from None
         k = len(self.seats)
-        identity, name = load_or_create_identity(self.home, f"bot-{k}"), bot_name(self.options.name, k)
+        identity, name = (
+            load_or_create_identity(self.home, f"bot-{k}"),
+            bot_name(self.options.name, k),
+        )
         self._send(self.lobby.add_seat(identity, name))
         self.seats.append((identity, name))
         self._start_ready_tables()
@@ -978,10 +1211,16 @@ class Daemon:
     def _current(self) -> TableRunner | None:
         """The table being played: the first not finished (an event's player goes from table
         to table, round by round), else the last one played."""
-        return next((r for r in self.runners.values() if not r.finished), next(reversed(self.runners.values()), None))
+        return next(
+            (r for r in self.runners.values() if not r.finished),
+            next(reversed(self.runners.values()), None),
+        )
 
     def _own_seat(self, runner: TableRunner) -> int | None:
-        return next((s for s, m in enumerate(runner.ready.members) if m.key == self.identity.public_key), None)
+        return next(
+            (s for s, m in enumerate(runner.ready.members) if m.key == self.identity.public_key),
+            None,
+        )
 
     def _act(self, op: str, request: dict[str, Any]) -> dict[str, Any]:
         runner = self._current()
@@ -991,7 +1230,10 @@ class Daemon:
         if seat is None:
             raise ApiError("this daemon has no seat of its own at the table")
         if seat in runner.bots:
-            raise ApiError("this daemon's seat is played by a bot (tarotd --bot): it takes no moves from a client")
+            raise ApiError(
+                "this daemon's seat is played by a bot (tarotd --bot): it takes no moves from a "
+                "client"
+            )
         try:
             action = _action(op, seat, request)
             moved = self._drive(runner, functools.partial(runner.act, seat, action))
@@ -1008,32 +1250,53 @@ class Daemon:
             "key": self.identity.public_key.hex(),
             "curve": self.options.curve,
             "endpoint": self.mesh.endpoint,
-            "peers": [{"name": p.name, "fingerprint": fingerprint(p.key), "state": p.state.value} for p in self.mesh.peers()],
+            "peers": [
+                {"name": p.name, "fingerprint": fingerprint(p.key), "state": p.state.value}
+                for p in self.mesh.peers()
+            ],
             "connections": self.mesh.connections(),
             "refused": self._refused(),
             "mesh": self.mesh.stats.counted(),
-            "unreachable": sorted(endpoint.removeprefix("tcp://") for endpoint in self._unreachable_peers()),
+            "unreachable": sorted(
+                endpoint.removeprefix("tcp://") for endpoint in self._unreachable_peers()
+            ),
             "discovery": None if self.discovery is None else {"reaching": self.discovery.reaching},
-            "tables": [{"table": r.table_id.hex(), "seats": list(r.ready.setup.names), "deal": r.deal_number,
-                        "stage": r.stage, "scored": r.completed, "waiting_for": sorted(r.waiting_for()),
-                        "paused": self._pause_said(r)}
-                       for r in self.runners.values()],
+            "tables": [
+                {
+                    "table": r.table_id.hex(),
+                    "seats": list(r.ready.setup.names),
+                    "deal": r.deal_number,
+                    "stage": r.stage,
+                    "scored": r.completed,
+                    "waiting_for": sorted(r.waiting_for()),
+                    "paused": self._pause_said(r),
+                }
+                for r in self.runners.values()
+            ],
         }
-
 
     def _unreachable_peers(self) -> dict[str, float]:
         """The ``--peer`` endpoints no daemon has answered at for ``--timeout``, with the seconds."""
         static = {peer.endpoint for peer in self.options.peers}
-        return {e: s for e, s in self.mesh.unreachable().items() if e in static and s >= self.options.timeout}
+        return {
+            e: s
+            for e, s in self.mesh.unreachable().items()
+            if e in static and s >= self.options.timeout
+        }
 
     def _say_unreachable(self) -> None:
         """Say once when a ``--peer`` cannot be reached, and once when it answers again: a
         mistyped address or key would otherwise look like a player who has not come yet."""
         down = self._unreachable_peers()
         for endpoint in sorted(down.keys() - self._unreachable_said):
-            log.warning("--peer %s: no daemon has answered there for %.0f s — is it started, on this network, "
-                        "listening on that port, and is the key given for it its own (tarot status on that machine)?",
-                        endpoint.removeprefix("tcp://"), down[endpoint])
+            log.warning(
+                "--peer %s: no daemon has answered there for %.0f s — is it started, on this "
+                "network, "
+                "listening on that port, and is the key given for it its own (tarot status on "
+                "that machine)?",
+                endpoint.removeprefix("tcp://"),
+                down[endpoint],
+            )
         for endpoint in sorted(self._unreachable_said - down.keys()):
             log.info("--peer %s answers again", endpoint.removeprefix("tcp://"))
         self._unreachable_said = set(down)
@@ -1071,15 +1334,17 @@ def _codes(request: dict[str, Any]) -> list[str]:
 
 _ACTIONS = frozenset({"bid", "call", "ecart", "chelem", "poignee", "play"})
 #: The other requests of the local API (``event…`` and the actions aside), by ``op``.
-_REQUESTS: Final[Mapping[str, Callable[[Daemon, dict[str, Any]], Any]]] = MappingProxyType({
-    "status": lambda daemon, request: daemon._status(),
-    "scores": lambda daemon, request: daemon._scores(),
-    "state": lambda daemon, request: daemon._state(),
-    "next": lambda daemon, request: daemon._next_deal(),
-    "bot": lambda daemon, request: daemon._add_bot(),
-    "tables": lambda daemon, request: daemon._tables(),
-    "open": Daemon._open,
-    "join": Daemon._join,
-    "regroup": lambda daemon, request: daemon._regroup(),
-    "leave": lambda daemon, request: daemon._leave(),
-})
+_REQUESTS: Final[Mapping[str, Callable[[Daemon, dict[str, Any]], Any]]] = MappingProxyType(
+    {
+        "status": lambda daemon, request: daemon._status(),
+        "scores": lambda daemon, request: daemon._scores(),
+        "state": lambda daemon, request: daemon._state(),
+        "next": lambda daemon, request: daemon._next_deal(),
+        "bot": lambda daemon, request: daemon._add_bot(),
+        "tables": lambda daemon, request: daemon._tables(),
+        "open": Daemon._open,
+        "join": Daemon._join,
+        "regroup": lambda daemon, request: daemon._regroup(),
+        "leave": lambda daemon, request: daemon._leave(),
+    }
+)

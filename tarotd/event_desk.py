@@ -81,7 +81,9 @@ CHANNEL: Final = "event"
 RESEND_EVERY: Final = 5.0  #: seconds between two sendings of what the record does not hold yet
 MAX_BATCH: Final = 512 * 1024  #: bytes of entries in one ``entries`` frame (the mesh takes 2 MiB)
 MAX_HEARD: Final = 32  #: events heard on the LAN remembered at once
-MAX_VERSIONS: Final = 8  #: different documents signed for one row kept at once (a member may sign only its own)
+MAX_VERSIONS: Final = (
+    8  #: different documents signed for one row kept at once (a member may sign only its own)
+)
 MAX_REFUSALS_SAID: Final = 64  #: (cause, sender) pairs said in the log
 UNPLAYED: Final = bytes(32)  #: the head of a row abandoned before its deal began: no transcript
 
@@ -124,15 +126,23 @@ class Held:
     role: Role
     record: EventRecord
     report: EventReport
-    endpoints: dict[bytes, str] = field(default_factory=dict)  #: players' daemons, as they registered
+    endpoints: dict[bytes, str] = field(
+        default_factory=dict
+    )  #: players' daemons, as they registered
     #: The organiser's row signatures so far: (round, table, deal) → document → seat → signature.
-    signatures: dict[tuple[int, int, int], dict[bytes, dict[int, bytes]]] = field(default_factory=dict)
+    signatures: dict[tuple[int, int, int], dict[bytes, dict[int, bytes]]] = field(
+        default_factory=dict
+    )
     #: A player's frames to the organiser, by note key, until the record holds what they carry.
     outbox: dict[str, dict[str, Any]] = field(default_factory=dict)
     resent_at: float = 0.0
     withdrawn: set[bytes] = field(default_factory=set)  #: players the organiser withdrew
-    rows: dict[str, bytes] = field(default_factory=dict)  #: a member's rows of its tables, whole, by note key
-    substitutes: dict[bytes, bytes] = field(default_factory=dict)  #: a player → who takes its place next round
+    rows: dict[str, bytes] = field(
+        default_factory=dict
+    )  #: a member's rows of its tables, whole, by note key
+    substitutes: dict[bytes, bytes] = field(
+        default_factory=dict
+    )  #: a player → who takes its place next round
 
     @property
     def config(self) -> EventConfig:
@@ -175,11 +185,18 @@ class EventDesk:
             try:
                 record = EventRecord(read_entries(self.store.event_entries(event_id)))
             except EventError as error:
-                log.error("event %s: the record in the store cannot be read (%s): left aside", event_id.hex()[:8], error)
+                log.error(
+                    "event %s: the record in the store cannot be read (%s): left aside",
+                    event_id.hex()[:8],
+                    error,
+                )
                 continue
             report = verify_event(record)
             if not report.ok or report.config is None or "role" not in notes:
-                log.error("event %s: the record in the store does not verify: left aside", event_id.hex()[:8])
+                log.error(
+                    "event %s: the record in the store does not verify: left aside",
+                    event_id.hex()[:8],
+                )
                 continue
             held = Held(Role(notes["role"].decode()), record, report)
             for key, value in notes.items():
@@ -194,21 +211,43 @@ class EventDesk:
                 elif key.startswith("send/"):
                     held.outbox[key] = msgpack.unpackb(value, raw=False)
             self.held[event_id] = held
-            log.info("event %s (%s): taken up as %s, %d entries, %d rounds closed", event_id.hex()[:8],
-                     held.config.name, held.role.value, len(record.entries), report.closed)
+            log.info(
+                "event %s (%s): taken up as %s, %d entries, %d rounds closed",
+                event_id.hex()[:8],
+                held.config.name,
+                held.role.value,
+                len(record.entries),
+                report.closed,
+            )
 
     # --- What the player and the organiser ask (the local API) ------------------------------
 
-    def open(self, name: str, rounds: int, deals: int, table_size: int, movement: Movement,
-             silence: SilenceCost = SilenceCost.NOTHING) -> Held:
+    def open(
+        self,
+        name: str,
+        rounds: int,
+        deals: int,
+        table_size: int,
+        movement: Movement,
+        silence: SilenceCost = SilenceCost.NOTHING,
+    ) -> Held:
         """Open an event organised here (EventError saying what is wrong with it)."""
-        config = EventConfig(os.urandom(16), name, self.key, rounds, deals, table_size, movement, silence)
+        config = EventConfig(
+            os.urandom(16), name, self.key, rounds, deals, table_size, movement, silence
+        )
         record = open_event(self.identity, config)
         self._store(config.event_id, 0, record.entries[0].wire)
         self.store.set_event_note(config.event_id, "role", Role.ORGANISER.value.encode())
         held = self.held[config.event_id] = Held(Role.ORGANISER, record, verify_event(record))
-        log.info("event %s (%s) opened here: %d rounds of %d deals, tables of %d, %s movement", config.event_id.hex()[:8],
-                 name, rounds, deals, table_size, movement.value)
+        log.info(
+            "event %s (%s) opened here: %d rounds of %d deals, tables of %d, %s movement",
+            config.event_id.hex()[:8],
+            name,
+            rounds,
+            deals,
+            table_size,
+            movement.value,
+        )
         return held
 
     def join(self, event_id: bytes, name: str) -> list[FrameOut]:
@@ -219,13 +258,21 @@ class EventDesk:
         if event_id in self.held:
             raise EventError("this daemon is in that event already")
         if heard.config.organiser == self.key:
-            raise EventError("the organiser's daemon does not play in its own event: a player registers from their own")
+            raise EventError(
+                "the organiser's daemon does not play in its own event: a player registers from "
+                "their own"
+            )
         record = EventRecord(read_entries([heard.wire]))
         self._store(event_id, 0, heard.wire)
         self.store.set_event_note(event_id, "role", Role.PLAYER.value.encode())
         held = self.held[event_id] = Held(Role.PLAYER, record, verify_event(record))
         entry = register(self.identity, event_id, name[:MAX_NAME])
-        frame = {"t": "register", "event": event_id, "entry": entry.wire, "endpoint": self.endpoint()}
+        frame = {
+            "t": "register",
+            "event": event_id,
+            "entry": entry.wire,
+            "endpoint": self.endpoint(),
+        }
         self._keep_sending(held, "send/register", frame)
         log.info("event %s (%s): registered as %s", event_id.hex()[:8], heard.config.name, name)
         return [(heard.config.organiser, frame)]
@@ -249,8 +296,12 @@ class EventDesk:
         if held.open_round is None:
             raise EventError("no round is open")
         lost = [(table, deal) for _, table, deal in held.report.pending]
-        log.warning("event %s: round %d closed by the organiser, %d rows declared lost", event_id.hex()[:8],
-                    held.open_round, len(lost))
+        log.warning(
+            "event %s: round %d closed by the organiser, %d rows declared lost",
+            event_id.hex()[:8],
+            held.open_round,
+            len(lost),
+        )
         return self._append(held, [close_round(self.identity, held.record, lost)])
 
     def withdraw(self, event_id: bytes, player: str) -> str:
@@ -286,7 +337,9 @@ class EventDesk:
         known = [*self.held, *(e for e in self.heard if e not in self.held)]
         matches = [event_id for event_id in known if event_id.hex().startswith(prefix.lower())]
         if len(matches) != 1:
-            raise EventError("no event has that id" if not matches else "several events: give more of the id")
+            raise EventError(
+                "no event has that id" if not matches else "several events: give more of the id"
+            )
         return matches[0]
 
     # --- Where our player sits ------------------------------------------------------------
@@ -303,10 +356,20 @@ class EventDesk:
             if number is None:
                 continue
             members = plan.tables[number - 1]
-            name = f"{held.config.name[:MAX_NAME - 12]} R{round_} T{number}"
-            slot = EventSlot(table_id(held.event_id, round_, number), name, tuple(members), held.config.silence)
-            seatings.append(Seating(held.event_id, round_, number, members.index(self.key),
-                                    plan_digest(held.event_id, plan), slot))
+            name = f"{held.config.name[: MAX_NAME - 12]} R{round_} T{number}"
+            slot = EventSlot(
+                table_id(held.event_id, round_, number), name, tuple(members), held.config.silence
+            )
+            seatings.append(
+                Seating(
+                    held.event_id,
+                    round_,
+                    number,
+                    members.index(self.key),
+                    plan_digest(held.event_id, plan),
+                    slot,
+                )
+            )
         return seatings
 
     def seating_of(self, table_id_: bytes) -> Seating | None:
@@ -317,8 +380,14 @@ class EventDesk:
                 if number is not None and table_id(held.event_id, round_, number) == table_id_:
                     members = plan.tables[number - 1]
                     slot = EventSlot(table_id_, "", tuple(members), held.config.silence)
-                    return Seating(held.event_id, round_, number, members.index(self.key),
-                                   plan_digest(held.event_id, plan), slot)
+                    return Seating(
+                        held.event_id,
+                        round_,
+                        number,
+                        members.index(self.key),
+                        plan_digest(held.event_id, plan),
+                        slot,
+                    )
         return None
 
     def deals_of(self, table_id_: bytes) -> int | None:
@@ -335,11 +404,18 @@ class EventDesk:
 
     def fellows(self) -> frozenset[bytes]:
         """The players of the events we play in (the lobby keeps their early offers)."""
-        return frozenset(key for held in self.held.values() if held.role is Role.PLAYER for key in held.report.names)
+        return frozenset(
+            key
+            for held in self.held.values()
+            if held.role is Role.PLAYER
+            for key in held.report.names
+        )
 
     def needs(self, key: bytes) -> bool:
         """Whether an event of ours needs the daemon of ``key``: its organiser, a player."""
-        return any(key == held.config.organiser or key in held.report.names for held in self.held.values())
+        return any(
+            key == held.config.organiser or key in held.report.names for held in self.held.values()
+        )
 
     # --- What our tables did ------------------------------------------------------------
 
@@ -358,7 +434,9 @@ class EventDesk:
         seating = self.seating_of(table_id_)
         if seating is None:
             return []
-        row = row_of_audit(seating.round, seating.table, deal + 1, seating.plan, table_id_, head, audit)
+        row = row_of_audit(
+            seating.round, seating.table, deal + 1, seating.plan, table_id_, head, audit
+        )
         return self._sign(seating, row)
 
     def abandon(self, table_id_: bytes, completed: int, gone: Sequence[int]) -> list[FrameOut]:
@@ -370,8 +448,18 @@ class EventDesk:
             return []
         players, outs = len(seating.slot.keys), []
         for deal in range(completed + 1, self.held[seating.event_id].config.deals + 1):
-            row = EventRow(seating.round, seating.table, deal, seating.plan, table_id_, UNPLAYED, DealStatus.ABANDONED,
-                           (0,) * players, (), tuple(sorted(gone)))
+            row = EventRow(
+                seating.round,
+                seating.table,
+                deal,
+                seating.plan,
+                table_id_,
+                UNPLAYED,
+                DealStatus.ABANDONED,
+                (0,) * players,
+                (),
+                tuple(sorted(gone)),
+            )
             outs += self._sign(seating, row)
         return outs
 
@@ -379,14 +467,25 @@ class EventDesk:
         """Our player's signature of ``row``: to the organiser (until the record holds the row)
         and to the other members' daemons, each gathering the whole row."""
         held = self.held[seating.event_id]
-        signature, document = sign_row(self.identity, held.event_id, row), row.document(held.event_id)
-        frame = {"t": "rowsig", "event": held.event_id, "row": document, "seat": seating.seat, "sig": signature}
+        signature, document = (
+            sign_row(self.identity, held.event_id, row),
+            row.document(held.event_id),
+        )
+        frame = {
+            "t": "rowsig",
+            "event": held.event_id,
+            "row": document,
+            "seat": seating.seat,
+            "sig": signature,
+        }
         outs = self._keep_sending(held, f"send/row/{row.round}/{row.table}/{row.deal}", frame)
         outs += [(key, frame) for key in seating.slot.keys if key != self.key]
         try:
             return outs + self._gather_as_member(held, row, document, seating.seat, signature)
         except Refused as why:  # never from an honest table; the organiser still gathers the row
-            log.warning("event %s: our own row signature not kept: %s", held.event_id.hex()[:8], why)
+            log.warning(
+                "event %s: our own row signature not kept: %s", held.event_id.hex()[:8], why
+            )
             return outs
 
     def _keep_sending(self, held: Held, note: str, frame: dict[str, Any]) -> list[FrameOut]:
@@ -405,8 +504,13 @@ class EventDesk:
         outs: list[FrameOut] = []
         for held in self.held.values():
             if held.role is Role.ORGANISER and held.report.closed < held.config.rounds:
-                frame = {"t": "event", "event": held.event_id, "config": held.record.entries[0].wire,
-                         "count": len(held.record.entries), "endpoint": self.endpoint()}
+                frame = {
+                    "t": "event",
+                    "event": held.event_id,
+                    "config": held.record.entries[0].wire,
+                    "count": len(held.record.entries),
+                    "endpoint": self.endpoint(),
+                }
                 outs.append((BROADCAST, frame))
             elif held.role is Role.PLAYER and held.outbox and now >= held.resent_at + RESEND_EVERY:
                 held.resent_at = now
@@ -453,13 +557,19 @@ class EventDesk:
         if (kind, sender, why) in self._said or len(self._said) >= MAX_REFUSALS_SAID:
             return
         self._said.add((kind, sender, why))
-        log.warning("event: refused a %s frame from %s, nothing changed: %s", kind, fingerprint(sender), why)
+        log.warning(
+            "event: refused a %s frame from %s, nothing changed: %s", kind, fingerprint(sender), why
+        )
 
     def _event_of(self, frame: dict[str, Any], role: Role) -> Held:
         event_id = frame["event"]
         held = self.held.get(event_id) if isinstance(event_id, bytes) else None
         if held is None or held.role is not role:
-            raise Refused("an event this daemon is not in" if role is Role.PLAYER else "an event not organised here")
+            raise Refused(
+                "an event this daemon is not in"
+                if role is Role.PLAYER
+                else "an event not organised here"
+            )
         return held
 
     def _on_event(self, sender: bytes, frame: dict[str, Any]) -> list[FrameOut]:
@@ -468,7 +578,12 @@ class EventDesk:
         count, endpoint = frame["count"], frame["endpoint"]
         if report.config is None or not report.ok or report.config.organiser != sender:
             raise Refused("its config is not one signed by the daemon that sent it")
-        if type(count) is not int or count < 1 or not isinstance(endpoint, str) or len(endpoint) > 256:
+        if (
+            type(count) is not int
+            or count < 1
+            or not isinstance(endpoint, str)
+            or len(endpoint) > 256
+        ):
             raise Refused("its count or endpoint is malformed")
         event_id = report.config.event_id
         if event_id not in self.heard and len(self.heard) >= MAX_HEARD:
@@ -483,21 +598,32 @@ class EventDesk:
         held = self._event_of(frame, Role.ORGANISER)
         (entry,) = read_entries([frame["entry"]])
         endpoint = frame["endpoint"]
-        if entry.kind is not EntryKind.REGISTER or not isinstance(endpoint, str) or len(endpoint) > 256:
+        if (
+            entry.kind is not EntryKind.REGISTER
+            or not isinstance(endpoint, str)
+            or len(endpoint) > 256
+        ):
             raise Refused("not a registration, with the endpoint of the player's daemon")
         player = msgpack.unpackb(entry.document, raw=False)[1]
         if player != sender:
-            raise Refused(f"a registration of {fingerprint(player) if isinstance(player, bytes) else '?'} sent by "
-                          "another daemon: a daemon registers its own player")
+            raise Refused(
+                f"a registration of {fingerprint(player) if isinstance(player, bytes) else '?'} "
+                "sent by "
+                "another daemon: a daemon registers its own player"
+            )
         if held.endpoints.get(sender) != endpoint:
             self.store.set_event_note(held.event_id, f"endpoint/{sender.hex()}", endpoint.encode())
             held.endpoints[sender] = endpoint
         if any(e.wire == entry.wire for e in held.record.entries):
-            return self._entries_from(held, sender, 0)  # registered before: it may have lost what it had
+            return self._entries_from(
+                held, sender, 0
+            )  # registered before: it may have lost what it had
         if sender in held.report.names:
             raise Refused("the player is registered already, under another name")
         outs = self._append(held, [entry])
-        return outs + ([] if any(d == sender for d, _ in outs) else self._entries_from(held, sender, 0))
+        return outs + (
+            [] if any(d == sender for d, _ in outs) else self._entries_from(held, sender, 0)
+        )
 
     def _on_want(self, sender: bytes, frame: dict[str, Any]) -> list[FrameOut]:
         held = self._event_of(frame, Role.ORGANISER)
@@ -518,10 +644,12 @@ class EventDesk:
         if start > have:
             return [(sender, {"t": "want", "event": held.event_id, "from": have})]
         entries = read_entries(wires)
-        overlap = held.record.entries[start:start + len(entries)]
+        overlap = held.record.entries[start : start + len(entries)]
         if any(mine.wire != theirs.wire for mine, theirs in zip(overlap, entries)):
-            raise Refused("entries that contradict the record held here: the organiser rewrote its record")
-        fresh = list(entries[len(overlap):])
+            raise Refused(
+                "entries that contradict the record held here: the organiser rewrote its record"
+            )
+        fresh = list(entries[len(overlap) :])
         if fresh:
             self._take(held, fresh)
         return []
@@ -530,9 +658,17 @@ class EventDesk:
         """Where the organiser says the players' daemons listen; kept in the store, so that a
         daemon restarted before its table forms still reaches its table mates."""
         for item in endpoints[:1024]:
-            if (type(item) is list and len(item) == 2 and isinstance(item[0], bytes) and isinstance(item[1], str)
-                    and len(item[1]) <= 256 and held.endpoints.get(item[0]) != item[1]):
-                self.store.set_event_note(held.event_id, f"endpoint/{item[0].hex()}", item[1].encode())
+            if (
+                type(item) is list
+                and len(item) == 2
+                and isinstance(item[0], bytes)
+                and isinstance(item[1], str)
+                and len(item[1]) <= 256
+                and held.endpoints.get(item[0]) != item[1]
+            ):
+                self.store.set_event_note(
+                    held.event_id, f"endpoint/{item[0].hex()}", item[1].encode()
+                )
                 held.endpoints[item[0]] = item[1]
 
     def _on_table(self, sender: bytes, frame: dict[str, Any]) -> list[FrameOut]:
@@ -554,7 +690,11 @@ class EventDesk:
         if held is None:
             raise Refused("an event this daemon is not in")
         document, seat, signature = frame["row"], frame["seat"], frame["sig"]
-        if not isinstance(document, bytes) or type(seat) is not int or not isinstance(signature, bytes):
+        if (
+            not isinstance(document, bytes)
+            or type(seat) is not int
+            or not isinstance(signature, bytes)
+        ):
             raise Refused("a row signature is [row, seat, signature]")
         row_event, row = read_row(document)
         slot = (row.round, row.table, row.deal)
@@ -570,7 +710,9 @@ class EventDesk:
         entry = self._gather(held, row, document, seat, signature, manifest.keys)
         return [] if entry is None else self._append(held, [entry])
 
-    def _gather_as_member(self, held: Held, row: EventRow, document: bytes, seat: int, signature: bytes) -> list[FrameOut]:
+    def _gather_as_member(
+        self, held: Held, row: EventRow, document: bytes, seat: int, signature: bytes
+    ) -> list[FrameOut]:
         seating = self.seating_of(row.table_id)
         if seating is None or (seating.round, seating.table) != (row.round, row.table):
             raise Refused("a row signature of a table our player does not sit at")
@@ -585,21 +727,43 @@ class EventDesk:
         frame = {"t": "row", "event": held.event_id, "entry": entry.wire}
         return self._keep_sending(held, f"send/{note}", frame)  # in place of our signature alone
 
-    def _gather(self, held: Held, row: EventRow, document: bytes, seat: int, signature: bytes,
-                keys: Sequence[bytes]) -> Entry | None:
+    def _gather(
+        self,
+        held: Held,
+        row: EventRow,
+        document: bytes,
+        seat: int,
+        signature: bytes,
+        keys: Sequence[bytes],
+    ) -> Entry | None:
         """Take one member's signature of ``row``; the row with every signature it needs (all
         but the silent seats'), once they are in."""
-        if not 0 <= seat < len(keys) or not verify(keys[seat], signature, EntryKind.ROW.domain + document):
-            raise Refused(f"a signature of round {row.round}, table {row.table}, deal {row.deal} that is not the "
-                          f"member's of seat {seat}")
+        if not 0 <= seat < len(keys) or not verify(
+            keys[seat], signature, EntryKind.ROW.domain + document
+        ):
+            raise Refused(
+                f"a signature of round {row.round}, table {row.table}, deal {row.deal} that is "
+                "not the "
+                f"member's of seat {seat}"
+            )
         slot = (row.round, row.table, row.deal)
         versions = held.signatures.setdefault(slot, {})
         if document not in versions and len(versions) >= MAX_VERSIONS:
-            raise Refused(f"more than {MAX_VERSIONS} versions of the row of round {row.round}, table {row.table}, "
-                          f"deal {row.deal}")
+            raise Refused(
+                f"more than {MAX_VERSIONS} versions of the row of round {row.round}, table "
+                f"{row.table}, "
+                f"deal {row.deal}"
+            )
         if document not in versions and versions:
-            log.warning("event %s: the members of table %d sign different rows for deal %d of round %d: the row waits "
-                        "until every member signs one of them", held.event_id.hex()[:8], row.table, row.deal, row.round)
+            log.warning(
+                "event %s: the members of table %d sign different rows for deal %d of round %d: "
+                "the row waits "
+                "until every member signs one of them",
+                held.event_id.hex()[:8],
+                row.table,
+                row.deal,
+                row.round,
+            )
         signed = versions.setdefault(document, {})
         signed[seat] = signature
         if not all(s in signed for s in range(len(keys)) if s not in row.silent):
@@ -642,14 +806,21 @@ class EventDesk:
         """The round closed once its last row is in, and the next one opened."""
         report = held.report
         if held.open_round is not None and not report.pending:
-            log.info("event %s: round %d complete, closed", held.event_id.hex()[:8], held.open_round)
+            log.info(
+                "event %s: round %d complete, closed", held.event_id.hex()[:8], held.open_round
+            )
             return [close_round(self.identity, held.record)]
         if held.open_round is None and 0 < report.closed < held.config.rounds:
             places = _places_for_the_next_round(held)
             try:
                 return [open_round(self.identity, held.record, places)]
             except MovementError as error:
-                log.error("event %s: round %d cannot be seated: %s", held.event_id.hex()[:8], report.closed + 1, error)
+                log.error(
+                    "event %s: round %d cannot be seated: %s",
+                    held.event_id.hex()[:8],
+                    report.closed + 1,
+                    error,
+                )
         return []
 
     def _take(self, held: Held, entries: Sequence[Any]) -> None:
@@ -676,14 +847,34 @@ class EventDesk:
         size = 0
         for entry in held.record.entries[start:]:
             if batch and size + len(entry.wire) > MAX_BATCH:
-                outs.append((player, {"t": "entries", "event": held.event_id, "from": start, "entries": batch,
-                                      "endpoints": endpoints}))
+                outs.append(
+                    (
+                        player,
+                        {
+                            "t": "entries",
+                            "event": held.event_id,
+                            "from": start,
+                            "entries": batch,
+                            "endpoints": endpoints,
+                        },
+                    )
+                )
                 start, batch, size = start + len(batch), [], 0
             batch.append(entry.wire)
             size += len(entry.wire)
         if batch:
-            outs.append((player, {"t": "entries", "event": held.event_id, "from": start, "entries": batch,
-                                  "endpoints": endpoints}))
+            outs.append(
+                (
+                    player,
+                    {
+                        "t": "entries",
+                        "event": held.event_id,
+                        "from": start,
+                        "entries": batch,
+                        "endpoints": endpoints,
+                    },
+                )
+            )
         return outs
 
     # --- What the local API shows -------------------------------------------------------
@@ -695,33 +886,80 @@ class EventDesk:
         names = report.names
         seating = next((s for s in self.seatings() if s.event_id == held.event_id), None)
         return {
-            "event": held.event_id.hex(), "name": config.name, "role": held.role.value,
-            "organiser": fingerprint(config.organiser), "rounds": config.rounds, "deals": config.deals,
-            "tables": config.table_size, "movement": config.movement.value, "silence": config.silence.value,
-            "players": [{"name": name, "fingerprint": fingerprint(key)} for key, name in names.items()],
-            "plans": [{"round": plan.round, "movement": plan.movement.value,
-                       "tables": [[names.get(key, fingerprint(key)) for key in table] for table in plan.tables]}
-                      for plan in report.plans],
+            "event": held.event_id.hex(),
+            "name": config.name,
+            "role": held.role.value,
+            "organiser": fingerprint(config.organiser),
+            "rounds": config.rounds,
+            "deals": config.deals,
+            "tables": config.table_size,
+            "movement": config.movement.value,
+            "silence": config.silence.value,
+            "players": [
+                {"name": name, "fingerprint": fingerprint(key)} for key, name in names.items()
+            ],
+            "plans": [
+                {
+                    "round": plan.round,
+                    "movement": plan.movement.value,
+                    "tables": [
+                        [names.get(key, fingerprint(key)) for key in table] for table in plan.tables
+                    ],
+                }
+                for plan in report.plans
+            ],
             "closed": report.closed,
             "open": held.open_round,
             "pending": [list(slot) for slot in report.pending],
-            "ranking": [{"place": s.place, "name": names.get(s.player, fingerprint(s.player)),
-                         "fingerprint": fingerprint(s.player), "total": s.total,
-                         "rounds": [[r.points, r.mark.value] for r in s.rounds]} for s in report.live],
-            "seat": None if seating is None else {"round": seating.round, "table": seating.table, "seat": seating.seat,
-                                                  "with": [names.get(k, fingerprint(k)) for k in seating.slot.keys if k != self.key]},
+            "ranking": [
+                {
+                    "place": s.place,
+                    "name": names.get(s.player, fingerprint(s.player)),
+                    "fingerprint": fingerprint(s.player),
+                    "total": s.total,
+                    "rounds": [[r.points, r.mark.value] for r in s.rounds],
+                }
+                for s in report.live
+            ],
+            "seat": None
+            if seating is None
+            else {
+                "round": seating.round,
+                "table": seating.table,
+                "seat": seating.seat,
+                "with": [names.get(k, fingerprint(k)) for k in seating.slot.keys if k != self.key],
+            },
             "findings": [str(finding) for finding in report.findings],
             "entries": len(held.record.entries),
         }
 
     def listing(self) -> list[dict[str, Any]]:
         """Every event held here or heard on the LAN."""
-        rows: list[dict[str, Any]] = [{"event": e.hex(), "name": h.config.name, "role": h.role.value, "organiser": fingerprint(h.config.organiser),
-                 "players": len(h.report.names), "closed": h.report.closed, "rounds": h.config.rounds}
-                for e, h in self.held.items()]
-        rows += [{"event": e.hex(), "name": h.config.name, "role": None, "organiser": fingerprint(h.config.organiser),
-                  "players": None, "closed": None, "rounds": h.config.rounds}
-                 for e, h in self.heard.items() if e not in self.held]
+        rows: list[dict[str, Any]] = [
+            {
+                "event": e.hex(),
+                "name": h.config.name,
+                "role": h.role.value,
+                "organiser": fingerprint(h.config.organiser),
+                "players": len(h.report.names),
+                "closed": h.report.closed,
+                "rounds": h.config.rounds,
+            }
+            for e, h in self.held.items()
+        ]
+        rows += [
+            {
+                "event": e.hex(),
+                "name": h.config.name,
+                "role": None,
+                "organiser": fingerprint(h.config.organiser),
+                "players": None,
+                "closed": None,
+                "rounds": h.config.rounds,
+            }
+            for e, h in self.heard.items()
+            if e not in self.held
+        ]
         return rows
 
 
@@ -741,12 +979,21 @@ def _places_for_the_next_round(held: Held) -> list[bytes | None]:
     for key in _last_places(held):
         if key is not None and key in held.substitutes:
             places.append(held.substitutes[key])
-            log.info("event %s: %s takes the place of %s from round %d", held.event_id.hex()[:8],
-                     held.report.names[held.substitutes[key]], held.report.names[key], round_ + 1)
+            log.info(
+                "event %s: %s takes the place of %s from round %d",
+                held.event_id.hex()[:8],
+                held.report.names[held.substitutes[key]],
+                held.report.names[key],
+                round_ + 1,
+            )
         elif key is not None and key in gone:
             places.append(None)
-            log.info("event %s: %s left: its place stays empty from round %d", held.event_id.hex()[:8],
-                     held.report.names.get(key, fingerprint(key)), round_ + 1)
+            log.info(
+                "event %s: %s left: its place stays empty from round %d",
+                held.event_id.hex()[:8],
+                held.report.names.get(key, fingerprint(key)),
+                round_ + 1,
+            )
         else:
             places.append(key)
     return places
@@ -762,8 +1009,11 @@ def _last_places(held: Held) -> list[bytes | None]:
 def _player(held: Held, who: str) -> bytes:
     """The registered player named ``who``, or whose fingerprint starts with it."""
     digits = who.replace("-", "").lower()
-    matches = [key for key, name in held.report.names.items()
-               if name == who or (digits and fingerprint(key).replace("-", "").startswith(digits))]
+    matches = [
+        key
+        for key, name in held.report.names.items()
+        if name == who or (digits and fingerprint(key).replace("-", "").startswith(digits))
+    ]
     if len(matches) != 1:
         raise EventError(f"{who!r} is {'no' if not matches else 'more than one'} registered player")
     return matches[0]

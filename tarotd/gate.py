@@ -91,10 +91,13 @@ def _listener(host: str, port: int) -> socket.socket:
     """A listening socket on ``host:port`` (``0.0.0.0``, ``*`` or ``[::]``: every address)."""
     host = {"*": "0.0.0.0", "[::]": "::"}.get(host, host.strip("[]"))
     try:
-        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
-                                                             flags=socket.AI_PASSIVE)[0]
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
     except socket.gaierror as error:
-        raise CannotListen(errno.EADDRNOTAVAIL, f"{host} is no address of this machine ({error.strerror})") from None
+        raise CannotListen(
+            errno.EADDRNOTAVAIL, f"{host} is no address of this machine ({error.strerror})"
+        ) from None
     sock = socket.socket(family, kind, proto)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -115,9 +118,16 @@ class Gate:
     ``members(host)`` says whether a member of a table is at ``host`` (see
     :meth:`~tarotd.guard.ConnectionBounds.admit`)."""
 
-    def __init__(self, host: str, port: int, router_port: int, bounds: ConnectionBounds, refusals: Refusals,
-                 deadline: float = HANDSHAKE_DEADLINE_MS / 1000,
-                 members: Callable[[str], bool] = lambda host: False) -> None:
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        router_port: int,
+        bounds: ConnectionBounds,
+        refusals: Refusals,
+        deadline: float = HANDSHAKE_DEADLINE_MS / 1000,
+        members: Callable[[str], bool] = lambda host: False,
+    ) -> None:
         self._listening = _listener(host, port)
         self._router_port = router_port
         self._bounds = bounds
@@ -171,8 +181,12 @@ class Gate:
     def _out_of_descriptors(self) -> None:
         """No descriptor for one more connection: it waits in the kernel's queue while the
         gate stops accepting for a moment (accepting again at once would only spin)."""
-        self._refusals.refuse(Cause.NO_DESCRIPTORS, time.monotonic(), "a connection not accepted: this daemon has "
-                              f"no file descriptor left; accepting again in {PAUSE_WITHOUT_DESCRIPTORS} s")
+        self._refusals.refuse(
+            Cause.NO_DESCRIPTORS,
+            time.monotonic(),
+            "a connection not accepted: this daemon has "
+            f"no file descriptor left; accepting again in {PAUSE_WITHOUT_DESCRIPTORS} s",
+        )
         self._loop.remove_reader(self._listening)
         self._loop.call_later(PAUSE_WITHOUT_DESCRIPTORS, self._resume_accepting)
 
@@ -184,8 +198,12 @@ class Gate:
         cause = self._bounds.admit(sock.fileno(), far, self._members(far.host))
         if cause is not None:
             sock.close()
-            self._refusals.refuse(cause, time.monotonic(), f"a connection from {far.host}: {len(self._bounds)} held, "
-                                  f"at most {self._bounds.per_host} from one host and {self._bounds.total} in all")
+            self._refusals.refuse(
+                cause,
+                time.monotonic(),
+                f"a connection from {far.host}: {len(self._bounds)} held, "
+                f"at most {self._bounds.per_host} from one host and {self._bounds.total} in all",
+            )
             return
         sock.setblocking(False)
         task = self._loop.create_task(self._serve(sock, far))
@@ -202,20 +220,30 @@ class Gate:
             if len(head) < ZMTP_SIGNATURE:
                 return  # it hung up before its greeting
             if not looks_like_zmtp(head):
-                self._refusals.refuse(Cause.NOT_ZEROMQ, time.monotonic(),
-                                      f"a connection from {far.host} that does not speak ZeroMQ")
+                self._refusals.refuse(
+                    Cause.NOT_ZEROMQ,
+                    time.monotonic(),
+                    f"a connection from {far.host} that does not speak ZeroMQ",
+                )
                 return
             router = await self._open_router(far.host)
             await self._loop.sock_sendall(router, head)
             handed = True
             await self._pass_on(sock, router)
         except TimeoutError:
-            self._refusals.refuse(Cause.CONNECTION_SILENT, time.monotonic(), f"a connection from {far.host}: no "
-                                  f"ZeroMQ greeting within {self._deadline:g} s")
+            self._refusals.refuse(
+                Cause.CONNECTION_SILENT,
+                time.monotonic(),
+                f"a connection from {far.host}: no ZeroMQ greeting within {self._deadline:g} s",
+            )
         except OSError as error:
             if error.errno in _NO_DESCRIPTOR:
-                self._refusals.refuse(Cause.NO_DESCRIPTORS, time.monotonic(), f"a connection from {far.host} closed: "
-                                      "this daemon has no file descriptor left to pass it on")
+                self._refusals.refuse(
+                    Cause.NO_DESCRIPTORS,
+                    time.monotonic(),
+                    f"a connection from {far.host} closed: "
+                    "this daemon has no file descriptor left to pass it on",
+                )
         finally:
             self._bounds.closed(fd)
             if not handed:

@@ -44,9 +44,15 @@ WANTED_DESCRIPTORS: Final = 65_536  #: the soft limit a daemon asks for at start
 RESERVED: Final = 256  #: descriptors never given to incoming connections: files, links, sockets
 MAX_INCOMING: Final = 4096  #: incoming connections in total, however high the limit
 MIN_INCOMING: Final = 64
-DESCRIPTORS_A_CONNECTION: Final = 6  #: three an incoming connection takes (:mod:`tarotd.gate`), three left for links
-PER_HOST: Final = 32  #: incoming connections from one host (a member needs one, two while it reconnects)
-HANDSHAKE_DEADLINE_MS: Final = 5000  #: a connection silent or slow in its handshake this long is closed
+DESCRIPTORS_A_CONNECTION: Final = (
+    6  #: three an incoming connection takes (:mod:`tarotd.gate`), three left for links
+)
+PER_HOST: Final = (
+    32  #: incoming connections from one host (a member needs one, two while it reconnects)
+)
+HANDSHAKE_DEADLINE_MS: Final = (
+    5000  #: a connection silent or slow in its handshake this long is closed
+)
 
 
 def raise_descriptor_limit() -> int:
@@ -59,8 +65,12 @@ def raise_descriptor_limit() -> int:
             resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
             soft = wanted
         except (ValueError, OSError) as error:
-            log.warning("cannot raise the limit of open files from %d (%s): incoming connections are bounded lower",
-                        soft, error)
+            log.warning(
+                "cannot raise the limit of open files from %d (%s): incoming connections are "
+                "bounded lower",
+                soft,
+                error,
+            )
     return soft
 
 

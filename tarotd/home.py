@@ -134,7 +134,8 @@ def path_problem(path: Path) -> str | None:
     if size <= MAX_SOCKET_PATH:
         return None
     return (
-        f"{path} is too long a path for a home: its API socket's would be {size} bytes, and a Unix socket's path "
+        f"{path} is too long a path for a home: its API socket's would be {size} bytes, and a "
+        "Unix socket's path "
         f"is at most {MAX_SOCKET_PATH}: choose one at least {size - MAX_SOCKET_PATH} bytes shorter"
     )
 
@@ -176,7 +177,9 @@ def _read_key(path: Path) -> Identity:
         # Check the file we opened, not the name: the name could change in between.
         info = os.fstat(file.fileno())
         if not stat.S_ISREG(info.st_mode):
-            raise HomeError(f"identity key {path} is not a regular file; move it away and start again")
+            raise HomeError(
+                f"identity key {path} is not a regular file; move it away and start again"
+            )
         if info.st_uid != os.geteuid():
             raise HomeError(
                 f"identity key {path} belongs to {_user(info.st_uid)}, not to you "

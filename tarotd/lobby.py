@@ -76,12 +76,16 @@ NONCE_SIZE: Final = 16
 PROOF_SIZE: Final = 32
 MAX_OFFERS = 64  #: offers of other daemons remembered at once
 MAX_EARLY_SLOTS: Final = 16  #: offers of event tables kept until their round is heard of
-MAX_REFUSALS_LOGGED: Final = 64  #: (cause, daemon) pairs told in the log, then one line saying the rest are not
+MAX_REFUSALS_LOGGED: Final = (
+    64  #: (cause, daemon) pairs told in the log, then one line saying the rest are not
+)
 #: Frames to one daemon (its key) or to every known peer (``BROADCAST``).
 BROADCAST = b""
 COIN_DOMAIN = b"tarot/v2/dealer-coin"
 TABLE_DOMAIN: Final = b"tarot/v2/table"
-INVITE_DOMAIN: Final = b"tarot/lobby-invite\x00"  #: the stretching salt and HMAC domain of invite codes
+INVITE_DOMAIN: Final = (
+    b"tarot/lobby-invite\x00"  #: the stretching salt and HMAC domain of invite codes
+)
 #: Crockford's base 32: no I, L, O or U, which read as 1, 1, 0 and V — a code is read off a
 #: screen and typed.
 INVITE_ALPHABET: Final = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
@@ -110,7 +114,10 @@ def invite_code(text: str) -> str:
     read as 0 and I, L as 1 (ValueError saying what a code is)."""
     code = text.upper().replace("-", "").replace(" ", "").translate(str.maketrans("OIL", "011"))
     if len(code) != INVITE_LENGTH or any(symbol not in INVITE_ALPHABET for symbol in code):
-        raise ValueError(f"{text!r} is not an invite code: {INVITE_LENGTH} letters and digits, such as {INVITE_EXAMPLE}")
+        raise ValueError(
+            f"{text!r} is not an invite code: {INVITE_LENGTH} letters and digits, such as "
+            f"{INVITE_EXAMPLE}"
+        )
     return code
 
 
@@ -237,10 +244,11 @@ class ReadyTable:
     signatures: tuple[bytes, ...]
     name: str = ""
 
-
     def to_bytes(self) -> bytes:
         """What the daemon stores, to take the table up again after a restart."""
-        data: bytes = msgpack.packb([self.manifest, list(self.signatures), self.first_dealer], use_bin_type=True)
+        data: bytes = msgpack.packb(
+            [self.manifest, list(self.signatures), self.first_dealer], use_bin_type=True
+        )
         return data
 
     @classmethod
@@ -249,13 +257,22 @@ class ReadyTable:
         document = SignedManifest(manifest, tuple(signatures)).verified()
         members = tuple(_member(raw) for raw in document.entries)
         _id(document.table_id)  # 16 bytes, as every table id
-        return cls(TableSetup.from_manifest(document), members, int(dealer), manifest, tuple(signatures), document.name)
+        return cls(
+            TableSetup.from_manifest(document),
+            members,
+            int(dealer),
+            manifest,
+            tuple(signatures),
+            document.name,
+        )
 
 
 FrameOut = tuple[bytes, dict[str, Any]]  #: (destination daemon key or BROADCAST, frame)
 
 
-def manifest_bytes(table_id: bytes, name: str, members: list[Member], silence: SilenceCost = SilenceCost.NOTHING) -> bytes:
+def manifest_bytes(
+    table_id: bytes, name: str, members: list[Member], silence: SilenceCost = SilenceCost.NOTHING
+) -> bytes:
     """The canonical manifest every member signs: seat order, keys, names, endpoints and the
     table's rule for silence (:mod:`protocol.manifest`)."""
     return manifest_document(table_id, name, [m.to_wire() for m in members], silence)
@@ -318,16 +335,22 @@ class Lobby:
         self.hosted = {identity.public_key: (identity, name) for identity, name in seats}
         self.offers: dict[bytes, Offer] = {}
         self.wanted: tuple[str, int] | None = None
-        self.invite: Invite | None = None  #: the wanted table's code: given, or drawn when we open it
+        self.invite: Invite | None = (
+            None  #: the wanted table's code: given, or drawn when we open it
+        )
         self.joined: bytes | None = None  #: the offer our seats are in
         self._coins: dict[bytes, bytes] = {}  #: our secret coin per table
         self._signatures: dict[bytes, dict[bytes, bytes]] = {}  #: table → member → signature
         self._commits: dict[bytes, dict[bytes, bytes]] = {}  #: table → member → H(coin)
         self._reveals: dict[bytes, dict[bytes, bytes]] = {}
         self._ready: list[ReadyTable] = []
-        self._early: dict[bytes, list[tuple[bytes, dict[str, Any]]]] = {}  #: frames before the manifest
+        self._early: dict[
+            bytes, list[tuple[bytes, dict[str, Any]]]
+        ] = {}  #: frames before the manifest
         self._refusals = _Refusals()
-        self.slots: dict[bytes, EventSlot] = {}  #: event tables our seats are expected at, by table id
+        self.slots: dict[
+            bytes, EventSlot
+        ] = {}  #: event tables our seats are expected at, by table id
         #: The players of the events we are in: an offer of theirs under an id we do not know
         #: yet is an event table whose round we have not heard of — kept, not refused.
         self.fellows: frozenset[bytes] = frozenset()
@@ -336,7 +359,10 @@ class Lobby:
     # --- What the daemon asks ------------------------------------------------------
 
     def members_here(self) -> list[Member]:
-        return [Member(key, name, self.daemon_key, self.endpoint) for key, (_, name) in self.hosted.items()]
+        return [
+            Member(key, name, self.daemon_key, self.endpoint)
+            for key, (_, name) in self.hosted.items()
+        ]
 
     def open(self, name: str, seats: int) -> list[FrameOut]:
         """Open a table under a fresh invite code (``offers[joined].invite``)."""
@@ -353,7 +379,14 @@ class Lobby:
         invite = invite or Invite.draw(self._entropy)
         proof = invite.proof(Proof.OFFER, table_id, self.daemon_key)
         offer = Offer(
-            table_id, name, seats, self.daemon_key, self.members_here()[:seats], nonce=nonce, proof=proof, invite=invite,
+            table_id,
+            name,
+            seats,
+            self.daemon_key,
+            self.members_here()[:seats],
+            nonce=nonce,
+            proof=proof,
+            invite=invite,
             silence=self.silence,
         )
         self.offers[table_id] = offer
@@ -378,11 +411,15 @@ class Lobby:
         if invite is not None:
             given = Invite.parse(invite)
             if not given.proves(offer.proof, Proof.OFFER, table_id, offer.opener):
-                raise ValueError(f"{given.shown} is not the invite code of the table {offer.name!r} ({table_id.hex()[:8]})")
+                raise ValueError(
+                    f"{given.shown} is not the invite code of the table {offer.name!r} "
+                    f"({table_id.hex()[:8]})"
+                )
             offer.invite = given
         if not self._trusted(offer):
             raise ValueError(
-                f"the table {offer.name!r} was opened by a daemon you do not know (not one of your --peer): "
+                f"the table {offer.name!r} was opened by a daemon you do not know (not one of "
+                "your --peer): "
                 "give its invite code, which its opener's screen shows"
             )
         self.joined = table_id
@@ -392,7 +429,9 @@ class Lobby:
         """The table we joined, if it is still taking seats (ValueError saying why not)."""
         offer = self.offers.get(self.joined) if self.joined is not None else None
         if offer is None:
-            raise ValueError("open or join a table first: a bot takes a seat at a table that is filling")
+            raise ValueError(
+                "open or join a table first: a bot takes a seat at a table that is filling"
+            )
         if offer.state is not OfferState.OPEN or offer.full:
             raise ValueError("the table is full: a bot takes a seat at a table that is filling")
         return offer
@@ -421,8 +460,16 @@ class Lobby:
             return [] if early is None else self.receive(*early)
         members = [m for m in self.members_here() if m.key == slot.opener]
         self._coins[slot.table_id] = self._entropy(32)
-        offer = Offer(slot.table_id, slot.name, len(slot.keys), self.daemon_key, members, nonce=bytes(NONCE_SIZE),
-                      proof=bytes(PROOF_SIZE), silence=slot.silence)
+        offer = Offer(
+            slot.table_id,
+            slot.name,
+            len(slot.keys),
+            self.daemon_key,
+            members,
+            nonce=bytes(NONCE_SIZE),
+            proof=bytes(PROOF_SIZE),
+            silence=slot.silence,
+        )
         self.offers[slot.table_id] = offer
         self.joined = slot.table_id
         return self._after_change(offer)
@@ -464,8 +511,12 @@ class Lobby:
         and seats ``daemon``: a member that has every coin starts its first deal, and its
         first messages may overtake the last coin on its way to us from another member."""
         offer = self.offers.get(table_id)
-        return (table_id == self.joined and offer is not None and offer.state is OfferState.FULL
-                and any(member.daemon == daemon for member in offer.members))
+        return (
+            table_id == self.joined
+            and offer is not None
+            and offer.state is OfferState.FULL
+            and any(member.daemon == daemon for member in offer.members)
+        )
 
     def tables(self) -> list[Offer]:
         return sorted(self.offers.values(), key=lambda o: (o.name, o.table_id))
@@ -505,35 +556,89 @@ class Lobby:
                     self._early_slots[table_id] = (sender, frame)  # its round is on its way to us
                 return []
             if table_id != table_id_of(sender, nonce):
-                self._refusals.tell("id", sender, "ignored an offer from %s: its table id %s is not derived from "
-                                    "its opener's key and nonce", fingerprint(sender), table_id.hex()[:8])
+                self._refusals.tell(
+                    "id",
+                    sender,
+                    "ignored an offer from %s: its table id %s is not derived from "
+                    "its opener's key and nonce",
+                    fingerprint(sender),
+                    table_id.hex()[:8],
+                )
                 return []
             self._forget_stale_offers()
-            offer = self.offers[table_id] = Offer(table_id, name, seats, sender, members, state, nonce, proof, silence=silence)
+            offer = self.offers[table_id] = Offer(
+                table_id, name, seats, sender, members, state, nonce, proof, silence=silence
+            )
             self._recognise(offer)
             if self.wanted == (name, seats) and silence is not self.silence:
-                self._refusals.tell("rule", sender, "table %s: not joining the offer of %s: a silence before the reveal "
-                                    "costs %s there, and %s here (tarotd --silence): start with the same rule",
-                                    name, fingerprint(sender), silence.value, self.silence.value)
+                self._refusals.tell(
+                    "rule",
+                    sender,
+                    "table %s: not joining the offer of %s: a silence before the reveal "
+                    "costs %s there, and %s here (tarotd --silence): start with the same rule",
+                    name,
+                    fingerprint(sender),
+                    silence.value,
+                    self.silence.value,
+                )
             if self.wanted == (name, seats) and not self._trusted(offer):
-                self._refusals.tell("offer", sender, "table %s: not joining the offer of %s: it is none of our --peer, "
-                                    "and proves no invite code we were given", name, fingerprint(sender))
-        elif offer.opener == sender and offer.state is OfferState.OPEN and state in (OfferState.OPEN, OfferState.WITHDRAWN):
+                self._refusals.tell(
+                    "offer",
+                    sender,
+                    "table %s: not joining the offer of %s: it is none of our --peer, "
+                    "and proves no invite code we were given",
+                    name,
+                    fingerprint(sender),
+                )
+        elif (
+            offer.opener == sender
+            and offer.state is OfferState.OPEN
+            and state in (OfferState.OPEN, OfferState.WITHDRAWN)
+        ):
             offer.members, offer.state = members, state  # the manifest, not an offer, closes it
         if self.offers[table_id].state is OfferState.WITHDRAWN and self.joined == table_id:
             self.joined = None
         return self._pursue()
 
-    def _on_event_offer(self, sender: bytes, slot: EventSlot, frame: dict[str, Any], members: list[Member],
-                        state: OfferState, nonce: bytes, proof: bytes) -> list[FrameOut]:
+    def _on_event_offer(
+        self,
+        sender: bytes,
+        slot: EventSlot,
+        frame: dict[str, Any],
+        members: list[Member],
+        state: OfferState,
+        nonce: bytes,
+        proof: bytes,
+    ) -> list[FrameOut]:
         """The offer of an event table our seat is expected at: from the daemon of its first
         seat only, under the event's rule and size; we join it at once."""
-        if sender != slot.opener or frame["seats"] != len(slot.keys) or state is not OfferState.OPEN:
-            self._refusals.tell("slot", sender, "event table %s: ignored an offer from %s: the round plan has %s open it, "
-                                "with %d seats", slot.table_id.hex()[:8], fingerprint(sender), fingerprint(slot.opener),
-                                len(slot.keys))
+        if (
+            sender != slot.opener
+            or frame["seats"] != len(slot.keys)
+            or state is not OfferState.OPEN
+        ):
+            self._refusals.tell(
+                "slot",
+                sender,
+                "event table %s: ignored an offer from %s: the round plan has %s open it, "
+                "with %d seats",
+                slot.table_id.hex()[:8],
+                fingerprint(sender),
+                fingerprint(slot.opener),
+                len(slot.keys),
+            )
             return []
-        offer = Offer(slot.table_id, slot.name, len(slot.keys), sender, members, state, nonce, proof, silence=slot.silence)
+        offer = Offer(
+            slot.table_id,
+            slot.name,
+            len(slot.keys),
+            sender,
+            members,
+            state,
+            nonce,
+            proof,
+            silence=slot.silence,
+        )
         self.offers[slot.table_id] = offer
         self.joined = slot.table_id
         ours = [m for m in self.members_here() if m.key in slot.keys]
@@ -547,12 +652,20 @@ class Lobby:
         if slot is not None:
             return self._on_event_join(sender, slot, offer, frame)
         proof = frame.get("proof", b"")
-        invited = offer.invite is not None and isinstance(proof, bytes) and offer.invite.proves(
-            proof, Proof.JOIN, offer.table_id, sender
+        invited = (
+            offer.invite is not None
+            and isinstance(proof, bytes)
+            and offer.invite.proves(proof, Proof.JOIN, offer.table_id, sender)
         )
         if not (invited or self._trusts(sender)):
-            self._refusals.tell("join", sender, "table %s: refused the seats of %s: it is none of our --peer, and its "
-                                "join does not prove the table's invite code", offer.name, fingerprint(sender))
+            self._refusals.tell(
+                "join",
+                sender,
+                "table %s: refused the seats of %s: it is none of our --peer, and its "
+                "join does not prove the table's invite code",
+                offer.name,
+                fingerprint(sender),
+            )
             return []
         for member in (_member(raw) for raw in frame["members"]):
             known = {m.key for m in offer.members}
@@ -560,15 +673,23 @@ class Lobby:
                 offer.members.append(member)
         return self._after_change(offer)
 
-    def _on_event_join(self, sender: bytes, slot: EventSlot, offer: Offer, frame: dict[str, Any]) -> list[FrameOut]:
+    def _on_event_join(
+        self, sender: bytes, slot: EventSlot, offer: Offer, frame: dict[str, Any]
+    ) -> list[FrameOut]:
         """A join of an event table we open: only the seats the plan puts there, each hosted
         by its own daemon."""
         known = {m.key for m in offer.members}
         for member in (_member(raw) for raw in frame["members"]):
             if member.key not in slot.keys or member.key != sender or member.daemon != sender:
-                self._refusals.tell("slot-join", sender, "event table %s: refused the seat %s of %s: the round plan "
-                                    "does not seat it here", slot.table_id.hex()[:8], fingerprint(member.key),
-                                    fingerprint(sender))
+                self._refusals.tell(
+                    "slot-join",
+                    sender,
+                    "event table %s: refused the seat %s of %s: the round plan "
+                    "does not seat it here",
+                    slot.table_id.hex()[:8],
+                    fingerprint(member.key),
+                    fingerprint(sender),
+                )
             elif member.key not in known:
                 offer.members.append(member)
         return self._after_change(offer)
@@ -592,14 +713,27 @@ class Lobby:
             members = self._manifest_members(offer, frame.get("members"))
             silence = SilenceCost.parse(frame.get("silence", SilenceCost.NOTHING.value))
             slot = self.slots.get(table_id)
-            rule, whose = (slot.silence, "the event's") if slot is not None else (self.silence, "this daemon's")
+            rule, whose = (
+                (slot.silence, "the event's")
+                if slot is not None
+                else (self.silence, "this daemon's")
+            )
             if silence is not rule:
-                raise ManifestRefused(f"it says a silence costs {silence.value}, and {whose} rule is {rule.value}")
+                raise ManifestRefused(
+                    f"it says a silence costs {silence.value}, and {whose} rule is {rule.value}"
+                )
             if slot is not None and tuple(m.key for m in members) != slot.keys:
-                raise ManifestRefused("it does not seat the members of the event's round plan, in its order")
+                raise ManifestRefused(
+                    "it does not seat the members of the event's round plan, in its order"
+                )
         except (ManifestRefused, ManifestError) as why:
-            log.warning("lobby: table %s (%s): refused the manifest of %s, nothing changed: %s",
-                        offer.name, table_id.hex()[:8], fingerprint(sender), why)
+            log.warning(
+                "lobby: table %s (%s): refused the manifest of %s, nothing changed: %s",
+                offer.name,
+                table_id.hex()[:8],
+                fingerprint(sender),
+                why,
+            )
             return []
         offer.members, offer.state, offer.silence = members, OfferState.FULL, silence
         out = self._sign(offer)
@@ -625,7 +759,9 @@ class Lobby:
         if len({m.key for m in members}) < len(members):
             raise ManifestRefused("a seat's key appears twice")
         if any((m.key in self.hosted) != (m.daemon == self.daemon_key) for m in members):
-            raise ManifestRefused("it puts a seat of ours at another daemon, or a seat we do not host at ours")
+            raise ManifestRefused(
+                "it puts a seat of ours at another daemon, or a seat we do not host at ours"
+            )
         if not any(m.key in self.hosted for m in members):
             raise ManifestRefused("none of our seats is in it")
         return members
@@ -633,7 +769,9 @@ class Lobby:
     def _forget_stale_offers(self) -> None:
         """Keep at most :data:`MAX_OFFERS` offers heard: a flood of offers is not a memory leak,
         and does not push out the offers we trust — those of strangers go first."""
-        others = [t for t, o in self.offers.items() if t != self.joined and o.opener != self.daemon_key]
+        others = [
+            t for t, o in self.offers.items() if t != self.joined and o.opener != self.daemon_key
+        ]
         others.sort(key=lambda t: self._trusted(self.offers[t]))  # stable: the oldest first
         for table_id in others[: max(0, len(others) - MAX_OFFERS + 1)]:
             del self.offers[table_id]
@@ -684,7 +822,11 @@ class Lobby:
     def _trusted(self, offer: Offer) -> bool:
         """Whether we may join ``offer``, or withdraw ours for it: ours, a ``--peer``'s, or one
         that proved an invite code we hold."""
-        return offer.opener == self.daemon_key or offer.invite is not None or self._trusts(offer.opener)
+        return (
+            offer.opener == self.daemon_key
+            or offer.invite is not None
+            or self._trusts(offer.opener)
+        )
 
     def _recognise(self, offer: Offer) -> None:
         """Note that ``offer`` proves the code of the table we want, if it does."""
@@ -695,8 +837,15 @@ class Lobby:
     def _join_frame(self, offer: Offer, members: list[Member]) -> dict[str, Any]:
         """A join of ``members`` to ``offer``, proving its invite code if we know it (an opener
         that does not list us as ``--peer`` seats us on that proof alone)."""
-        proof = offer.invite.proof(Proof.JOIN, offer.table_id, self.daemon_key) if offer.invite else b""
-        return {"t": "join", "table": offer.table_id, "members": [m.to_wire() for m in members], "proof": proof}
+        proof = (
+            offer.invite.proof(Proof.JOIN, offer.table_id, self.daemon_key) if offer.invite else b""
+        )
+        return {
+            "t": "join",
+            "table": offer.table_id,
+            "members": [m.to_wire() for m in members],
+            "proof": proof,
+        }
 
     def _pursue(self) -> list[FrameOut]:
         """Converge on the wanted table: the open offer of that name with the smallest id
@@ -704,12 +853,18 @@ class Lobby:
         if self.wanted is None:
             return []
         name, seats = self.wanted
-        if self.joined is not None and self.offers[self.joined].state in (OfferState.FULL, OfferState.READY):
+        if self.joined is not None and self.offers[self.joined].state in (
+            OfferState.FULL,
+            OfferState.READY,
+        ):
             return []
         candidates = sorted(
             o.table_id
             for o in self.offers.values()
-            if o.name == name and o.seats == seats and o.silence is self.silence and o.state is OfferState.OPEN
+            if o.name == name
+            and o.seats == seats
+            and o.silence is self.silence
+            and o.state is OfferState.OPEN
             and self._trusted(o)
         )
         if not candidates:
@@ -730,14 +885,21 @@ class Lobby:
         return [BROADCAST] if slot is None else [key for key in slot.keys if key != self.daemon_key]
 
     def _after_change(self, offer: Offer) -> list[FrameOut]:
-        out: list[FrameOut] = [(destination, offer.to_wire()) for destination in self._audience(offer)]
+        out: list[FrameOut] = [
+            (destination, offer.to_wire()) for destination in self._audience(offer)
+        ]
         if offer.full and offer.state is OfferState.OPEN and offer.opener == self.daemon_key:
             offer.state = OfferState.FULL
             slot = self.slots.get(offer.table_id)
             if slot is not None:  # the plan's seat order, not the order of the joins
                 offer.members.sort(key=lambda m: slot.keys.index(m.key))
             members = [m.to_wire() for m in offer.members]
-            frame = {"t": "manifest", "table": offer.table_id, "members": members, "silence": offer.silence.value}
+            frame = {
+                "t": "manifest",
+                "table": offer.table_id,
+                "members": members,
+                "silence": offer.silence.value,
+            }
             out += [(daemon, frame) for daemon in _daemons(offer) if daemon != self.daemon_key]
             out += self._sign(offer)
         return out
@@ -754,7 +916,13 @@ class Lobby:
                 commit = hashlib.sha256(coin + member.key).digest()
                 self._signatures.setdefault(offer.table_id, {})[member.key] = signature
                 self._commits.setdefault(offer.table_id, {})[member.key] = commit
-                frame = {"t": "sign", "table": offer.table_id, "key": member.key, "sig": signature, "commit": commit}
+                frame = {
+                    "t": "sign",
+                    "table": offer.table_id,
+                    "key": member.key,
+                    "sig": signature,
+                    "commit": commit,
+                }
                 out += [(daemon, frame) for daemon in _daemons(offer) if daemon != self.daemon_key]
         return out + self._reveal_if_signed(offer)
 
@@ -769,7 +937,9 @@ class Lobby:
         coin = self._coins[offer.table_id]
         out: list[FrameOut] = []
         for member in offer.members:
-            if member.key in self.hosted and member.key not in self._reveals.get(offer.table_id, {}):
+            if member.key in self.hosted and member.key not in self._reveals.get(
+                offer.table_id, {}
+            ):
                 revealed = coin + member.key
                 self._reveals.setdefault(offer.table_id, {})[member.key] = revealed
                 frame = {"t": "coin", "table": offer.table_id, "key": member.key, "coin": revealed}
@@ -780,11 +950,19 @@ class Lobby:
     def _ready_if_revealed(self, offer: Offer) -> None:
         if offer.state is not OfferState.FULL:
             return
-        if not (self._every_member_in(offer, self._reveals) and self._every_member_in(offer, self._signatures)):
+        if not (
+            self._every_member_in(offer, self._reveals)
+            and self._every_member_in(offer, self._signatures)
+        ):
             return
         members = tuple(offer.members)
         reveals, signed = self._reveals[offer.table_id], self._signatures[offer.table_id]
-        setup = TableSetup(offer.table_id, tuple(m.key for m in members), tuple(m.name for m in members), offer.silence)
+        setup = TableSetup(
+            offer.table_id,
+            tuple(m.key for m in members),
+            tuple(m.name for m in members),
+            offer.silence,
+        )
         dealer = first_dealer([reveals[m.key] for m in members], offer.seats)
         signatures = tuple(signed[m.key] for m in members)
         manifest = _manifest_of(offer)
@@ -824,7 +1002,12 @@ def _member(raw: object) -> Member:
     if not isinstance(raw, list) or len(raw) != 4:
         raise ValueError("a member is [key, name, daemon, endpoint]")
     key, name, daemon, endpoint = raw
-    if not (isinstance(key, bytes) and isinstance(daemon, bytes) and is_valid_public_key(key) and is_valid_public_key(daemon)):
+    if not (
+        isinstance(key, bytes)
+        and isinstance(daemon, bytes)
+        and is_valid_public_key(key)
+        and is_valid_public_key(daemon)
+    ):
         raise ValueError("member keys are Ed25519 public keys of 32 bytes")
     if not isinstance(endpoint, str) or len(endpoint) > 128:
         raise ValueError("an endpoint is a short string")

@@ -22,20 +22,28 @@ class Cause(enum.Enum):
     """Why something from the network was turned away.  The value is what ``tarot status``
     and the log call it; the doc comment, what it means for the player."""
 
-    CONNECTIONS_FROM_HOST = "connections-from-host"  #: one host holds as many connections to us as it may
+    CONNECTIONS_FROM_HOST = (
+        "connections-from-host"  #: one host holds as many connections to us as it may
+    )
     CONNECTIONS_TOTAL = "connections-total"  #: we hold as many incoming connections as we may
     CONNECTION_SILENT = "connections-silent"  #: a connection that sent no ZeroMQ greeting in time
-    NOT_ZEROMQ = "not-zeromq"  #: a connection that opened with something else than a ZeroMQ greeting
+    NOT_ZEROMQ = (
+        "not-zeromq"  #: a connection that opened with something else than a ZeroMQ greeting
+    )
     NEW_KEYS = "new-keys"  #: more unknown keys than we take in a second, from everywhere together
     KEYS_FROM_HOST = "keys-from-host"  #: one host already speaks for as many keys as it may
     PEER_TABLE_FULL = "peer-table-full"  #: no room for one more peer that no table needs
     LINKS_FULL = "links-full"  #: no room for one more link on behalf of discovery
-    HELLO_MISADDRESSED = "hello-misaddressed"  #: a HELLO made for another daemon: a copy replayed to us
+    HELLO_MISADDRESSED = (
+        "hello-misaddressed"  #: a HELLO made for another daemon: a copy replayed to us
+    )
     HELLO_STALE = "hello-stale"  #: a HELLO for a challenge its connection does not hold: replayed, or too late
     HELLO_IMPERSONATION = "hello-impersonation"  #: a HELLO on a connection made under another key
     BEACONS_FROM_HOST = "beacons-from-host"  #: one address sends more beacons than it may
     NO_DESCRIPTORS = "no-descriptors"  #: a link not opened: this daemon has no file descriptor left
-    DISCOVERY_FULL = "discovery-full"  #: a beacon of one more key while discovery lists as many peers as it may
+    DISCOVERY_FULL = (
+        "discovery-full"  #: a beacon of one more key while discovery lists as many peers as it may
+    )
 
 
 @dataclass
@@ -61,7 +69,11 @@ class Refusals:
         tally.unsaid += 1
         if now < tally.quiet_until:
             return
-        more = f" (and {tally.unsaid - 1} more of the kind since the last line)" if tally.unsaid > 1 else ""
+        more = (
+            f" (and {tally.unsaid - 1} more of the kind since the last line)"
+            if tally.unsaid > 1
+            else ""
+        )
         self._log.warning("refused (%s): %s%s", cause.value, detail, more)
         tally.unsaid, tally.quiet_until = 0, now + self._every
 

@@ -60,7 +60,9 @@ from tarotd.views import deal_breakdown
 WireOut = tuple[bytes, bytes]  #: (destination daemon key, encoded message — or a batch of relays)
 MAX_AHEAD = 512  #: messages of the next deal kept while this one ends here
 MAX_RELAYED = 512  #: messages in one batch of relays; a batch holding more is refused whole
-RELAY_BATCH_BYTES = 512 * 1024  #: a batch is cut before it grows past this (the mesh takes 2 MiB frames)
+RELAY_BATCH_BYTES = (
+    512 * 1024
+)  #: a batch is cut before it grows past this (the mesh takes 2 MiB frames)
 
 
 class Journal(Protocol):
@@ -111,7 +113,9 @@ def deal_result(number: int, dealer: int, audit: DealAudit) -> dict[str, object]
         "scores": list(audit.scores),
         "penalties": list(audit.penalised),
         "audit": "ok" if verdict is None else _verdict_json(audit, verdict),
-        "breakdown": deal_breakdown(audit),  #: the score as checked by hand, the hidden cards once audited
+        "breakdown": deal_breakdown(
+            audit
+        ),  #: the score as checked by hand, the hidden cards once audited
     }
 
 
@@ -132,21 +136,33 @@ class TableRunner:
     journal: Journal
     deals_wanted: int | None = None
     deal_number: int = 0
-    cheat: str | None = None  #: ``tarotd --cheat``: the daemon's own seat runs this attack (lab/cheats/daemon.py)
-    proofs: FileAhead | None = None  #: where (home/proofs) an honest seat that names a cheater writes the proof file
-    deal_seed: int | None = None  #: ``tarotd --deal-seed``, tests only: the hosted seats' seeds derived from it
+    cheat: str | None = (
+        None  #: ``tarotd --cheat``: the daemon's own seat runs this attack (lab/cheats/daemon.py)
+    )
+    proofs: FileAhead | None = (
+        None  #: where (home/proofs) an honest seat that names a cheater writes the proof file
+    )
+    deal_seed: int | None = (
+        None  #: ``tarotd --deal-seed``, tests only: the hosted seats' seeds derived from it
+    )
     machines: dict[int, SeatMachine] = field(default_factory=dict)
     sheet: ScoreSheet = field(init=False)
     results: list[dict[str, object]] = field(default_factory=list)  #: one per scored deal
     events: list[tuple[int, Event]] = field(default_factory=list)
     between_deals: bool = False  #: the last deal is scored; the next waits for the player's "next"
-    last_views: dict[int, SeatView] = field(default_factory=dict)  #: each hosted seat's view as the last deal ended
-    _ahead: int = 0  #: messages of the next deal journaled before it started here (:meth:`_keep_ahead`)
+    last_views: dict[int, SeatView] = field(
+        default_factory=dict
+    )  #: each hosted seat's view as the last deal ended
+    _ahead: int = (
+        0  #: messages of the next deal journaled before it started here (:meth:`_keep_ahead`)
+    )
     #: The digest of every message handed to this deal's machines: each one arrives up to once
     #: from its signer and once relayed by every other daemon, and a copy is known by it before
     #: it costs a write and a pass through the machines.
     _seen: set[bytes] = field(default_factory=set)
-    _stand_ins: dict[int, Policy] = field(default_factory=dict)  #: bots autoplaying for absent players
+    _stand_ins: dict[int, Policy] = field(
+        default_factory=dict
+    )  #: bots autoplaying for absent players
     _audits: Audits = field(default_factory=Audits)  #: one for the hosted seats: one replay a deal
     #: Messages of other seats the hosted seats accepted, to pass on with the next batch.
     relays: list[Message] = field(default_factory=list)
@@ -174,7 +190,9 @@ class TableRunner:
 
     @property
     def hosted_seats(self) -> list[int]:
-        return [seat for seat, member in enumerate(self.ready.members) if member.key in self.identities]
+        return [
+            seat for seat, member in enumerate(self.ready.members) if member.key in self.identities
+        ]
 
     @property
     def dealer(self) -> int:
@@ -194,7 +212,9 @@ class TableRunner:
         return self.deals_wanted is not None and self.completed >= self.deals_wanted
 
     def other_daemons(self) -> list[bytes]:
-        return list(dict.fromkeys(m.daemon for m in self.ready.members if m.daemon != self.daemon_key))
+        return list(
+            dict.fromkeys(m.daemon for m in self.ready.members if m.daemon != self.daemon_key)
+        )
 
     # --- The loop -------------------------------------------------------------------
 
@@ -206,7 +226,9 @@ class TableRunner:
             seed = self.journal.seed(self.table_id, self.deal_number, seat) or self._new_seed(seat)
             self.journal.save_seed(self.table_id, self.deal_number, seat, seed)
             factory = self._machine_class(seat)
-            machine = factory(self.ready.setup, self.deal_number, self.dealer, seat, self._identity(seat), seed)
+            machine = factory(
+                self.ready.setup, self.deal_number, self.dealer, seat, self._identity(seat), seed
+            )
             self._arm(machine)
             machine.trusted_seats, machine.audits = self._trusted, self._audits
             self.machines[seat] = machine
@@ -215,7 +237,9 @@ class TableRunner:
         outs = self._dispatch(outgoing)
         self._ahead = 0
         for message in self.journal.messages(self.table_id, self.deal_number):
-            if message.seat not in self.machines:  # what the others sent before the deal started here
+            if (
+                message.seat not in self.machines
+            ):  # what the others sent before the deal started here
                 outs += self._route(message)
         return outs
 
@@ -255,7 +279,9 @@ class TableRunner:
         handed to the machines when the deal starts here (:meth:`start_deal`) — in the
         journal, not in memory, because the mesh counts it delivered, and nobody would send
         it again after a crash here.  Unchecked until then, so at most :data:`MAX_AHEAD`."""
-        if self._ahead < MAX_AHEAD and self.journal.append_message(self.table_id, message.deal, message, own=False):
+        if self._ahead < MAX_AHEAD and self.journal.append_message(
+            self.table_id, message.deal, message, own=False
+        ):
             self._ahead += 1
 
     def _deliver(self, message: Message) -> list[WireOut]:
@@ -293,7 +319,9 @@ class TableRunner:
     def next_deal(self) -> list[WireOut]:
         """The player has read the score sheet: deal again."""
         if not self.between_deals:
-            raise ValueError("the table has finished" if self.finished else "the deal is not over yet")
+            raise ValueError(
+                "the table has finished" if self.finished else "the deal is not over yet"
+            )
         self.between_deals = False
         return self.start_deal()
 
@@ -323,7 +351,11 @@ class TableRunner:
     def bot_to_decide(self) -> int | None:
         """A hosted bot seat that owes a decision now, if any."""
         return next(
-            (s for s, m in self.machines.items() if s in self.bots and m.decision() is not None and m.game is not None),
+            (
+                s
+                for s, m in self.machines.items()
+                if s in self.bots and m.decision() is not None and m.game is not None
+            ),
             None,
         )
 
@@ -361,7 +393,9 @@ class TableRunner:
         """A mark that changes whenever the deal moves here — a new deal, a message added to
         the chain, a seat's message of a round collected — and only then: the daemon times a
         silent seat from its last change (:mod:`tarotd.silence`)."""
-        chain = max((len(machine.transcript.messages) for machine in self.machines.values()), default=0)
+        chain = max(
+            (len(machine.transcript.messages) for machine in self.machines.values()), default=0
+        )
         return self.deal_number, chain, frozenset(self.waiting_for())
 
     # --- Inside -----------------------------------------------------------------------
@@ -436,7 +470,9 @@ class TableRunner:
         signed_here = False
         while queue:
             message = queue.pop(0)
-            if message.digest in taken or (message.seat in self.machines and message.digest in self._seen):
+            if message.digest in taken or (
+                message.seat in self.machines and message.digest in self._seen
+            ):
                 continue  # passed back by another hosted seat: every machine here has it
             taken.add(message.digest)
             if self._write_down_signed(message):
@@ -445,7 +481,9 @@ class TableRunner:
             else:
                 self.relays.append(message)
             for seat, machine in self.machines.items():
-                if seat != message.seat and not machine.transcript.accepted(message):  # not its own relay
+                if seat != message.seat and not machine.transcript.accepted(
+                    message
+                ):  # not its own relay
                     queue.extend(machine.receive(message))
         if signed_here:
             self.journal.sync()
@@ -467,13 +505,23 @@ class TableRunner:
         referee = audit.referee
         result = deal_result(self.deal_number, self.dealer, audit)
         named = result["audit"]
-        if audit.verdict is not None and isinstance(named, dict) and self.proofs is not None and not self._cheats(witness):
+        if (
+            audit.verdict is not None
+            and isinstance(named, dict)
+            and self.proofs is not None
+            and not self._cheats(witness)
+        ):
             # Relative to the home, so that every honest daemon's sheet holds the same row.
             path = self._write_proof(self.proofs, witness, audit.verdict)
             named["proof"] = f"{self.proofs.directory.name}/{path.name}"
         sheet = ScoreSheet.from_json(self.sheet.to_json())
         if audit.outcome is not None and referee is not None:
-            sheet.add_deal(list(audit.scores), contract=referee.contract, taker=referee.taker, partner=referee.partner)
+            sheet.add_deal(
+                list(audit.scores),
+                contract=referee.contract,
+                taker=referee.taker,
+                partner=referee.partner,
+            )
         else:
             reason = result["void"] = self._void_reason(audit)
             sheet.add_void(reason)
@@ -483,14 +531,18 @@ class TableRunner:
             self.on_scored(self.deal_number, witness.transcript.head, audit)
         self.journal.record_deal(self.table_id, self.deal_number, sheet, results)
         self.sheet, self.results = sheet, results
-        self.last_views = {seat: view for seat, m in self.machines.items() if (view := m.view()) is not None}
+        self.last_views = {
+            seat: view for seat, m in self.machines.items() if (view := m.view()) is not None
+        }
         self.machines = {}
         self._seen.clear()
 
     def _write_proof(self, files: FileAhead, witness: SeatMachine, verdict: Verdict) -> Path:
         """The signed transcript that proves the verdict, for ``tarot audit`` on any machine
         (through a file opened ahead: it is written when descriptors may be short)."""
-        proof = proof_file(witness.transcript, verdict, SignedManifest(self.ready.manifest, self.ready.signatures))
+        proof = proof_file(
+            witness.transcript, verdict, SignedManifest(self.ready.manifest, self.ready.signatures)
+        )
         return files.replace(f"{self.table_id.hex()}-{self.deal_number}.tarot-proof", proof)
 
     def _void_reason(self, audit: DealAudit) -> str:
@@ -502,7 +554,9 @@ class TableRunner:
             reporters = ", ".join(names[seat] for seat in audit.reporters(len(names)))
             return f"abandoned: {names[verdict.seat]} {verdict.reason} — unproven: reported silent by {reporters}"
         referee = audit.referee
-        return (referee.void_reason if referee else None) or ("abandoned" if audit.abandoned else "void")
+        return (referee.void_reason if referee else None) or (
+            "abandoned" if audit.abandoned else "void"
+        )
 
     def autoplay(self, seat: int, level: str) -> list[WireOut]:
         """A bot decides once for a player's seat (its client is gone and the table waits)."""
@@ -544,7 +598,13 @@ class TableRunner:
                 return earlier + self.start_deal()
             factory = self._machine_class(seat)
             machine, resend = factory.resume(
-                self.ready.setup, self.deal_number, self.dealer, seat, self._identity(seat), seed, stored
+                self.ready.setup,
+                self.deal_number,
+                self.dealer,
+                seat,
+                self._identity(seat),
+                seed,
+                stored,
             )
             machine.trusted_seats, machine.audits = self._trusted, self._audits
             self.machines[seat] = machine
@@ -558,7 +618,9 @@ class TableRunner:
     def _own_messages(self, deal: int) -> list[WireOut]:
         """What the hosted seats signed in ``deal``, to send again."""
         hosted = set(self.hosted_seats)
-        return self._to_others([m for m in self.journal.messages(self.table_id, deal) if m.seat in hosted])
+        return self._to_others(
+            [m for m in self.journal.messages(self.table_id, deal) if m.seat in hosted]
+        )
 
     def _to_others(self, messages: Sequence[Message]) -> list[WireOut]:
         """Messages the hosted seats signed, each encoded once, for the daemon of every other
@@ -574,7 +636,11 @@ def relayed(data: bytes) -> list[bytes]:
         batch = msgpack.unpackb(data, raw=False)
     except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError):
         return []
-    if type(batch) is not list or len(batch) > MAX_RELAYED or not all(type(item) is bytes for item in batch):
+    if (
+        type(batch) is not list
+        or len(batch) > MAX_RELAYED
+        or not all(type(item) is bytes for item in batch)
+    ):
         return []
     return batch
 

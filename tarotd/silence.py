@@ -44,4 +44,6 @@ class SilenceClock:
     def held(self, seconds: float) -> None:
         """This daemon heard nothing for ``seconds`` (its event loop was busy): that time
         is taken off every table's silence."""
-        self._since = {table: (progress, since + seconds) for table, (progress, since) in self._since.items()}
+        self._since = {
+            table: (progress, since + seconds) for table, (progress, since) in self._since.items()
+        }

@@ -68,8 +68,8 @@ import os
 import sqlite3
 import stat
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -113,14 +113,19 @@ class LocalFault(enum.Enum):
             return _ERRNO_FAULTS.get(error.errno or 0)
         if isinstance(error, sqlite3.Error):
             code = getattr(error, "sqlite_errorcode", None)
-            return None if code is None else _SQLITE_FAULTS.get(code & 0xFF)  # an extended code's primary
+            return (
+                None if code is None else _SQLITE_FAULTS.get(code & 0xFF)
+            )  # an extended code's primary
         return None
 
 
 _FAULT_WORDS: Final = {
     LocalFault.DISK_FULL: ("the disk of the home is full", "there is room on the disk again"),
     LocalFault.DISK_ERROR: ("the disk of the home fails (an I/O error)", "the disk answers again"),
-    LocalFault.NO_DESCRIPTORS: ("the daemon has no file descriptor left", "descriptors are free again"),
+    LocalFault.NO_DESCRIPTORS: (
+        "the daemon has no file descriptor left",
+        "descriptors are free again",
+    ),
 }
 _ERRNO_FAULTS: Final = {
     errno.ENOSPC: LocalFault.DISK_FULL,
@@ -208,8 +213,12 @@ class DealRecord:
     state: DealState
 
 
-LOG_PAGES: Final = 1000  #: the log is folded into the database when it passes this many pages (SQLite's default)
-LOG_LIMIT: Final = 4 * 1024 * 1024  #: bytes the emptied log is cut back to (it is kept, for reuse, up to this)
+LOG_PAGES: Final = (
+    1000  #: the log is folded into the database when it passes this many pages (SQLite's default)
+)
+LOG_LIMIT: Final = (
+    4 * 1024 * 1024
+)  #: bytes the emptied log is cut back to (it is kept, for reuse, up to this)
 #: The settings row that says a daemon has the database open (module docstring).
 _OPEN_MARK: Final = "store/open"
 _SET_SETTING: Final = "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value"
@@ -298,7 +307,9 @@ _SCHEMA_V2: Final = (
 )
 
 #: Version 3 is the first of protocol ``tarot/v2``: the tables still being played stop.
-_SCHEMA_V3: Final = (f"UPDATE tables SET state = '{TableState.PROTOCOL_V1}' WHERE state = '{TableState.PLAYING}'",)
+_SCHEMA_V3: Final = (
+    f"UPDATE tables SET state = '{TableState.PROTOCOL_V1}' WHERE state = '{TableState.PLAYING}'",
+)
 
 #: Version 4: events (issue 23).  ``event_entries`` is an event's record, entry by entry, as
 #: the organiser appended it (``protocol/event.py``: the record is all an event's state);
@@ -337,7 +348,9 @@ class Store:
 
     def __init__(self, path: str | os.PathLike[str], *, established: bool = False) -> None:
         self.path = Path(path)
-        self.log_lost = False  #: the last daemon stopped uncleanly and its log is gone (module docstring)
+        self.log_lost = (
+            False  #: the last daemon stopped uncleanly and its log is gone (module docstring)
+        )
         self._commits = 0  #: commits that changed the database, counted from the opening
         self._synced = 0  #: of those, how many are known to be on the disk (see :meth:`sync`)
         self._synced_lock = threading.Lock()  #: :meth:`sync_later`'s thread moves ``_synced`` too
@@ -386,7 +399,9 @@ class Store:
             return
         try:
             self._commit_queued()
-            with self._write("mark the database closed", durable=False) as db:  # SQLite's checkpoint syncs it
+            with self._write(
+                "mark the database closed", durable=False
+            ) as db:  # SQLite's checkpoint syncs it
                 db.execute("DELETE FROM settings WHERE key = ?", (_OPEN_MARK,))
         finally:
             self._closed = True
@@ -463,7 +478,10 @@ class Store:
         if not log_kept and self.get_setting(_OPEN_MARK) is not None:
             self.log_lost = True
             with self._write("stop the tables whose log is lost") as db:
-                db.execute("UPDATE tables SET state = ? WHERE state = ?", (TableState.LOG_LOST, TableState.PLAYING))
+                db.execute(
+                    "UPDATE tables SET state = ? WHERE state = ?",
+                    (TableState.LOG_LOST, TableState.PLAYING),
+                )
         self.set_setting(_OPEN_MARK, "open")
         self.checkpoint()
 
@@ -486,10 +504,14 @@ class Store:
         looked at, or restored over, as it was found."""
         if self._schema_version() == 0:
             raise StoreError(
-                f"{self.path} is empty, but this home has its identity keys: the database made with them is "
-                f"lost (emptied, or only its first page left after its log {self.path.name}-wal was deleted), and "
-                f"with it this daemon's tables, seeds and score sheets. Restore it from a backup, with its "
-                f"{self.path.name}-wal if there was one; or, to go on under the same identity with an empty "
+                f"{self.path} is empty, but this home has its identity keys: the database made "
+                "with them is "
+                f"lost (emptied, or only its first page left after its log {self.path.name}-wal "
+                "was deleted), and "
+                "with it this daemon's tables, seeds and score sheets. Restore it from a backup, "
+                "with its "
+                f"{self.path.name}-wal if there was one; or, to go on under the same identity "
+                "with an empty "
                 f"database, delete {self.path} and start again"
             )
 
@@ -585,7 +607,12 @@ class Store:
             raise _failed(f"could not read {what} from {self.path}", exc) from exc
 
     def _insert_once(
-        self, what: str, insert: str, select: str, key: tuple[object, ...], values: tuple[object, ...]
+        self,
+        what: str,
+        insert: str,
+        select: str,
+        key: tuple[object, ...],
+        values: tuple[object, ...],
     ) -> None:
         """Insert the row ``key + values``; if ``key`` is taken, its row must hold ``values``.
 
@@ -596,7 +623,9 @@ class Store:
         with self._write(f"save {what}") as db:
             inserted = db.execute(insert, key + values).rowcount
             if not inserted and tuple(db.execute(select, key).fetchone()) != values:
-                raise StoreError(f"{self.path} already holds a different {what}; it cannot be replaced")
+                raise StoreError(
+                    f"{self.path} already holds a different {what}; it cannot be replaced"
+                )
 
     # -- tables and members
 
@@ -610,7 +639,14 @@ class Store:
                 " ON CONFLICT (table_id) DO UPDATE SET name = excluded.name,"
                 " seats = excluded.seats, manifest = excluded.manifest,"
                 " state = excluded.state, created = excluded.created",
-                (table.table_id, table.name, table.seats, table.manifest, table.state, table.created),
+                (
+                    table.table_id,
+                    table.name,
+                    table.seats,
+                    table.manifest,
+                    table.state,
+                    table.created,
+                ),
             )
 
     def table(self, table_id: bytes) -> TableRecord | None:
@@ -633,7 +669,9 @@ class Store:
 
     def _table_record(self, row: Sequence[Any]) -> TableRecord:
         table_id, name, seats, state, created, manifest = row
-        return TableRecord(table_id, name, seats, self._state(TableState, state, "a table"), created, manifest)
+        return TableRecord(
+            table_id, name, seats, self._state(TableState, state, "a table"), created, manifest
+        )
 
     def _state(self, states: type[_State], value: str, what: str) -> _State:
         """The state ``value`` read from a row of ``what``; a :class:`StoreError` if this
@@ -642,13 +680,16 @@ class Store:
             return states(value)
         except ValueError:
             raise StoreError(
-                f"{self.path} holds {what} in the state {value!r}, which this tarotd does not know: "
+                f"{self.path} holds {what} in the state {value!r}, which this tarotd does not "
+                "know: "
                 "it was written by a newer tarotd — run that one"
             ) from None
 
     def set_table_state(self, table_id: bytes, state: TableState) -> None:
         with self._write(f"set the state of table {table_id.hex()}") as db:
-            changed = db.execute("UPDATE tables SET state = ? WHERE table_id = ?", (state, table_id))
+            changed = db.execute(
+                "UPDATE tables SET state = ? WHERE table_id = ?", (state, table_id)
+            )
             if changed.rowcount == 0:
                 raise StoreError(f"{self.path} has no table {table_id.hex()}")
 
@@ -701,7 +742,10 @@ class Store:
             "SELECT deal, dealer, state FROM deals WHERE table_id = ? ORDER BY deal",
             (table_id,),
         )
-        return [DealRecord(deal, dealer, self._state(DealState, state, "a deal")) for deal, dealer, state in rows]
+        return [
+            DealRecord(deal, dealer, self._state(DealState, state, "a deal"))
+            for deal, dealer, state in rows
+        ]
 
     def record_deal(
         self, table_id: bytes, deal: int, sheet: ScoreSheet, results: Sequence[Mapping[str, object]]
@@ -714,7 +758,8 @@ class Store:
         ``tarot.db`` alone holds every scored deal."""
         with self._write(f"record deal {deal} of table {table_id.hex()}") as db:
             changed = db.execute(
-                "UPDATE deals SET state = ? WHERE table_id = ? AND deal = ?", (DealState.SCORED, table_id, deal)
+                "UPDATE deals SET state = ? WHERE table_id = ? AND deal = ?",
+                (DealState.SCORED, table_id, deal),
             )
             if changed.rowcount == 0:
                 raise StoreError(f"{self.path} has no deal {deal} of table {table_id.hex()}")
@@ -738,7 +783,8 @@ class Store:
         go on with the seed it committed to, not draw a new one."""
         self._insert_once(
             f"seed for seat {seat} of deal {deal} of table {table_id.hex()}",
-            "INSERT INTO seeds (table_id, deal, seat, seed) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            "INSERT INTO seeds (table_id, deal, seat, seed) VALUES (?, ?, ?, ?) ON CONFLICT DO "
+            "NOTHING",
             "SELECT seed FROM seeds WHERE table_id = ? AND deal = ? AND seat = ?",
             (table_id, deal, seat),
             (seed,),
@@ -770,7 +816,17 @@ class Store:
         digest = message.digest
         if digest in self._queued or self._stored(digest):
             return False
-        self._queued[digest] = (table_id, deal, digest, message.seat, message.kind.value, encode(message), int(own), table_id, deal)
+        self._queued[digest] = (
+            table_id,
+            deal,
+            digest,
+            message.seat,
+            message.kind.value,
+            encode(message),
+            int(own),
+            table_id,
+            deal,
+        )
         return True
 
     def _check_table(self, table_id: bytes, what: str) -> None:
@@ -779,7 +835,9 @@ class Store:
         if table_id in self._tables_seen:
             return
         if not self._read("a table", "SELECT 1 FROM tables WHERE table_id = ?", (table_id,)):
-            raise StoreError(f"could not {what} in {self.path}: there is no table {table_id.hex()} here")
+            raise StoreError(
+                f"could not {what} in {self.path}: there is no table {table_id.hex()} here"
+            )
         self._tables_seen.add(table_id)
 
     def _stored(self, digest: bytes) -> bool:
@@ -809,13 +867,17 @@ class Store:
     # -- score sheets
 
     def sheet(self, table_id: bytes) -> ScoreSheet | None:
-        rows = self._read("a score sheet", "SELECT sheet FROM scores WHERE table_id = ?", (table_id,))
+        rows = self._read(
+            "a score sheet", "SELECT sheet FROM scores WHERE table_id = ?", (table_id,)
+        )
         if not rows:
             return None
         try:
             return ScoreSheet.from_json(rows[0][0])
         except ScoreSheetError as exc:
-            raise StoreError(f"{self.path}: the score sheet of table {table_id.hex()}: {exc}") from None
+            raise StoreError(
+                f"{self.path}: the score sheet of table {table_id.hex()}: {exc}"
+            ) from None
 
     # -- events
 
@@ -825,32 +887,50 @@ class Store:
         append-only, and a daemon that stored another entry there would contradict itself."""
         with self._write(f"save entries of event {event_id.hex()[:8]}") as db:
             for index, entry in enumerate(entries, start):
-                inserted = db.execute("INSERT INTO event_entries (event_id, idx, entry) VALUES (?, ?, ?)"
-                                      " ON CONFLICT DO NOTHING", (event_id, index, entry)).rowcount
+                inserted = db.execute(
+                    "INSERT INTO event_entries (event_id, idx, entry) VALUES (?, ?, ?)"
+                    " ON CONFLICT DO NOTHING",
+                    (event_id, index, entry),
+                ).rowcount
                 if not inserted:
-                    (held,) = db.execute("SELECT entry FROM event_entries WHERE event_id = ? AND idx = ?",
-                                         (event_id, index)).fetchone()
+                    (held,) = db.execute(
+                        "SELECT entry FROM event_entries WHERE event_id = ? AND idx = ?",
+                        (event_id, index),
+                    ).fetchone()
                     if held != entry:
-                        raise StoreError(f"{self.path} holds another entry {index} of event {event_id.hex()}")
+                        raise StoreError(
+                            f"{self.path} holds another entry {index} of event {event_id.hex()}"
+                        )
 
     def event_entries(self, event_id: bytes) -> list[bytes]:
-        rows = self._read("an event's record", "SELECT entry FROM event_entries WHERE event_id = ? ORDER BY idx",
-                          (event_id,))
+        rows = self._read(
+            "an event's record",
+            "SELECT entry FROM event_entries WHERE event_id = ? ORDER BY idx",
+            (event_id,),
+        )
         return [entry for (entry,) in rows]
 
     def events(self) -> list[bytes]:
         """The ids of the events this daemon holds a record or notes of, in id order."""
-        rows = self._read("the events", "SELECT event_id FROM event_entries UNION SELECT event_id FROM event_notes"
-                          " ORDER BY 1", ())
+        rows = self._read(
+            "the events",
+            "SELECT event_id FROM event_entries UNION SELECT event_id FROM event_notes ORDER BY 1",
+            (),
+        )
         return [event_id for (event_id,) in rows]
 
     def set_event_note(self, event_id: bytes, key: str, value: bytes) -> None:
         with self._write(f"save a note of event {event_id.hex()[:8]}") as db:
-            db.execute("INSERT INTO event_notes (event_id, key, value) VALUES (?, ?, ?)"
-                       " ON CONFLICT (event_id, key) DO UPDATE SET value = excluded.value", (event_id, key, value))
+            db.execute(
+                "INSERT INTO event_notes (event_id, key, value) VALUES (?, ?, ?)"
+                " ON CONFLICT (event_id, key) DO UPDATE SET value = excluded.value",
+                (event_id, key, value),
+            )
 
     def event_notes(self, event_id: bytes) -> dict[str, bytes]:
-        rows = self._read("an event's notes", "SELECT key, value FROM event_notes WHERE event_id = ?", (event_id,))
+        rows = self._read(
+            "an event's notes", "SELECT key, value FROM event_notes WHERE event_id = ?", (event_id,)
+        )
         return {key: value for key, value in rows}
 
     # -- settings

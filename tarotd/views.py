@@ -29,7 +29,10 @@ def view_json(view: SeatView) -> dict[str, Any]:
         "phase": view.phase.value,
         "to_act": view.to_act,
         "hand": codes(view.hand),
-        "bids": [{"seat": b.seat, "contract": None if b.contract is None else b.contract.code} for b in view.bids],
+        "bids": [
+            {"seat": b.seat, "contract": None if b.contract is None else b.contract.code}
+            for b in view.bids
+        ],
         "taker": view.taker,
         "contract": None if view.contract is None else view.contract.code,
         "called": None if view.called is None else view.called.code,
@@ -37,8 +40,12 @@ def view_json(view: SeatView) -> dict[str, Any]:
         "chien": codes(view.chien),
         "ecart": codes(view.ecart),
         "chelem": view.chelem_announced,
-        "poignees": [{"seat": p.seat, "cards": codes(p.cards), "size": p.size.code} for p in view.poignees],
-        "tricks": [{"leader": t.leader, "cards": codes(t.cards), "winner": t.winner} for t in view.tricks],
+        "poignees": [
+            {"seat": p.seat, "cards": codes(p.cards), "size": p.size.code} for p in view.poignees
+        ],
+        "tricks": [
+            {"leader": t.leader, "cards": codes(t.cards), "winner": t.winner} for t in view.tricks
+        ],
         "current": codes(view.current),
         "leader": view.leader,
         "legal": codes(view.legal),
@@ -58,12 +65,20 @@ def deal_breakdown(audit: DealAudit) -> dict[str, Any] | None:
         return None
     out: dict[str, Any] = {
         "players": referee.variant.players,
-        "bids": [{"seat": b.seat, "contract": None if b.contract is None else b.contract.code} for b in referee.bids],
+        "bids": [
+            {"seat": b.seat, "contract": None if b.contract is None else b.contract.code}
+            for b in referee.bids
+        ],
         "called": None if referee.called is None else referee.called.code,
         "partner": referee.partner if referee.taker is not None else None,
-        "poignees": [{"seat": p.seat, "cards": codes(p.cards), "size": p.size.code, "points": int(p.size)}
-                     for p in referee.poignees],
-        "tricks": [{"leader": t.leader, "cards": codes(t.cards), "winner": t.winner} for t in referee.tricks],
+        "poignees": [
+            {"seat": p.seat, "cards": codes(p.cards), "size": p.size.code, "points": int(p.size)}
+            for p in referee.poignees
+        ],
+        "tricks": [
+            {"leader": t.leader, "cards": codes(t.cards), "winner": t.winner}
+            for t in referee.tricks
+        ],
         "score": None,
     }
     if outcome is not None:
@@ -114,7 +129,13 @@ def decision_options(machine: SeatMachine) -> dict[str, Any] | None:
         return {"calls": [a.card.code for a in game.legal_actions() if isinstance(a, Call)]}
     if phase is Phase.ECART:
         allowed, trumps = game.ecart_candidates()
-        return {"ecart": {"allowed": codes(allowed), "size": game.variant.chien_size, "trumps_needed": trumps}}
+        return {
+            "ecart": {
+                "allowed": codes(allowed),
+                "size": game.variant.chien_size,
+                "trumps_needed": trumps,
+            }
+        }
     if phase is Phase.CHELEM:
         return {"chelem": [False, True]}
     hand, ecart = game.hand(seat), game.poignee_ecart(seat)
@@ -129,7 +150,9 @@ def decision_options(machine: SeatMachine) -> dict[str, Any] | None:
     return {"cards": codes(game.legal_cards(seat)), "poignee": poignee}
 
 
-def seat_state(runner: TableRunner, key: bytes, away: dict[int, float] | None = None) -> dict[str, Any]:
+def seat_state(
+    runner: TableRunner, key: bytes, away: dict[int, float] | None = None
+) -> dict[str, Any]:
     """Everything the client of the seat with identity ``key`` needs to redraw its screen.
     ``away``: seats whose daemon is unreachable, with the seconds since it was last heard."""
     seat = next((s for s, m in enumerate(runner.ready.members) if m.key == key), None)
@@ -146,7 +169,9 @@ def seat_state(runner: TableRunner, key: bytes, away: dict[int, float] | None = 
         "deal": runner.deal_number,
         "dealer": runner.dealer,
         "view": None if view is None else view_json(view),
-        "last_view": None if last is None else view_json(last),  #: between deals: how the last one ended
+        "last_view": None
+        if last is None
+        else view_json(last),  #: between deals: how the last one ended
         "waiting_for": sorted(runner.waiting_for()),
         "away": [{"seat": s, "seconds": round(t, 1)} for s, t in sorted((away or {}).items())],
         "decision": None if decision is None else decision.value,

@@ -24,12 +24,26 @@ import pytest
 from client.api import DaemonRefused, DaemonUnavailable, ask
 from lab.loopback import (  # "x as x": re-exported, the tests import them from here
     ROOT as ROOT,
+)
+from lab.loopback import (
     daemon_argv as daemon_argv,
+)
+from lab.loopback import (
     free_ports as free_ports,
+)
+from lab.loopback import (
     home_key as home_key,
+)
+from lab.loopback import (
     log_path as log_path,
+)
+from lab.loopback import (
     resident_kib as resident_kib,
+)
+from lab.loopback import (
     scores as scores,
+)
+from lab.loopback import (
     spawn as spawn,
 )
 
@@ -54,9 +68,15 @@ def start_daemons(
     for i, home in enumerate(homes):
         human = i in humans
         argv = daemon_argv(
-            home, f"joueur{i}", ports[i], [(other, port) for j, (other, port) in enumerate(zip(homes, ports)) if j != i],
-            bot=None if human else "basic", seats=players, deals=human_deals if human else deals,
-            timeout=timeout, extra=extra,
+            home,
+            f"joueur{i}",
+            ports[i],
+            [(other, port) for j, (other, port) in enumerate(zip(homes, ports)) if j != i],
+            bot=None if human else "basic",
+            seats=players,
+            deals=human_deals if human else deals,
+            timeout=timeout,
+            extra=extra,
         )
         processes.append(spawn(argv, log_path(tmp_path, i)))
     return processes, homes
@@ -64,7 +84,8 @@ def start_daemons(
 
 def logs(tmp_path: Path, count: int, tail: int = 3000) -> str:
     return "\n".join(
-        f"--- d{i}.log\n" + log_path(tmp_path, i).read_text(errors="replace")[-tail:] for i in range(count)
+        f"--- d{i}.log\n" + log_path(tmp_path, i).read_text(errors="replace")[-tail:]
+        for i in range(count)
     )
 
 
@@ -126,7 +147,9 @@ def wait_for_path(path: Path, process: subprocess.Popen[bytes], timeout: float =
     deadline = time.monotonic() + timeout
     while not path.exists():
         if process.poll() is not None:
-            pytest.fail(f"the daemon exited with status {process.returncode} before creating {path}")
+            pytest.fail(
+                f"the daemon exited with status {process.returncode} before creating {path}"
+            )
         if time.monotonic() > deadline:
             pytest.fail(f"{path} did not appear in {timeout} s")
         time.sleep(0.05)
@@ -136,5 +159,3 @@ def assert_no_traceback(tmp_path: Path, count: int) -> None:
     for i in range(count):
         text = log_path(tmp_path, i).read_text(errors="replace")
         assert "Traceback" not in text, f"d{i}.log holds a traceback:\n{text[-6000:]}"
-
-

@@ -8,12 +8,22 @@ from __future__ import annotations
 
 import copy
 import hashlib
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
-from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from protocol.cards import DECK, Card
-from protocol.deck import ChienKeys, DeckPayload, DeckSetup, EcartCommitment, Open, OpenRecommitted, PublicDeck, SeatDeck, deal_in_one_process
+from protocol.deck import (
+    ChienKeys,
+    DeckPayload,
+    DeckSetup,
+    EcartCommitment,
+    Open,
+    OpenRecommitted,
+    PublicDeck,
+    SeatDeck,
+    deal_in_one_process,
+)
 from protocol.group import card_of, invert, mul, scalar_product
 from protocol.variants import variant
 
@@ -37,7 +47,10 @@ def fresh_table(
 ) -> tuple[list[SeatDeck], PublicDeck]:
     setup = setup_for(players, dealer=dealer)
     kinds = cheaters or {}
-    seats = [kinds.get(seat, SeatDeck)(setup, seat, seed_for(players, seat, salt)) for seat in range(players)]
+    seats = [
+        kinds.get(seat, SeatDeck)(setup, seat, seed_for(players, seat, salt))
+        for seat in range(players)
+    ]
     return seats, PublicDeck(setup)
 
 
@@ -75,7 +88,12 @@ def lock_rounds(seats: list[SeatDeck], public: PublicDeck, *observers: PublicDec
 def truth(seats: list[SeatDeck], public: PublicDeck) -> list[int | None]:
     """The card index under each pack position, opened with every seat's key (None: no card)."""
     return [
-        card_of(mul(invert(scalar_product(seat.secrets.lock_keys[j] for seat in seats)), public.final_point(j)))
+        card_of(
+            mul(
+                invert(scalar_product(seat.secrets.lock_keys[j] for seat in seats)),
+                public.final_point(j),
+            )
+        )
         for j in range(78)
     ]
 
@@ -100,8 +118,9 @@ def reveal_all(seats: list[SeatDeck], public: PublicDeck | None = None) -> dict[
     return {seat.seat: seat.seed for seat in seats}
 
 
-
-def play_deal(seats: list[SeatDeck], public: PublicDeck, *, taker: int = 1, tricks: int = 3) -> Iterator[str]:
+def play_deal(
+    seats: list[SeatDeck], public: PublicDeck, *, taker: int = 1, tricks: int = 3
+) -> Iterator[str]:
     """Play a fresh table's deal through ``public``, every payload in protocol order, up to
     ``tricks`` tricks; yield the name of each moment an attacker may strike at, once its
     payloads are in: ``"first bid"`` (every hand dealt), ``"first card"`` (the chien turned, the
@@ -130,12 +149,17 @@ def play_deal(seats: list[SeatDeck], public: PublicDeck, *, taker: int = 1, tric
         yield f"trick {trick + 1}"
 
 
-def played_table(players: int, *, salt: int = 0, dealer: int = 0, tricks: int = 3) -> tuple[list[SeatDeck], PublicDeck, dict[str, int]]:
+def played_table(
+    players: int, *, salt: int = 0, dealer: int = 0, tricks: int = 3
+) -> tuple[list[SeatDeck], PublicDeck, dict[str, int]]:
     """A fresh table played by :func:`play_deal` (the seat after the dealer takes), and how
     many payloads were in at each of its moments."""
     seats, public = fresh_table(players, salt=salt, dealer=dealer)
     taker = (dealer + 1) % players
-    moments = {moment: len(public.record.payloads) for moment in play_deal(seats, public, taker=taker, tricks=tricks)}
+    moments = {
+        moment: len(public.record.payloads)
+        for moment in play_deal(seats, public, taker=taker, tricks=tricks)
+    }
     return seats, public, moments
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from daemons import answer, daemon_argv, free_ports, kill_all, logs, spawn, wait_for_path, log_path
+from daemons import answer, daemon_argv, free_ports, kill_all, log_path, logs, spawn, wait_for_path
 
 from client.api import ask
 
@@ -46,7 +46,10 @@ class EventRoom:
         while not done():
             for index, process in enumerate(self.processes):
                 if process.poll() is not None and index not in self.killed:
-                    pytest.fail(f"a daemon exited ({process.returncode}) while waiting for {what}:\n{self.logs()}")
+                    pytest.fail(
+                        f"a daemon exited ({process.returncode}) while waiting for "
+                        f"{what}:\n{self.logs()}"
+                    )
             if time.monotonic() > deadline:
                 pytest.fail(f"{what}: not in {timeout} s\n{self.logs()}")
             time.sleep(0.2)
@@ -65,28 +68,54 @@ class EventRoom:
         self.processes[index].kill()
         self.processes[index].wait()
         self.processes[index] = spawn(self.argvs[index], log_path(self.tmp_path, index))
-        self.wait(f"daemon {index} back", lambda: answer(self.homes[index], "status") is not None, 30)
+        self.wait(
+            f"daemon {index} back", lambda: answer(self.homes[index], "status") is not None, 30
+        )
 
 
-def start_event_room(tmp_path: Path, players: int, timeout: float = 20, think: float | None = None) -> EventRoom:
+def start_event_room(
+    tmp_path: Path, players: int, timeout: float = 20, think: float | None = None
+) -> EventRoom:
     """The organiser's daemon and ``players`` bots' daemons; ``think``: the bots' pace (their
     daemon's default when None)."""
     ports = free_ports(players + 1)
     homes = [tmp_path / f"d{i}" for i in range(players + 1)]
     pace = [] if think is None else ["--think", str(think)]
-    argvs = [daemon_argv(homes[0], "organisateur", ports[0], [], bot=None, table=None, timeout=timeout)]
-    argvs += [daemon_argv(homes[i], f"joueur{i}", ports[i], [(homes[0], ports[0])], bot="basic", table=None,
-                          timeout=timeout, extra=pace) for i in range(1, players + 1)]
+    argvs = [
+        daemon_argv(homes[0], "organisateur", ports[0], [], bot=None, table=None, timeout=timeout)
+    ]
+    argvs += [
+        daemon_argv(
+            homes[i],
+            f"joueur{i}",
+            ports[i],
+            [(homes[0], ports[0])],
+            bot="basic",
+            table=None,
+            timeout=timeout,
+            extra=pace,
+        )
+        for i in range(1, players + 1)
+    ]
     processes = [spawn(argv, log_path(tmp_path, i)) for i, argv in enumerate(argvs)]
     for home, process in zip(homes, processes):
         wait_for_path(home / "api.sock", process)
     return EventRoom(tmp_path, homes, processes, ports, argvs)
 
 
-def open_event(room: EventRoom, rounds: int, deals: int, movement: str = "random", tables: int = 4) -> str:
+def open_event(
+    room: EventRoom, rounds: int, deals: int, movement: str = "random", tables: int = 4
+) -> str:
     """The organiser opens the event; every player's daemon hears it and registers; round 1 opens."""
-    opened = room.ask(room.organiser, "event-open", name="Soirée du club", rounds=rounds, deals=deals,
-                      movement=movement, tables=tables)
+    opened = room.ask(
+        room.organiser,
+        "event-open",
+        name="Soirée du club",
+        rounds=rounds,
+        deals=deals,
+        movement=movement,
+        tables=tables,
+    )
     event = str(opened["event"])
 
     def heard(home: Path) -> bool:
@@ -99,7 +128,10 @@ def open_event(room: EventRoom, rounds: int, deals: int, movement: str = "random
     room.wait("the event heard by every player's daemon", heard_everywhere, 30)
     for home in room.players:
         room.ask(home, "event-join", event=event)
-    room.wait("every registration in", lambda: len(room.ask(room.organiser, "event", event=event)["players"])
-              == len(room.players), 30)
+    room.wait(
+        "every registration in",
+        lambda: len(room.ask(room.organiser, "event", event=event)["players"]) == len(room.players),
+        30,
+    )
     room.ask(room.organiser, "event-start", event=event)
     return event

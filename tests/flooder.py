@@ -42,9 +42,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a scri
 import zmq
 import zmq.asyncio
 
+from lab.lansim import BROADCAST
 from protocol.identity import Identity
 from tarotd.discovery import DISCOVERY_PORT, encode_beacon, make_beacon
-from lab.lansim import BROADCAST
 from tarotd.mesh import curve_public_key, curve_secret_key, decode, encode, encode_signed
 
 PEER_PORT = 47400  #: the daemons' peer port on the simulated LAN (tests/lan.py)
@@ -106,7 +106,9 @@ def _is_established(sock: socket.socket) -> bool:
     return True
 
 
-def flood_connections(report: Report, target: str, port: int, sources: Sequence[str], stop: Stop) -> None:
+def flood_connections(
+    report: Report, target: str, port: int, sources: Sequence[str], stop: Stop
+) -> None:
     held: list[socket.socket] = []
     shut = peak_established = 0
     turn = itertools.cycle(sources)
@@ -144,7 +146,9 @@ def flood_connections(report: Report, target: str, port: int, sources: Sequence[
 # --------------------------------------------------------------------------- hellos
 
 
-async def _say_hello(context: zmq.asyncio.Context, source: str, target: str, port: int, victim: bytes) -> str:
+async def _say_hello(
+    context: zmq.asyncio.Context, source: str, target: str, port: int, victim: bytes
+) -> str:
     """One throw-away key's HELLO; what became of it: "acked", "unanswered" (refused: the
     daemon says nothing) or "no-challenge" (no handshake, or no challenge)."""
     identity = Identity.generate()
@@ -163,11 +167,22 @@ async def _say_hello(context: zmq.asyncio.Context, source: str, target: str, por
         given = decode(frames[0], frozenset({"challenge"}))
         if given is None:
             return "no-challenge"
-        await sock.send(encode_signed(identity, "hello", {
-            "key": identity.public_key, "to": given["key"], "name": "intrus",
-            "endpoint": f"tcp://{source}:{random.randint(1024, 65535)}", "challenge": given["c"],
-            "nonce": os.urandom(16), "time": int(time.time()), "boot": os.urandom(16),
-        }))
+        await sock.send(
+            encode_signed(
+                identity,
+                "hello",
+                {
+                    "key": identity.public_key,
+                    "to": given["key"],
+                    "name": "intrus",
+                    "endpoint": f"tcp://{source}:{random.randint(1024, 65535)}",
+                    "challenge": given["c"],
+                    "nonce": os.urandom(16),
+                    "time": int(time.time()),
+                    "boot": os.urandom(16),
+                },
+            )
+        )
         try:
             answer = await asyncio.wait_for(sock.recv_multipart(), ANSWER_WAIT)
         except TimeoutError:
@@ -177,8 +192,15 @@ async def _say_hello(context: zmq.asyncio.Context, source: str, target: str, por
         sock.close(linger=0)
 
 
-async def _hellos(report: Report, target: str, port: int, sources: Sequence[str], victim: bytes, stop: Stop,
-                  concurrency: int) -> None:
+async def _hellos(
+    report: Report,
+    target: str,
+    port: int,
+    sources: Sequence[str],
+    victim: bytes,
+    stop: Stop,
+    concurrency: int,
+) -> None:
     context = zmq.asyncio.Context()
     outcomes: dict[str, int] = {}
     turn = itertools.cycle(sources)
@@ -215,8 +237,14 @@ def flood_beacons(report: Report, sources: Sequence[str], rate: float, stop: Sto
             if stop:
                 break
             identity = Identity.generate()
-            beacon = make_beacon(f"intrus{report.sent}", identity.public_key, random.randint(1024, 65535), (), False,
-                                 int(time.time()))
+            beacon = make_beacon(
+                f"intrus{report.sent}",
+                identity.public_key,
+                random.randint(1024, 65535),
+                (),
+                False,
+                int(time.time()),
+            )
             try:
                 sock.sendto(encode_beacon(beacon, identity), (BROADCAST, DISCOVERY_PORT))
             except OSError:
@@ -243,10 +271,14 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--port", type=int, default=PEER_PORT, help="the victim's peer port")
     parser.add_argument("--key", default=None, help="the victim's identity key, in hex (hellos)")
     parser.add_argument("--count", type=int, required=True)
-    parser.add_argument("--sources", required=True, help="this host's addresses to send from, comma-separated")
+    parser.add_argument(
+        "--sources", required=True, help="this host's addresses to send from, comma-separated"
+    )
     parser.add_argument("--rate", type=float, default=1000.0, help="beacons a second")
     parser.add_argument("--concurrency", type=int, default=128, help="HELLOs under way at once")
-    parser.add_argument("--duration", type=float, default=None, help="seconds at most (default: until SIGTERM)")
+    parser.add_argument(
+        "--duration", type=float, default=None, help="seconds at most (default: until SIGTERM)"
+    )
     args = parser.parse_args(argv)
     if args.mode != "beacons" and args.target is None:
         parser.error(f"{args.mode} needs --target")
@@ -266,7 +298,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.mode == "connections":
         flood_connections(report, args.target, args.port, sources, stop)
     elif args.mode == "hellos":
-        asyncio.run(_hellos(report, args.target, args.port, sources, bytes.fromhex(args.key), stop, args.concurrency))
+        asyncio.run(
+            _hellos(
+                report,
+                args.target,
+                args.port,
+                sources,
+                bytes.fromhex(args.key),
+                stop,
+                args.concurrency,
+            )
+        )
     else:
         flood_beacons(report, sources, args.rate, stop)
     report.seconds = round(time.monotonic() - start, 1)

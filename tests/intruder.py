@@ -28,16 +28,28 @@ LOBBY = "lobby"  #: the daemon's lobby channel (tarotd/daemon.py)
 
 
 class Intruder:
-    def __init__(self, port: int = 0, name: str = "intrus", identity: Identity | None = None) -> None:
+    def __init__(
+        self, port: int = 0, name: str = "intrus", identity: Identity | None = None
+    ) -> None:
         """``port`` 0, unless a daemon must name it in its ``--peer``: the OS gives one at
         :meth:`start`."""
-        self.identity = identity or Identity.generate()  #: given: a daemon's --peer names its key before it starts
+        self.identity = (
+            identity or Identity.generate()
+        )  #: given: a daemon's --peer names its key before it starts
         self.key = self.identity.public_key
         self.endpoint = f"tcp://127.0.0.1:{port}"
         self.member = Member(self.key, name, self.key, self.endpoint)
-        self.mesh = Mesh(self.identity, self.endpoint, on_message=self._on_message, on_status=self._on_status, name=name,
-                         curve=True)
-        self.received: list[tuple[bytes, dict[str, Any]]] = []  #: (daemon, lobby frame), as they came
+        self.mesh = Mesh(
+            self.identity,
+            self.endpoint,
+            on_message=self._on_message,
+            on_status=self._on_status,
+            name=name,
+            curve=True,
+        )
+        self.received: list[
+            tuple[bytes, dict[str, Any]]
+        ] = []  #: (daemon, lobby frame), as they came
         self.offers: list[dict[str, Any]] = []  #: repeated to every daemon that comes up
         self.up: set[bytes] = set()  #: daemons whose link is up
 
@@ -63,8 +75,17 @@ class Intruder:
     def offer_under(self, table: bytes, name: str, seats: int) -> dict[str, Any]:
         """An offer under the id ``table``, chosen rather than drawn, with a nonce and a proof
         that prove nothing: the issue's ``00…00``."""
-        frame = {"t": "offer", "table": table, "name": name, "seats": seats, "opener": self.key,
-                 "members": [self.member.to_wire()], "state": "open", "nonce": os.urandom(16), "proof": os.urandom(32)}
+        frame = {
+            "t": "offer",
+            "table": table,
+            "name": name,
+            "seats": seats,
+            "opener": self.key,
+            "members": [self.member.to_wire()],
+            "state": "open",
+            "nonce": os.urandom(16),
+            "proof": os.urandom(32),
+        }
         self.offer(frame)
         return frame
 
@@ -78,17 +99,28 @@ class Intruder:
     def send(self, daemon: bytes, frame: dict[str, Any]) -> None:
         self.mesh.send(daemon, LOBBY, msgpack.packb(frame, use_bin_type=True))
 
-    def seat(self, table: bytes, name: str, members: Sequence[Member], signers: Sequence[Identity]) -> None:
+    def seat(
+        self, table: bytes, name: str, members: Sequence[Member], signers: Sequence[Identity]
+    ) -> None:
         """Send ``members`` as the manifest of ``table`` to every other daemon in it, with the
         signatures, coin commitments and coins of ``signers`` (seats it holds the keys of)."""
         document = MANIFEST_DOMAIN + manifest_bytes(table, name, list(members))
         daemons = {m.daemon for m in members} - {self.key}
-        frames: list[dict[str, Any]] = [{"t": "manifest", "table": table, "members": [m.to_wire() for m in members]}]
+        frames: list[dict[str, Any]] = [
+            {"t": "manifest", "table": table, "members": [m.to_wire() for m in members]}
+        ]
         coins = []
         for signer in signers:
             coin = os.urandom(32)
-            frames.append({"t": "sign", "table": table, "key": signer.public_key, "sig": signer.sign(document),
-                           "commit": hashlib.sha256(coin).digest()})
+            frames.append(
+                {
+                    "t": "sign",
+                    "table": table,
+                    "key": signer.public_key,
+                    "sig": signer.sign(document),
+                    "commit": hashlib.sha256(coin).digest(),
+                }
+            )
             coins.append({"t": "coin", "table": table, "key": signer.public_key, "coin": coin})
         for daemon in daemons:
             for frame in frames + coins:
@@ -98,7 +130,11 @@ class Intruder:
 
     def joins(self, table: bytes | None = None) -> list[tuple[bytes, dict[str, Any]]]:
         """The joins it received (to ``table``, or to any)."""
-        return [(d, f) for d, f in self.received if f.get("t") == "join" and table in (None, f.get("table"))]
+        return [
+            (d, f)
+            for d, f in self.received
+            if f.get("t") == "join" and table in (None, f.get("table"))
+        ]
 
     def heard_offers(self) -> list[dict[str, Any]]:
         return [f for _, f in self.received if f.get("t") == "offer"]

@@ -75,8 +75,19 @@ class Fleet:
         log_path = self.tmp_path / f"{name}.log"
         log = open(log_path, "wb")  # closed in stop_all, once the daemon is gone
         argv = [
-            *wrap, sys.executable, "-m", "tarotd.cli", "--home", str(home), "--name", name,
-            "--listen", f"0.0.0.0:{PEER_PORT}", "--bot", "basic", *args,
+            *wrap,
+            sys.executable,
+            "-m",
+            "tarotd.cli",
+            "--home",
+            str(home),
+            "--name",
+            name,
+            "--listen",
+            f"0.0.0.0:{PEER_PORT}",
+            "--bot",
+            "basic",
+            *args,
         ]
         process = self.lan.run(host, argv, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
         daemon = Daemon(host, home, log_path, process, log, argv)
@@ -88,7 +99,9 @@ class Fleet:
         options, its log going on in the same file."""
         daemon.log.write(b"----- restarted by the test\n")
         daemon.log.flush()
-        daemon.process = self.lan.run(daemon.host, daemon.argv, cwd=ROOT, stdout=daemon.log, stderr=subprocess.STDOUT)
+        daemon.process = self.lan.run(
+            daemon.host, daemon.argv, cwd=ROOT, stdout=daemon.log, stderr=subprocess.STDOUT
+        )
 
     def remaining(self) -> float:
         return self.deadline - time.monotonic()
@@ -133,7 +146,10 @@ class Fleet:
             daemon.log.flush()
             text = daemon.log_path.read_text(errors="replace")
             shown = text if len(text) <= LOG_TAIL else "…" + text[-LOG_TAIL:]
-            parts.append(f"----- {daemon.home.name} (host {daemon.host}, {self.lan.ip(daemon.host)}), exit {daemon.process.poll()}:\n{shown}")
+            parts.append(
+                f"----- {daemon.home.name} (host {daemon.host}, {self.lan.ip(daemon.host)}), exit "
+                f"{daemon.process.poll()}:\n{shown}"
+            )
         return "\n".join(parts)
 
     def stop_all(self) -> None:
@@ -156,7 +172,10 @@ def fleet(lan: Lan, tmp_path: Path, budget: float) -> Iterator[Fleet]:
 def score_sheet(daemon: Daemon) -> dict[str, Any]:
     out = subprocess.run(
         [sys.executable, "-m", "client.cli", "--home", str(daemon.home), "scores", "--json"],
-        cwd=ROOT, capture_output=True, check=True, timeout=30,
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+        timeout=30,
     )
     sheet: dict[str, Any] = json.loads(out.stdout)
     return sheet
@@ -176,5 +195,7 @@ def check_table(group: Fleet, daemons: list[Daemon], deals: int) -> dict[str, An
     for deal in sheet["deals"]:
         assert deal["audit"] == "ok", deal
         assert len(deal["scores"]) == players and sum(deal["scores"]) == 0, deal
-    assert sheet["totals"] == [sum(d["scores"][s] for d in sheet["deals"]) for s in range(players)], sheet
+    assert sheet["totals"] == [
+        sum(d["scores"][s] for d in sheet["deals"]) for s in range(players)
+    ], sheet
     return sheet

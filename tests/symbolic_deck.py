@@ -46,16 +46,26 @@ from __future__ import annotations
 
 import sys
 from collections import Counter, defaultdict
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, fields, is_dataclass, replace
 from functools import cache, reduce
 from itertools import combinations
 from types import ModuleType
-from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from deck_tables import Place, owner_of, played_table, shown_places
+
 from protocol import group, proofs, seeds
-from protocol.deck import Commit, DeckPayload, DeckSetup, EcartCommitment, Lock, PublicDeck, SeatDeck, Shuffle
+from protocol.deck import (
+    Commit,
+    DeckPayload,
+    DeckSetup,
+    EcartCommitment,
+    Lock,
+    PublicDeck,
+    SeatDeck,
+    Shuffle,
+)
 from protocol.group import ORDER, Point, Scalar
 from protocol.seeds import SeatSecrets
 from protocol.variants import Variant
@@ -268,10 +278,15 @@ class Tracer:
         #: The permuted challenges: each is one of the 78 public challenges, so whoever isolates
         #: one in a value can guess it.
         self.guessable: set[int] = set()
-        self._permuted_sets: dict[int, tuple[Challenges, list[int]]] = {}  # id → the challenges, their secret symbols
+        self._permuted_sets: dict[
+            int, tuple[Challenges, list[int]]
+        ] = {}  # id → the challenges, their secret symbols
         self.generator_base = self._base(group.GENERATOR, "G")
         self.generator = Traced(group.GENERATOR, Expr.base(self.generator_base))
-        self.card_points = tuple(Traced(point, Expr.base(self._base(point, f"M{c}"))) for c, point in enumerate(group.CARD_POINTS))
+        self.card_points = tuple(
+            Traced(point, Expr.base(self._base(point, f"M{c}")))
+            for c, point in enumerate(group.CARD_POINTS)
+        )
 
     # -- registries --
 
@@ -292,7 +307,9 @@ class Tracer:
     def _nonce(self, owner: int, value: int) -> int:
         if (owner, value) not in self._nonce_of:
             self._nonce_count[owner] += 1
-            self._nonce_of[owner, value] = self._symbol(owner, f"ν{owner}.{self._nonce_count[owner]}", value)
+            self._nonce_of[owner, value] = self._symbol(
+                owner, f"ν{owner}.{self._nonce_count[owner]}", value
+            )
         return self._nonce_of[owner, value]
 
     def permuted(self, owner: int, challenges: Challenges, value: int) -> int:
@@ -336,13 +353,18 @@ class Tracer:
 
     def mul_each(self, scalars: Sequence[Scalar], points: Sequence[Point]) -> list[Traced]:
         real = group.mul_each(scalars, points)
-        return [Traced(r, self._scalar(s) * self._point(p)) for r, s, p in zip(real, scalars, points)]
+        return [
+            Traced(r, self._scalar(s) * self._point(p)) for r, s, p in zip(real, scalars, points)
+        ]
 
     def base_mul(self, s: Scalar) -> Traced:
         return Traced(group.base_mul(s), self._scalar(s) * self.generator.expr)
 
     def base_mul_each(self, scalars: Sequence[Scalar]) -> list[Traced]:
-        return [Traced(r, self._scalar(s) * self.generator.expr) for r, s in zip(group.base_mul_each(scalars), scalars)]
+        return [
+            Traced(r, self._scalar(s) * self.generator.expr)
+            for r, s in zip(group.base_mul_each(scalars), scalars)
+        ]
 
     def add(self, p: Point, q: Point) -> Traced:
         return Traced(group.add(p, q), self._point(p) + self._point(q))
@@ -358,7 +380,9 @@ class Tracer:
 
     def scalar_product(self, scalars: Iterable[Scalar]) -> Traced:
         items = list(scalars)
-        return Traced(reduce(group.scalar_mul, items), reduce(Expr.__mul__, map(self._scalar, items)))
+        return Traced(
+            reduce(group.scalar_mul, items), reduce(Expr.__mul__, map(self._scalar, items))
+        )
 
     def invert(self, s: Scalar) -> Traced:
         return Traced(group.invert(s), self._scalar(s).inverse())
@@ -377,7 +401,11 @@ class Tracer:
         """A nonce — a fresh secret of the seat whose nonce key or seed went into the hash —
         or, when nothing secret did, a public challenge."""
         value = _hash_to_int(*parts)
-        owners = {seat for secret, seat in self._secret_bytes.items() if any(secret in part for part in parts)}
+        owners = {
+            seat
+            for secret, seat in self._secret_bytes.items()
+            if any(secret in part for part in parts)
+        }
         if not owners:
             return value
         (owner,) = owners
@@ -386,7 +414,9 @@ class Tracer:
     def challenges(self, digest: bytes, label: bytes, count: int) -> Challenges:
         return Challenges(_challenges(digest, label, count), self)
 
-    def derive(self, seed: bytes, table_id: bytes, deal: int, seat: int, variant: Variant) -> SeatSecrets:
+    def derive(
+        self, seed: bytes, table_id: bytes, deal: int, seat: int, variant: Variant
+    ) -> SeatSecrets:
         """The seat's secrets, each key a symbol of its own."""
         s = _derive(seed, table_id, deal, seat, variant)
         self._secret_bytes[seed] = self._secret_bytes[s.nonce_key] = seat
@@ -412,8 +442,19 @@ class Tracer:
         pairs: list[tuple[object, object]] = [
             (getattr(group, name), getattr(self, name))
             for name in (
-                "mul", "mul_each", "base_mul", "base_mul_each", "add", "sub", "point_sum",
-                "scalar_mul", "scalar_product", "invert", "to_int", "from_int", "hash_to_point",
+                "mul",
+                "mul_each",
+                "base_mul",
+                "base_mul_each",
+                "add",
+                "sub",
+                "point_sum",
+                "scalar_mul",
+                "scalar_product",
+                "invert",
+                "to_int",
+                "from_int",
+                "hash_to_point",
             )
         ]
         pairs += [
@@ -432,7 +473,11 @@ class Tracer:
         (the shuffle proof's generators) are dropped on the way in and out."""
         twins = self._twins()
         swapped: list[tuple[ModuleType, str, object]] = []
-        modules = [m for name, m in list(sys.modules.items()) if name.startswith("protocol.") and m is not group]
+        modules = [
+            m
+            for name, m in list(sys.modules.items())
+            if name.startswith("protocol.") and m is not group
+        ]
         for module in modules:
             for name, value in list(vars(module).items()):
                 if id(value) in twins and twins[id(value)][0] is value:
@@ -463,7 +508,11 @@ class Tracer:
         for (m, base), c in expr.terms.items():
             by_base[base] += c * self.monomial_value(m)
         bases = sorted(by_base)
-        return group.point_sum(group.mul_each([group.from_int(by_base[b]) for b in bases], [self.bases[b].point for b in bases]))
+        return group.point_sum(
+            group.mul_each(
+                [group.from_int(by_base[b]) for b in bases], [self.bases[b].point for b in bases]
+            )
+        )
 
 
 def _clear_caches(modules: Iterable[ModuleType]) -> None:
@@ -471,7 +520,9 @@ def _clear_caches(modules: Iterable[ModuleType]) -> None:
     computed by the other side of a switch would carry the wrong kind of bytes."""
     for module in modules:
         for value in vars(module).values():
-            if callable(getattr(value, "cache_clear", None)) and getattr(value, "__module__", None) == getattr(module, "__name__", None):
+            if callable(getattr(value, "cache_clear", None)) and getattr(
+                value, "__module__", None
+            ) == getattr(module, "__name__", None):
                 value.cache_clear()
 
 
@@ -499,7 +550,9 @@ def trace_deal(players: int, *, salt: int = 0, dealer: int = 0, tricks: int = 3)
 # --- what a coalition knows ---------------------------------------------------------------
 
 
-def carried(obj: object, path: tuple[str | int, ...] = ()) -> Iterator[tuple[tuple[str | int, ...], bytes]]:
+def carried(
+    obj: object, path: tuple[str | int, ...] = ()
+) -> Iterator[tuple[tuple[str | int, ...], bytes]]:
     """Every byte string a payload carries, in every field, with its path."""
     if is_dataclass(obj):
         for field in fields(obj):
@@ -516,7 +569,9 @@ def traced_values(payload: object) -> Iterator[tuple[tuple[str | int, ...], Trac
     for path, value in carried(payload):
         if isinstance(payload, Commit) and path == ("commitment",):
             continue
-        assert isinstance(value, Traced), f"{type(payload).__name__} carries an untraced value at {path}"
+        assert isinstance(value, Traced), (
+            f"{type(payload).__name__} carries an untraced value at {path}"
+        )
         yield path, value
 
 
@@ -528,8 +583,12 @@ class Knowledge:
     Gauss–Jordan elimination; a monomial that comes out fixed and is one symbol gives that
     symbol (then the round starts again), a product of several stays known as a product."""
 
-    def __init__(self, tracer: Tracer, coalition: frozenset[int], equations: Sequence[tuple[Expr, int]]) -> None:
-        self.values = {s: symbol.value for s, symbol in enumerate(tracer.symbols) if symbol.owner in coalition}
+    def __init__(
+        self, tracer: Tracer, coalition: frozenset[int], equations: Sequence[tuple[Expr, int]]
+    ) -> None:
+        self.values = {
+            s: symbol.value for s, symbol in enumerate(tracer.symbols) if symbol.owner in coalition
+        }
         self.products: dict[Monomial, int] = {}
         self._guessable = tracer.guessable
         while self._learn(tracer, equations):
@@ -547,7 +606,9 @@ class Knowledge:
         challenges, which can be guessed: the coalition can recompute the value for each
         guess of what it hides (which generator, which challenge: the permutation) and test it."""
         monomials = [m for m, _ in expr.terms]
-        return any(monomials) and all(self.knows(tuple(se for se in m if se[0] not in self._guessable)) for m in monomials)
+        return any(monomials) and all(
+            self.knows(tuple(se for se in m if se[0] not in self._guessable)) for m in monomials
+        )
 
     def _learn(self, tracer: Tracer, equations: Sequence[tuple[Expr, int]]) -> bool:
         rows: list[tuple[dict[Monomial, int], int]] = []
@@ -569,7 +630,7 @@ class Knowledge:
         learnt = False
         for monomial, value in _fixed(rows).items():
             if len(monomial) == 1 and monomial[0][1] in (1, -1):
-                (symbol, exponent), = monomial
+                ((symbol, exponent),) = monomial
                 self.values[symbol] = value if exponent == 1 else pow(value, -1, ORDER)
                 learnt = True
             else:
@@ -648,7 +709,9 @@ class PermutationLeak:
 Leak = CardLeak | PermutationLeak
 
 
-def leaks(tracer: Tracer, setup: DeckSetup, payloads: Sequence[DeckPayload], extra: Sequence[object] = ()) -> list[Leak]:
+def leaks(
+    tracer: Tracer, setup: DeckSetup, payloads: Sequence[DeckPayload], extra: Sequence[object] = ()
+) -> list[Leak]:
     """Every leak, to every coalition of n − 1 seats, of the values ``payloads`` carry —
     and ``extra``, values a test publishes beside them (a payload of another design)."""
     published = [*payloads, *extra]
@@ -659,7 +722,11 @@ def leaks(tracer: Tracer, setup: DeckSetup, payloads: Sequence[DeckPayload], ext
         if value.expr.is_scalar
     ] + tracer.public_relations()
     last_lock = next(p for p in reversed(payloads) if isinstance(p, Lock))
-    position_of = {tracer.bases[base].card: j for j, point in enumerate(last_lock.locked) for _, base in expr_of(point).terms}
+    position_of = {
+        tracer.bases[base].card: j
+        for j, point in enumerate(last_lock.locked)
+        for _, base in expr_of(point).terms
+    }
     found: list[Leak] = []
     for coalition in map(frozenset, combinations(range(setup.players), setup.players - 1)):
         knowledge = Knowledge(tracer, coalition, equations)
@@ -689,20 +756,33 @@ def _leaks_to(
             for path, value in traced_values(payload.proof):
                 if knowledge.opens(value.expr):
                     known_permutations.add(payload.seat)
-                    yield PermutationLeak(coalition, payload.seat, f"{_ref(payload, n)} proof.{'.'.join(map(str, path))}")
+                    yield PermutationLeak(
+                        coalition,
+                        payload.seat,
+                        f"{_ref(payload, n)} proof.{'.'.join(map(str, path))}",
+                    )
     for n, payload in enumerate(published):
-        unfollowed = isinstance(payload, Shuffle) and not set(shufflers[shufflers.index(payload.seat) + 1 :]) <= known_permutations
+        unfollowed = (
+            isinstance(payload, Shuffle)
+            and not set(shufflers[shufflers.index(payload.seat) + 1 :]) <= known_permutations
+        )
         for path, value in traced_values(payload):
             for monomial, base in value.expr.terms:
                 card = None if base == SCALAR else tracer.bases[base].card
                 if card is None:
                     continue
-                place = Place(True, int(path[1])) if isinstance(payload, EcartCommitment) else Place(False, position_of[card])
+                place = (
+                    Place(True, int(path[1]))
+                    if isinstance(payload, EcartCommitment)
+                    else Place(False, position_of[card])
+                )
                 if place in shown or owner_of(place, setup, payloads) in coalition:
                     continue
                 if (unfollowed and path[0] == "points") or not knowledge.knows(monomial):
                     continue
-                yield CardLeak(coalition, place, card, f"{_ref(payload, n)} {'.'.join(map(str, path))}")
+                yield CardLeak(
+                    coalition, place, card, f"{_ref(payload, n)} {'.'.join(map(str, path))}"
+                )
 
 
 def _ref(payload: object, n: int) -> str:

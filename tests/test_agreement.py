@@ -15,11 +15,12 @@ two different rows for the deal:
 
 from __future__ import annotations
 
+from test_deal_tamper import PLAYERS, Table
+
 from protocol.machine import SeatMachine
 from protocol.messages import Kind, Message
 from protocol.players import decide
 from protocol.public import Stage
-from test_deal_tamper import PLAYERS, Table
 
 ALONE = 2  #: the seat cut off
 
@@ -77,7 +78,9 @@ class Cut:
 
 def assert_one_record(table: Table) -> None:
     machines = table.machines
-    assert all(m.done for m in machines), [(m.seat, m.public.stage, m.public.stalled) for m in machines]
+    assert all(m.done for m in machines), [
+        (m.seat, m.public.stage, m.public.stalled) for m in machines
+    ]
     heads = {m.transcript.head for m in machines}
     assert len(heads) == 1, "the members hold different chains"
     audits = [m.audit for m in machines]
@@ -106,7 +109,9 @@ def test_a_seat_back_after_the_timeout_at_its_reveal_takes_the_others_row() -> N
     table = Table()
     cut = at_reveal_without_alone(table)
     cut.time_out(cut.answering)
-    assert all(m.done for m in cut.answering) and all(m.public.stalled == (ALONE,) for m in cut.answering)
+    assert all(m.done for m in cut.answering) and all(
+        m.public.stalled == (ALONE,) for m in cut.answering
+    )
     cut.join()
     assert_one_record(table)
     audit = cut.alone.audit
@@ -118,7 +123,12 @@ def test_a_seat_paused_at_its_turn_takes_the_others_abandon_and_plays_nothing_mo
     they abandoned the deal for its silence; it finds their reveals naming it gone and stops
     there, its card never played."""
     table = Table()
-    table.run_until(lambda: table.machines[ALONE].decision() is not None and table.machines[0].public.stage is Stage.PLAY)
+    table.run_until(
+        lambda: (
+            table.machines[ALONE].decision() is not None
+            and table.machines[0].public.stage is Stage.PLAY
+        )
+    )
     cut = Cut(table)
     cut.time_out(cut.answering)
     assert all(m.done for m in cut.answering)
@@ -126,7 +136,12 @@ def test_a_seat_paused_at_its_turn_takes_the_others_abandon_and_plays_nothing_mo
     assert cut.alone.decision() is None, "it would play on in a deal the others ended"
     assert_one_record(table)
     audit = cut.alone.audit
-    assert audit is not None and audit.abandoned and audit.verdict is not None and audit.verdict.seat == ALONE
+    assert (
+        audit is not None
+        and audit.abandoned
+        and audit.verdict is not None
+        and audit.verdict.seat == ALONE
+    )
 
 
 def test_a_seat_cut_off_alone_keeps_the_deal_open_then_takes_the_others_record() -> None:
@@ -134,7 +149,12 @@ def test_a_seat_cut_off_alone_keeps_the_deal_open_then_takes_the_others_record()
     others out; they time it out.  Alone against three, its record does not stand — the deal
     stays open there — until it hears them, and takes theirs."""
     table = Table()
-    table.run_until(lambda: table.machines[ALONE].decision() is not None and table.machines[0].public.stage is Stage.PLAY)
+    table.run_until(
+        lambda: (
+            table.machines[ALONE].decision() is not None
+            and table.machines[0].public.stage is Stage.PLAY
+        )
+    )
     game = table.machines[ALONE].game
     assert game is not None
     for action in decide(game, table.policies[ALONE]):  # it plays its card, which nobody gets
@@ -154,13 +174,23 @@ def test_one_member_naming_a_seat_gone_does_not_push_it_out() -> None:
     """The others must all say it: a reveal from one member naming an honest seat gone
     changes nothing for that seat, and the deal ends as usual."""
     table = Table()
-    table.run_until(lambda: table.machines[ALONE].decision() is not None and table.machines[0].public.stage is Stage.PLAY)
+    table.run_until(
+        lambda: (
+            table.machines[ALONE].decision() is not None
+            and table.machines[0].public.stage is Stage.PLAY
+        )
+    )
     liar = 0
     machine = table.machines[liar]
-    forged = table.signed(liar, Kind.REVEAL, {"deck": machine.secret.reveal().to_wire(), "gone": [ALONE]})
+    forged = table.signed(
+        liar, Kind.REVEAL, {"deck": machine.secret.reveal().to_wire(), "gone": [ALONE]}
+    )
     head = table.machines[ALONE].transcript.head
     table.machines[ALONE].receive(forged)
-    assert table.machines[ALONE].transcript.head == head and ALONE not in table.machines[ALONE].public.stalled
+    assert (
+        table.machines[ALONE].transcript.head == head
+        and ALONE not in table.machines[ALONE].public.stalled
+    )
     assert table.machines[ALONE].decision() is not None
 
 
@@ -178,18 +208,28 @@ def test_the_others_time_a_seat_out_one_after_the_other_and_agree() -> None:
     for machine in later:
         table.queue.extend(machine.stall())
     cut.pump()
-    assert all(m.done for m in cut.answering), [(m.seat, m.public.stage, m.waiting_for()) for m in cut.answering]
+    assert all(m.done for m in cut.answering), [
+        (m.seat, m.public.stage, m.waiting_for()) for m in cut.answering
+    ]
     assert len({m.transcript.head for m in cut.answering}) == 1
 
 
-def test_a_seat_cut_off_before_the_card_it_waits_for_catches_up_then_takes_the_others_record() -> None:
+def test_a_seat_cut_off_before_the_card_it_waits_for_catches_up_then_takes_the_others_record() -> (
+    None
+):
     """The cut comes just before the card this seat waits for: it times out the seat that
     played it, the others time it out a card later, at a head it never reached.  Joined again,
     it goes back to where it timed them out, takes the card, reaches that head — and their
     reveals naming it gone."""
     table = Table()
-    table.run_until(lambda: table.machines[0].public.stage is Stage.PLAY and (g := table.machines[0].game) is not None
-                    and g.to_act == (ALONE - 1) % PLAYERS and not table.queue)
+    table.run_until(
+        lambda: (
+            table.machines[0].public.stage is Stage.PLAY
+            and (g := table.machines[0].game) is not None
+            and g.to_act == (ALONE - 1) % PLAYERS
+            and not table.queue
+        )
+    )
     before = table.machines[(ALONE - 1) % PLAYERS]
     assert before.game is not None
     cut = Cut(table)

@@ -10,6 +10,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from test_deal_tamper import Table
 
 from client.cli import main as tarot
 from client.simulation import Cheat, play_one_deal, sim_table, write_proofs
@@ -22,7 +23,6 @@ from protocol.messages import Kind
 from protocol.public import Stage
 from protocol.scoring import RENONCE_PENALTY, RowKind, ScoreSheet
 from protocol.verdict import Fault
-from test_deal_tamper import Table
 
 
 @cache
@@ -55,7 +55,11 @@ def test_a_seed_kept_after_the_last_card_the_deal_is_scored_and_the_withholder_p
     assert clean.ok and clean.outcome is not None and all(m.public.played_out for m in honest)
     for machine in honest:
         audit = _audit(machine)
-        assert (audit.scores, audit.outcome, audit.abandoned) == (clean.scores, clean.outcome, False)
+        assert (audit.scores, audit.outcome, audit.abandoned) == (
+            clean.scores,
+            clean.outcome,
+            False,
+        )
         assert audit.verdict is not None and audit.verdict.fault is Fault.SILENCE
         assert (audit.verdict.seat, audit.verdict.step) == (withholder, "reveal")
         assert audit.penalised == (withholder,)
@@ -69,11 +73,15 @@ def test_a_seed_kept_after_the_last_card_the_deal_is_scored_and_the_withholder_p
     truth = audit_deck(public.deck.record, {**public.seeds, withholder: machines[withholder].seed})
     shown = open_deck(public.deck.record, public.deck.chien())
     assert truth.verdict is None and shown.verdict is None
-    assert {s: set(h) for s, h in shown.hands.items()} == {s: set(h) for s, h in truth.hands.items()}
+    assert {s: set(h) for s, h in shown.hands.items()} == {
+        s: set(h) for s, h in truth.hands.items()
+    }
     assert (set(shown.chien), set(shown.ecart or ())) == (set(truth.chien), set(truth.ecart or ()))
 
 
-def test_the_proof_of_a_kept_seed_says_silence_unproven_not_cheat(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_proof_of_a_kept_seed_says_silence_unproven_not_cheat(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     machines = _deal(3, 0, 2)
     paths = write_proofs(machines, Cheat(2, "withhold-reveal"), tmp_path, "deal")
     assert len(paths) == 2
@@ -81,7 +89,9 @@ def test_the_proof_of_a_kept_seed_says_silence_unproven_not_cheat(tmp_path: Path
     out = capsys.readouterr().out
     assert "audit: SILENT — seat 2 (bot-2 [" in out and "CHEAT" not in out
     assert "unproven: reported silent by seats 0, 1" in out
-    assert f"penalty: {RENONCE_PENALTY} points against seat 2 (reveal: did not reveal its seed)" in out
+    assert (
+        f"penalty: {RENONCE_PENALTY} points against seat 2 (reveal: did not reveal its seed)" in out
+    )
     assert "proof: unproven" in out and "proof: holds" not in out
 
 
@@ -121,11 +131,21 @@ def _clean() -> DealAudit:
 
 def _scored_with_the_penalty(machine: SeatMachine, culprit: int) -> DealAudit:
     audit, expected = _audit(machine), _clean()
-    assert (audit.scores, audit.outcome, audit.abandoned) == (expected.scores, expected.outcome, False)
+    assert (audit.scores, audit.outcome, audit.abandoned) == (
+        expected.scores,
+        expected.outcome,
+        False,
+    )
     assert audit.verdict is not None and audit.verdict.proven and audit.verdict.seat == culprit
     # Offline, from each replica's own transcript: the same penalty.
-    offline = audit_deal(machine.table, 0, 0, machine.transcript.messages, machine.transcript.evidence)
-    assert (offline.scores, offline.verdict, offline.penalties) == (audit.scores, audit.verdict, audit.penalties)
+    offline = audit_deal(
+        machine.table, 0, 0, machine.transcript.messages, machine.transcript.evidence
+    )
+    assert (offline.scores, offline.verdict, offline.penalties) == (
+        audit.scores,
+        audit.verdict,
+        audit.penalties,
+    )
     assert audit.penalised == (culprit,)
     return audit
 
@@ -133,7 +153,11 @@ def _scored_with_the_penalty(machine: SeatMachine, culprit: int) -> DealAudit:
 def test_a_bad_reveal_after_the_last_card_costs_the_penalty_and_the_deal_stands() -> None:
     table, cheater = Table(), 1
     _played_to(table, cheater, Kind.REVEAL)
-    table.deliver(table.signed(cheater, Kind.REVEAL, {"deck": Reveal(cheater, bytes(32)).to_wire(), "gone": []}))
+    table.deliver(
+        table.signed(
+            cheater, Kind.REVEAL, {"deck": Reveal(cheater, bytes(32)).to_wire(), "gone": []}
+        )
+    )
     for machine in _finish_without(table, cheater):
         audit = _scored_with_the_penalty(machine, cheater)
         assert audit.verdict is not None and "does not match its commitment" in audit.verdict.reason
@@ -145,16 +169,29 @@ def test_a_bad_reveal_after_the_last_card_costs_the_penalty_and_the_deal_stands(
 def test_a_score_signed_wrongly_costs_the_penalty_and_the_deal_stands() -> None:
     table, cheater = Table(), 2
     _played_to(table, cheater, Kind.SCORE_SIGN)
-    table.deliver(table.signed(cheater, Kind.SCORE_SIGN, {"scores": [0, 0, 0, 0], "culprit": None, "rule": None}))
+    table.deliver(
+        table.signed(
+            cheater, Kind.SCORE_SIGN, {"scores": [0, 0, 0, 0], "culprit": None, "rule": None}
+        )
+    )
     for machine in _finish_without(table, cheater):
         audit = _scored_with_the_penalty(machine, cheater)
-        assert audit.verdict is not None and audit.verdict.reason == "signed a score that the audit does not give"
+        assert (
+            audit.verdict is not None
+            and audit.verdict.reason == "signed a score that the audit does not give"
+        )
 
 
-@pytest.mark.parametrize(("rule", "penalised"), [(SilenceCost.NOTHING, False), (SilenceCost.PENALTY, True)])
-def test_silence_mid_deal_abandons_it_and_costs_what_the_table_rule_says(rule: SilenceCost, penalised: bool) -> None:
+@pytest.mark.parametrize(
+    ("rule", "penalised"), [(SilenceCost.NOTHING, False), (SilenceCost.PENALTY, True)]
+)
+def test_silence_mid_deal_abandons_it_and_costs_what_the_table_rule_says(
+    rule: SilenceCost, penalised: bool
+) -> None:
     table = Table(silence=rule)
-    table.run_until(lambda: all(m.public.stage is Stage.PLAY for m in table.machines) and not table.queue)
+    table.run_until(
+        lambda: all(m.public.stage is Stage.PLAY for m in table.machines) and not table.queue
+    )
     game = table.machines[0].public.game
     assert game is not None and game.to_act is not None
     silent = game.to_act  # its cable is pulled: it never plays
@@ -162,6 +199,10 @@ def test_silence_mid_deal_abandons_it_and_costs_what_the_table_rule_says(rule: S
     offline = audit_deal(replace(table.table, silence=rule), 0, 0, honest[0].transcript.messages)
     for audit in (*map(_audit, honest), offline):
         assert audit.abandoned and set(audit.scores) == {0}
-        assert audit.verdict is not None and audit.verdict.fault is Fault.SILENCE and not audit.verdict.proven
+        assert (
+            audit.verdict is not None
+            and audit.verdict.fault is Fault.SILENCE
+            and not audit.verdict.proven
+        )
         assert (audit.verdict.seat, audit.verdict.step) == (silent, "play")
         assert audit.penalised == ((silent,) if penalised else ())

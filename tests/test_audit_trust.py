@@ -10,12 +10,20 @@ deviates, and never let an audit made with one trusted set serve a caller with a
 from __future__ import annotations
 
 import pytest
+from deck_tables import (
+    commit_round,
+    dealt_table,
+    fresh_table,
+    lock_rounds,
+    plain,
+    reveal_all,
+    turn_chien,
+)
 
 from client.simulation import Cheat, play_one_deal, sim_table
-from deck_tables import commit_round, dealt_table, fresh_table, lock_rounds, plain, reveal_all, turn_chien
+from lab.cheats.attacks import BadLockDeck, BadShuffleDeck, TracerDeck
 from protocol.audit import Audits, DealAudit, audit_public
 from protocol.audit_deck import DeckAudit, audit_deck
-from lab.cheats.attacks import BadLockDeck, BadShuffleDeck, TracerDeck
 from protocol.deck import Lock, Open, Opening, PublicDeck, SeatDeck, Shuffle, deal_in_one_process
 from protocol.group import MULTS
 from protocol.machine import SeatMachine
@@ -40,7 +48,9 @@ def whole_deck(salt: int) -> tuple[list[SeatDeck], PublicDeck]:
     return seats, public
 
 
-def counted(record_and_seeds: tuple[list[SeatDeck], PublicDeck], trusted: frozenset[int]) -> tuple[DeckAudit, int]:
+def counted(
+    record_and_seeds: tuple[list[SeatDeck], PublicDeck], trusted: frozenset[int]
+) -> tuple[DeckAudit, int]:
     seats, public = record_and_seeds
     MULTS.reset()
     result = audit_deck(public.record, {seat.seat: seat.seed for seat in seats}, trusted)
@@ -54,12 +64,16 @@ def steps_of(public: PublicDeck, seat: int) -> int:
         if isinstance(payload, Shuffle) and payload.seat == seat:
             total += len(payload.points)
         elif isinstance(payload, Lock) and payload.seat == seat:
-            total += len(payload.commitments) + len(payload.locked)  # B by G, E by the previous step
+            total += len(payload.commitments) + len(
+                payload.locked
+            )  # B by G, E by the previous step
     return total
 
 
 @pytest.mark.parametrize("salt", [0, 7])
-def test_trusting_seats_changes_nothing_in_an_honest_deck_audit_and_saves_their_steps(salt: int) -> None:
+def test_trusting_seats_changes_nothing_in_an_honest_deck_audit_and_saves_their_steps(
+    salt: int,
+) -> None:
     table = whole_deck(salt)
     full, everything = counted(table, frozenset())
     assert full.clean, full.verdict
@@ -72,7 +86,9 @@ def test_trusting_seats_changes_nothing_in_an_honest_deck_audit_and_saves_their_
         assert mults == everything - saved
 
 
-def _audited_deal(seed: int, cheat: Cheat | None = None) -> tuple[list[SeatMachine], PublicDeal, bytes]:
+def _audited_deal(
+    seed: int, cheat: Cheat | None = None
+) -> tuple[list[SeatMachine], PublicDeal, bytes]:
     table, identities = sim_table(5, seed=seed)
     machines = play_one_deal(table, identities, 0, seed % 5, seed, ["random"] * 5, cheat)
     honest = next(m for m in machines if cheat is None or m.seat != cheat.seat)
@@ -81,9 +97,20 @@ def _audited_deal(seed: int, cheat: Cheat | None = None) -> tuple[list[SeatMachi
 
 
 def _same(a: DealAudit, b: DealAudit) -> None:
-    assert (a.verdict, a.scores, a.penalties, a.outcome, a.abandoned) == (b.verdict, b.scores, b.penalties, b.outcome, b.abandoned)
+    assert (a.verdict, a.scores, a.penalties, a.outcome, a.abandoned) == (
+        b.verdict,
+        b.scores,
+        b.penalties,
+        b.outcome,
+        b.abandoned,
+    )
     assert a.referee is not None and b.referee is not None
-    assert (a.referee.dealt, a.referee.chien, a.referee.ecart, a.referee.phase) == (b.referee.dealt, b.referee.chien, b.referee.ecart, b.referee.phase)
+    assert (a.referee.dealt, a.referee.chien, a.referee.ecart, a.referee.phase) == (
+        b.referee.dealt,
+        b.referee.chien,
+        b.referee.ecart,
+        b.referee.phase,
+    )
 
 
 @pytest.mark.parametrize("seed", [3, 11])
@@ -152,12 +179,16 @@ def test_a_bent_lock_refused_live_is_named_by_every_audit_whatever_it_trusts() -
         assert verdict is not None and (verdict.seat, verdict.step) == (2, "lock")
 
 
-def test_a_machine_trusts_no_seat_unless_told_and_passes_its_trust_to_the_audit(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_machine_trusts_no_seat_unless_told_and_passes_its_trust_to_the_audit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     seen: dict[int, frozenset[int]] = {}
 
     looked_up = Audits.of
 
-    def spy(audits: Audits, public: PublicDeal, head: bytes, trusted: frozenset[int] = frozenset()) -> DealAudit:
+    def spy(
+        audits: Audits, public: PublicDeal, head: bytes, trusted: frozenset[int] = frozenset()
+    ) -> DealAudit:
         assert public.own_seat is not None
         seen[public.own_seat] = trusted
         return looked_up(audits, public, head, trusted)
@@ -169,7 +200,9 @@ def test_a_machine_trusts_no_seat_unless_told_and_passes_its_trust_to_the_audit(
 
     seen.clear()
     table, identities = sim_table(5, seed=3)
-    resumed, _ = SeatMachine.resume(table, 0, 3, 1, identities[1], machines[1].seed, machines[1].transcript.messages)
+    resumed, _ = SeatMachine.resume(
+        table, 0, 3, 1, identities[1], machines[1].seed, machines[1].transcript.messages
+    )
     assert resumed.trusted_seats == frozenset()  # the attribute exists on every constructor path
     resumed.trusted_seats = frozenset({1})
     resumed.audit = None
@@ -182,7 +215,11 @@ def test_a_machine_trusts_no_seat_unless_told_and_passes_its_trust_to_the_audit(
 def test_the_live_checks_skip_a_trusted_step_and_only_a_trusted_one(cheater: int) -> None:
     """A shuffle with a repeated point: refused at once by a deck that does not trust its
     seat, taken as published by one that does (a daemon never bends its own steps)."""
-    for trusted, refused in ((frozenset(), True), (EVERYONE - {cheater}, True), (frozenset({cheater}), False)):
+    for trusted, refused in (
+        (frozenset(), True),
+        (EVERYONE - {cheater}, True),
+        (frozenset({cheater}), False),
+    ):
         seats, public = fresh_table(5, cheaters={cheater: BadShuffleDeck})
         public.trusted = trusted
         commit_round(seats, public)
@@ -234,7 +271,9 @@ def test_a_trusted_seats_card_is_opened_without_a_multiplication_and_only_its_ow
     elsewhere, card_ = min(seats[3].hand(public).items())
     with pytest.raises(VerdictError, match="not dealt to it"):
         public.receive(Open(2, (Opening(elsewhere, key, card_.index),)))
-    public.receive(Open(3, (Opening(elsewhere, seats[3].secrets.lock_keys[elsewhere], card_.index),)))
+    public.receive(
+        Open(3, (Opening(elsewhere, seats[3].secrets.lock_keys[elsewhere], card_.index),))
+    )
     assert MULTS.value == 1
     seats, public = dealt_table(5, salt=4)  # the same bent opening, from a seat not trusted
     public.trusted = frozenset({3})

@@ -53,8 +53,13 @@ def test_percentiles_are_samples_that_happened() -> None:
 def test_the_in_process_figures_are_measured_against_the_floor() -> None:
     figures = measure_in_process(TINY)
     assert set(figures) == {
-        "floor_scalarmult_us", "deal_floor_ms", "deck_ms", "deal_critical_path_ms",
-        "shuffle_prove_ms", "shuffle_verify_ms", "audit_ms",
+        "floor_scalarmult_us",
+        "deal_floor_ms",
+        "deck_ms",
+        "deal_critical_path_ms",
+        "shuffle_prove_ms",
+        "shuffle_verify_ms",
+        "audit_ms",
     }
     floor = figures["floor_scalarmult_us"]
     assert floor.count == 2 and 1 < floor.p50 < 10_000  # a multiplication: microseconds
@@ -102,11 +107,15 @@ def test_json_has_exactly_the_keys_and_the_text_judges_the_targets(
     assert document["play_latency_ms"] == {"p50": 9.0, "p99": 21.5}
     assert document["daemon_rss_mb"] == 42.2  # the largest daemon, not the median one
     assert document["full_deal_ms"] == 2500.0
-    assert document["floor_multiples"]["deck_ms"] == round(1020.0 / 0.140)  # the median floor, 140 µs
+    assert document["floor_multiples"]["deck_ms"] == round(
+        1020.0 / 0.140
+    )  # the median floor, 140 µs
 
     assert main(["bench", "--quick"]) == 0
     text = capsys.readouterr().out
-    judged = {line.split()[0]: line.split()[-1] for line in text.splitlines() if line.startswith("  ")}
+    judged = {
+        line.split()[0]: line.split()[-1] for line in text.splitlines() if line.startswith("  ")
+    }
     assert judged["play_latency_ms"] == "MISSED" and judged["daemon_rss_mb"] == "met"
     assert judged["full_deal_ms"] == "MISSED" and judged["loopback_deal_ms"] == "MISSED"
     assert judged["audit_ms"] == "met"
@@ -125,7 +134,16 @@ def test_deal_times_run_from_the_first_score_of_the_deal_before() -> None:
             return [t for t, k in self.events if k == kind]
 
     # Two seats, three deals; the second seat's client connected after deal 0's hand.
-    first = Log([(0.0, "hand"), (1.0, "score"), (1.3, "hand"), (3.0, "score"), (3.2, "hand"), (4.0, "score")])
+    first = Log(
+        [
+            (0.0, "hand"),
+            (1.0, "score"),
+            (1.3, "hand"),
+            (3.0, "score"),
+            (3.2, "hand"),
+            (4.0, "score"),
+        ]
+    )
     second = Log([(1.1, "score"), (1.5, "hand"), (2.5, "score"), (3.4, "hand"), (4.5, "score")])
     deck, whole = deal_times([first, second], 3)
     assert deck == pytest.approx([500.0, 900.0])  # 1.0 → 1.5, 2.5 → 3.4
@@ -135,7 +153,11 @@ def test_deal_times_run_from_the_first_score_of_the_deal_before() -> None:
 
 
 def test_a_daemon_that_cannot_start_is_a_clear_error() -> None:
-    command = [sys.executable, "-c", "import sys; print('no tarotd here', file=sys.stderr); sys.exit(3)"]
+    command = [
+        sys.executable,
+        "-c",
+        "import sys; print('no tarotd here', file=sys.stderr); sys.exit(3)",
+    ]
 
     async def start() -> None:
         async with LoopbackTable(1, command=command):
@@ -151,7 +173,10 @@ def test_a_daemon_that_cannot_start_is_a_clear_error() -> None:
 def test_the_whole_quick_bench_with_real_daemons() -> None:
     out = subprocess.run(
         [sys.executable, "-m", "client.cli", "bench", "--quick", "--json"],
-        cwd=ROOT, capture_output=True, text=True, timeout=600,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert out.returncode == 0, out.stderr[-4000:]
     document = json.loads(out.stdout)

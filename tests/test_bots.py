@@ -48,7 +48,9 @@ def scores(deal: Deal) -> list[int]:
     return score_row(score_deal(outcome), deal.variant.players, deal.taker, deal.partner)
 
 
-def build_deal(players: int, dealer: int, fixed: dict[int, str], chien: str = "", seed: int = 0) -> Deal:
+def build_deal(
+    players: int, dealer: int, fixed: dict[int, str], chien: str = "", seed: int = 0
+) -> Deal:
     """A deal where some seats hold the given cards; the rest of the pack is shuffled into the
     other places (a seat given fewer cards than a hand is completed from it).  The shuffle is
     retried until no seat holds a petit sec, which would void the deal."""
@@ -431,7 +433,9 @@ def test_ecart_makes_voids_and_keeps_kings_and_guarded_honours() -> None:
 
 
 def test_ecart_with_trumps_needed_shows_the_lowest() -> None:
-    hand = cards("T21 T20 T19 T18 T17 T16 T15 T14 T13 T12 T11 T10 T9 T8 T7 T5 T4 T3 EX KH KS KD KC 2C")
+    hand = cards(
+        "T21 T20 T19 T18 T17 T16 T15 T14 T13 T12 T11 T10 T9 T8 T7 T5 T4 T3 EX KH KS KD KC 2C"
+    )
     needed = trumps_needed_in_ecart(hand, 6)
     candidates = [c for c in hand if not (c.is_bout or c.is_king)]
     ecart = choose_ecart(hand, candidates, needed, 6)
@@ -444,7 +448,9 @@ def test_chelem_only_with_an_unbeatable_hand() -> None:
     assert chelem_is_sure(unbeatable)
     assert not chelem_is_sure(cards(STRONG))
     # One missing trump in the run from the top, and the hand is no longer sure.
-    assert not chelem_is_sure(cards("T21 T19 T18 T17 T16 T15 T14 T13 T12 T11 T10 EX KH QH KS KD QD ND"))
+    assert not chelem_is_sure(
+        cards("T21 T19 T18 T17 T16 T15 T14 T13 T12 T11 T10 EX KH QH KS KD QD ND")
+    )
 
 
 def test_poignee_shown_by_the_taker_not_by_a_modest_defender() -> None:

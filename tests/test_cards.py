@@ -32,7 +32,18 @@ def test_card_points_total_91_and_three_bouts() -> None:
 
 @pytest.mark.parametrize(
     "code, half",
-    [("KH", 9), ("QS", 7), ("ND", 5), ("JC", 3), ("10H", 1), ("1S", 1), ("T21", 9), ("T1", 9), ("EX", 9), ("T20", 1)],
+    [
+        ("KH", 9),
+        ("QS", 7),
+        ("ND", 5),
+        ("JC", 3),
+        ("10H", 1),
+        ("1S", 1),
+        ("T21", 9),
+        ("T1", 9),
+        ("EX", 9),
+        ("T20", 1),
+    ],
 )
 def test_values_in_half_points(code: str, half: int) -> None:
     assert card(code).half_points == half

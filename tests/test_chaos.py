@@ -79,7 +79,9 @@ class Table:
 
     def wait_until(self, condition: Callable[[], bool], what: str, poll: float = 0.02) -> None:
         while not condition():
-            if self.group.remaining() <= 0 or any(d.process.poll() is not None for d in self.daemons):
+            if self.group.remaining() <= 0 or any(
+                d.process.poll() is not None for d in self.daemons
+            ):
                 self.group.fail(f"never saw {what}")
             time.sleep(poll)
 
@@ -109,27 +111,55 @@ def explained(row: dict[str, Any]) -> bool:
     """A row is explained if its deal was audited ok, is void and says why, or names the seat
     its verdict is about and the rule (a seat silent at its reveal, the deal scored without it)."""
     audit = row["audit"]
-    return audit == "ok" or bool(row.get("void")) or (isinstance(audit, dict) and bool(audit.get("rule")))
+    return (
+        audit == "ok"
+        or bool(row.get("void"))
+        or (isinstance(audit, dict) and bool(audit.get("rule")))
+    )
 
 
 def chaos(tmp_path: Path, seed: int, fault: Fault) -> str:
     """One chaos run; a description of what was done, for the report."""
     rng = random.Random(seed)
     victim_index = rng.randrange(SEATS)
-    think = "0.3" if fault.before_reveal else "0.1"  # bots slower: the moment after a last card is theirs
+    think = (
+        "0.3" if fault.before_reveal else "0.1"
+    )  # bots slower: the moment after a last card is theirs
     with ExitStack() as stack:
         lan = stack.enter_context(lan_of(SEATS))
         disk = None
         if fault.kind == "disk":  # the victim's home is a small disk of its own
             disk = stack.enter_context(small_disk(tmp_path / f"joueur{victim_index}", "8m"))
         group = stack.enter_context(fleet(lan, tmp_path, budget=240))
-        daemons = [group.start(i, f"joueur{i}", "--table", "club", "--seats", str(SEATS), "--invite", INVITE,
-                               "--deals", str(DEALS), "--timeout", str(TIMEOUT),
-                               "--decision-timeout", str(2 * TIMEOUT), "--think", think) for i in range(SEATS)]
+        daemons = [
+            group.start(
+                i,
+                f"joueur{i}",
+                "--table",
+                "club",
+                "--seats",
+                str(SEATS),
+                "--invite",
+                INVITE,
+                "--deals",
+                str(DEALS),
+                "--timeout",
+                str(TIMEOUT),
+                "--decision-timeout",
+                str(2 * TIMEOUT),
+                "--think",
+                think,
+            )
+            for i in range(SEATS)
+        ]
         table, victim = Table(group, daemons, disk), daemons[victim_index]
-        table.wait_until(lambda: (table.state(victim) or {}).get("view") is not None, "the first deal")
+        table.wait_until(
+            lambda: (table.state(victim) or {}).get("view") is not None, "the first deal"
+        )
         if fault.before_reveal:
-            table.wait_until(lambda: table.hand_played_out(victim), "the victim's last card before its reveal")
+            table.wait_until(
+                lambda: table.hand_played_out(victim), "the victim's last card before its reveal"
+            )
             moment = "between its last card and its reveal"
         else:
             delay = round(rng.uniform(0.5, 15.0), 1)
@@ -140,8 +170,13 @@ def chaos(tmp_path: Path, seed: int, fault: Fault) -> str:
         done = f"{fault.kind} {victim.home.name} for {fault.down:g} s, {moment} (deal {table.seen.get('deal')})"
         group.wait(daemons)
         sheets = {d.home.name: score_sheet(d) for d in daemons}
-    rows = {name: [row.get("void") or (row["audit"] if row["audit"] != "ok" else row["scores"])
-                   for row in sheet["deals"]] for name, sheet in sheets.items()}
+    rows = {
+        name: [
+            row.get("void") or (row["audit"] if row["audit"] != "ok" else row["scores"])
+            for row in sheet["deals"]
+        ]
+        for name, sheet in sheets.items()
+    }
     said = f"seed {seed}: {done}; the sheets' rows: {json.dumps(rows, ensure_ascii=False)}"
     print(said)
     first = next(iter(sheets.values()))
@@ -167,5 +202,7 @@ FAULTS = {
 
 
 @pytest.mark.parametrize("name", list(FAULTS))
-def test_a_chaos_run_ends_with_every_sheet_the_same_and_every_row_explained(tmp_path: Path, name: str) -> None:
+def test_a_chaos_run_ends_with_every_sheet_the_same_and_every_row_explained(
+    tmp_path: Path, name: str
+) -> None:
     chaos(tmp_path, seed=sum(map(ord, name)), fault=FAULTS[name])

@@ -24,7 +24,9 @@ DEFAULT = ["lock-tracer", "equivocate", "revoke"]
 TAKERS = {"bad-ecart", "false-call"}
 
 
-def play_with_a_cheater(tmp_path: Path, kind: str, players: int = PLAYERS, deals: int = 1, timeout: float = 240) -> list[Path]:
+def play_with_a_cheater(
+    tmp_path: Path, kind: str, players: int = PLAYERS, deals: int = 1, timeout: float = 240
+) -> list[Path]:
     """Start the table, wait for every honest daemon to play its deals and exit; the cheater
     (which may be waiting for ever for what it withholds) is then stopped.  The honest homes."""
     ports = free_ports(players)
@@ -33,7 +35,9 @@ def play_with_a_cheater(tmp_path: Path, kind: str, players: int = PLAYERS, deals
     for i, home in enumerate(homes):
         extra = ["--cheat", kind] if i == CHEATER else []
         peers = [(other, port) for j, (other, port) in enumerate(zip(homes, ports)) if j != i]
-        argv = daemon_argv(home, f"joueur{i}", ports[i], peers, seats=players, deals=deals, timeout=5, extra=extra)
+        argv = daemon_argv(
+            home, f"joueur{i}", ports[i], peers, seats=players, deals=deals, timeout=5, extra=extra
+        )
         processes.append(spawn(argv, log_path(tmp_path, i)))
     try:
         wait_all([p for i, p in enumerate(processes) if i != CHEATER], tmp_path, timeout)
@@ -66,7 +70,12 @@ def check_caught(tmp_path: Path, kind: str, players: int = PLAYERS) -> None:
         verdicts.append((audit["culprit"], audit["step"], audit["rule"]))
         proof = home / audit["proof"]  # relative to the home: the same row at every honest daemon
         assert proof.parent == home / "proofs" and proof.suffix == ".tarot-proof"
-        out = subprocess.run([sys.executable, "-m", "client.cli", "audit", str(proof)], cwd=ROOT, capture_output=True, text=True)
+        out = subprocess.run(
+            [sys.executable, "-m", "client.cli", "audit", str(proof)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        )
         assert out.returncode == 1 and "proof: holds" in out.stdout, out.stdout + out.stderr
     assert len(set(verdicts)) == 1, verdicts  # every honest daemon reached the same verdict
 
@@ -79,7 +88,9 @@ def test_an_honest_table_names_the_cheating_daemon(tmp_path: Path, kind: str) ->
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", sorted(set(CHEATS) - set(DEFAULT) - {"flood"}))
 def test_every_cheating_daemon_is_named(tmp_path: Path, kind: str) -> None:
-    check_caught(tmp_path, kind, players=5 if kind == "false-call" else PLAYERS)  # a call needs five
+    check_caught(
+        tmp_path, kind, players=5 if kind == "false-call" else PLAYERS
+    )  # a call needs five
 
 
 @pytest.mark.slow

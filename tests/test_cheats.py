@@ -13,19 +13,19 @@ import json
 from pathlib import Path
 
 import pytest
+from deck_tables import dealt_table
+from test_replicated_deal import allowed_for, cards_in
 
 from client.cli import main as tarot
-from deck_tables import dealt_table
+from lab.cheats.attacks import CHEATS, Cheater, Peek, points_by_position, try_every_key
 from lab.cheats.runs import CheatRun, run_cheat
 from protocol.cards import Card
-from lab.cheats.attacks import CHEATS, Cheater, Peek, points_by_position, try_every_key
 from protocol.deck import Shuffle
 from protocol.group import card_of, invert, mul, scalar_product
 from protocol.machine import Event, SeatMachine
 from protocol.messages import Kind
 from protocol.transcript import proof_file, read_proof_file
 from protocol.verdict import Verdict
-from test_replicated_deal import allowed_for, cards_in
 
 KINDS = sorted(CHEATS)
 
@@ -52,7 +52,13 @@ WHEN: dict[str, str] = {
 }
 
 #: The deck's steps, in the order a deal reaches them.
-STEPS = {"shuffle": Kind.SHUFFLE, "lock": Kind.LOCK, "deal": Kind.DEAL_KEYS, "hand check": Kind.PETIT_SEC, "bid": Kind.BID}
+STEPS = {
+    "shuffle": Kind.SHUFFLE,
+    "lock": Kind.LOCK,
+    "deal": Kind.DEAL_KEYS,
+    "hand check": Kind.PETIT_SEC,
+    "bid": Kind.BID,
+}
 #: The step whose payload carries each attack on the deck: it must be refused there.
 REFUSED_AT = {
     "bad-shuffle": "shuffle",
@@ -79,7 +85,9 @@ def assert_refused_at_its_step(run: CheatRun, machines: dict[int, SeatMachine]) 
     for seat, verdict in run.verdicts.items():
         assert verdict is not None and (verdict.seat, verdict.step) == (run.seat, step), verdict
         kinds = {message.kind for message in machines[seat].transcript.messages}
-        assert not kinds & set(later), f"{run.kind}: seat {seat} holds {sorted(k.value for k in kinds & set(later))}"
+        assert not kinds & set(later), (
+            f"{run.kind}: seat {seat} holds {sorted(k.value for k in kinds & set(later))}"
+        )
 
 
 class Watch:
@@ -103,7 +111,9 @@ class Watch:
         seen = set(cards_in(machine.view())) | set(cards_in(self.events))
         assert not seen - allowed, f"{machine.kind} saw {sorted(c.code for c in seen - allowed)}"
         owner = machine.public.deck.setup.layout.owner
-        learned = {c for j, c in machine.learned.items() if c not in allowed and owner[j] != machine.seat}
+        learned = {
+            c for j, c in machine.learned.items() if c not in allowed and owner[j] != machine.seat
+        }
         assert not learned, f"{machine.kind} learned {sorted(c.code for c in learned)}"
 
 
@@ -175,7 +185,9 @@ class Unchecked:
     def card_at(self, position: int) -> int | None:
         """The card a position holds, opened with every seat's key."""
         keys = scalar_product(m.secret.secrets.lock_keys[position] for m in self.machines.values())
-        return card_of(mul(invert(keys), self.machines[self.cheater].public.deck.final_point(position)))
+        return card_of(
+            mul(invert(keys), self.machines[self.cheater].public.deck.final_point(position))
+        )
 
 
 @pytest.mark.parametrize("kind", ["tracer", "lock-tracer", "lock-tracer-half-fix"])
@@ -196,9 +208,22 @@ def test_attacks_are_caught_at_three(kind: str) -> None:
     assert_caught(run_cheat(kind, 3, seed=4))
 
 
-def test_tarot_sim_names_the_cheater_and_its_proof_files_hold(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_tarot_sim_names_the_cheater_and_its_proof_files_hold(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     proofs = tmp_path / "proofs"
-    argv = ["sim", "--players", "5", "--seed", "6", "--cheat", "3:bad-key", "--proofs", str(proofs), "--json"]
+    argv = [
+        "sim",
+        "--players",
+        "5",
+        "--seed",
+        "6",
+        "--cheat",
+        "3:bad-key",
+        "--proofs",
+        str(proofs),
+        "--json",
+    ]
     assert tarot(argv) == 0
     report = json.loads(capsys.readouterr().out.splitlines()[0])
     assert report["cheat"] == {"seat": 3, "kind": "bad-key", "attempted": True}
@@ -213,7 +238,9 @@ def test_tarot_sim_names_the_cheater_and_its_proof_files_hold(tmp_path: Path, ca
     # A proof file that names someone else does not hold.
     stated, transcript, manifest = read_proof_file(files[0].read_bytes())
     forged = tmp_path / "forged.tarot-proof"
-    forged.write_bytes(proof_file(transcript, Verdict(1, stated.step, stated.reason, stated.evidence), manifest))
+    forged.write_bytes(
+        proof_file(transcript, Verdict(1, stated.step, stated.reason, stated.evidence), manifest)
+    )
     assert tarot(["audit", str(forged)]) == 2
     assert "DOES NOT HOLD" in capsys.readouterr().out
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import msgpack
 import pytest
+from test_transcript import KEYS, NAMES, PLAYERS, TABLE, new_transcript, round_of, signed
 
 from client.simulation import Cheat, play_one_deal, sim_table
-from protocol.audit import audit_transcript, signed_offence
 from lab.cheats.attacks import WithholdReveal
+from protocol.audit import audit_transcript, signed_offence
 from protocol.machine import MAX_EARLY_PER_SEAT, SeatMachine
 from protocol.manifest import sign_manifest
 from protocol.messages import Kind, encode, sign_message
@@ -24,7 +25,6 @@ from protocol.transcript import (
     read_proof_file,
 )
 from protocol.verdict import Verdict
-from test_transcript import KEYS, NAMES, PLAYERS, TABLE, new_transcript, round_of, signed
 
 
 def test_rewind_cuts_the_chain_back_and_keeps_what_it_cut_as_evidence() -> None:
@@ -71,7 +71,9 @@ def test_a_forgery_is_kept_in_the_file_and_checked_when_read() -> None:
     reloaded = Transcript.from_bytes(transcript.to_bytes())
     assert reloaded.evidence == (forged,)
     verdict = signed_offence(reloaded.members, reloaded.evidence)
-    assert verdict == Verdict(2, "bid", "impersonation: signed a message claiming seat 1", (forged.digest.hex(),))
+    assert verdict == Verdict(
+        2, "bid", "impersonation: signed a message claiming seat 1", (forged.digest.hex(),)
+    )
     # A "forgery" signed by the seat it claims is no forgery: the file is refused.
     fields = msgpack.unpackb(transcript.to_bytes())
     fields[6] = [encode(signed(transcript, 1, Kind.BID))]
@@ -118,14 +120,20 @@ def test_a_withheld_reveal_names_the_seat_that_withheld_it_not_the_first_seat() 
     """The gap: when the reveal timed out, the honest seats' own reveals were dropped with the
     unfinished round, so the audit found no seed at all and named seat 0."""
     table, identities = sim_table(4, seed=11)
-    machines = play_one_deal(table, identities, 0, 0, 11, ["basic"], cheat=Cheat(3, "withhold-reveal"))
+    machines = play_one_deal(
+        table, identities, 0, 0, 11, ["basic"], cheat=Cheat(3, "withhold-reveal")
+    )
     assert isinstance(machines[3], WithholdReveal) and machines[3].attempted
     for machine in machines[:3]:
         assert machine.done and sorted(machine.public.seeds) == [0, 1, 2]
         assert machine.audit is not None and machine.audit.verdict is not None
         assert (machine.audit.verdict.seat, machine.audit.verdict.step) == (3, "reveal")
-        assert machine.audit.abandoned and set(machine.audit.scores) == {0}  # all passed: nothing to score
-        assert machine.audit.penalised == ()  # and nothing to take: a reveal timed out before play costs nothing
+        assert machine.audit.abandoned and set(machine.audit.scores) == {
+            0
+        }  # all passed: nothing to score
+        assert (
+            machine.audit.penalised == ()
+        )  # and nothing to take: a reveal timed out before play costs nothing
         _, _, offline = audit_transcript(Transcript.from_bytes(machine.transcript.to_bytes()))
         assert offline.verdict == machine.audit.verdict
 
@@ -147,7 +155,9 @@ def test_early_messages_are_kept_within_each_seats_share() -> None:
     target = machines[0]
     target.start()
     for n in range(MAX_EARLY_PER_SEAT + 10):
-        flood = sign_message(identities[2], table.table_id, 0, Kind.PLAY, 2, {"n": n}, bytes([n]) * 32)
+        flood = sign_message(
+            identities[2], table.table_id, 0, Kind.PLAY, 2, {"n": n}, bytes([n]) * 32
+        )
         assert target.receive(flood) == []
     assert len(target._early) == MAX_EARLY_PER_SEAT
     early = sign_message(identities[1], table.table_id, 0, Kind.SHUFFLE, 1, {"n": 0}, bytes(32))

@@ -21,6 +21,7 @@ from functools import partial
 from pathlib import Path
 
 import pytest
+from deck_tables import commit_round, fresh_table, lock_rounds
 
 import client.cli
 import lab.bench.cmd
@@ -28,14 +29,15 @@ import protocol.deck as deck_module
 import protocol.group as group
 import tarotd.cli
 from client.workers import TOOLS
-from deck_tables import commit_round, fresh_table, lock_rounds
 from lab.cheats.attacks import BadShuffleDeck
 from protocol.deck import Lock, PublicDeck, Shuffle
 from protocol.group import CARD_POINTS, GENERATOR, in_background, mul_batches
 from protocol.verdict import VerdictError
 from tarotd.workers import BACKGROUND_NICENESS, DAEMON, Workers
 
-linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a thread's own niceness is Linux's")
+linux_only = pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="a thread's own niceness is Linux's"
+)
 
 
 def niceness() -> int:
@@ -64,7 +66,9 @@ def test_in_background_gives_the_result_and_the_error_of_the_work() -> None:
 
 
 @linux_only
-def test_the_work_and_the_slices_it_hands_on_run_at_the_lowest_priority(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_work_and_the_slices_it_hands_on_run_at_the_lowest_priority(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     seen: list[tuple[str, int]] = []
     first_invalid = group._first_invalid
 
@@ -75,7 +79,10 @@ def test_the_work_and_the_slices_it_hands_on_run_at_the_lowest_priority(monkeypa
     monkeypatch.setattr(group, "_first_invalid", spy)
     points = list(CARD_POINTS)
     points[60] = b"\x00" * 32  # not a point of the subgroup
-    assert in_background(lambda: (niceness(), group.first_invalid_point(points))) == (BACKGROUND_NICENESS, 60)
+    assert in_background(lambda: (niceness(), group.first_invalid_point(points))) == (
+        BACKGROUND_NICENESS,
+        60,
+    )
     assert len(seen) == len(group._slices(78)) and all(
         name.startswith("tarot-background") and nice == BACKGROUND_NICENESS for name, nice in seen
     )
@@ -89,7 +96,9 @@ def test_in_background_from_the_background_runs_the_work_where_it_is() -> None:
     assert outer[0] == outer[1]
 
 
-def test_a_caller_does_the_work_itself_once_the_background_is_starved_past_its_patience(workers: Workers) -> None:
+def test_a_caller_does_the_work_itself_once_the_background_is_starved_past_its_patience(
+    workers: Workers,
+) -> None:
     caller = threading.get_ident()
     release = threading.Event()
 
@@ -118,6 +127,7 @@ def _chain(own_seat: int | None) -> list[tuple[str, int]]:
     seats, driver = fresh_table(5, salt=6)
     observer = PublicDeck(driver.setup, own_seat)
     with pytest.MonkeyPatch.context() as patch:
+
         def spy(work: Callable[[], object]) -> object:
             assert isinstance(work, partial), "the deck hands on its check of a step bound to it"
             step = work.args[0]
@@ -133,7 +143,15 @@ def _chain(own_seat: int | None) -> list[tuple[str, int]]:
 
 def test_a_seat_checks_at_full_priority_the_steps_it_waits_for_and_only_those() -> None:
     # Seat 3 builds on seat 2's shuffle and lock; everyone waits for the last lock (seat 4's).
-    assert _chain(3) == [("shuffle", 0), ("shuffle", 1), ("shuffle", 3), ("shuffle", 4), ("lock", 0), ("lock", 1), ("lock", 3)]
+    assert _chain(3) == [
+        ("shuffle", 0),
+        ("shuffle", 1),
+        ("shuffle", 3),
+        ("shuffle", 4),
+        ("lock", 0),
+        ("lock", 1),
+        ("lock", 3),
+    ]
     # Seat 0 locks first: it builds on the last shuffle.
     assert _chain(0) == [("shuffle", k) for k in range(4)] + [("lock", k) for k in range(4)]
     assert _chain(None) == []  # an auditor waits for everything
@@ -147,6 +165,7 @@ def test_a_late_copy_of_a_background_check_finds_what_the_first_found_and_change
     seats, driver = fresh_table(5, salt=7)
     observer = PublicDeck(driver.setup, own_seat=2)
     with pytest.MonkeyPatch.context() as patch:
+
         def first_copy(work: Callable[[], object]) -> object:
             result = work()
             done.append((work, result))
@@ -218,7 +237,9 @@ def test_a_forked_child_multiplies_over_its_own_threads() -> None:
     os.waitpid(pid, 0)
 
 
-def test_tarotd_and_tarot_run_the_group_on_their_threads(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_tarotd_and_tarot_run_the_group_on_their_threads(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     """The protocol runs serially unless told: each program installs its scheduler as it
     starts (the daemon's with the niced background, the tools' without)."""
     installed: list[object] = []

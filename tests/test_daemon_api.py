@@ -47,7 +47,8 @@ CARDS_PER_HAND = 24  #: at three players
 
 needs_root = pytest.mark.skipif(
     sys.platform != "linux" or os.geteuid() != 0,
-    reason="needs root on Linux: the test becomes another Unix user (nobody) to knock on the socket",
+    reason="needs root on Linux: the test becomes another Unix user (nobody) to knock on the "
+    "socket",
 )
 
 
@@ -171,10 +172,15 @@ def test_a_client_beyond_the_places_is_told_why_and_a_place_freed_serves_it(tmp_
     async def main() -> None:
         server = ApiServer(tmp_path / "api.sock", handler)
         await server.start()
-        held = [await asyncio.open_unix_connection(str(tmp_path / "api.sock")) for _ in range(MAX_CLIENTS)]
+        held = [
+            await asyncio.open_unix_connection(str(tmp_path / "api.sock"))
+            for _ in range(MAX_CLIENTS)
+        ]
         try:
             await asyncio.sleep(0.1)
-            with pytest.raises(DaemonRefused, match=f"already serves {MAX_CLIENTS} clients of yours"):
+            with pytest.raises(
+                DaemonRefused, match=f"already serves {MAX_CLIENTS} clients of yours"
+            ):
                 await ask(tmp_path, "status")
             held.pop()[1].close()
             await asyncio.sleep(0.1)
@@ -223,7 +229,9 @@ def test_the_daemon_socket_is_out_of_reach_of_another_user(tmp_path: Path) -> No
 # --------------------------------------------------------------------------- a human seat
 
 
-async def raw_exchange(path: Path, payload: bytes, answers: int, timeout: float = 10) -> tuple[list[dict[str, Any]], bool]:
+async def raw_exchange(
+    path: Path, payload: bytes, answers: int, timeout: float = 10
+) -> tuple[list[dict[str, Any]], bool]:
     """Send raw bytes on a connection of their own; the first ``answers`` responses (events
     skipped) and whether the daemon then closed the connection."""
     reader, writer = await asyncio.open_unix_connection(str(path), limit=1 << 22)
@@ -303,7 +311,12 @@ def own_plays(view: dict[str, Any], seat: int) -> list[str]:
     """The cards ``seat`` played: the k-th card of a trick is its leader's k-th neighbour's."""
     players = view["players"]
     tricks = [*view["tricks"], {"leader": view["leader"], "cards": view["current"]}]
-    return [code for t in tricks for k, code in enumerate(t["cards"]) if (t["leader"] + k) % players == seat]
+    return [
+        code
+        for t in tricks
+        for k, code in enumerate(t["cards"])
+        if (t["leader"] + k) % players == seat
+    ]
 
 
 class Human:
@@ -335,10 +348,14 @@ class Human:
         elif decision == "playing":
             await self.client.request("play", card=self.rng.choice(view["legal"]))
         else:
-            raise AssertionError(f"no decision {decision!r} expected at three with a garde contre: {view}")
+            raise AssertionError(
+                f"no decision {decision!r} expected at three with a garde contre: {view}"
+            )
         return True
 
-    async def play_until(self, done: Callable[[dict[str, Any]], bool], timeout: float = 40) -> dict[str, Any]:
+    async def play_until(
+        self, done: Callable[[dict[str, Any]], bool], timeout: float = 40
+    ) -> dict[str, Any]:
         deadline = time.monotonic() + timeout
         while True:
             state = await self.state()
@@ -360,7 +377,9 @@ async def refused(client: DaemonClient, op: str, **params: Any) -> str:
     return str(error.value)
 
 
-async def human_game(tmp_path: Path, processes: list[subprocess.Popen[bytes]], homes: list[Path]) -> dict[str, Any]:
+async def human_game(
+    tmp_path: Path, processes: list[subprocess.Popen[bytes]], homes: list[Path]
+) -> dict[str, Any]:
     rng = random.Random(20261130)
     api = homes[0] / "api.sock"
     wait_for_path(api, processes[0])
@@ -383,14 +402,20 @@ async def human_game(tmp_path: Path, processes: list[subprocess.Popen[bytes]], h
     # Mid-deal, at our turn with a bot after us in the trick: bad plays first.
     def mid_deal(state: dict[str, Any]) -> bool:
         view = state.get("view")
-        return (state.get("decision") == "playing" and view is not None
-                and len(view["tricks"]) >= 3 and len(view["current"]) < 2)
+        return (
+            state.get("decision") == "playing"
+            and view is not None
+            and len(view["tricks"]) >= 3
+            and len(view["current"]) < 2
+        )
 
     before = await human.play_until(mid_deal)
     view = before["view"]
     seat = before["seat"]
     seen_here = set(played(view)) | set(view["hand"])
-    elsewhere = next(c.code for c in DECK if c.code not in seen_here)  # another hand's, or the chien's
+    elsewhere = next(
+        c.code for c in DECK if c.code not in seen_here
+    )  # another hand's, or the chien's
     assert "is not a card" in await refused(human.client, "play", card="ZZ")
     assert "is not a card" in await refused(human.client, "play")
     assert await refused(human.client, "play", card=elsewhere)
@@ -411,7 +436,9 @@ async def human_game(tmp_path: Path, processes: list[subprocess.Popen[bytes]], h
         last = await human.state()
         assert last["decision"] is None and last["view"]["to_act"] != seat
         assert played(last["view"]) == [*played(view), card]
-        assert "not this seat's turn" in await refused(human.client, "play", card=last["view"]["hand"][0])
+        assert "not this seat's turn" in await refused(
+            human.client, "play", card=last["view"]["hand"][0]
+        )
         assert await human.state() == last
         await human.client.close()  # the player's client drops ...
     finally:
@@ -423,7 +450,10 @@ async def human_game(tmp_path: Path, processes: list[subprocess.Popen[bytes]], h
     deadline = time.monotonic() + 20
     while True:
         bot_views = [(await state_of(homes[i]))["view"] for i in others]
-        if all(v is not None and v["to_act"] == seat and len(played(v)) > len(played(last["view"])) for v in bot_views):
+        if all(
+            v is not None and v["to_act"] == seat and len(played(v)) > len(played(last["view"]))
+            for v in bot_views
+        ):
             break
         assert time.monotonic() < deadline, bot_views
         await asyncio.sleep(0.05)
@@ -435,12 +465,21 @@ async def human_game(tmp_path: Path, processes: list[subprocess.Popen[bytes]], h
         assert time.monotonic() < deadline, again
         await asyncio.sleep(0.02)
     now = again["view"]
-    assert (again["table"], again["seat"], again["deal"], again["seats"]) == (last["table"], seat, 0, names)
+    assert (again["table"], again["seat"], again["deal"], again["seats"]) == (
+        last["table"],
+        seat,
+        0,
+        names,
+    )
     assert again["scores"] == last["scores"] and again["results"] == last["results"] == []
     assert now["phase"] == "playing" and now["to_act"] == seat
     assert now["hand"] == last["view"]["hand"]  # nothing of ours moved while away
     assert (now["taker"], now["contract"], now["bids"], now["dealer"]) == (
-        view["taker"], view["contract"], view["bids"], view["dealer"])
+        view["taker"],
+        view["contract"],
+        view["bids"],
+        view["dealer"],
+    )
     assert played(now)[: len(played(last["view"]))] == played(last["view"])
     assert len(played(now)) > len(played(last["view"]))
     assert now["tricks"][: len(last["view"]["tricks"])] == last["view"]["tricks"]
@@ -448,7 +487,11 @@ async def human_game(tmp_path: Path, processes: list[subprocess.Popen[bytes]], h
     assert len(now["hand"]) + len(own_plays(now, seat)) == CARDS_PER_HAND
     assert len(set(played(now)) | set(now["hand"])) == len(played(now)) + len(now["hand"])
     for bot_view in bot_views:  # the public record is the same at every seat
-        assert (bot_view["tricks"], bot_view["current"], bot_view["leader"]) == (now["tricks"], now["current"], now["leader"])
+        assert (bot_view["tricks"], bot_view["current"], bot_view["leader"]) == (
+            now["tricks"],
+            now["current"],
+            now["leader"],
+        )
     deadline = time.monotonic() + 5
     while len(seen) < len(played(now)):
         assert time.monotonic() < deadline, (seen, played(now))
@@ -458,7 +501,9 @@ async def human_game(tmp_path: Path, processes: list[subprocess.Popen[bytes]], h
     # Finish the deal through the API.
     final = await human.play_until(lambda state: len(state["results"]) >= 1)
     sheet: dict[str, Any] = await human.client.request("scores")
-    assert "not this seat's turn" in await refused(human.client, "play", card="KH")  # deal 1: nobody to play with
+    assert "not this seat's turn" in await refused(
+        human.client, "play", card="KH"
+    )  # deal 1: nobody to play with
     assert (await human.client.request("status"))["name"] == "joueur0"
     await human.client.close()
     watcher.cancel()

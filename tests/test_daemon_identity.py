@@ -46,7 +46,9 @@ def until(condition: Any, what: str, timeout: float = 60) -> Any:
     return value
 
 
-def test_an_impostor_with_a_members_name_and_address_cannot_act_for_its_seat(tmp_path: Path) -> None:
+def test_an_impostor_with_a_members_name_and_address_cannot_act_for_its_seat(
+    tmp_path: Path,
+) -> None:
     # Five deals: a deal everyone passes has no tricks (one in ten between three basic bots,
     # `tarot sim`), and a table whose deals were all passed is over (its daemons gone) before
     # the tricks this test waits for: with three, a fresh-clone run once found them gone.
@@ -55,7 +57,12 @@ def test_an_impostor_with_a_members_name_and_address_cannot_act_for_its_seat(tmp
     impostor = None
     try:
         wait_for_path(homes[0] / "api.sock", processes[0])
-        until(lambda: (view := state_of(homes[0]).get("view")) is not None and view["phase"] == "playing", "the tricks")
+        until(
+            lambda: (
+                (view := state_of(homes[0]).get("view")) is not None and view["phase"] == "playing"
+            ),
+            "the tricks",
+        )
         before = state_of(homes[0])
         seat = before["seats"].index("joueur2")
         real = before["fingerprints"][seat]
@@ -80,7 +87,10 @@ def test_an_impostor_with_a_members_name_and_address_cannot_act_for_its_seat(tmp
         time.sleep(3)  # whatever it sends meanwhile must move nothing
         during = state_of(homes[0])
         assert during["fingerprints"][seat] == real and during["seats"] == before["seats"]
-        assert during["results"] == before["results"] and seat in [a["seat"] for a in during["away"]] + during["waiting_for"]
+        assert (
+            during["results"] == before["results"]
+            and seat in [a["seat"] for a in during["away"]] + during["waiting_for"]
+        )
         impostor.send_signal(signal.SIGKILL)
         impostor.wait()
         processes[2] = spawn(real_argv, log_path(tmp_path, 2))  # the real member comes back

@@ -13,7 +13,17 @@ import random
 from pathlib import Path
 from typing import Any
 
-from daemons import assert_no_traceback, daemon_argv, kill_all, log_path, logs, scores, spawn, wait_all, wait_for_path
+from daemons import (
+    assert_no_traceback,
+    daemon_argv,
+    kill_all,
+    log_path,
+    logs,
+    scores,
+    spawn,
+    wait_all,
+    wait_for_path,
+)
 
 from client.api import DaemonClient, DaemonRefused, DaemonUnavailable
 
@@ -26,7 +36,9 @@ async def refused(client: DaemonClient, op: str, **params: Any) -> str:
     raise AssertionError(f"{op} {params} was accepted")
 
 
-async def choose(client: DaemonClient, state: dict[str, Any], rng: random.Random, seen: dict[str, int]) -> None:
+async def choose(
+    client: DaemonClient, state: dict[str, Any], rng: random.Random, seen: dict[str, int]
+) -> None:
     """One decision, picked among the daemon's own ``options`` only."""
     options, decision = state["options"], state["decision"]
     seen[decision] = seen.get(decision, 0) + 1
@@ -38,9 +50,16 @@ async def choose(client: DaemonClient, state: dict[str, Any], rng: random.Random
         ecart = options["ecart"]
         trumps = [c for c in ecart["allowed"] if c.startswith("T")]
         others = [c for c in ecart["allowed"] if not c.startswith("T")]
-        chosen = rng.sample(others, ecart["size"] - ecart["trumps_needed"]) + trumps[: ecart["trumps_needed"]]
-        hand_trumps = [c for c in state["view"]["hand"] if c.startswith("T") and c not in ("T1", "T21")]
-        if ecart["trumps_needed"] == 0 and hand_trumps:  # a trump is refused while other cards may go
+        chosen = (
+            rng.sample(others, ecart["size"] - ecart["trumps_needed"])
+            + trumps[: ecart["trumps_needed"]]
+        )
+        hand_trumps = [
+            c for c in state["view"]["hand"] if c.startswith("T") and c not in ("T1", "T21")
+        ]
+        if (
+            ecart["trumps_needed"] == 0 and hand_trumps
+        ):  # a trump is refused while other cards may go
             assert not trumps
             error = await refused(client, "ecart", cards=[*chosen[1:], hand_trumps[0]])
             assert "trump may go to the écart only when" in error
@@ -94,14 +113,21 @@ async def play_table(home: Path, process: Any) -> tuple[dict[str, Any], dict[str
         if state["between_deals"]:
             assert state["results"] and state["options"] is None and state["view"] is None
             last = state["last_view"]  # how the deal ended, for the screen between deals
-            assert last["seat"] == state["seat"] == 0 and last["dealer"] == state["results"][-1]["dealer"]
+            assert (
+                last["seat"] == state["seat"] == 0
+                and last["dealer"] == state["results"][-1]["dealer"]
+            )
             assert len(last["tricks"]) == (24 if state["results"][-1]["contract"] else 0)
             assert "the table is full" in await refused(client, "bot")
             await client.request("next")
         elif state["decision"] is not None:
             await choose(client, state, rng, seen)
         else:
-            if state["view"] is not None and state["options"] is None and not state["between_deals"]:
+            if (
+                state["view"] is not None
+                and state["options"] is None
+                and not state["between_deals"]
+            ):
                 assert "not over" in await refused(client, "next")
             await asyncio.sleep(0.02)
     await client.close()
@@ -114,7 +140,9 @@ async def play_table(home: Path, process: Any) -> tuple[dict[str, Any], dict[str
     return state, seen
 
 
-def test_a_table_opened_and_filled_with_bots_through_the_api_plays_two_deals(tmp_path: Path) -> None:
+def test_a_table_opened_and_filled_with_bots_through_the_api_plays_two_deals(
+    tmp_path: Path,
+) -> None:
     home = tmp_path / "d0"
     argv = daemon_argv(home, "moi", 0, [], bot=None, table=None, deals=2)
     process = spawn(argv, log_path(tmp_path, 0))
@@ -147,9 +175,13 @@ def test_a_daemon_at_its_table_limit_refuses_to_open_or_join_another(tmp_path: P
         await client.connect()
         while (await client.request("state"))["table"] is None:  # its own three seats start a table
             await asyncio.sleep(0.05)
-        assert "its limit (tarotd --max-tables)" in await refused(client, "open", name="autre", seats=3)
+        assert "its limit (tarotd --max-tables)" in await refused(
+            client, "open", name="autre", seats=3
+        )
         assert "its limit" in await refused(client, "join", table="00" * 16)
-        assert "played by a bot" in await refused(client, "play", card="EX")  # --bot: no moves from a client
+        assert "played by a bot" in await refused(
+            client, "play", card="EX"
+        )  # --bot: no moves from a client
         assert [t["name"] for t in await client.request("tables")] == ["club"]
         await client.close()
 

@@ -73,7 +73,10 @@ def knock_with_junk(context: Any, endpoint: str, rng: random.Random, daemon: byt
             sock.close()
     sock = dealer(context, endpoint, routing_id(rng), daemon)
     try:
-        big = encode("data", {"s": rng.randbytes(TOKEN), "f": 1, "q": 1, "c": "deal", "b": bytes(2 * MiB + 1000)})
+        big = encode(
+            "data",
+            {"s": rng.randbytes(TOKEN), "f": 1, "q": 1, "c": "deal", "b": bytes(2 * MiB + 1000)},
+        )
         sock.send(big)  # over the mesh's 2 MiB: counted and dropped
         sock.send(bytes(2 * MiB + 5))
         barrier(sock, rng)
@@ -90,18 +93,34 @@ def knock_with_junk(context: Any, endpoint: str, rng: random.Random, daemon: byt
         sock.close()
 
 
-def claim_member(context: Any, endpoint: str, rng: random.Random, daemon: bytes, member: bytes) -> None:
+def claim_member(
+    context: Any, endpoint: str, rng: random.Random, daemon: bytes, member: bytes
+) -> None:
     """A DEALER that takes a member's key as routing id and claims its key in a HELLO it
     signed itself, for the challenge it was given: it gets no session, so nothing it sends
     is taken for the member's."""
     impostor = identity(rng)
     sock = dealer(context, endpoint, member, daemon, impostor)
     try:
-        hello = {**hello_fields(impostor, rng, "tcp://127.0.0.1:9", daemon, challenge(sock, daemon)), "key": member}
+        hello = {
+            **hello_fields(impostor, rng, "tcp://127.0.0.1:9", daemon, challenge(sock, daemon)),
+            "key": member,
+        }
         sock.send(encode_signed(impostor, "hello", hello))  # the member's key, our signature
         for seq in range(1, 20):
             body = rng.randbytes(rng.randrange(0, 400))
-            sock.send(encode("data", {"s": rng.randbytes(TOKEN), "f": 1, "q": seq, "c": rng.choice(["deal", "lobby"]), "b": body}))
+            sock.send(
+                encode(
+                    "data",
+                    {
+                        "s": rng.randbytes(TOKEN),
+                        "f": 1,
+                        "q": seq,
+                        "c": rng.choice(["deal", "lobby"]),
+                        "b": body,
+                    },
+                )
+            )
         for parts in junk_frames(rng, 20):
             sock.send_multipart(parts)
         barrier(sock, rng)
@@ -110,14 +129,18 @@ def claim_member(context: Any, endpoint: str, rng: random.Random, daemon: bytes,
         sock.close()
 
 
-def stranger_session(context: Any, endpoint: str, rng: random.Random, daemon: bytes, table_id: bytes, deal: int) -> None:
+def stranger_session(
+    context: Any, endpoint: str, rng: random.Random, daemon: bytes, table_id: bytes, deal: int
+) -> None:
     """A stranger with a key of its own says a valid HELLO, gets a session, and sends data:
     lobby junk, and deal messages it signed for the real table.  The daemon must take
     them off the wire (they are acknowledged) and act on none of them."""
     stranger = identity(rng)
     sock = dealer(context, endpoint, stranger.public_key, daemon, stranger)
     try:
-        hello, session = handshake(sock, stranger, daemon, rng, f"tcp://127.0.0.1:{free_ports(1)[0]}")
+        hello, session = handshake(
+            sock, stranger, daemon, rng, f"tcp://127.0.0.1:{free_ports(1)[0]}"
+        )
         bodies = [("lobby", body) for body in lobby_bodies(stranger, table_id, rng)]
         bodies += [("deal", body) for body in deal_bodies(stranger, table_id, deal, rng)]
         bodies.append(("deal", rng.randbytes(300)))
@@ -126,12 +149,18 @@ def stranger_session(context: Any, endpoint: str, rng: random.Random, daemon: by
         bodies.append(("ünknown", msgpack.packb({"t": "offer"})))
         for seq, (channel, body) in enumerate(bodies, start=1):
             sock.send(encode("data", {"s": session, "f": 1, "q": seq, "c": channel, "b": body}))
-        sock.send(encode("data", {"s": session, "f": 1, "q": 1, "c": "deal", "b": b"again"}))  # a duplicate
-        sock.send(encode("data", {"s": session, "f": 1, "q": 100_000, "c": "deal", "b": b"far"}))  # out of window
+        sock.send(
+            encode("data", {"s": session, "f": 1, "q": 1, "c": "deal", "b": b"again"})
+        )  # a duplicate
+        sock.send(
+            encode("data", {"s": session, "f": 1, "q": 100_000, "c": "deal", "b": b"far"})
+        )  # out of window
         deadline = time.monotonic() + 10
         delivered = 0
         while delivered < len(bodies):
-            assert time.monotonic() < deadline, f"only {delivered} of {len(bodies)} data frames acknowledged"
+            assert time.monotonic() < deadline, (
+                f"only {delivered} of {len(bodies)} data frames acknowledged"
+            )
             sock.send(encode("ping", {"s": session}))
             for frame in replies(sock, 0.2):
                 if frame["t"] == "ack" and frame["s"] == session:
@@ -195,7 +224,9 @@ def test_junk_on_the_peer_socket_and_the_local_api_changes_nothing(tmp_path: Pat
             claim_member(context, endpoint, rng, keys[0], keys[1 + deal])
             knock_with_junk(context, endpoint, rng, keys[0])
             asyncio.run(junk_on_the_api(homes[0] / "api.sock", rng))
-            offers = asyncio.run(ask(homes[0], "tables"))  # the stranger's lobby frames changed nothing
+            offers = asyncio.run(
+                ask(homes[0], "tables")
+            )  # the stranger's lobby frames changed nothing
             assert {o["name"] for o in offers} == {"club"}, offers
             assert [o["state"] for o in offers if o["table"] == table] == ["ready"], offers
         wait_all(processes, tmp_path, timeout=60)

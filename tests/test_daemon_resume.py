@@ -13,7 +13,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.daemons import ROOT, daemon_argv, free_ports, home_key, log_path, scores, spawn, stage_of, wait_all
+from tests.daemons import (
+    ROOT,
+    daemon_argv,
+    free_ports,
+    home_key,
+    log_path,
+    scores,
+    spawn,
+    stage_of,
+    wait_all,
+)
 
 PLAYERS = 3
 #: Three deals, so that one of them reaches the tricks: at three players everyone passed 5 of
@@ -22,26 +32,64 @@ DEALS = 3
 
 
 def command(tmp_path: Path, ports: list[int], i: int) -> list[str]:
-    peers = [arg for j, port in enumerate(ports) if j != i for arg in ("--peer", f"{home_key(tmp_path / f'd{j}')}@127.0.0.1:{port}")]
+    peers = [
+        arg
+        for j, port in enumerate(ports)
+        if j != i
+        for arg in ("--peer", f"{home_key(tmp_path / f'd{j}')}@127.0.0.1:{port}")
+    ]
     return [
-        sys.executable, "-m", "tarotd.cli", "--home", str(tmp_path / f"d{i}"), "--name", f"joueur{i}",
-        "--listen", f"127.0.0.1:{ports[i]}", *peers, "--no-discovery", "--bot", "basic",
-        "--table", "club", "--seats", str(PLAYERS), "--deals", str(DEALS), "--timeout", "30", "--think", "0.1",
+        sys.executable,
+        "-m",
+        "tarotd.cli",
+        "--home",
+        str(tmp_path / f"d{i}"),
+        "--name",
+        f"joueur{i}",
+        "--listen",
+        f"127.0.0.1:{ports[i]}",
+        *peers,
+        "--no-discovery",
+        "--bot",
+        "basic",
+        "--table",
+        "club",
+        "--seats",
+        str(PLAYERS),
+        "--deals",
+        str(DEALS),
+        "--timeout",
+        "30",
+        "--think",
+        "0.1",
     ]
 
 
 @pytest.mark.parametrize(
     "moment, reached",
     [
-        ("the deck steps", lambda stage: stage in ("commit", "shuffle", "lock", "deal_keys", "hand_check")),
+        (
+            "the deck steps",
+            lambda stage: stage in ("commit", "shuffle", "lock", "deal_keys", "hand_check"),
+        ),
         ("the bidding", lambda stage: stage in ("bidding", "call", "chien", "ecart", "chelem")),
-        ("the tricks", lambda stage: stage.startswith("play, trick") and int(stage.split()[-1]) >= 4),
+        (
+            "the tricks",
+            lambda stage: stage.startswith("play, trick") and int(stage.split()[-1]) >= 4,
+        ),
     ],
 )
-def test_killed_and_restarted_daemon_finishes_the_deal(tmp_path: Path, moment: str, reached: Callable[[str], bool]) -> None:
+def test_killed_and_restarted_daemon_finishes_the_deal(
+    tmp_path: Path, moment: str, reached: Callable[[str], bool]
+) -> None:
     ports = free_ports(PLAYERS)
     logs = [open(tmp_path / f"d{i}.log", "ab") for i in range(PLAYERS)]
-    processes = [subprocess.Popen(command(tmp_path, ports, i), cwd=ROOT, stdout=logs[i], stderr=subprocess.STDOUT) for i in range(PLAYERS)]
+    processes = [
+        subprocess.Popen(
+            command(tmp_path, ports, i), cwd=ROOT, stdout=logs[i], stderr=subprocess.STDOUT
+        )
+        for i in range(PLAYERS)
+    ]
     victim = 1
     try:
         deadline = time.monotonic() + 60
@@ -55,7 +103,12 @@ def test_killed_and_restarted_daemon_finishes_the_deal(tmp_path: Path, moment: s
             pytest.fail(f"never saw {moment} (last stage {seen!r})")
         processes[victim].send_signal(signal.SIGKILL)
         processes[victim].wait()
-        processes[victim] = subprocess.Popen(command(tmp_path, ports, victim), cwd=ROOT, stdout=logs[victim], stderr=subprocess.STDOUT)
+        processes[victim] = subprocess.Popen(
+            command(tmp_path, ports, victim),
+            cwd=ROOT,
+            stdout=logs[victim],
+            stderr=subprocess.STDOUT,
+        )
         wait_all(processes, tmp_path, timeout=180)
     finally:
         for process in processes:

@@ -13,17 +13,35 @@ from pathlib import Path
 
 import pytest
 
-from tests.daemons import answer, daemon_argv, kill_all, log_path, logs, scores, spawn, stage_of
-from tests.daemons import start_daemons, wait_all
+from tests.daemons import (
+    answer,
+    daemon_argv,
+    kill_all,
+    log_path,
+    logs,
+    scores,
+    spawn,
+    stage_of,
+    start_daemons,
+    wait_all,
+)
 from tests.disk import fill, free, small_disk
 
 
 def alone(tmp_path: Path, deals: int) -> list[str]:
     """A daemon hosting every seat of a table of three (its seat and two bots)."""
-    return daemon_argv(tmp_path / "d0", "seul", 0, [], deals=deals, extra=["--bots", "2", "--think", "0.05"])
+    return daemon_argv(
+        tmp_path / "d0", "seul", 0, [], deals=deals, extra=["--bots", "2", "--think", "0.05"]
+    )
 
 
-def until(condition: Callable[[], bool], what: str, process: subprocess.Popen[bytes], tmp_path: Path, timeout: float = 90) -> None:
+def until(
+    condition: Callable[[], bool],
+    what: str,
+    process: subprocess.Popen[bytes],
+    tmp_path: Path,
+    timeout: float = 90,
+) -> None:
     """Wait for ``condition()``; fail, with the logs, if the daemon dies or time runs out."""
     deadline = time.monotonic() + timeout
     while not condition():
@@ -43,7 +61,9 @@ def test_an_emptied_database_in_a_home_with_keys_is_refused_in_one_line(tmp_path
     again = subprocess.run(argv, capture_output=True, text=True, timeout=60)
     assert again.returncode == 1, again.stderr
     lines = again.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"tarotd: {database} is empty, but this home has its identity keys"), again.stderr
+    assert len(lines) == 1 and lines[0].startswith(
+        f"tarotd: {database} is empty, but this home has its identity keys"
+    ), again.stderr
     assert database.stat().st_size == 0  # left as it was found
 
 
@@ -65,14 +85,23 @@ def test_a_log_deleted_after_a_crash_stops_the_table_it_held_and_says_so(tmp_pat
     (home / "tarot.db-shm").unlink(missing_ok=True)
     wait_all([spawn(alone(tmp_path, deals=1), log_path(tmp_path, 0))], tmp_path, timeout=90)
     text = log_path(tmp_path, 0).read_text()
-    assert "stopped without closing it, and its log tarot.db-wal was deleted since" in text, text[-3000:]
-    assert "cannot go on: what this daemon signed and received in its last deals was in the log" in text
+    assert "stopped without closing it, and its log tarot.db-wal was deleted since" in text, text[
+        -3000:
+    ]
+    assert (
+        "cannot go on: what this daemon signed and received in its last deals was in the log"
+        in text
+    )
     assert "taking table" not in text  # never taken up
     sheet = scores(home)
-    assert isinstance(sheet["deals"], list) and len(sheet["deals"]) == 1  # the new table, played whole
+    assert (
+        isinstance(sheet["deals"], list) and len(sheet["deals"]) == 1
+    )  # the new table, played whole
 
 
-def test_a_daemon_whose_disk_fills_mid_deal_pauses_and_takes_up_again_by_itself(tmp_path: Path) -> None:
+def test_a_daemon_whose_disk_fills_mid_deal_pauses_and_takes_up_again_by_itself(
+    tmp_path: Path,
+) -> None:
     """The home of one of three daemons is a small disk, filled in the tricks of the first
     deal and freed a few seconds later (well within ``--timeout``).  Before, each failed save
     was a traceback, the message counted delivered anyway and lost, and the daemon never came
@@ -83,10 +112,23 @@ def test_a_daemon_whose_disk_fills_mid_deal_pauses_and_takes_up_again_by_itself(
     with small_disk(tmp_path / f"d{victim}", "8m") as disk:
         processes, homes = start_daemons(tmp_path, players, deals, "--think", "0.1", timeout=60)
         try:
-            until(lambda: stage_of(homes[victim]).startswith("play, trick"), "the tricks", processes[victim], tmp_path)
+            until(
+                lambda: stage_of(homes[victim]).startswith("play, trick"),
+                "the tricks",
+                processes[victim],
+                tmp_path,
+            )
             fill(disk)
-            until(lambda: "paused here: the disk of the home is full" in log_path(tmp_path, victim).read_text(),
-                  "the table paused", processes[victim], tmp_path, timeout=30)
+            until(
+                lambda: (
+                    "paused here: the disk of the home is full"
+                    in log_path(tmp_path, victim).read_text()
+                ),
+                "the table paused",
+                processes[victim],
+                tmp_path,
+                timeout=30,
+            )
             state = answer(homes[victim], "state")
             assert isinstance(state, dict) and state["paused"]["fault"] == "disk-full", state
             time.sleep(3)  # full for a while: the others' messages wait, unacknowledged
@@ -100,5 +142,7 @@ def test_a_daemon_whose_disk_fills_mid_deal_pauses_and_takes_up_again_by_itself(
     assert isinstance(played, list) and len(played) == deals
     assert all(deal["audit"] == "ok" for deal in played), played
     text = log_path(tmp_path, victim).read_text()
-    assert text.count("paused here") == 1 and "goes on: the disk of the home is full no more" in text, text[-4000:]
+    assert (
+        text.count("paused here") == 1 and "goes on: the disk of the home is full no more" in text
+    ), text[-4000:]
     assert "Traceback" not in text, text[-4000:]  # one line for the fault, one for its end

@@ -13,7 +13,9 @@ from protocol.view import seat_view
 
 
 def make_deal(players: int, dealer: int, hands: list[str], chien: str) -> Deal:
-    return Deal(variant(players), dealer, tuple(tuple(cards(h)) for h in hands), tuple(cards(chien)))
+    return Deal(
+        variant(players), dealer, tuple(tuple(cards(h)) for h in hands), tuple(cards(chien))
+    )
 
 
 def play_out(deal: Deal, scripts: dict[int, list[str]]) -> None:
@@ -160,7 +162,10 @@ def test_five_players_called_king_makes_a_secret_partner() -> None:
     candidates, needed = deal.ecart_candidates()
     deal.push(Ecart(1, tuple(c for c in candidates if not c.is_trump)[:3]))
     deal.push(AnnounceChelem(1, False))
-    while deal.phase is Phase.PLAYING and deal.called not in [c for t in deal.tricks for c in t.cards] + deal.current:
+    while (
+        deal.phase is Phase.PLAYING
+        and deal.called not in [c for t in deal.tricks for c in t.cards] + deal.current
+    ):
         seat = deal.to_act
         assert seat is not None
         deal.push(Play(seat, deal.legal_cards(seat)[0]))
@@ -182,7 +187,17 @@ def test_ecart_turns_the_chien_and_checks_the_rules() -> None:
     kings = [c for c in hand if c.is_king]
     if kings:
         with pytest.raises(RuleError, match="king nor a bout"):
-            deal.push(Ecart(1, (kings[0], *[c for c in hand if not c.is_king and not c.is_trump and not c.is_bout][:2])))
+            deal.push(
+                Ecart(
+                    1,
+                    (
+                        kings[0],
+                        *[c for c in hand if not c.is_king and not c.is_trump and not c.is_bout][
+                            :2
+                        ],
+                    ),
+                )
+            )
     candidates, _ = deal.ecart_candidates()
     deal.push(Ecart(1, tuple(candidates[:3])))
     assert len(deal.hands[1]) == 15 and deal.phase is Phase.CHELEM
@@ -281,17 +296,27 @@ def garde_with(players: int, held: str) -> Deal:
         # « Lorsque le preneur possède 4 Rois et 15 atouts, l'atout écarté doit être remontré
         # avec la triple Poignée qui est alors comptabilisée. »  4 players: 24 cards, 5 of
         # them neither a king nor a trump, so the écart of 6 takes a trump; 14 stay in hand.
-        (4, "KS KH KD KC " + " ".join(f"T{r}" for r in range(1, 16)) + " 1S 2S 3S 4S 5S", "1S 2S 3S 4S 5S T15"),
+        (
+            4,
+            "KS KH KD KC " + " ".join(f"T{r}" for r in range(1, 16)) + " 1S 2S 3S 4S 5S",
+            "1S 2S 3S 4S 5S T15",
+        ),
         # The same with the Excuse: 4 kings, 14 trumps and the Excuse leave 5 other cards;
         # 13 trumps in hand, the écart's and the Excuse make the 15 of the triple.
-        (4, "KS KH KD KC EX " + " ".join(f"T{r}" for r in range(1, 15)) + " 1S 2S 3S 4S 5S", "1S 2S 3S 4S 5S T14"),
+        (
+            4,
+            "KS KH KD KC EX " + " ".join(f"T{r}" for r in range(1, 15)) + " 1S 2S 3S 4S 5S",
+            "1S 2S 3S 4S 5S T14",
+        ),
         # 5 players: 4 kings and 13 trumps among 18 cards leave one other card, so the écart
         # of 3 takes two trumps; 11 stay in hand, two short of the triple's 13.
         (5, "KS KH KD KC " + " ".join(f"T{r}" for r in range(1, 14)) + " 1S", "1S T12 T13"),
     ],
     ids=["4p-four-kings-fifteen-trumps", "4p-with-the-excuse", "5p-two-trumps-in-the-ecart"],
 )
-def test_the_taker_shows_the_trumps_of_its_ecart_again_in_a_triple_poignee(players: int, held: str, ecart: str) -> None:
+def test_the_taker_shows_the_trumps_of_its_ecart_again_in_a_triple_poignee(
+    players: int, held: str, ecart: str
+) -> None:
     deal = garde_with(players, held)
     deal.push(Ecart(1, tuple(cards(ecart))))
     deal.push(AnnounceChelem(1, False))
@@ -325,12 +350,15 @@ def test_petit_in_the_last_trick_taken_by_the_excuse_of_a_chelem_is_au_bout() ->
         deal.push(Bid(seat, bid))
     deal.push(AnnounceChelem(1, True))
     spades = "KS QS NS JS 10S 9S 8S"
-    play_out(deal, {
-        1: f"{spades} {' '.join(f'T{r}' for r in range(21, 11, -1))} EX".split(),
-        2: f"7S 6S 5S 4S 3S 2S 1S {' '.join(f'T{r}' for r in range(11, 0, -1))}".split(),
-        3: (HEARTS + " 1D 2D 3D QD").split(),
-        0: "4D 5D 6D 7D 8D 9D 10D JD KD 1C 2C 3C 4C 5C 6C 7C 8C ND".split(),
-    })
+    play_out(
+        deal,
+        {
+            1: f"{spades} {' '.join(f'T{r}' for r in range(21, 11, -1))} EX".split(),
+            2: f"7S 6S 5S 4S 3S 2S 1S {' '.join(f'T{r}' for r in range(11, 0, -1))}".split(),
+            3: (HEARTS + " 1D 2D 3D QD").split(),
+            0: "4D 5D 6D 7D 8D 9D 10D JD KD 1C 2C 3C 4C 5C 6C 7C 8C ND".split(),
+        },
+    )
     last = deal.tricks[-1]
     assert last.cards == tuple(cards("EX T1 QD ND")) and last.winner == 1
     outcome = deal.outcome()

@@ -29,11 +29,15 @@ PLAYERS = 4
 class Table:
     """Four seats in one process, pumped by hand so a test can step in between messages."""
 
-    def __init__(self, seed: int = 6, deal: int = 0, silence: SilenceCost = SilenceCost.NOTHING) -> None:
+    def __init__(
+        self, seed: int = 6, deal: int = 0, silence: SilenceCost = SilenceCost.NOTHING
+    ) -> None:
         table, self.identities = sim_table(PLAYERS, seed)
         self.table = replace(table, silence=silence)
         self.machines = [
-            SeatMachine(self.table, deal, 0, s, self.identities[s], (bytes([seed, deal, s]) * 11)[:32])
+            SeatMachine(
+                self.table, deal, 0, s, self.identities[s], (bytes([seed, deal, s]) * 11)[:32]
+            )
             for s in range(PLAYERS)
         ]
         self.policies = [make_bot("basic", random.Random(s)) for s in range(PLAYERS)]
@@ -67,7 +71,9 @@ class Table:
     def finish(self) -> None:
         self.run_until(lambda: all(m.done for m in self.machines))
 
-    def signed(self, seat: int, kind: Kind, payload: object, *, deal: int = 0, by: int | None = None) -> Message:
+    def signed(
+        self, seat: int, kind: Kind, payload: object, *, deal: int = 0, by: int | None = None
+    ) -> Message:
         identity = self.identities[seat if by is None else by]
         head = self.machines[seat].transcript.head
         return sign_message(identity, self.table.table_id, deal, kind, seat, payload, head)  # type: ignore[arg-type]  # an opening's to_wire is typed dict[str, object], a WireValue in fact
@@ -88,11 +94,22 @@ def test_bad_signature_is_refused_and_changes_nothing() -> None:
     table.run_until(lambda: at_bidding(table))
     seat = bidding_turn(table)
     honest = table.signed(seat, Kind.BID, {"contract": None})
-    forged = Message(honest.version, honest.table_id, honest.deal, honest.kind, honest.seat, honest.payload, honest.prev, bytes(64))
+    forged = Message(
+        honest.version,
+        honest.table_id,
+        honest.deal,
+        honest.kind,
+        honest.seat,
+        honest.payload,
+        honest.prev,
+        bytes(64),
+    )
     before = [m.transcript.head for m in table.machines]
     table.deliver(forged)
     assert [m.transcript.head for m in table.machines] == before
-    assert any("signature" in v.reason for m in table.machines if m.seat != seat for v in m.rejected)
+    assert any(
+        "signature" in v.reason for m in table.machines if m.seat != seat for v in m.rejected
+    )
     table.finish()
     assert table.machines[0].audit is not None and table.machines[0].audit.ok
 
@@ -112,7 +129,10 @@ def test_a_member_cannot_speak_for_another_seat() -> None:
     for machine in table.machines:  # the signature proves who tried: the impostor is named
         if machine.seat != impostor:
             assert machine.audit is not None and machine.audit.verdict is not None
-            assert machine.audit.verdict.seat == impostor and "impersonation" in machine.audit.verdict.reason
+            assert (
+                machine.audit.verdict.seat == impostor
+                and "impersonation" in machine.audit.verdict.reason
+            )
 
 
 def test_a_message_replayed_from_an_earlier_deal_is_refused() -> None:
@@ -152,7 +172,9 @@ def test_equivocation_is_proven_by_the_two_signed_messages() -> None:
 
 def test_out_of_turn_play_is_refused_without_effect() -> None:
     table = Table()
-    table.run_until(lambda: all(m.public.stage is Stage.PLAY for m in table.machines) and not table.queue)
+    table.run_until(
+        lambda: all(m.public.stage is Stage.PLAY for m in table.machines) and not table.queue
+    )
     game = table.machines[0].game
     assert game is not None
     waiting = game.to_act
@@ -171,7 +193,9 @@ def test_out_of_turn_play_is_refused_without_effect() -> None:
 
 def test_a_card_not_in_hand_stops_the_deal_naming_the_player() -> None:
     table = Table()
-    table.run_until(lambda: all(m.public.stage is Stage.PLAY for m in table.machines) and not table.queue)
+    table.run_until(
+        lambda: all(m.public.stage is Stage.PLAY for m in table.machines) and not table.queue
+    )
     game = table.machines[0].game
     assert game is not None and game.to_act is not None
     seat = game.to_act
@@ -201,7 +225,9 @@ def test_a_card_not_in_hand_stops_the_deal_naming_the_player() -> None:
 def test_a_revoke_is_caught_at_the_audit_and_scored_with_the_penalty(tmp_path: Path) -> None:
     table, identities = sim_table(PLAYERS, seed=3)
     for deal in range(4):
-        machines = play_one_deal(table, identities, deal, deal % PLAYERS, 3, ["basic"], Cheat(1, "revoke"))
+        machines = play_one_deal(
+            table, identities, deal, deal % PLAYERS, 3, ["basic"], Cheat(1, "revoke")
+        )
         honest = [m for m in machines if m.seat != 1]
         audit = honest[0].audit
         assert audit is not None
@@ -218,7 +244,9 @@ def test_a_revoke_is_caught_at_the_audit_and_scored_with_the_penalty(tmp_path: P
     pytest.fail("the revoking seat never found an illegal card in four deals")
 
 
-def test_tarot_audit_clean_tampered_and_unreadable(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_tarot_audit_clean_tampered_and_unreadable(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     table, identities = sim_table(PLAYERS, seed=8)
     machines = play_one_deal(table, identities, 0, 0, 8, ["basic"])
     data = machines[2].transcript.to_bytes()
@@ -235,15 +263,24 @@ def test_tarot_audit_clean_tampered_and_unreadable(tmp_path: Path, capsys: pytes
     assert tarot(["audit", str(tmp_path / "missing.tarot")]) == 2
 
 
-def test_tarot_audit_refuses_a_protocol_v1_transcript_by_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_tarot_audit_refuses_a_protocol_v1_transcript_by_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A v1 deal was dealt by a lock step that let other seats read hands, and its messages
     have other shapes: it is refused as such, never audited as if it were of v2."""
     table, identities = sim_table(PLAYERS, seed=8)
     machines = play_one_deal(table, identities, 0, 0, 8, ["basic"])
     old = tmp_path / "old.tarot"
-    old.write_bytes(machines[0].transcript.to_bytes().replace(b"tarot/v2/transcript-file", b"tarot/v1/transcript-file"))
+    old.write_bytes(
+        machines[0]
+        .transcript.to_bytes()
+        .replace(b"tarot/v2/transcript-file", b"tarot/v1/transcript-file")
+    )
     assert tarot(["audit", str(old)]) == 2
-    assert "is of protocol tarot/v1; this program audits tarot/v2 files only" in capsys.readouterr().err
+    assert (
+        "is of protocol tarot/v1; this program audits tarot/v2 files only"
+        in capsys.readouterr().err
+    )
 
 
 def test_a_seat_that_withholds_its_deal_keys_is_named_and_nothing_is_scored() -> None:
@@ -278,7 +315,9 @@ def test_identity_mismatch_is_refused() -> None:
 
 def test_own_illegal_action_is_refused_before_anything_is_signed() -> None:
     table = Table()
-    table.run_until(lambda: all(m.public.stage is Stage.PLAY for m in table.machines) and not table.queue)
+    table.run_until(
+        lambda: all(m.public.stage is Stage.PLAY for m in table.machines) and not table.queue
+    )
     game = table.machines[0].game
     assert game is not None and game.to_act is not None
     seat = game.to_act
@@ -292,4 +331,3 @@ def test_own_illegal_action_is_refused_before_anything_is_signed() -> None:
     with pytest.raises(Exception, match="plays seat"):
         machine.act(Play((seat + 1) % PLAYERS, machine.game.hand(seat)[0]))
     assert machine.transcript.head == head
-

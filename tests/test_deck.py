@@ -11,10 +11,10 @@ from typing import Any
 
 import msgpack
 import pytest
+from deck_tables import dealt_table, fresh_table, plain, reveal_all, setup_for, truth, turn_chien
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from deck_tables import dealt_table, fresh_table, plain, reveal_all, setup_for, truth, turn_chien
 from protocol.audit_deck import audit_deck
 from protocol.cards import DECK, Card
 from protocol.deck import (
@@ -55,7 +55,9 @@ def test_every_seat_decrypts_exactly_its_own_cards(players: int) -> None:
         for j in range(78):
             if layout.owner[j] == seat.seat:
                 continue
-            keys = {key for key, _ in public.published_keys(j).values()} | {seat.secrets.lock_keys[j]}
+            keys = {key for key, _ in public.published_keys(j).values()} | {
+                seat.secrets.lock_keys[j]
+            }
             assert card_of(mul(invert(scalar_product(keys)), public.final_point(j))) is None
 
 
@@ -108,7 +110,9 @@ def test_a_played_card_opens_only_to_the_card_dealt_there(players: int) -> None:
     assert len(public.record.payloads) == 4 * players + len(hand)
 
 
-def _taker_and_discards(seats: list[SeatDeck], public: PublicDeck, chien: tuple[Card, ...]) -> tuple[SeatDeck, Card, list[Card], list[Card]]:
+def _taker_and_discards(
+    seats: list[SeatDeck], public: PublicDeck, chien: tuple[Card, ...]
+) -> tuple[SeatDeck, Card, list[Card], list[Card]]:
     """A taker, a plain chien card and two legal écarts: one discarding it, one keeping it."""
     size = len(chien)
     for taker in seats:
@@ -122,7 +126,9 @@ def _taker_and_discards(seats: list[SeatDeck], public: PublicDeck, chien: tuple[
 
 
 @pytest.mark.parametrize("players", PLAYERS)
-def test_the_ecart_hides_which_chien_cards_were_kept_yet_the_audit_verifies_it(players: int) -> None:
+def test_the_ecart_hides_which_chien_cards_were_kept_yet_the_audit_verifies_it(
+    players: int,
+) -> None:
     seats, public = dealt_table(players)
     twin_seats, twin_public = dealt_table(players)
     chien = turn_chien(seats, public)
@@ -292,7 +298,23 @@ def test_the_deal_round_publishes_keys_only_for_positions_dealt_to_others() -> N
 # --- the wire ---------------------------------------------------------------------------
 
 _SAMPLES: list[DeckPayload] = list(_whole_deal(3, salt=5)[1].record.payloads)
-_BAD_VALUES: list[Any] = [None, True, -1, 7, 2**70, "text", b"", b"\x00" * 31, b"\x00" * 33, [], [b""], [[1]], [None], {}, [1, b"", 2]]
+_BAD_VALUES: list[Any] = [
+    None,
+    True,
+    -1,
+    7,
+    2**70,
+    "text",
+    b"",
+    b"\x00" * 31,
+    b"\x00" * 33,
+    [],
+    [b""],
+    [[1]],
+    [None],
+    {},
+    [1, b"", 2],
+]
 
 
 def test_the_samples_cover_every_payload_kind() -> None:
@@ -330,7 +352,9 @@ def test_specific_malformations_are_named() -> None:
     with pytest.raises(WireError, match="points must have 78 entries"):
         payload_from_wire({**shuffle, "points": shuffle["points"][:77]})  # type: ignore[index]  # to_wire is typed a map of objects
     with pytest.raises(WireError, match=r"points\[3\] must be 32 bytes"):
-        payload_from_wire({**shuffle, "points": [*shuffle["points"][:3], "x" * 32, *shuffle["points"][4:]]})  # type: ignore[index]  # to_wire is typed a map of objects
+        payload_from_wire(
+            {**shuffle, "points": [*shuffle["points"][:3], "x" * 32, *shuffle["points"][4:]]}
+        )  # type: ignore[index]  # to_wire is typed a map of objects
     with pytest.raises(WireError, match="seat must be an int"):
         payload_from_wire({**shuffle, "seat": True})
     opening = next(p for p in _SAMPLES if p.KIND == "open").to_wire()
@@ -344,7 +368,9 @@ def test_specific_malformations_are_named() -> None:
 
 _wire_values = st.recursive(
     st.none() | st.booleans() | st.integers(-3, 80) | st.binary(max_size=34) | st.text(max_size=3),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+    ),
     max_leaves=12,
 )
 
@@ -353,11 +379,27 @@ _wire_values = st.recursive(
 @given(
     kind=st.sampled_from(sorted(PAYLOAD_TYPES)),
     fields=st.dictionaries(
-        st.sampled_from(["seat", "points", "proof", "locked", "keys", "openings", "commitments", "discarded", "seed", "commitment", "blanket_public"]),
+        st.sampled_from(
+            [
+                "seat",
+                "points",
+                "proof",
+                "locked",
+                "keys",
+                "openings",
+                "commitments",
+                "discarded",
+                "seed",
+                "commitment",
+                "blanket_public",
+            ]
+        ),
         _wire_values,
     ),
 )
-def test_arbitrary_wire_objects_raise_nothing_but_wire_errors(kind: str, fields: dict[str, Any]) -> None:
+def test_arbitrary_wire_objects_raise_nothing_but_wire_errors(
+    kind: str, fields: dict[str, Any]
+) -> None:
     try:
         payload_from_wire({"kind": kind, **fields})
     except WireError:
@@ -373,9 +415,17 @@ def test_secrets_are_derived_from_the_seed_and_its_context_only() -> None:
     v = variant(5)
     one = derive(b"s" * 32, b"table", 1, 2, v)
     assert derive(b"s" * 32, b"table", 1, 2, v) == one
-    for other in (derive(b"t" * 32, b"table", 1, 2, v), derive(b"s" * 32, b"other", 1, 2, v),
-                  derive(b"s" * 32, b"table", 2, 2, v), derive(b"s" * 32, b"table", 1, 3, v)):
-        assert other.blanket != one.blanket and other.lock_keys != one.lock_keys and other.permutation != one.permutation
+    for other in (
+        derive(b"t" * 32, b"table", 1, 2, v),
+        derive(b"s" * 32, b"other", 1, 2, v),
+        derive(b"s" * 32, b"table", 2, 2, v),
+        derive(b"s" * 32, b"table", 1, 3, v),
+    ):
+        assert (
+            other.blanket != one.blanket
+            and other.lock_keys != one.lock_keys
+            and other.permutation != one.permutation
+        )
     assert sorted(one.permutation) == list(range(78))
     assert sorted(one.recommit_order) == list(range(18)) and len(one.recommit_keys) == 18
     assert len(set(one.lock_keys)) == 78 and one.blanket not in one.lock_keys

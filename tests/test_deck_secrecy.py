@@ -20,14 +20,26 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from functools import cache
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 import msgpack
 import pytest
-
 from deck_tables import Place, fresh_table, owner_of, played_table, shown_places, taker_of, truth
+from symbolic_deck import (
+    CardLeak,
+    Expr,
+    PermutationLeak,
+    Traced,
+    TracedDeal,
+    carried,
+    expr_of,
+    leaks,
+    trace_deal,
+    traced_values,
+)
+
 from protocol import group
 from protocol.cards import DECK
 from protocol.deck import (
@@ -44,12 +56,21 @@ from protocol.deck import (
     Shuffle,
     deal_in_one_process,
 )
-from protocol.group import CARD_POINTS, GENERATOR, Point, Scalar, add, invert, mul_each, scalar_mul, sub
+from protocol.group import (
+    CARD_POINTS,
+    GENERATOR,
+    Point,
+    Scalar,
+    add,
+    invert,
+    mul_each,
+    scalar_mul,
+    sub,
+)
 from protocol.layout import CHIEN
 from protocol.seeds import DECK_SIZE, EXTRACT_SALT, SeatSecrets, derive
 from protocol.variants import variant
 from protocol.verdict import VerdictError
-from symbolic_deck import CardLeak, Expr, PermutationLeak, Traced, TracedDeal, carried, expr_of, leaks, trace_deal, traced_values
 
 PLAYERS = [3, 4, 5]
 ONE: Scalar = (1).to_bytes(32, "little")
@@ -73,7 +94,9 @@ def _everyone_but(setup: DeckSetup, seat: int) -> frozenset[int]:
 
 def _hidden_from(setup: DeckSetup, outsider: int) -> set[Place]:
     """What the seats but ``outsider`` may not see before the chien is turned: its hand and the chien."""
-    return {Place(False, j) for j, owner in enumerate(setup.layout.owner) if owner in (outsider, CHIEN)}
+    return {
+        Place(False, j) for j, owner in enumerate(setup.layout.owner) if owner in (outsider, CHIEN)
+    }
 
 
 # --- the tracer tells the truth -------------------------------------------------------------
@@ -86,12 +109,18 @@ def test_the_traced_deal_is_the_real_deal_and_every_expression_is_exact(players:
     traced = _traced(players)
     _, public, moments = _played(players)
     assert traced.moments == moments
-    assert [msgpack.packb(p.to_wire()) for p in traced.public.record.payloads] == [msgpack.packb(p.to_wire()) for p in public.record.payloads]
+    assert [msgpack.packb(p.to_wire()) for p in traced.public.record.payloads] == [
+        msgpack.packb(p.to_wire()) for p in public.record.payloads
+    ]
     tracer = traced.tracer
     checked = 0
     for payload in traced.public.record.payloads:
         for path, value in traced_values(payload):
-            worth = group.from_int(tracer.scalar_value(value.expr)) if value.expr.is_scalar else tracer.point_value(value.expr)
+            worth = (
+                group.from_int(tracer.scalar_value(value.expr))
+                if value.expr.is_scalar
+                else tracer.point_value(value.expr)
+            )
             assert worth == value, f"{payload.KIND}/{payload.seat} {path}"
             checked += 1
     assert checked > 600 * players  # every point and scalar of every step
@@ -116,7 +145,11 @@ class UnlockedPoints:
     unlocked: tuple[Point, ...]
 
 
-def _v1_unlocked(seats: Sequence[SeatDeck], payloads: Sequence[DeckPayload], multiply: Callable[[Sequence[Scalar], Sequence[Point]], Sequence[Point]]) -> list[UnlockedPoints]:
+def _v1_unlocked(
+    seats: Sequence[SeatDeck],
+    payloads: Sequence[DeckPayload],
+    multiply: Callable[[Sequence[Scalar], Sequence[Point]], Sequence[Point]],
+) -> list[UnlockedPoints]:
     """The v1 ``F`` of every lock of the real deal, rebuilt from its secrets with ``multiply``
     (traced or not)."""
     before = [p for p in payloads if isinstance(p, Shuffle)][-1].points
@@ -131,8 +164,15 @@ def _v1_unlocked(seats: Sequence[SeatDeck], payloads: Sequence[DeckPayload], mul
 def _symbolic_v1_reads(players: int) -> set[tuple[frozenset[int], Place]]:
     traced = _traced(players)
     payloads = traced.payloads("first bid")
-    found = leaks(traced.tracer, traced.public.setup, payloads, _v1_unlocked(traced.seats, payloads, traced.tracer.mul_each))
-    assert all(isinstance(leak, CardLeak) and leak.where.startswith("UnlockedPoints/") for leak in found)
+    found = leaks(
+        traced.tracer,
+        traced.public.setup,
+        payloads,
+        _v1_unlocked(traced.seats, payloads, traced.tracer.mul_each),
+    )
+    assert all(
+        isinstance(leak, CardLeak) and leak.where.startswith("UnlockedPoints/") for leak in found
+    )
     return {(leak.coalition, leak.place) for leak in found if isinstance(leak, CardLeak)}
 
 
@@ -141,7 +181,9 @@ def test_the_symbolic_check_catches_the_v1_lock(players: int) -> None:
     """``F`` of seat o holds the keys of the seats before it and the blankets of those after:
     the others together read o's hand and the chien — the leak of issue 25."""
     setup = _traced(players).public.setup
-    expected = {(_everyone_but(setup, o), place) for o in range(players) for place in _hidden_from(setup, o)}
+    expected = {
+        (_everyone_but(setup, o), place) for o in range(players) for place in _hidden_from(setup, o)
+    }
     assert _symbolic_v1_reads(players) == expected
 
 
@@ -172,7 +214,9 @@ def test_the_symbolic_check_solves_a_nonce_used_twice() -> None:
     key = traced.seats[0].secrets.lock_keys[j]
     again = tracer.from_int(tracer.to_int(lock.proof.key_responses[j]) + tracer.to_int(key))
     found = leaks(tracer, setup, payloads, [Reanswered(0, again)])
-    assert {(leak.coalition, leak.place) for leak in found if isinstance(leak, CardLeak)} == {(frozenset({1, 2}), Place(False, j))}
+    assert {(leak.coalition, leak.place) for leak in found if isinstance(leak, CardLeak)} == {
+        (frozenset({1, 2}), Place(False, j))
+    }
     assert not [leak for leak in found if isinstance(leak, PermutationLeak)]
 
 
@@ -195,7 +239,9 @@ def test_the_symbolic_check_sees_a_permutation_opened_and_follows_it(masked: str
         for symbol, _ in monomial
         if symbol not in tracer.guessable
     }
-    disclosed = tuple(Traced(group.from_int(tracer.symbols[s].value), Expr.symbol(s)) for s in sorted(randomness))
+    disclosed = tuple(
+        Traced(group.from_int(tracer.symbols[s].value), Expr.symbol(s)) for s in sorted(randomness)
+    )
     assert len(disclosed) == DECK_SIZE
     found = leaks(tracer, setup, payloads, [Disclosed(2, disclosed)])
     coalition = frozenset({0, 1})
@@ -232,14 +278,19 @@ class Coalition:
     def __init__(self, setup: DeckSetup, seeds: Mapping[int, bytes]) -> None:
         self.setup = setup
         self.secrets: dict[int, SeatSecrets] = {
-            seat: derive(seed, setup.table_id, setup.deal, seat, setup.variant) for seat, seed in seeds.items()
+            seat: derive(seed, setup.table_id, setup.deal, seat, setup.variant)
+            for seat, seed in seeds.items()
         }
         self._cards = {point: c for c, point in enumerate(CARD_POINTS)}
         for k in _signed_products(s.blanket for s in self.secrets.values()):
-            self._cards.update((point, c) for c, point in enumerate(mul_each([k] * DECK_SIZE, CARD_POINTS)))
+            self._cards.update(
+                (point, c) for c, point in enumerate(mul_each([k] * DECK_SIZE, CARD_POINTS))
+            )
         self._opened: dict[tuple[bytes, frozenset[bytes]], int | None] = {}
 
-    def reads(self, payloads: Sequence[DeckPayload], extra: Sequence[object] = ()) -> set[tuple[Place | None, int]]:
+    def reads(
+        self, payloads: Sequence[DeckPayload], extra: Sequence[object] = ()
+    ) -> set[tuple[Place | None, int]]:
         """Every (place, card) the coalition reads from ``payloads`` and ``extra``, values of
         another design published beside them."""
         shown = shown_places(self.setup, payloads)
@@ -247,10 +298,13 @@ class Coalition:
         tries = [
             (place, (bytes(point), keys.get(place, frozenset())))
             for place, point in self._points(payloads, extra)
-            if place is None or not (place in shown or owner_of(place, self.setup, payloads) in self.secrets)
+            if place is None
+            or not (place in shown or owner_of(place, self.setup, payloads) in self.secrets)
         ]
         self._try({attempt for _, attempt in tries} - self._opened.keys())
-        return {(place, card) for place, attempt in tries if (card := self._opened[attempt]) is not None}
+        return {
+            (place, card) for place, attempt in tries if (card := self._opened[attempt]) is not None
+        }
 
     def _try(self, attempts: Iterable[tuple[bytes, frozenset[bytes]]]) -> None:
         """Multiply each point by every product of its keys — one batch for all, spread over
@@ -275,9 +329,15 @@ class Coalition:
                 held[Place(False, j)].add(key)
         for p in payloads:
             if isinstance(p, DealKeys):
-                published = [(Place(False, j), key) for j, key in zip(self.setup.dealt_to_others(p.seat), p.keys)]
+                published = [
+                    (Place(False, j), key)
+                    for j, key in zip(self.setup.dealt_to_others(p.seat), p.keys)
+                ]
             elif isinstance(p, ChienKeys):
-                published = [(Place(False, j), key) for j, key in zip(self.setup.layout.chien_positions, p.keys)]
+                published = [
+                    (Place(False, j), key)
+                    for j, key in zip(self.setup.layout.chien_positions, p.keys)
+                ]
             elif isinstance(p, (Open, EcartCommitment, OpenRecommitted)):
                 published = [(Place(not isinstance(p, Open), o.where), o.key) for o in p.openings]
             else:
@@ -286,7 +346,9 @@ class Coalition:
                 held.setdefault(place, set()).add(key)
         return {place: frozenset(keys) for place, keys in held.items()}
 
-    def _points(self, payloads: Sequence[DeckPayload], extra: Sequence[object]) -> Iterator[tuple[Place | None, bytes]]:
+    def _points(
+        self, payloads: Sequence[DeckPayload], extra: Sequence[object]
+    ) -> Iterator[tuple[Place | None, bytes]]:
         """Every byte string published, with the place it is tied to (None: no place)."""
         shuffles = [p for p in payloads if isinstance(p, Shuffle)]
         for payload in [*payloads, *extra]:
@@ -320,7 +382,10 @@ class Coalition:
 def _coalitions(players: int) -> dict[int, Coalition]:
     """Outsider → the coalition of every other seat (made once: their card tables cost)."""
     seats, public, _ = _played(players)
-    return {o: Coalition(public.setup, {s.seat: s.seed for s in seats if s.seat != o}) for o in range(players)}
+    return {
+        o: Coalition(public.setup, {s.seat: s.seed for s in seats if s.seat != o})
+        for o in range(players)
+    }
 
 
 @pytest.mark.parametrize("players", PLAYERS)
@@ -342,25 +407,38 @@ def test_the_concrete_attacker_reads_the_v1_lock_as_the_symbolic_one_does(player
     for outsider, coalition in _coalitions(players).items():
         found = coalition.reads(payloads, unlocked)
         assert all(place is not None and cards[place] == card for place, card in found)
-        read |= {(_everyone_but(public.setup, outsider), place) for place, _ in found if place is not None}
+        read |= {
+            (_everyone_but(public.setup, outsider), place)
+            for place, _ in found
+            if place is not None
+        }
     assert read == _symbolic_v1_reads(players)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("salt", [1, 2, 3])
 @pytest.mark.parametrize("players", PLAYERS)
-def test_more_deals_played_to_the_last_trick_leak_nothing_at_any_moment(players: int, salt: int) -> None:
+def test_more_deals_played_to_the_last_trick_leak_nothing_at_any_moment(
+    players: int, salt: int
+) -> None:
     """Both attackers, after every trick of whole deals with other seeds, dealers and takers."""
     dealer, tricks = salt % players, variant(players).hand_size
     traced = trace_deal(players, salt=salt, dealer=dealer, tricks=tricks)
     setup, payloads = traced.public.setup, traced.public.record.payloads
     seats, public, moments = played_table(players, salt=salt, dealer=dealer, tricks=tricks)
-    assert [msgpack.packb(p.to_wire()) for p in payloads] == [msgpack.packb(p.to_wire()) for p in public.record.payloads]
-    coalitions = [Coalition(setup, {s.seat: s.seed for s in seats if s.seat != o}) for o in range(players)]
+    assert [msgpack.packb(p.to_wire()) for p in payloads] == [
+        msgpack.packb(p.to_wire()) for p in public.record.payloads
+    ]
+    coalitions = [
+        Coalition(setup, {s.seat: s.seed for s in seats if s.seat != o}) for o in range(players)
+    ]
     for moment, count in moments.items():
         assert leaks(traced.tracer, setup, payloads[:count]) == [], moment
         for coalition in coalitions:
-            assert coalition.reads(public.record.payloads[:count]) == set(), (moment, sorted(coalition.secrets))
+            assert coalition.reads(public.record.payloads[:count]) == set(), (
+                moment,
+                sorted(coalition.secrets),
+            )
 
 
 # --- nothing secret on the wire, in a repr or in a verdict -----------------------------------
@@ -377,10 +455,20 @@ def test_the_public_messages_before_the_reveal_hold_no_secret(players: int) -> N
     for seat in seats:
         s = seat.secrets
         never_published += [s.seed, s.blanket, s.blanket_inverse, s.nonce_key, bytes(s.permutation)]
-        never_published.append(hmac.new(EXTRACT_SALT, s.seed, hashlib.sha512).digest())  # the HKDF key
-        never_published += [scalar_mul(b, s.blanket_inverse) for b in s.lock_keys]  # the lock's multipliers
-        never_published += [s.lock_keys[j] for j in layout.positions_of(seat.seat) if Place(False, j) not in shown]
-        never_published += [r for k, r in enumerate(s.recommit_keys) if seat.seat != taker or Place(True, k) not in shown]
+        never_published.append(
+            hmac.new(EXTRACT_SALT, s.seed, hashlib.sha512).digest()
+        )  # the HKDF key
+        never_published += [
+            scalar_mul(b, s.blanket_inverse) for b in s.lock_keys
+        ]  # the lock's multipliers
+        never_published += [
+            s.lock_keys[j] for j in layout.positions_of(seat.seat) if Place(False, j) not in shown
+        ]
+        never_published += [
+            r
+            for k, r in enumerate(s.recommit_keys)
+            if seat.seat != taker or Place(True, k) not in shown
+        ]
     assert len(never_published) > 500 * players
     for secret in never_published:
         assert secret not in wire
@@ -400,7 +488,9 @@ def test_secrets_do_not_show_in_reprs_or_in_a_stopped_deals_verdict() -> None:
     seats, _, _ = _played(3)
     s = seats[0].secrets
     assert repr(s) == "SeatSecrets(<hidden>)"
-    assert s.seed.hex() not in repr(seats[0]) and s.seed.hex() not in str(vars(seats[0]).get("secrets"))
+    assert s.seed.hex() not in repr(seats[0]) and s.seed.hex() not in str(
+        vars(seats[0]).get("secrets")
+    )
     # A lock that spoils two positions is refused at the lock, naming its seat; a view that
     # took that lock on trust (the cheater's own) stops at the deal, unattributed.  Neither
     # says which cards any hand holds.

@@ -14,11 +14,27 @@ import hashlib
 from dataclasses import replace
 
 import pytest
+from deck_tables import (
+    dealt_table,
+    fresh_table,
+    lock_rounds,
+    plain,
+    reveal_all,
+    seed_for,
+    truth,
+    turn_chien,
+)
 
-from deck_tables import dealt_table, fresh_table, lock_rounds, plain, reveal_all, seed_for, truth, turn_chien
+from lab.cheats.attacks import (
+    TRACED,
+    BadKeyDeck,
+    BadLockDeck,
+    HalfFixLockTracerDeck,
+    LockTracerDeck,
+    TracerDeck,
+)
 from protocol.audit_deck import audit_deck
 from protocol.cards import DECK, Card, card
-from lab.cheats.attacks import TRACED, BadKeyDeck, BadLockDeck, HalfFixLockTracerDeck, LockTracerDeck, TracerDeck
 from protocol.deck import (
     ChienKeys,
     DeckPhase,
@@ -33,11 +49,24 @@ from protocol.deck import (
     Shuffle,
     deal_in_one_process,
 )
-from protocol.group import CARD_POINTS, GENERATOR, ORDER, add, base_mul, invert, mul, point_sum, scalar_from_digest, sub
+from protocol.group import (
+    CARD_POINTS,
+    GENERATOR,
+    ORDER,
+    add,
+    base_mul,
+    invert,
+    mul,
+    point_sum,
+    scalar_from_digest,
+    sub,
+)
 from protocol.seeds import derive
 from protocol.verdict import Code, Fault, Verdict, VerdictError
 
-SMALL_ORDER_POINT = bytes.fromhex("26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05")
+SMALL_ORDER_POINT = bytes.fromhex(
+    "26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05"
+)
 
 
 def random_scalar(label: str) -> bytes:
@@ -105,7 +134,9 @@ class OtherKeyShuffler(SeatDeck):
 
     def shuffle(self, public: PublicDeck) -> Shuffle:
         committed = self.secrets
-        self.secrets = derive(b"\x01" * 32, self.setup.table_id, self.setup.deal, self.seat, self.setup.variant)
+        self.secrets = derive(
+            b"\x01" * 32, self.setup.table_id, self.setup.deal, self.seat, self.setup.variant
+        )
         try:
             return super().shuffle(public)
         finally:
@@ -128,7 +159,9 @@ class SmallOrderShuffler(SeatDeck):
         (4, SmallOrderShuffler, "small order"),
     ],
 )
-def test_a_bad_shuffle_is_refused_at_once_naming_the_shuffler(cheater: int, cheat: type[SeatDeck], reason: str) -> None:
+def test_a_bad_shuffle_is_refused_at_once_naming_the_shuffler(
+    cheater: int, cheat: type[SeatDeck], reason: str
+) -> None:
     seats, public = fresh_table(5, cheaters={cheater: cheat})
     verdict = verdict_of(lambda: deal_in_one_process(seats, [public]))
     assert (verdict.seat, verdict.step) == (cheater, "shuffle")
@@ -146,7 +179,9 @@ def test_the_tracer_is_refused_at_its_shuffle_before_anything_is_dealt(players: 
     verdict = verdict_of(lambda: lock_rounds(seats, public))
     assert (verdict.seat, verdict.step) == (0, "shuffle")
     assert "proof" in verdict.reason and verdict.evidence == (f"shuffle/0@{players}",)
-    assert public.phase is DeckPhase.SHUFFLE and public.waiting_for() == {0}  # nothing dealt, nothing locked
+    assert public.phase is DeckPhase.SHUFFLE and public.waiting_for() == {
+        0
+    }  # nothing dealt, nothing locked
 
     seats, public = fresh_table(players, cheaters={0: TracerDeck})
     public.trusted = frozenset({0})  # as if nobody checked its proof
@@ -168,7 +203,9 @@ class ChienSpoiler(SeatDeck):
     def shuffle(self, public: PublicDeck) -> Shuffle:
         honest = super().shuffle(public)
         j, k = self.setup.layout.chien_positions[:2]
-        return with_points(honest, {j: add(honest.points[j], GENERATOR), k: sub(honest.points[k], GENERATOR)})
+        return with_points(
+            honest, {j: add(honest.points[j], GENERATOR), k: sub(honest.points[k], GENERATOR)}
+        )
 
 
 def test_garbage_meant_for_the_chien_is_refused_at_the_shuffle() -> None:
@@ -197,11 +234,16 @@ class OtherKeyCommitted(SeatDeck):
 
     def lock(self, public: PublicDeck) -> Lock:
         honest = super().lock(public)
-        return replace(honest, commitments=changed(honest.commitments, {10: base_mul(random_scalar("another key"))}))
+        return replace(
+            honest,
+            commitments=changed(honest.commitments, {10: base_mul(random_scalar("another key"))}),
+        )
 
 
 @pytest.mark.parametrize("cheat", [WrongLockedPoint, BadLockDeck, OtherKeyCommitted])
-def test_a_lock_that_does_not_bind_every_position_to_its_key_is_refused_at_once(cheat: type[SeatDeck]) -> None:
+def test_a_lock_that_does_not_bind_every_position_to_its_key_is_refused_at_once(
+    cheat: type[SeatDeck],
+) -> None:
     """One wrong point, a compensated pair (the sum is right: the first design's proof held),
     a commitment to another key: the proof binds each position on its own."""
     seats, public = fresh_table(5, cheaters={2: cheat})
@@ -228,13 +270,20 @@ class HonestProofHalfFixLockTracer(HonestProof, HalfFixLockTracerDeck):
     pass
 
 
-LOCK_TRACERS = [LockTracerDeck, HalfFixLockTracerDeck, HonestProofLockTracer, HonestProofHalfFixLockTracer]
+LOCK_TRACERS = [
+    LockTracerDeck,
+    HalfFixLockTracerDeck,
+    HonestProofLockTracer,
+    HonestProofHalfFixLockTracer,
+]
 
 
 @pytest.mark.parametrize("last", [False, True])
 @pytest.mark.parametrize("cheat", LOCK_TRACERS)
 @pytest.mark.parametrize("players", [3, 4, 5])
-def test_the_lock_tracer_is_refused_at_its_lock_in_both_shapes(players: int, cheat: type[HalfFixLockTracerDeck], last: bool) -> None:
+def test_the_lock_tracer_is_refused_at_its_lock_in_both_shapes(
+    players: int, cheat: type[HalfFixLockTracerDeck], last: bool
+) -> None:
     """The first (or last) locker puts into its own positions the points of the chien's
     positions and of one card of each of the next two seats — as multiples with the sum made
     right (the shape the first design's proof over sums let through), or as copies keyed as
@@ -256,7 +305,9 @@ def test_the_lock_tracer_is_refused_at_its_lock_in_both_shapes(players: int, che
 
 @pytest.mark.parametrize("cheat", [LockTracerDeck, HalfFixLockTracerDeck])
 @pytest.mark.parametrize("players", [3, 4, 5])
-def test_an_unchecked_lock_tracer_would_read_the_chien_before_the_first_bid(players: int, cheat: type[HalfFixLockTracerDeck]) -> None:
+def test_an_unchecked_lock_tracer_would_read_the_chien_before_the_first_bid(
+    players: int, cheat: type[HalfFixLockTracerDeck]
+) -> None:
     """What the lock proof is for: taken unchecked, the lock tracer reads every target from
     its own positions as soon as the deal keys are in — the chien's cards and two of its
     opponents' — and only the audit would name it."""
@@ -300,9 +351,15 @@ class InvalidCommitment(SeatDeck):
 
 @pytest.mark.parametrize(
     ("cheat", "reason"),
-    [(RepeatingLocker, "locked repeats a point"), (InvalidLocker, "locked[0]"), (InvalidCommitment, "commitments[0]")],
+    [
+        (RepeatingLocker, "locked repeats a point"),
+        (InvalidLocker, "locked[0]"),
+        (InvalidCommitment, "commitments[0]"),
+    ],
 )
-def test_a_lock_with_a_repeated_or_invalid_point_is_refused(cheat: type[SeatDeck], reason: str) -> None:
+def test_a_lock_with_a_repeated_or_invalid_point_is_refused(
+    cheat: type[SeatDeck], reason: str
+) -> None:
     seats, public = fresh_table(4, cheaters={1: cheat})
     verdict = verdict_of(lambda: deal_in_one_process(seats, [public]))
     assert (verdict.seat, verdict.step) == (1, "lock")
@@ -320,7 +377,10 @@ def test_a_wrong_deal_key_is_refused_at_once_naming_its_sender(players: int) -> 
     verdict = verdict_of(lambda: deal_rounds(seats, public))
     assert (verdict.seat, verdict.step) == (cheater, "deal")
     assert "does not match its lock" in verdict.reason
-    assert verdict.evidence == (f"deal-keys/{cheater}@{3 * players + cheater}", f"lock/{cheater}@{2 * players + cheater}")
+    assert verdict.evidence == (
+        f"deal-keys/{cheater}@{3 * players + cheater}",
+        f"lock/{cheater}@{2 * players + cheater}",
+    )
     assert public.waiting_for() == {cheater}  # the bad payload was not accepted
 
 
@@ -346,9 +406,13 @@ def test_malformed_deal_keys_are_refused_at_once() -> None:
     verdict = verdict_of(lambda: public.receive(replace(honest, keys=honest.keys[1:])))
     assert (verdict.seat, verdict.step) == (1, "deal") and "instead of" in verdict.reason
     not_canonical = (ORDER + 5).to_bytes(32, "little")
-    verdict = verdict_of(lambda: public.receive(replace(honest, keys=(not_canonical, *honest.keys[1:]))))
+    verdict = verdict_of(
+        lambda: public.receive(replace(honest, keys=(not_canonical, *honest.keys[1:])))
+    )
     assert (verdict.seat, verdict.step) == (1, "deal") and "not canonical" in verdict.reason
-    verdict = verdict_of(lambda: public.receive(replace(honest, keys=(bytes(32), *honest.keys[1:]))))
+    verdict = verdict_of(
+        lambda: public.receive(replace(honest, keys=(bytes(32), *honest.keys[1:])))
+    )
     assert "zero" in verdict.reason
 
 
@@ -377,7 +441,9 @@ def test_withholding_deal_keys_after_seeing_ones_own_hand_is_named() -> None:
     for other in (0, 1, 2, 4):
         with pytest.raises(DeckUsageError):
             seats[other].hand(public)
-    assert public.stalled() == [Verdict(3, "deal", "withheld its deal keys", ("no deal payload from seat 3",))]
+    assert public.stalled() == [
+        Verdict(3, "deal", "withheld its deal keys", ("no deal payload from seat 3",))
+    ]
 
 
 # --- opening -----------------------------------------------------------------------------
@@ -386,7 +452,9 @@ def test_withholding_deal_keys_after_seeing_ones_own_hand_is_named() -> None:
 def test_opening_a_position_with_a_key_that_does_not_match_is_named() -> None:
     seats, public = dealt_table(5)
     position, card_ = min(seats[2].hand(public).items())
-    verdict = verdict_of(lambda: public.receive(Open(2, (Opening(position, random_scalar("k"), card_.index),))))
+    verdict = verdict_of(
+        lambda: public.receive(Open(2, (Opening(position, random_scalar("k"), card_.index),)))
+    )
     assert (verdict.seat, verdict.step) == (2, "open")
     assert "does not match its lock" in verdict.reason
 
@@ -404,14 +472,20 @@ def test_claiming_a_card_that_is_not_at_the_opened_position_is_named() -> None:
 def test_opening_a_position_dealt_to_another_seat_is_named() -> None:
     seats, public = dealt_table(4)
     position, card_ = min(seats[1].hand(public).items())
-    verdict = verdict_of(lambda: public.receive(Open(0, (Opening(position, seats[0].secrets.lock_keys[position], card_.index),))))
+    verdict = verdict_of(
+        lambda: public.receive(
+            Open(0, (Opening(position, seats[0].secrets.lock_keys[position], card_.index),))
+        )
+    )
     assert (verdict.seat, verdict.step) == (0, "open") and "not dealt to it" in verdict.reason
 
 
 # --- the écart ---------------------------------------------------------------------------
 
 
-def recommit(taker: SeatDeck, cards: list[Card], discard: list[Card], show: list[Card]) -> EcartCommitment:
+def recommit(
+    taker: SeatDeck, cards: list[Card], discard: list[Card], show: list[Card]
+) -> EcartCommitment:
     """An écart payload for any list of cards, made the way SeatDeck.ecart makes it."""
     s = taker.secrets
     committed = [sorted(cards)[k] for k in s.recommit_order]
@@ -419,11 +493,15 @@ def recommit(taker: SeatDeck, cards: list[Card], discard: list[Card], show: list
         taker.seat,
         tuple(mul(r, CARD_POINTS[c.index]) for r, c in zip(s.recommit_keys, committed)),
         tuple(k for k, c in enumerate(committed) if c in discard),
-        tuple(Opening(k, s.recommit_keys[k], c.index) for k, c in enumerate(committed) if c in show),
+        tuple(
+            Opening(k, s.recommit_keys[k], c.index) for k, c in enumerate(committed) if c in show
+        ),
     )
 
 
-def ecart_table(players: int = 5, salt: int = 0) -> tuple[list[SeatDeck], PublicDeck, SeatDeck, list[Card]]:
+def ecart_table(
+    players: int = 5, salt: int = 0
+) -> tuple[list[SeatDeck], PublicDeck, SeatDeck, list[Card]]:
     seats, public = dealt_table(players, salt)
     chien = turn_chien(seats, public)
     taker = seats[0]
@@ -448,18 +526,32 @@ def test_playing_a_re_committed_card_that_another_seat_showed_is_named_at_once()
     fake = [foreign if c is held[0] else c for c in held]
     ecart = recommit(taker, fake, plain(held)[1:4], [])
     public.receive(ecart)
-    k = next(k for k in range(len(fake)) if mul(taker.secrets.recommit_keys[k], CARD_POINTS[foreign.index]) == ecart.commitments[k])
-    verdict = verdict_of(lambda: public.receive(OpenRecommitted(0, (Opening(k, taker.secrets.recommit_keys[k], foreign.index),))))
+    k = next(
+        k
+        for k in range(len(fake))
+        if mul(taker.secrets.recommit_keys[k], CARD_POINTS[foreign.index]) == ecart.commitments[k]
+    )
+    verdict = verdict_of(
+        lambda: public.receive(
+            OpenRecommitted(0, (Opening(k, taker.secrets.recommit_keys[k], foreign.index),))
+        )
+    )
     assert (verdict.seat, verdict.step) == (0, "open")
     assert f"re-committed {foreign.code}, which was dealt to seat 3" in verdict.reason
 
 
-def _ecart_with(salt: int, want: str) -> tuple[list[SeatDeck], PublicDeck, SeatDeck, list[Card], Card]:
+def _ecart_with(
+    salt: int, want: str
+) -> tuple[list[SeatDeck], PublicDeck, SeatDeck, list[Card], Card]:
     """A table whose taker holds a card of the wanted kind (searching a few seeds)."""
     for s in range(salt, salt + 20):
         seats, public, taker, held = ecart_table(5, s)
         for c in held:
-            if (want == "king" and c.is_king) or (want == "excuse" and c.is_excuse) or (want == "high bout" and c.is_trump and c.is_bout):
+            if (
+                (want == "king" and c.is_king)
+                or (want == "excuse" and c.is_excuse)
+                or (want == "high bout" and c.is_trump and c.is_bout)
+            ):
                 return seats, public, taker, held, c
     raise AssertionError(f"no taker with a {want}")
 
@@ -503,7 +595,11 @@ def test_the_taker_opens_re_commitments_only_and_never_a_discarded_one() -> None
     ecart = taker.ecart(public, discard)
     public.receive(ecart)
     position, original = min(taker.hand(public).items())
-    verdict = verdict_of(lambda: public.receive(Open(0, (Opening(position, taker.secrets.lock_keys[position], original.index),))))
+    verdict = verdict_of(
+        lambda: public.receive(
+            Open(0, (Opening(position, taker.secrets.lock_keys[position], original.index),))
+        )
+    )
     assert (verdict.seat, verdict.step) == (0, "open") and "after re-committing" in verdict.reason
     k = ecart.discarded[0]
     thrown = Opening(k, taker.secrets.recommit_keys[k], discard[0].index)
@@ -539,7 +635,10 @@ def test_a_seed_that_does_not_match_its_commitment_is_named() -> None:
     revealed = reveal_all(seats)
     revealed[1] = lie.seed
     audited_verdict = audit_deck(public.record, revealed).verdict
-    assert audited_verdict is not None and (audited_verdict.seat, audited_verdict.step) == (1, "reveal")
+    assert audited_verdict is not None and (audited_verdict.seat, audited_verdict.step) == (
+        1,
+        "reveal",
+    )
 
 
 def test_refusing_to_reveal_is_named() -> None:
@@ -552,7 +651,9 @@ def test_refusing_to_reveal_is_named() -> None:
     revealed = reveal_all(seats)
     revealed[2] = None
     verdict = audit_deck(public.record, revealed).verdict
-    assert verdict == Verdict(2, "reveal", "did not reveal its seed (found by the audit)", ("commit/2@2",), Fault.SILENCE)
+    assert verdict == Verdict(
+        2, "reveal", "did not reveal its seed (found by the audit)", ("commit/2@2",), Fault.SILENCE
+    )
 
 
 class UncommittedKey(SeatDeck):
@@ -561,7 +662,9 @@ class UncommittedKey(SeatDeck):
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]  # the arguments of SeatDeck, passed through
         committed_seed = self.secrets.seed
-        other = derive(b"\x07" * 32, self.setup.table_id, self.setup.deal, self.seat, self.setup.variant)
+        other = derive(
+            b"\x07" * 32, self.setup.table_id, self.setup.deal, self.seat, self.setup.variant
+        )
         self.secrets = replace(other, seed=committed_seed)
 
 
@@ -583,7 +686,9 @@ def test_payloads_out_of_turn_twice_or_from_elsewhere_are_named() -> None:
     assert (verdict.seat, verdict.step) == (0, "commit") and "twice" in verdict.reason
     verdict = verdict_of(lambda: public.receive(replace(commits[1], seat=4)))
     assert verdict.seat is None and "not at this table" in verdict.reason
-    verdict = verdict_of(lambda: public.receive(replace(commits[1], blanket_public=SMALL_ORDER_POINT)))
+    verdict = verdict_of(
+        lambda: public.receive(replace(commits[1], blanket_public=SMALL_ORDER_POINT))
+    )
     assert (verdict.seat, verdict.step) == (1, "commit")
     for commit in commits[1:]:
         public.receive(commit)
@@ -592,8 +697,14 @@ def test_payloads_out_of_turn_twice_or_from_elsewhere_are_named() -> None:
     verdict = verdict_of(lambda: public.receive(stolen))
     assert (verdict.seat, verdict.step) == (2, "shuffle") and "out of turn" in verdict.reason
     verdict = verdict_of(lambda: public.receive(seats[2].deal_keys()))
-    assert (verdict.seat, verdict.step) == (2, "deal") and "during the shuffle round" in verdict.reason
+    assert (verdict.seat, verdict.step) == (
+        2,
+        "deal",
+    ) and "during the shuffle round" in verdict.reason
     next_shuffle = seats[1].shuffle(public)
     public.receive(seats[2].reveal())  # revealing ends the deal (an abort): nothing else goes
     verdict = verdict_of(lambda: public.receive(next_shuffle))
-    assert (verdict.seat, verdict.step) == (1, "shuffle") and "during the reveal round" in verdict.reason
+    assert (verdict.seat, verdict.step) == (
+        1,
+        "shuffle",
+    ) and "during the reveal round" in verdict.reason

@@ -58,10 +58,22 @@ NOW = 1_700_000_000
 MISSING = object()
 
 
-def beacon(identity: Identity = ALICE, *, name: str = "alice",
-           tables: tuple[TableInfo, ...] = (TableInfo("salon", 5, 2, True, TABLE_ID),),
-           goodbye: bool = False, timestamp: int = NOW) -> Beacon:
-    return Beacon(name=name, key=identity.public_key, port=5555, tables=tables, goodbye=goodbye, timestamp=timestamp)
+def beacon(
+    identity: Identity = ALICE,
+    *,
+    name: str = "alice",
+    tables: tuple[TableInfo, ...] = (TableInfo("salon", 5, 2, True, TABLE_ID),),
+    goodbye: bool = False,
+    timestamp: int = NOW,
+) -> Beacon:
+    return Beacon(
+        name=name,
+        key=identity.public_key,
+        port=5555,
+        tables=tables,
+        goodbye=goodbye,
+        timestamp=timestamp,
+    )
 
 
 def wire(**changes: object) -> dict[str, object]:
@@ -183,7 +195,10 @@ FIELD_REJECTIONS: list[tuple[dict[str, object], str]] = [
     ({"port": 65536}, "port 65536 is out of range"),
     ({"tables": {}}, "tables is a msgpack array, got dict"),
     ({"tables": [["t", 5, 0, True, None]] * 17}, "17 tables announced, at most 16"),
-    ({"tables": [["t", 5, 0, True]]}, "table 0 is an array \\[name, seats, members, open, table_id\\]"),
+    (
+        {"tables": [["t", 5, 0, True]]},
+        "table 0 is an array \\[name, seats, members, open, table_id\\]",
+    ),
     ({"tables": ["salon"]}, "table 0 is an array"),
     ({"tables": [["t", 2, 0, True, None]]}, "table 0: seats 2 is out of range 3..5"),
     ({"tables": [["t", 6, 0, True, None]]}, "table 0: seats 6 is out of range 3..5"),
@@ -193,7 +208,10 @@ FIELD_REJECTIONS: list[tuple[dict[str, object], str]] = [
     ({"tables": [["t", 4, 0, True, bytes(15)]]}, "table 0: table id is 16 bytes, got 15"),
     ({"tables": [["t", 4, 0, True, "id"]]}, "table id is bytes, got str"),
     ({"tables": [["t" * 65, 4, 0, True, None]]}, "table 0: table name is 1 to 64 characters"),
-    ({"tables": [["ok", 4, 0, True, None], [1, 4, 0, True, None]]}, "table 1: table name is a string"),
+    (
+        {"tables": [["ok", 4, 0, True, None], [1, 4, 0, True, None]]},
+        "table 1: table name is a string",
+    ),
     ({"goodbye": 0}, "goodbye is a boolean, got int"),
     ({"timestamp": -1}, "timestamp -1 is out of range"),
     ({"timestamp": MAX_TIMESTAMP + 1}, "out of range"),
@@ -224,7 +242,9 @@ def test_a_third_party_address_cannot_be_smuggled_in() -> None:
     rejects(forge(wire(host="198.18.0.99")), "unexpected beacon fields: host")
 
 
-names = st.text(st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp")), min_size=1, max_size=64)
+names = st.text(
+    st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp")), min_size=1, max_size=64
+)
 table_infos = st.integers(3, 5).flatmap(
     lambda seats: st.builds(
         TableInfo,
@@ -280,14 +300,17 @@ msgpack_values = st.recursive(
     | st.text(max_size=70)
     | st.binary(max_size=40)
     | st.builds(msgpack.ExtType, st.integers(0, 127), st.binary(max_size=8)),
-    lambda children: st.lists(children, max_size=6) | st.dictionaries(st.text(max_size=10), children, max_size=7),
+    lambda children: (
+        st.lists(children, max_size=6) | st.dictionaries(st.text(max_size=10), children, max_size=7)
+    ),
     max_leaves=30,
 )
 field_values = {
     "name": names | msgpack_values,
     "key": st.just(ALICE.public_key) | msgpack_values,
     "port": st.integers(-5, 70000) | msgpack_values,
-    "tables": st.lists(st.lists(msgpack_values | st.integers(0, 6), max_size=6), max_size=18) | msgpack_values,
+    "tables": st.lists(st.lists(msgpack_values | st.integers(0, 6), max_size=6), max_size=18)
+    | msgpack_values,
     "goodbye": st.booleans() | msgpack_values,
     "timestamp": st.integers(-5, 2**64 - 1) | msgpack_values,
 }
@@ -298,7 +321,10 @@ def test_fuzz_signed_bodies(body: object) -> None:
     decodes_or_rejects(forge(body))
 
 
-@given(st.fixed_dictionaries({}, optional=field_values), st.dictionaries(st.text(max_size=5), msgpack_values, max_size=2))
+@given(
+    st.fixed_dictionaries({}, optional=field_values),
+    st.dictionaries(st.text(max_size=5), msgpack_values, max_size=2),
+)
 def test_fuzz_signed_fields(fields: dict[str, object], extra: dict[str, object]) -> None:
     decodes_or_rejects(forge({**extra, **fields}))
 
@@ -320,7 +346,13 @@ def test_peer_table_lists_a_new_peer_from_its_source_address() -> None:
     table = PeerTable(ALICE.public_key, expiry=5.0)
     assert table.heard(beacon(BOB, name="bob"), "198.18.0.2", now=10.0)
     [peer] = table.peers()
-    assert (peer.key, peer.name, peer.host, peer.port, peer.last_seen) == (BOB.public_key, "bob", "198.18.0.2", 5555, 10.0)
+    assert (peer.key, peer.name, peer.host, peer.port, peer.last_seen) == (
+        BOB.public_key,
+        "bob",
+        "198.18.0.2",
+        5555,
+        10.0,
+    )
     assert peer.endpoint == "tcp://198.18.0.2:5555"
     assert peer.fingerprint == BOB.fingerprint
 
@@ -378,7 +410,9 @@ def test_peer_table_ignores_replays() -> None:
 def test_peer_table_address_moves_only_with_a_newer_beacon() -> None:
     table = PeerTable(ALICE.public_key)
     table.heard(beacon(BOB, timestamp=NOW), "198.18.0.2", now=0.0)
-    assert not table.heard(beacon(BOB, timestamp=NOW), "198.18.0.66", now=0.1)  # same beacon, elsewhere
+    assert not table.heard(
+        beacon(BOB, timestamp=NOW), "198.18.0.66", now=0.1
+    )  # same beacon, elsewhere
     assert table.peers()[0].host == "198.18.0.2"
     assert table.heard(beacon(BOB, timestamp=NOW + 1), "198.18.0.3", now=1.0)  # BOB changed network
     assert table.peers()[0].host == "198.18.0.3"
@@ -418,7 +452,13 @@ def on_loopback(
 ) -> Discovery:
     """An endpoint on its own ephemeral port of 127.0.0.1 that only sends to its targets."""
     return Discovery(
-        identity, announce, port=0, host="127.0.0.1", interval=interval, expiry=expiry, broadcast=False
+        identity,
+        announce,
+        port=0,
+        host="127.0.0.1",
+        interval=interval,
+        expiry=expiry,
+        broadcast=False,
     )
 
 
@@ -443,7 +483,9 @@ def test_three_daemons_find_each_other_by_loopback_broadcast() -> None:
     async def scenario() -> None:
         identities = [ALICE, BOB, CAROL]
         changes: list[set[str]] = []
-        first = Discovery(ALICE, announcing("alice", 6000), port=0, interval=INTERVAL, expiry=5.0, broadcast=False)
+        first = Discovery(
+            ALICE, announcing("alice", 6000), port=0, interval=INTERVAL, expiry=5.0, broadcast=False
+        )
         first.on_change(lambda peers: changes.append(names_of(peers)))
         await first.start()
         port = first.address[1]
@@ -465,7 +507,10 @@ def test_three_daemons_find_each_other_by_loopback_broadcast() -> None:
         everyone = [first, *others]
         await eventually(lambda: all(len(d.peers()) == 2 for d in everyone))
         assert names_of(first.peers()) == {"bob", "carol"}
-        assert {(p.name, p.host, p.port) for p in others[0].peers()} == {("alice", "127.0.0.1", 6000), ("carol", "127.0.0.1", 6002)}
+        assert {(p.name, p.host, p.port) for p in others[0].peers()} == {
+            ("alice", "127.0.0.1", 6000),
+            ("carol", "127.0.0.1", 6002),
+        }
         assert changes[-1] == {"bob", "carol"}
         # Carol leaves: she says goodbye and is gone before the expiry could have removed her
         # (5 s after her last beacon, sent at most INTERVAL before she left: 4.8 s at the soonest).
@@ -486,6 +531,7 @@ def test_unicast_targets_and_current_announcement() -> None:
 
     async def scenario() -> None:
         tables: list[TableInfo] = []
+
         def current() -> Announcement:
             return Announcement("alice", 7000, tuple(tables))
 
@@ -494,10 +540,14 @@ def test_unicast_targets_and_current_announcement() -> None:
         async with alice, bob:
             alice.add_target("127.0.0.1", bob.address[1])
             bob.add_target("127.0.0.1", alice.address[1])
-            await eventually(lambda: names_of(alice.peers()) == {"bob"} and names_of(bob.peers()) == {"alice"})
+            await eventually(
+                lambda: names_of(alice.peers()) == {"bob"} and names_of(bob.peers()) == {"alice"}
+            )
             assert bob.peers()[0].endpoint == "tcp://127.0.0.1:7000"
             tables.append(TableInfo("salon", 4, 1, True, TABLE_ID))
-            await eventually(lambda: bob.peers()[0].tables == (TableInfo("salon", 4, 1, True, TABLE_ID),))
+            await eventually(
+                lambda: bob.peers()[0].tables == (TableInfo("salon", 4, 1, True, TABLE_ID),)
+            )
 
     asyncio.run(scenario())
 
@@ -522,7 +572,10 @@ def test_a_silent_peer_expires() -> None:
         alice.on_change(lambda peers: seen.append(names_of(peers)))
         async with alice:
             with raw_socket() as sock:
-                sock.sendto(encode_beacon(beacon(BOB, name="bob", timestamp=int(time.time())), BOB), alice.address)
+                sock.sendto(
+                    encode_beacon(beacon(BOB, name="bob", timestamp=int(time.time())), BOB),
+                    alice.address,
+                )
                 await eventually(lambda: names_of(alice.peers()) == {"bob"}, timeout=1.0)
                 took = await eventually(lambda: alice.peers() == [], timeout=3.0)
         assert took > 0.45  # not before the expiry (0.6 s after bob was last heard)
@@ -538,11 +591,16 @@ def test_malformed_datagrams_are_counted_and_floods_rate_limited() -> None:
             with raw_socket() as sock:
                 for i in range(60):
                     sock.sendto(b"TAROT\x01 garbage %d" % i, alice.address)
-                await eventually(lambda: alice.stats.malformed + alice.stats.rate_limited == 60, timeout=2.0)
+                await eventually(
+                    lambda: alice.stats.malformed + alice.stats.rate_limited == 60, timeout=2.0
+                )
                 assert alice.stats.malformed == 20
                 assert alice.stats.rate_limited == 40
                 await asyncio.sleep(1.0)  # a new window: the same source is heard again
-                sock.sendto(encode_beacon(beacon(BOB, name="bob", timestamp=int(time.time())), BOB), alice.address)
+                sock.sendto(
+                    encode_beacon(beacon(BOB, name="bob", timestamp=int(time.time())), BOB),
+                    alice.address,
+                )
                 await eventually(lambda: names_of(alice.peers()) == {"bob"}, timeout=1.0)
 
     asyncio.run(scenario())
@@ -597,7 +655,9 @@ def test_broadcast_addresses_skip_loopback() -> None:
         ("10.0.0.1", "255.0.255.0", None),  # holes: no subnet
     ],
 )
-def test_the_broadcast_address_of_a_subnet_comes_from_its_netmask(address: str, netmask: str, broadcast: str | None) -> None:
+def test_the_broadcast_address_of_a_subnet_comes_from_its_netmask(
+    address: str, netmask: str, broadcast: str | None
+) -> None:
     assert subnet_broadcast(address, netmask) == broadcast
 
 
@@ -606,17 +666,28 @@ def test_an_address_added_without_brd_gets_the_broadcast_of_its_subnet() -> None
     broadcast address, and the daemon sent no beacon on that LAN at all.  In a network
     namespace of its own, so the machine's interfaces are neither seen nor touched."""
     setup = (
-        "ip link add v0 type veth peer name v1 && ip addr add 10.9.0.1/24 dev v0 && ip link set v0 up && "
-        "ip link add v2 type veth peer name v3 && ip addr add 10.8.0.1/16 brd 10.8.255.255 dev v2 && ip link set v2 up"
+        "ip link add v0 type veth peer name v1 && ip addr add 10.9.0.1/24 dev v0 && ip link set "
+        "v0 up && "
+        "ip link add v2 type veth peer name v3 && ip addr add 10.8.0.1/16 brd 10.8.255.255 dev v2 "
+        "&& ip link set v2 up"
     )
     try:
-        made = subprocess.run(["unshare", "--net", "sh", "-c", setup], capture_output=True, text=True, timeout=30)
+        made = subprocess.run(
+            ["unshare", "--net", "sh", "-c", setup], capture_output=True, text=True, timeout=30
+        )
     except FileNotFoundError:
         pytest.skip("no unshare here")
     if made.returncode != 0:
         pytest.skip(f"no network namespace with veth interfaces here: {made.stderr.strip()}")
     probe = f"{setup} && exec {shlex.quote(sys.executable)} -c 'from tarotd.discovery import broadcast_addresses; print(broadcast_addresses())'"
-    found = subprocess.run(["unshare", "--net", "sh", "-c", probe], capture_output=True, text=True, timeout=30, cwd=ROOT, check=True)
+    found = subprocess.run(
+        ["unshare", "--net", "sh", "-c", probe],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        cwd=ROOT,
+        check=True,
+    )
     assert found.stdout.strip() == "['10.9.0.255', '10.8.255.255']"
 
 
@@ -629,7 +700,9 @@ def test_discovery_says_once_that_it_reaches_no_network_and_once_that_it_does_ag
     monkeypatch.setattr("tarotd.discovery.endpoint.broadcast_addresses", lambda: list(interfaces))
 
     async def scenario() -> None:
-        discovery = Discovery(ALICE, announcing("alice", 7000), port=0, host="127.0.0.1", interval=0.02)
+        discovery = Discovery(
+            ALICE, announcing("alice", 7000), port=0, host="127.0.0.1", interval=0.02
+        )
         async with discovery:
             await asyncio.sleep(0.2)
             interfaces.append("127.255.255.255")
@@ -639,4 +712,6 @@ def test_discovery_says_once_that_it_reaches_no_network_and_once_that_it_does_ag
         asyncio.run(scenario())
     lines = [record.getMessage() for record in caplog.records]
     assert sum("reaches no network" in line for line in lines) == 1, lines
-    assert sum("reaches a network again: beacons to 127.255.255.255" in line for line in lines) == 1, lines
+    assert (
+        sum("reaches a network again: beacons to 127.255.255.255" in line for line in lines) == 1
+    ), lines

@@ -57,7 +57,8 @@ def test_relative_links_resolve(document: Path) -> None:
         destination = (document.parent / file_part).resolve() if file_part else document
         if not destination.exists() or ROOT not in (destination, *destination.parents):
             broken.append(
-                f"{target}: no {destination.relative_to(ROOT) if ROOT in destination.parents else destination}"
+                f"{target}: no "
+                f"{destination.relative_to(ROOT) if ROOT in destination.parents else destination}"
             )
         elif fragment and destination.suffix == ".md" and fragment not in anchors(destination):
             broken.append(f"{target}: no heading #{fragment} in {destination.relative_to(ROOT)}")

@@ -12,7 +12,16 @@ from pathlib import Path
 
 import msgpack
 import pytest
-from daemons import ROOT, assert_no_traceback, daemon_argv, free_ports, home_key, log_path, spawn, wait_for_path
+from daemons import (
+    ROOT,
+    assert_no_traceback,
+    daemon_argv,
+    free_ports,
+    home_key,
+    log_path,
+    spawn,
+    wait_for_path,
+)
 from event_daemons import EventRoom, open_event, start_event_room
 from intruder import Intruder
 
@@ -23,24 +32,44 @@ from protocol.movement import Movement
 
 
 def tarot(*argv: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "client.cli", *map(str, argv)], cwd=ROOT, capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "client.cli", *map(str, argv)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
 
 
-def play_event(tmp_path: Path, players: int, rounds: int, deals: int, movement: str, tables: int = 4,
-               crash: int | None = None, sizes: tuple[int, ...] = (4, 4)) -> EventReport:
+def play_event(
+    tmp_path: Path,
+    players: int,
+    rounds: int,
+    deals: int,
+    movement: str,
+    tables: int = 4,
+    crash: int | None = None,
+    sizes: tuple[int, ...] = (4, 4),
+) -> EventReport:
     """The event played through; with ``crash``, that daemon (0: the organiser's) is killed
     (``kill -9``) as soon as the first row is in, and started again."""
     room = start_event_room(tmp_path, players)
     try:
         event = open_event(room, rounds, deals, movement, tables)
         if crash is not None:
+
             def a_row_in() -> bool:
                 shown = room.ask(room.organiser, "event", event=event)
                 return shown["open"] == 1 and len(shown["pending"]) < deals * (players // tables)
+
             room.wait("a first row in", a_row_in, 120)
             room.crash_and_restart(crash)
-        room.wait("every round closed, on every daemon", lambda: all(
-            room.ask(home, "event", event=event)["closed"] == rounds for home in room.homes), 120 * rounds)
+        room.wait(
+            "every round closed, on every daemon",
+            lambda: all(
+                room.ask(home, "event", event=event)["closed"] == rounds for home in room.homes
+            ),
+            120 * rounds,
+        )
         report = check_event(room, event, players, rounds, deals, sizes)
     finally:
         room.stop()
@@ -48,8 +77,12 @@ def play_event(tmp_path: Path, players: int, rounds: int, deals: int, movement: 
     return report
 
 
-def check_event(room: EventRoom, event: str, players: int, rounds: int, deals: int, sizes: tuple[int, ...]) -> EventReport:
-    records = {bytes.fromhex(room.ask(home, "event-record", event=event)["record"]) for home in room.homes}
+def check_event(
+    room: EventRoom, event: str, players: int, rounds: int, deals: int, sizes: tuple[int, ...]
+) -> EventReport:
+    records = {
+        bytes.fromhex(room.ask(home, "event-record", event=event)["record"]) for home in room.homes
+    }
     assert len(records) == 1, "the daemons hold different records"
     (data,) = records
     record = read_event(data)
@@ -57,7 +90,9 @@ def check_event(room: EventRoom, event: str, players: int, rounds: int, deals: i
     assert report.ok and report.closed == rounds and not report.pending
     assert len(report.names) == players and len(report.plans) == rounds
     for round_, plan in enumerate(report.plans, start=1):
-        assert sorted(plan.players) == sorted(report.names), f"round {round_} does not seat every player once"
+        assert sorted(plan.players) == sorted(report.names), (
+            f"round {round_} does not seat every player once"
+        )
         assert tuple(map(len, plan.tables)) == sizes
         for table in range(1, len(plan.tables) + 1):
             assert len(report.results[round_, table]) == deals
@@ -70,9 +105,14 @@ def check_event(room: EventRoom, event: str, players: int, rounds: int, deals: i
     path = room.tmp_path / "event.tarot-event"
     assert tarot("--home", room.players[0], "event", "export", "--record", path).returncode == 0
     audited = tarot("audit", path)
-    assert audited.returncode == 0 and "the record holds" in audited.stdout, audited.stdout + audited.stderr
+    assert audited.returncode == 0 and "the record holds" in audited.stdout, (
+        audited.stdout + audited.stderr
+    )
     for line in summaries[0]["ranking"]:  # the ranking the audit reproduces, line by line
-        assert f"{line['place']:>3}. {line['name']} [{line['fingerprint']}] {line['total']:+d}" in audited.stdout
+        assert (
+            f"{line['place']:>3}. {line['name']} [{line['fingerprint']}] {line['total']:+d}"
+            in audited.stdout
+        )
     top = summaries[0]["ranking"][0]
     tampered = room.tmp_path / "tampered.tarot-event"
     tampered.write_bytes(with_a_row_changed(data))
@@ -80,12 +120,21 @@ def check_event(room: EventRoom, event: str, players: int, rounds: int, deals: i
     assert refused.returncode == 1 and "DOES NOT HOLD" in refused.stdout
     assert "is not signed by" in refused.stdout, refused.stdout
     shown = tarot("--home", room.players[0], "--lang", "en", "event", "show")
-    assert shown.returncode == 0 and "The event is over." in shown.stdout, shown.stdout + shown.stderr
-    assert f" 1. {top['name']} {top['total']:+d} [{top['fingerprint'].split('-')[0]}]" in " ".join(shown.stdout.split())
+    assert shown.returncode == 0 and "The event is over." in shown.stdout, (
+        shown.stdout + shown.stderr
+    )
+    assert f" 1. {top['name']} {top['total']:+d} [{top['fingerprint'].split('-')[0]}]" in " ".join(
+        shown.stdout.split()
+    )
     listed = tarot("--home", room.players[0], "--lang", "fr", "event", "list")
     assert f"{event[:12]}  « Soirée du club »" in listed.stdout and "inscrit" in listed.stdout
     html = room.tmp_path / "event.html"
-    assert tarot("--home", room.organiser, "--lang", "fr", "event", "export", "--html", html).returncode == 0
+    assert (
+        tarot(
+            "--home", room.organiser, "--lang", "fr", "event", "export", "--html", html
+        ).returncode
+        == 0
+    )
     assert top["name"] in html.read_text(encoding="utf-8")
     return report
 
@@ -113,14 +162,18 @@ def test_eight_players_two_rounds_of_two_deals(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_eight_players_two_rounds_of_two_deals_the_organiser_crashing_in_round_one(tmp_path: Path) -> None:
+def test_eight_players_two_rounds_of_two_deals_the_organiser_crashing_in_round_one(
+    tmp_path: Path,
+) -> None:
     play_event(tmp_path, 8, rounds=2, deals=2, movement="random", crash=0)
     said = log_path(tmp_path, 0).read_text()
     assert "taken up as organiser" in said and "round 2 complete, closed" in said
 
 
 @pytest.mark.slow
-def test_eight_players_two_rounds_of_two_deals_a_player_crashing_in_round_one(tmp_path: Path) -> None:
+def test_eight_players_two_rounds_of_two_deals_a_player_crashing_in_round_one(
+    tmp_path: Path,
+) -> None:
     play_event(tmp_path, 8, rounds=2, deals=2, movement="random", crash=3)
     said = log_path(tmp_path, 3).read_text()
     assert "taken up as player" in said
@@ -152,10 +205,20 @@ def test_a_stranger_s_event_frames_are_refused_said_and_change_nothing(tmp_path:
             (daemon,) = intruder.up
             event_id = bytes.fromhex(event)
             frames: list[object] = [
-                {"t": "register", "event": event_id, "entry": register(victim, event_id, "usurpé").wire,
-                 "endpoint": intruder.endpoint},
+                {
+                    "t": "register",
+                    "event": event_id,
+                    "entry": register(victim, event_id, "usurpé").wire,
+                    "endpoint": intruder.endpoint,
+                },
                 {"t": "rowsig", "event": event_id, "row": b"\x91\x01", "seat": 0, "sig": bytes(64)},
-                {"t": "entries", "event": event_id, "from": 0, "entries": [b"\xc1"], "endpoints": []},
+                {
+                    "t": "entries",
+                    "event": event_id,
+                    "from": 0,
+                    "entries": [b"\xc1"],
+                    "endpoints": [],
+                },
                 {"t": "no such frame"},
                 [1, 2, 3],
             ]
@@ -170,20 +233,31 @@ def test_a_stranger_s_event_frames_are_refused_said_and_change_nothing(tmp_path:
     try:
         event = room.ask(room.organiser, "event-open", name="Tournoi", format="3x8")["event"]
         asyncio.run(asyncio.wait_for(attack(event), 60))
-        room.wait("the refusals said", lambda: "a daemon registers its own player" in log_path(tmp_path, 0).read_text(), 20)
+        room.wait(
+            "the refusals said",
+            lambda: "a daemon registers its own player" in log_path(tmp_path, 0).read_text(),
+            20,
+        )
         shown = room.ask(room.organiser, "event", event=event)
         assert shown["players"] == [] and shown["entries"] == 1 and shown["findings"] == []
     finally:
         room.stop()
     said = log_path(tmp_path, 0).read_text()
-    for refusal in ("refused a register frame", "refused a rowsig frame", "refused a entries frame",
-                    "an unknown event frame", "refused a malformed frame"):
+    for refusal in (
+        "refused a register frame",
+        "refused a rowsig frame",
+        "refused a entries frame",
+        "an unknown event frame",
+        "refused a malformed frame",
+    ):
         assert refusal in said, said
     assert_no_traceback(tmp_path, 1)
 
 
 @pytest.mark.slow
-def test_a_player_s_daemon_dying_mid_round_leaves_abandoned_rows_and_an_empty_place(tmp_path: Path) -> None:
+def test_a_player_s_daemon_dying_mid_round_leaves_abandoned_rows_and_an_empty_place(
+    tmp_path: Path,
+) -> None:
     """A member's daemon is killed as its table forms: the others abandon the deal it stalls
     (--timeout), sign the round's deals left abandoned once it is gone for good, and round 2
     seats the seven others (tables of 4 and 3); the ranking shows it abandoned, then absent."""
@@ -193,7 +267,9 @@ def test_a_player_s_daemon_dying_mid_round_leaves_abandoned_rows_and_an_empty_pl
         event = open_event(room, 2, 2, "random")
 
         def a_table_formed() -> bytes | None:
-            record = read_event(bytes.fromhex(room.ask(room.organiser, "event-record", event=event)["record"]))
+            record = read_event(
+                bytes.fromhex(room.ask(room.organiser, "event-record", event=event)["record"])
+            )
             tables = [e for e in record.entries if e.kind is EntryKind.TABLE]
             return Manifest.from_bytes(tables[0].document).keys[1] if tables else None
 
@@ -203,8 +279,11 @@ def test_a_player_s_daemon_dying_mid_round_leaves_abandoned_rows_and_an_empty_pl
         dead = keys[victim.hex()]
         room.kill(dead)
         living = [home for index, home in enumerate(room.homes) if index != dead]
-        room.wait("both rounds closed on the daemons alive", lambda: all(
-            room.ask(home, "event", event=event)["closed"] == 2 for home in living), 240)
+        room.wait(
+            "both rounds closed on the daemons alive",
+            lambda: all(room.ask(home, "event", event=event)["closed"] == 2 for home in living),
+            240,
+        )
         records = {room.ask(home, "event-record", event=event)["record"] for home in living}
         assert len(records) == 1
         report = verify_event(read_event(bytes.fromhex(records.pop())))
@@ -219,7 +298,9 @@ def test_a_player_s_daemon_dying_mid_round_leaves_abandoned_rows_and_an_empty_pl
 
 
 @pytest.mark.slow
-def test_the_organiser_substitutes_withdraws_and_closes_a_round_with_real_daemons(tmp_path: Path) -> None:
+def test_the_organiser_substitutes_withdraws_and_closes_a_round_with_real_daemons(
+    tmp_path: Path,
+) -> None:
     """The organiser's commands, from ``tarot event`` on real daemons: a newcomer registers
     once the event has started and takes joueur7's place from round 2 (``substitute``),
     joueur8 is withdrawn from round 2 on (``withdraw``), and round 2 is closed as soon as it
@@ -229,29 +310,55 @@ def test_the_organiser_substitutes_withdraws_and_closes_a_round_with_real_daemon
     try:
         event = open_event(room, 3, 2, "random")
         newcomer = tmp_path / "d9"
-        argv = daemon_argv(newcomer, "remplacant", free_ports(1)[0], [(room.organiser, room.ports[0])], bot="basic",
-                           table=None, timeout=4, extra=["--think", "0.2"])
+        argv = daemon_argv(
+            newcomer,
+            "remplacant",
+            free_ports(1)[0],
+            [(room.organiser, room.ports[0])],
+            bot="basic",
+            table=None,
+            timeout=4,
+            extra=["--think", "0.2"],
+        )
         room.homes.append(newcomer)
         room.argvs.append(argv)
         room.processes.append(spawn(argv, log_path(tmp_path, 9)))
         wait_for_path(newcomer / "api.sock", room.processes[-1])
-        room.wait("the event heard by the newcomer", lambda: any(e["event"] == event for e in room.ask(newcomer, "events")), 30)
+        room.wait(
+            "the event heard by the newcomer",
+            lambda: any(e["event"] == event for e in room.ask(newcomer, "events")),
+            30,
+        )
         room.ask(newcomer, "event-join", event=event)
-        room.wait("the newcomer registered", lambda: len(room.ask(room.organiser, "event", event=event)["players"]) == 9, 30)
+        room.wait(
+            "the newcomer registered",
+            lambda: len(room.ask(room.organiser, "event", event=event)["players"]) == 9,
+            30,
+        )
         organiser = ("--home", room.organiser, "--lang", "en", "event")
         substituted = tarot(*organiser, "substitute", "remplacant", "joueur7")
         assert substituted.returncode == 0, substituted.stderr
         assert "remplacant takes the place of joueur7 from the next round on" in substituted.stdout
         withdrawn = tarot(*organiser, "withdraw", "joueur8")
-        assert withdrawn.returncode == 0 and "joueur8: no place from the next round on" in withdrawn.stdout
+        assert (
+            withdrawn.returncode == 0
+            and "joueur8: no place from the next round on" in withdrawn.stdout
+        )
         refused = tarot(*organiser, "substitute", "remplacant", "joueur6")  # one place a newcomer
         assert refused.returncode == 1 and "remplacant holds a place already" in refused.stderr
-        assert room.ask(room.organiser, "event", event=event)["closed"] == 0, "round 1 ended before the commands"
-        room.wait("round 2 open", lambda: room.ask(room.organiser, "event", event=event)["open"] == 2, 120)
+        assert room.ask(room.organiser, "event", event=event)["closed"] == 0, (
+            "round 1 ended before the commands"
+        )
+        room.wait(
+            "round 2 open", lambda: room.ask(room.organiser, "event", event=event)["open"] == 2, 120
+        )
         closed = tarot(*organiser, "close")
         assert closed.returncode == 0, closed.stderr
-        room.wait("round 3 closed on every daemon", lambda: all(
-            room.ask(home, "event", event=event)["closed"] == 3 for home in room.homes), 240)
+        room.wait(
+            "round 3 closed on every daemon",
+            lambda: all(room.ask(home, "event", event=event)["closed"] == 3 for home in room.homes),
+            240,
+        )
         records = {room.ask(home, "event-record", event=event)["record"] for home in room.homes}
         shown = tarot(*organiser, "show")
     finally:
@@ -262,12 +369,20 @@ def test_the_organiser_substitutes_withdraws_and_closes_a_round_with_real_daemon
     names = {name: key for key, name in report.names.items()}
     for round_ in (2, 3):
         seated = report.plans[round_ - 1].players
-        assert names["remplacant"] in seated and names["joueur7"] not in seated and names["joueur8"] not in seated
+        assert (
+            names["remplacant"] in seated
+            and names["joueur7"] not in seated
+            and names["joueur8"] not in seated
+        )
         assert sorted(map(len, report.plans[round_ - 1].tables)) == [3, 4]
-    marks = {report.names[line.player]: [r.mark.value for r in line.rounds] for line in report.standings}
+    marks = {
+        report.names[line.player]: [r.mark.value for r in line.rounds] for line in report.standings
+    }
     assert marks["joueur7"][1:] == marks["joueur8"][1:] == ["absent", "absent"]
     assert marks["remplacant"][0] == "absent" and marks["remplacant"][2] == "played"
     assert all(mark[1] in ("incomplete", "played", "absent") for mark in marks.values())
-    assert any(mark[1] == "incomplete" for mark in marks.values()), marks  # round 2's rows declared lost
+    assert any(mark[1] == "incomplete" for mark in marks.values()), (
+        marks
+    )  # round 2's rows declared lost
     assert "The event is over." in shown.stdout and "(deals lost)" in shown.stdout, shown.stdout
     assert_no_traceback(tmp_path, len(room.homes))

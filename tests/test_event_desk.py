@@ -47,7 +47,11 @@ class Room:
 
     def post(self, sender: bytes, outs: list[FrameOut]) -> None:
         for destination, frame in outs:
-            targets = [d.key for d in self.desks if d.key != sender] if destination == BROADCAST else [destination]
+            targets = (
+                [d.key for d in self.desks if d.key != sender]
+                if destination == BROADCAST
+                else [destination]
+            )
             wire = msgpack.unpackb(msgpack.packb(frame, use_bin_type=True), raw=False)
             self.queue += [(sender, target, wire) for target in targets]
 
@@ -69,7 +73,9 @@ class Room:
                 tables.setdefault(seating.slot.table_id, []).append(desk)
         for table_id_, desks in tables.items():
             slot = desks[0].seatings()[0].slot
-            ready = ready_table(slot.table_id, slot.name, [self.by_key(k).identity for k in slot.keys])
+            ready = ready_table(
+                slot.table_id, slot.name, [self.by_key(k).identity for k in slot.keys]
+            )
             deals = self.organiser.held[next(iter(self.organiser.held))].config.deals
             for desk in desks:
                 self.post(desk.key, desk.table_ready(ready))
@@ -79,12 +85,19 @@ class Room:
                 scores = (swing * (len(slot.keys) - 1), *[-swing] * (len(slot.keys) - 1))
                 head = hashlib.sha256(table_id_ + bytes([deal])).digest()
                 for desk in desks:
-                    self.post(desk.key, desk.scored(table_id_, deal, head, DealAudit(None, scores, None, None, False)))
+                    self.post(
+                        desk.key,
+                        desk.scored(
+                            table_id_, deal, head, DealAudit(None, scores, None, None, False)
+                        ),
+                    )
                 self.run()
 
 
 def ready_table(table_id_: bytes, name: str, members: list[Identity]) -> ReadyTable:
-    entries = [[m.public_key, f"p{n}", m.public_key, "tcp://127.0.0.1:1"] for n, m in enumerate(members)]
+    entries = [
+        [m.public_key, f"p{n}", m.public_key, "tcp://127.0.0.1:1"] for n, m in enumerate(members)
+    ]
     document = manifest_document(table_id_, name, entries)
     signatures = [m.sign(MANIFEST_DOMAIN + document) for m in members]
     return ReadyTable.from_bytes(msgpack.packb([document, signatures, 0], use_bin_type=True))
@@ -109,9 +122,15 @@ def test_an_event_of_eight_goes_round_by_round_to_one_record_everywhere(tmp_path
         seatings = [s for desk in room.players for s in desk.seatings()]
         assert len(seatings) == 8 and {s.round for s in seatings} == {round_}
         assert sorted(len(s.slot.keys) for s in seatings) == [4] * 8
-        for n, desk in enumerate(room.players):  # where the client says to sit: with the three others
+        for n, desk in enumerate(
+            room.players
+        ):  # where the client says to sit: with the three others
             seat = desk.summary(desk.held[event_id])["seat"]
-            assert seat["round"] == round_ and len(seat["with"]) == 3 and f"joueur{n}" not in seat["with"]
+            assert (
+                seat["round"] == round_
+                and len(seat["with"]) == 3
+                and f"joueur{n}" not in seat["with"]
+            )
         room.play_open_round()
     record = room.organiser.held[event_id].record
     report = verify_event(record)
@@ -134,8 +153,13 @@ def test_what_a_player_sent_is_sent_again_until_the_record_holds_it(tmp_path: Pa
     room.queue.clear()
     lost = room.players[0]
     seating = lost.seatings()[0]
-    lost.table_ready(ready_table(seating.slot.table_id, seating.slot.name,
-                                 [room.by_key(k).identity for k in seating.slot.keys]))  # lost on the way
+    lost.table_ready(
+        ready_table(
+            seating.slot.table_id,
+            seating.slot.name,
+            [room.by_key(k).identity for k in seating.slot.keys],
+        )
+    )  # lost on the way
     again = room.desk(1)  # and the player's daemon restarts
     again.load()
     assert again.endpoints(seating.slot.keys) == lost.endpoints(seating.slot.keys) != []
@@ -144,7 +168,9 @@ def test_what_a_player_sent_is_sent_again_until_the_record_holds_it(tmp_path: Pa
     assert any(e.kind.value == "table" for e in room.organiser.held[event_id].record.entries)
 
 
-def test_bad_frames_are_refused_said_and_change_nothing(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_bad_frames_are_refused_said_and_change_nothing(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     room = Room(tmp_path, 8)
     event_id = opened(room)
     room.post(room.organiser.key, room.organiser.start(event_id))
@@ -153,30 +179,59 @@ def test_bad_frames_are_refused_said_and_change_nothing(tmp_path: Path, caplog: 
     before = held.record.to_bytes()
     stranger = Identity.generate()
     victim = room.players[0]
-    forged = {"t": "register", "event": event_id, "endpoint": "tcp://10.0.0.9:1", "entry": b"\xc1 not an entry"}
+    forged = {
+        "t": "register",
+        "event": event_id,
+        "endpoint": "tcp://10.0.0.9:1",
+        "entry": b"\xc1 not an entry",
+    }
     with caplog.at_level(logging.WARNING):
         assert room.organiser.receive(stranger.public_key, forged) == []
         assert room.organiser.receive(stranger.public_key, {"t": "rowsig"}) == []
         assert room.organiser.receive(stranger.public_key, [1, 2]) == []
-        assert room.organiser.receive(stranger.public_key, {"t": "entries", "event": event_id}) == []
+        assert (
+            room.organiser.receive(stranger.public_key, {"t": "entries", "event": event_id}) == []
+        )
         someone_else = register(Identity.generate(), event_id, "usurpateur")
-        assert room.organiser.receive(stranger.public_key, {"t": "register", "event": event_id,
-                                                            "entry": someone_else.wire, "endpoint": "tcp://x:1"}) == []
+        assert (
+            room.organiser.receive(
+                stranger.public_key,
+                {
+                    "t": "register",
+                    "event": event_id,
+                    "entry": someone_else.wire,
+                    "endpoint": "tcp://x:1",
+                },
+            )
+            == []
+        )
         seating = victim.seatings()[0]
-        ready = ready_table(seating.slot.table_id, seating.slot.name, [room.by_key(k).identity for k in seating.slot.keys])
+        ready = ready_table(
+            seating.slot.table_id,
+            seating.slot.name,
+            [room.by_key(k).identity for k in seating.slot.keys],
+        )
         room.post(victim.key, victim.table_ready(ready))
         room.run()
         before = held.record.to_bytes()
         head = bytes(32)
-        outs = victim.scored(seating.slot.table_id, 0, head, DealAudit(None, (30, -10, -10, -10), None, None, False))
+        outs = victim.scored(
+            seating.slot.table_id, 0, head, DealAudit(None, (30, -10, -10, -10), None, None, False)
+        )
         frame = next(f for d, f in outs if d == room.organiser.key)
-        frame = dict(frame, seat=(frame["seat"] + 1) % 4)  # the victim's signature passed off as another member's
+        frame = dict(
+            frame, seat=(frame["seat"] + 1) % 4
+        )  # the victim's signature passed off as another member's
         assert room.organiser.receive(victim.key, frame) == []
         intruder = dict(frame, sig=stranger.sign(b"tarot/v2/event-row\x00" + frame["row"]))
         assert room.organiser.receive(stranger.public_key, intruder) == []
     assert held.record.to_bytes() == before
     said = caplog.text
-    assert "refused a register frame" in said and "not an event frame" in said and "the field 'event' is missing" in said
+    assert (
+        "refused a register frame" in said
+        and "not an event frame" in said
+        and "the field 'event' is missing" in said
+    )
     assert "sent by another daemon: a daemon registers its own player" in said
     assert "that is not the member's of seat" in said
 
@@ -200,7 +255,11 @@ def test_a_member_gone_for_good_leaves_abandoned_rows_and_an_empty_place(tmp_pat
         if desk.key != gone:  # deal 2 never starts: the others sign it abandoned
             room.post(desk.key, desk.abandon(seating.slot.table_id, 1, [2]))
     room.run()
-    others = [d for d in room.players if d.seatings() and d.seatings()[0].slot.table_id != seating.slot.table_id]
+    others = [
+        d
+        for d in room.players
+        if d.seatings() and d.seatings()[0].slot.table_id != seating.slot.table_id
+    ]
     other = others[0].seatings()[0].slot
     members_2 = [room.by_key(k) for k in other.keys]
     ready_2 = ready_table(other.table_id, other.name, [m.identity for m in members_2])
@@ -211,7 +270,10 @@ def test_a_member_gone_for_good_leaves_abandoned_rows_and_an_empty_place(tmp_pat
     room.run()
     report = room.organiser.held[event_id].report
     assert report.ok and report.closed == 1 and len(report.plans) == 2
-    assert gone not in report.plans[1].players and sorted(map(len, report.plans[1].tables)) == [3, 4]
+    assert gone not in report.plans[1].players and sorted(map(len, report.plans[1].tables)) == [
+        3,
+        4,
+    ]
     assert room.by_key(gone).seatings() == []
     line = next(s for s in report.live if s.player == gone)
     assert [r.mark.value for r in line.rounds] == ["abandoned", "absent"]
@@ -225,8 +287,10 @@ def test_the_organiser_closes_a_round_without_a_table_that_never_formed(tmp_path
     room.post(room.organiser.key, room.organiser.start(event_id))
     room.run()
     absent = room.players[3]
-    assert room.organiser.withdraw(event_id, room.organiser.held[event_id].report.names[absent.key]) \
+    assert (
+        room.organiser.withdraw(event_id, room.organiser.held[event_id].report.names[absent.key])
         == room.organiser.held[event_id].report.names[absent.key]
+    )
     with pytest.raises(EventError, match="no registered player"):
         room.organiser.withdraw(event_id, "personne")
     room.post(room.organiser.key, room.organiser.close_now(event_id))
@@ -239,7 +303,9 @@ def test_the_organiser_closes_a_round_without_a_table_that_never_formed(tmp_path
     assert restarted.held[event_id].withdrawn == {absent.key}
 
 
-def test_a_substitute_registered_late_takes_a_players_place_in_the_next_round(tmp_path: Path) -> None:
+def test_a_substitute_registered_late_takes_a_players_place_in_the_next_round(
+    tmp_path: Path,
+) -> None:
     room = Room(tmp_path, 9)  # the ninth registers once the event has started
     late = room.players[8]
     held = room.organiser.open("Soirée du club", 2, 2, 4, Movement.RANDOM)
@@ -254,7 +320,10 @@ def test_a_substitute_registered_late_takes_a_players_place_in_the_next_round(tm
     replaced = room.players[2]
     with pytest.raises(EventError, match="holds a place already"):
         room.organiser.substitute(held.event_id, "joueur3", "joueur2")
-    assert room.organiser.substitute(held.event_id, "remplaçant", "joueur2") == ("remplaçant", "joueur2")
+    assert room.organiser.substitute(held.event_id, "remplaçant", "joueur2") == (
+        "remplaçant",
+        "joueur2",
+    )
     assert late.seatings() == []
     room.play_open_round()
     report = room.organiser.held[held.event_id].report
@@ -265,7 +334,9 @@ def test_a_substitute_registered_late_takes_a_players_place_in_the_next_round(tm
     assert marks[replaced.key] == ["played", "absent"] and marks[late.key] == ["absent", "played"]
 
 
-def test_members_signing_different_rows_are_said_and_bounded(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_members_signing_different_rows_are_said_and_bounded(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     room = Room(tmp_path, 8)
     event_id = opened(room)
     room.post(room.organiser.key, room.organiser.start(event_id))
@@ -279,7 +350,9 @@ def test_members_signing_different_rows_are_said_and_bounded(tmp_path: Path, cap
     with caplog.at_level(logging.WARNING):
         for n in range(12):  # one member, twelve heads for one deal
             outs = members[0].scored(seating.slot.table_id, 0, bytes([n]) * 32, audit)
-            room.organiser.receive(members[0].key, next(f for d, f in outs if d == room.organiser.key))
+            room.organiser.receive(
+                members[0].key, next(f for d, f in outs if d == room.organiser.key)
+            )
     assert "sign different rows for deal 1 of round 1" in caplog.text
     assert "more than 8 versions of the row of round 1" in caplog.text
     assert len(room.organiser.held[event_id].signatures[1, seating.table, 1]) == 8
@@ -304,7 +377,9 @@ def test_every_member_holds_its_tables_rows_whole_and_can_hand_them_in(tmp_path:
     assert report.ok and report.closed == 1
     for desk in room.players:
         rows = desk.held[event_id].rows
-        assert len(rows) == 2 and all(wire in {e.wire for e in report_record(room, event_id)} for wire in rows.values())
+        assert len(rows) == 2 and all(
+            wire in {e.wire for e in report_record(room, event_id)} for wire in rows.values()
+        )
 
 
 def report_record(room: Room, event_id: bytes) -> tuple[Any, ...]:

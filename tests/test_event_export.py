@@ -9,14 +9,14 @@ import re
 from html.parser import HTMLParser
 
 import pytest
+from test_event_record import Event, new_event  # the event played in one process
 
 from protocol.event import DealStatus, EventRecord, verify_event
 from protocol.event_export import LABELS, available, event_html, ranking_csv
 from protocol.ranking import Mark
-from test_event_record import Event, new_event  # the event played in one process
 
 NASTY = '<script>alert("x")</script> & Cie'
-FORMULA = "=HYPERLINK(\"http://evil\")"
+FORMULA = '=HYPERLINK("http://evil")'
 
 
 @pytest.fixture(scope="module")
@@ -32,8 +32,15 @@ def event() -> Event:
             members = game.seat_table(round_, table)
             for deal in (1, 2):
                 if round_ == 2 and table == 1 and deal == 2:
-                    row = game.row(round_, table, deal, members, status=DealStatus.ABANDONED,
-                                   scores=(0,) * len(members), silent=(2,))
+                    row = game.row(
+                        round_,
+                        table,
+                        deal,
+                        members,
+                        status=DealStatus.ABANDONED,
+                        scores=(0,) * len(members),
+                        silent=(2,),
+                    )
                     game.sign(row, members, silent=(2,))
                 else:
                     game.sign(game.row(round_, table, deal, members), members)

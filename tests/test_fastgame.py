@@ -30,8 +30,16 @@ def fast_twin(deal: Deal) -> FastDeal:
     else:
         aside, bouts = 0, 0
     return opening(
-        deal.variant, hands, taker=deal.taker, partner=deal.partner, contract=deal.contract, leader=deal.leader,
-        base_half=half_points(aside), base_bouts=bouts, called=deal.called, chelem_announced=deal.chelem_announced,
+        deal.variant,
+        hands,
+        taker=deal.taker,
+        partner=deal.partner,
+        contract=deal.contract,
+        leader=deal.leader,
+        base_half=half_points(aside),
+        base_bouts=bouts,
+        called=deal.called,
+        chelem_announced=deal.chelem_announced,
         poignee_points=sum(int(p.size) for p in deal.poignees),
     )
 
@@ -40,7 +48,9 @@ def cross_check(players: int, seed: int) -> int:
     """Play one random deal on both engines; the number of positions compared."""
     rng = random.Random(seed)
     policies: list[Policy] = [
-        BasicPolicy() if rng.random() < 0.5 else RandomPolicy(random.Random(rng.random()), chelem_rate=0.1)
+        BasicPolicy()
+        if rng.random() < 0.5
+        else RandomPolicy(random.Random(rng.random()), chelem_rate=0.1)
         for _ in range(players)
     ]
     deal = Deal.from_seed(variant(players), seed % players, seed)
@@ -110,7 +120,11 @@ def test_chelem_with_the_excuse_last_scores_alike() -> None:
         assert seat is not None
         legal = deal.legal_cards(seat)
         if seat == 0:
-            choice = EXCUSE if len(legal) == 1 else max((c for c in legal if c is not EXCUSE), key=lambda c: (c.is_trump, c.rank))
+            choice = (
+                EXCUSE
+                if len(legal) == 1
+                else max((c for c in legal if c is not EXCUSE), key=lambda c: (c.is_trump, c.rank))
+            )
         else:
             choice = min(legal, key=lambda c: (c is not PETIT, c.rank))
         assert set(bits(fast.legal())) == {c.index for c in legal}

@@ -45,7 +45,9 @@ DEALS = 2
 VICTIM = 1
 HARD_LIMIT = 1024  #: the victim's open files, soft and hard: it cannot raise it
 BREAKING_POINT = 1100  #: idle connections that exhausted a daemon before the bounds
-OWN_DESCRIPTORS = 100  #: more than a daemon of this table holds for itself (about 40: files, sockets, links)
+OWN_DESCRIPTORS = (
+    100  #: more than a daemon of this table holds for itself (about 40: files, sockets, links)
+)
 
 
 @pytest.fixture(autouse=True)
@@ -71,7 +73,9 @@ def start_table(tmp_path: Path) -> tuple[list[subprocess.Popen[bytes]], list[Pat
     processes = []
     for i, home in enumerate(homes):
         peers = [(other, port) for j, (other, port) in enumerate(zip(homes, ports)) if j != i]
-        argv = daemon_argv(home, f"joueur{i}", ports[i], peers, seats=PLAYERS, deals=DEALS, timeout=30)
+        argv = daemon_argv(
+            home, f"joueur{i}", ports[i], peers, seats=PLAYERS, deals=DEALS, timeout=30
+        )
         if i == VICTIM:
             argv = ["prlimit", f"--nofile={HARD_LIMIT}:{HARD_LIMIT}", "--", *argv]
         processes.append(spawn(argv, log_path(tmp_path, i)))
@@ -164,18 +168,26 @@ def refused_and_held(home: Path) -> tuple[dict[str, int], int]:
     return dict(status["refused"]), int(status["connections"]["incoming"])
 
 
-def assert_table_unharmed(tmp_path: Path, processes: list[subprocess.Popen[bytes]], homes: list[Path]) -> None:
+def assert_table_unharmed(
+    tmp_path: Path, processes: list[subprocess.Popen[bytes]], homes: list[Path]
+) -> None:
     wait_all(processes, tmp_path, timeout=240)
     sheets = [scores(home) for home in homes]
-    assert all(sheet["deals"] == sheets[0]["deals"] for sheet in sheets), "the members' sheets differ"
+    assert all(sheet["deals"] == sheets[0]["deals"] for sheet in sheets), (
+        "the members' sheets differ"
+    )
     deals = sheets[0]["deals"]
     assert isinstance(deals, list) and len(deals) == DEALS
     assert all(row["audit"] == "ok" for row in deals), sheets[0]  # a pass-out is ok too
     assert_no_traceback(tmp_path, PLAYERS)
-    assert not list((homes[VICTIM] / "proofs").glob("*.tarot-proof")), "the victim wrote a proof file"
+    assert not list((homes[VICTIM] / "proofs").glob("*.tarot-proof")), (
+        "the victim wrote a proof file"
+    )
 
 
-def run_flood(tmp_path: Path, hosts: list[str], count: int) -> tuple[list[int], dict[str, int], int, int]:
+def run_flood(
+    tmp_path: Path, hosts: list[str], count: int
+) -> tuple[list[int], dict[str, int], int, int]:
     """Flood the victim while the table plays; its descriptor samples, refusals, peak
     resident memory (KiB) and the most incoming connections it held."""
     processes, homes, ports = start_table(tmp_path)
@@ -208,18 +220,28 @@ def refusal_lines(tmp_path: Path, cause: str) -> int:
 def test_idle_connections_from_one_host_beyond_its_bound_are_turned_away(tmp_path: Path) -> None:
     samples, seen, _, held = run_flood(tmp_path, ["127.0.0.2"], BREAKING_POINT)
     # The gate closes the excess before ZeroMQ hears of it: an idle connection held costs one descriptor.
-    assert max(samples) < OWN_DESCRIPTORS + PER_HOST, f"the victim held {max(samples)} descriptors:\n{logs(tmp_path, PLAYERS)}"
-    assert held <= PER_HOST + 2 * PLAYERS, f"{held} connections counted held, from one host and the members"
+    assert max(samples) < OWN_DESCRIPTORS + PER_HOST, (
+        f"the victim held {max(samples)} descriptors:\n{logs(tmp_path, PLAYERS)}"
+    )
+    assert held <= PER_HOST + 2 * PLAYERS, (
+        f"{held} connections counted held, from one host and the members"
+    )
     assert seen.get("connections-from-host", 0) > 0, seen
     # Logged once per cause every ten seconds, with how many more since: not a line a connection.
-    assert 1 <= refusal_lines(tmp_path, "connections-from-host") <= 1 + max(samples), logs(tmp_path, PLAYERS)
+    assert 1 <= refusal_lines(tmp_path, "connections-from-host") <= 1 + max(samples), logs(
+        tmp_path, PLAYERS
+    )
 
 
 def test_idle_connections_from_many_hosts_stop_at_the_total_bound(tmp_path: Path) -> None:
-    hosts = [f"127.0.0.{n}" for n in range(2, 62)]  # 60 hosts, 20 connections each: none over its own bound
+    hosts = [
+        f"127.0.0.{n}" for n in range(2, 62)
+    ]  # 60 hosts, 20 connections each: none over its own bound
     samples, seen, _, held = run_flood(tmp_path, hosts, BREAKING_POINT + 100)
     # (1024 - 256) // 6 = 128 incoming at most, and the daemon's own files and links besides.
-    assert max(samples) < OWN_DESCRIPTORS + incoming_bound(HARD_LIMIT), f"the victim held {max(samples)} descriptors"
+    assert max(samples) < OWN_DESCRIPTORS + incoming_bound(HARD_LIMIT), (
+        f"the victim held {max(samples)} descriptors"
+    )
     assert seen.get("connections-total", 0) > 0, seen
     # The members' own connections may come beyond it: a member's host is bounded per host only.
     assert held <= incoming_bound(HARD_LIMIT) + 2 * PLAYERS, held
@@ -232,6 +254,9 @@ def test_ten_times_the_breaking_point(tmp_path: Path, hosts: int) -> None:
     200: the figures go to docs/performance.md (descriptors and resident memory at their peak)."""
     addresses = [f"127.0.{n // 250}.{n % 250 + 2}" for n in range(hosts)]
     samples, seen, peak_kib, _ = run_flood(tmp_path, addresses, 10 * BREAKING_POINT)
-    print(f"flood from {hosts} host(s): peak {max(samples)} descriptors, {peak_kib} KiB resident, refused {seen}")
+    print(
+        f"flood from {hosts} host(s): peak {max(samples)} descriptors, {peak_kib} KiB resident, "
+        f"refused {seen}"
+    )
     assert max(samples) < OWN_DESCRIPTORS + min(hosts * PER_HOST, incoming_bound(HARD_LIMIT))
     assert peak_kib < 200 * 1024

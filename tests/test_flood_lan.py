@@ -61,13 +61,22 @@ def sources(lan: Lan, kind: str) -> list[str]:
 
 
 def start_flood(lan: Lan, kind: str, victim: Daemon, key: str) -> subprocess.Popen[str]:
-    argv = [sys.executable, "tests/flooder.py", kind, "--count", str(TARGET[kind]),
-            "--sources", ",".join(sources(lan, kind))]
+    argv = [
+        sys.executable,
+        "tests/flooder.py",
+        kind,
+        "--count",
+        str(TARGET[kind]),
+        "--sources",
+        ",".join(sources(lan, kind)),
+    ]
     if kind != "beacons":
         argv += ["--target", lan.ip(victim.host)]
     if kind == "hellos":
         argv += ["--key", key]
-    return lan.run(ATTACKER, argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return lan.run(
+        ATTACKER, argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
 
 
 def stop_flood(flooder: subprocess.Popen[str]) -> dict[str, Any]:
@@ -95,18 +104,40 @@ def refusal_lines(log: str) -> dict[str, int]:
     return {cause.value: log.count(f"refused ({cause.value})") for cause in Cause}
 
 
-@pytest.mark.parametrize("kinds", [
-    pytest.param(("connections",), id="connections"),
-    pytest.param(("hellos",), id="hellos"),
-    pytest.param(("beacons",), id="beacons"),
-    pytest.param(("connections", "hellos", "beacons"), id="all-at-once"),
-])
-def test_a_table_plays_on_while_a_host_of_its_lan_floods_one_member(tmp_path: Path, kinds: tuple[str, ...]) -> None:
+@pytest.mark.parametrize(
+    "kinds",
+    [
+        pytest.param(("connections",), id="connections"),
+        pytest.param(("hellos",), id="hellos"),
+        pytest.param(("beacons",), id="beacons"),
+        pytest.param(("connections", "hellos", "beacons"), id="all-at-once"),
+    ],
+)
+def test_a_table_plays_on_while_a_host_of_its_lan_floods_one_member(
+    tmp_path: Path, kinds: tuple[str, ...]
+) -> None:
     with lan_of(ATTACKER + 1) as lan, fleet(lan, tmp_path, budget=600) as group:
         limited = ["prlimit", f"--nofile={HARD_LIMIT}:{HARD_LIMIT}", "--"]
-        daemons = [group.start(i, f"joueur{i}", "--table", "club", "--seats", str(SEATS), "--invite", INVITE,
-                               "--deals", str(DEALS), "--timeout", "60", "--think", "0.25",
-                               wrap=limited if i == VICTIM else ()) for i in range(SEATS)]
+        daemons = [
+            group.start(
+                i,
+                f"joueur{i}",
+                "--table",
+                "club",
+                "--seats",
+                str(SEATS),
+                "--invite",
+                INVITE,
+                "--deals",
+                str(DEALS),
+                "--timeout",
+                "60",
+                "--think",
+                "0.25",
+                wrap=limited if i == VICTIM else (),
+            )
+            for i in range(SEATS)
+        ]
         victim = daemons[VICTIM]
         key = table_started(group, daemons, victim)["key"]
         pid = victim.process.pid  # ip netns exec and prlimit exec: the daemon's own process
@@ -130,10 +161,16 @@ def test_a_table_plays_on_while_a_host_of_its_lan_floods_one_member(tmp_path: Pa
         check_table(group, daemons, deals=DEALS)
         texts = {d.home.name: d.log_path.read_text(errors="replace") for d in daemons}
     lines = {c: n for c, n in refusal_lines(texts[victim.home.name]).items() if n}
-    figures = {"kinds": list(kinds), "deals": DEALS, "seconds": round(ended - began, 1),
-               "seconds_a_deal": round((ended - began) / DEALS, 1), **peaks, "refused": refused,
-               "refusal_lines": lines,
-               "floods": reports}
+    figures = {
+        "kinds": list(kinds),
+        "deals": DEALS,
+        "seconds": round(ended - began, 1),
+        "seconds_a_deal": round((ended - began) / DEALS, 1),
+        **peaks,
+        "refused": refused,
+        "refusal_lines": lines,
+        "floods": reports,
+    }
     print("flood figures:", json.dumps(figures))
     if os.environ.get("TAROT_FLOOD_FIGURES"):
         with open(os.environ["TAROT_FLOOD_FIGURES"], "a") as out:
@@ -152,7 +189,9 @@ def test_a_table_plays_on_while_a_host_of_its_lan_floods_one_member(tmp_path: Pa
     expected = set().union(*(CAUSES[kind] for kind in kinds))
     if "connections" in kinds:
         expected.discard(Cause.NEW_KEYS)  # turned away at the door, as above
-    if len(kinds) > 1:  # the attacker's CPU, shared by its floods, sends an address under 20 beacons a second
+    if (
+        len(kinds) > 1
+    ):  # the attacker's CPU, shared by its floods, sends an address under 20 beacons a second
         expected.discard(Cause.BEACONS_FROM_HOST)
     assert all(refused.get(cause.value, 0) > 0 for cause in expected), refused
     # Said once per cause, then at most once every LOGGED_EVERY seconds: a few lines, not one a refusal.

@@ -104,22 +104,63 @@ SEND_WAIT_MS = 1000  #: how long a peer frame may wait for room in our socket be
 
 READ_ONLY = frozenset({"status", "state", "tables", "scores"})
 LOBBY_OPS = frozenset({"next", "bot", "open", "join", "leave"})
-FRAME_FIELDS = ("t", "s", "f", "q", "c", "b", "n", "top", "miss", "key", "to", "name", "endpoint",
-                "challenge", "nonce", "time", "boot", "session", "sig", "table", "members", "seats", "state")
+FRAME_FIELDS = (
+    "t",
+    "s",
+    "f",
+    "q",
+    "c",
+    "b",
+    "n",
+    "top",
+    "miss",
+    "key",
+    "to",
+    "name",
+    "endpoint",
+    "challenge",
+    "nonce",
+    "time",
+    "boot",
+    "session",
+    "sig",
+    "table",
+    "members",
+    "seats",
+    "state",
+)
 API_FIELDS = ("op", "id", "card", "cards", "contract", "announce", "name", "seats", "table")
 API_TEMPLATES: list[dict[str, Any]] = [
-    {"op": "status"}, {"op": "state"}, {"op": "tables"}, {"op": "scores"},
-    {"id": 7, "op": "play", "card": "KH"}, {"op": "bid", "contract": "garde"}, {"op": "bid", "contract": "pass"},
-    {"op": "call", "card": "KS"}, {"op": "ecart", "cards": ["1H", "2H", "3H", "4H", "5H", "6H"]},
-    {"op": "poignee", "cards": [f"T{i}" for i in range(1, 11)]}, {"op": "chelem", "announce": True},
-    {"op": "next"}, {"op": "open", "name": "club", "seats": 3}, {"op": "join", "table": "00" * 16},
-    {"op": "leave"}, {"op": "bot"},
+    {"op": "status"},
+    {"op": "state"},
+    {"op": "tables"},
+    {"op": "scores"},
+    {"id": 7, "op": "play", "card": "KH"},
+    {"op": "bid", "contract": "garde"},
+    {"op": "bid", "contract": "pass"},
+    {"op": "call", "card": "KS"},
+    {"op": "ecart", "cards": ["1H", "2H", "3H", "4H", "5H", "6H"]},
+    {"op": "poignee", "cards": [f"T{i}" for i in range(1, 11)]},
+    {"op": "chelem", "announce": True},
+    {"op": "next"},
+    {"op": "open", "name": "club", "seats": 3},
+    {"op": "join", "table": "00" * 16},
+    {"op": "leave"},
+    {"op": "bot"},
 ]
 #: Strings a request might hold; sorted, as a set's order changes from run to run.
 WORDS = (*sorted(READ_ONLY | LOBBY_OPS | _ACTIONS), "KH", "T21", "EX", "garde", "pass")
 EDGE_INTS = (0, 1, -1, 2**31, 2**32, 2**53 + 1, 2**63 - 1, 2**63, 2**64 - 1, -(2**63))
-ALPHABETS = ("abcdefghijklmnopqrstuvwxyz", "0123456789", "TKQCNJHSDEX", "éàçœ€ß", "\u200b\u202e\ufeff",
-             "🂡🃏😀", "\x00\x01\x1f\x7f", "中文字")
+ALPHABETS = (
+    "abcdefghijklmnopqrstuvwxyz",
+    "0123456789",
+    "TKQCNJHSDEX",
+    "éàçœ€ß",
+    "\u200b\u202e\ufeff",
+    "🂡🃏😀",
+    "\x00\x01\x1f\x7f",
+    "中文字",
+)
 
 pytestmark = pytest.mark.slow
 
@@ -129,7 +170,9 @@ pytestmark = pytest.mark.slow
 def random_text(rng: random.Random, surrogates: bool = False) -> str:
     """Text from odd alphabets (control characters, bidi marks, emoji…), of odd lengths; with
     ``surrogates``, maybe a lone surrogate, which JSON can carry and UTF-8 cannot."""
-    text = "".join(rng.choice(rng.choice(ALPHABETS)) for _ in range(rng.choice((0, 1, 2, 5, 20, 300))))
+    text = "".join(
+        rng.choice(rng.choice(ALPHABETS)) for _ in range(rng.choice((0, 1, 2, 5, 20, 300)))
+    )
     return text + "\ud800" if surrogates and rng.random() < 0.2 else text
 
 
@@ -151,10 +194,27 @@ def random_msgpack(rng: random.Random, depth: int = 0) -> object:
     if pick == 6:
         return msgpack.ExtType(rng.randrange(128), rng.randbytes(rng.randrange(20)))
     if pick == 7:
-        return rng.choice(("hi", "challenge", "hello", "data", "ping", "ack", "reauth", "hello-ack", "deal", "lobby", "offer", "join"))
+        return rng.choice(
+            (
+                "hi",
+                "challenge",
+                "hello",
+                "data",
+                "ping",
+                "ack",
+                "reauth",
+                "hello-ack",
+                "deal",
+                "lobby",
+                "offer",
+                "join",
+            )
+        )
     if pick == 8:
         return [random_msgpack(rng, depth + 1) for _ in range(rng.randrange(5))]
-    return {rng.choice(FRAME_FIELDS): random_msgpack(rng, depth + 1) for _ in range(rng.randrange(5))}
+    return {
+        rng.choice(FRAME_FIELDS): random_msgpack(rng, depth + 1) for _ in range(rng.randrange(5))
+    }
 
 
 def random_json(rng: random.Random, depth: int = 0) -> object:
@@ -166,7 +226,11 @@ def random_json(rng: random.Random, depth: int = 0) -> object:
     if pick == 1:
         return rng.random() < 0.5
     if pick == 2:
-        return rng.choice((*EDGE_INTS, 10**4000, -(10**300))) if rng.random() < 0.5 else rng.randrange(-100, 100)
+        return (
+            rng.choice((*EDGE_INTS, 10**4000, -(10**300)))
+            if rng.random() < 0.5
+            else rng.randrange(-100, 100)
+        )
     if pick == 3:
         return rng.choice((0.5, -0.0, float("nan"), float("inf"), 1e308))
     if pick == 4:
@@ -203,7 +267,12 @@ def mutate_bytes(raw: bytes, rng: random.Random) -> bytes:
     return bytes(data)
 
 
-def mutate_value(value: object, rng: random.Random, fresh: Callable[[random.Random], object], names: Sequence[str]) -> object:
+def mutate_value(
+    value: object,
+    rng: random.Random,
+    fresh: Callable[[random.Random], object],
+    names: Sequence[str],
+) -> object:
     """One change somewhere in a decoded frame or request: a field replaced (by ``fresh``),
     dropped, added or renamed (to one of ``names``), a list item changed, dropped or added,
     a number pushed to an edge, bytes or text cut or grown — the near misses a strict
@@ -235,9 +304,13 @@ def mutate_value(value: object, rng: random.Random, fresh: Callable[[random.Rand
     if isinstance(value, bytes) and rng.random() < 0.8:
         return mutate_bytes(value, rng)
     if type(value) is int and rng.random() < 0.8:
-        return rng.choice([n for n in (value + 1, value - 1, -value, *EDGE_INTS) if -(2**63) <= n < 2**64])
+        return rng.choice(
+            [n for n in (value + 1, value - 1, -value, *EDGE_INTS) if -(2**63) <= n < 2**64]
+        )
     if isinstance(value, str) and rng.random() < 0.8:
-        return rng.choice((value[:-1], value + random_text(rng), value.swapcase(), random_text(rng)))
+        return rng.choice(
+            (value[:-1], value + random_text(rng), value.swapcase(), random_text(rng))
+        )
     return fresh(rng)
 
 
@@ -248,7 +321,9 @@ def mutate_frame(raw: bytes, rng: random.Random) -> bytes:
         value = msgpack.unpackb(raw, raw=False, strict_map_key=False)
     except Exception:  # msgpack raises many types; each means "not msgpack"
         return mutate_bytes(raw, rng)
-    packed: bytes = msgpack.packb(mutate_value(value, rng, random_msgpack, FRAME_FIELDS), use_bin_type=True)
+    packed: bytes = msgpack.packb(
+        mutate_value(value, rng, random_msgpack, FRAME_FIELDS), use_bin_type=True
+    )
     return packed
 
 
@@ -278,8 +353,14 @@ class PeerTally:
 
 def frame_templates(key: Identity, session: bytes, hello: bytes, rng: random.Random) -> list[bytes]:
     """One valid frame of each kind, as ``key`` would send it (``hello`` is its signed HELLO)."""
-    ack = {"key": key.public_key, "to": rng.randbytes(32), "name": "intrus", "nonce": rng.randbytes(TOKEN),
-           "session": session, "n": 0}
+    ack = {
+        "key": key.public_key,
+        "to": rng.randbytes(32),
+        "name": "intrus",
+        "nonce": rng.randbytes(TOKEN),
+        "session": session,
+        "n": 0,
+    }
     return [
         encode("hi", {}),
         encode("challenge", {"key": key.public_key, "c": rng.randbytes(TOKEN)}),
@@ -298,10 +379,16 @@ def intruder(context: Context, endpoint: str, daemon: bytes, rng: random.Random)
     key, session = identity(rng), rng.randbytes(TOKEN)
     hello = encode_signed(key, "hello", hello_fields(key, rng, "tcp://127.0.0.1:9"))
     wrong = [msgpack.packb(value, use_bin_type=True) for value in wrong_shapes(session, key, rng)]
-    return Sender(dealer(context, endpoint, routing_id(rng), daemon), frame_templates(key, session, hello, rng), wrong)
+    return Sender(
+        dealer(context, endpoint, routing_id(rng), daemon),
+        frame_templates(key, session, hello, rng),
+        wrong,
+    )
 
 
-def stranger(context: Context, endpoint: str, daemon: bytes, table_id: bytes, deal: int, rng: random.Random) -> Sender:
+def stranger(
+    context: Context, endpoint: str, daemon: bytes, table_id: bytes, deal: int, rng: random.Random
+) -> Sender:
     """A DEALER that completes a valid HELLO with a key of its own, and will send data under
     the session granted: lobby frames and deal messages for the real table, mutated."""
     key = identity(rng)
@@ -316,17 +403,28 @@ def junk(sender: Sender, rng: random.Random) -> tuple[str, list[bytes]]:
     """A frame nobody may act on, and what it is."""
     pick = rng.randrange(1000)
     if pick == 0:
-        return "oversized", [bytes(2 * MiB + rng.randrange(1, 2 * MiB - 4096))]  # dropped, not disconnected
+        return "oversized", [
+            bytes(2 * MiB + rng.randrange(1, 2 * MiB - 4096))
+        ]  # dropped, not disconnected
     if pick < 200:
-        return "random", [rng.randbytes(rng.choice((rng.randrange(16), rng.randrange(300), rng.randrange(5000))))]
+        return "random", [
+            rng.randbytes(rng.choice((rng.randrange(16), rng.randrange(300), rng.randrange(5000))))
+        ]
     if pick < 500:
         return "bytes-mutated", [mutate_bytes(rng.choice(sender.templates), rng)]
     if pick < 750:
         return "field-mutated", [mutate_frame(rng.choice(sender.templates), rng)]
     if pick < 900:
-        wrong = rng.choice(sender.wrong) if rng.random() < 0.3 else msgpack.packb(random_msgpack(rng), use_bin_type=True)
+        wrong = (
+            rng.choice(sender.wrong)
+            if rng.random() < 0.3
+            else msgpack.packb(random_msgpack(rng), use_bin_type=True)
+        )
         return "wrong-shape", [wrong]
-    parts = [rng.choice((rng.randbytes(rng.randrange(100)), rng.choice(sender.templates))) for _ in range(rng.randrange(2, 6))]
+    parts = [
+        rng.choice((rng.randbytes(rng.randrange(100)), rng.choice(sender.templates)))
+        for _ in range(rng.randrange(2, 6))
+    ]
     return "multipart", parts
 
 
@@ -391,7 +489,9 @@ def session_alive(sender: Sender, session: bytes, timeout: float = 10) -> None:
     pytest.fail(f"no answer to a stranger's ping in {timeout} s")
 
 
-def fuzz_peer_socket(context: Context, endpoint: str, daemon: bytes, table_id: bytes, deal: int, rng: random.Random) -> PeerTally:
+def fuzz_peer_socket(
+    context: Context, endpoint: str, daemon: bytes, table_id: bytes, deal: int, rng: random.Random
+) -> PeerTally:
     tally = PeerTally()
     senders = [intruder(context, endpoint, daemon, rng) for _ in range(INTRUDERS)]
     senders += [stranger(context, endpoint, daemon, table_id, deal, rng) for _ in range(STRANGERS)]
@@ -400,7 +500,11 @@ def fuzz_peer_socket(context: Context, endpoint: str, daemon: bytes, table_id: b
         for i in range(FRAMES):
             sender = rng.choice(senders)
             session = sender.session
-            kind, parts = session_frame(sender, session, rng) if session is not None and rng.random() < 0.5 else junk(sender, rng)
+            kind, parts = (
+                session_frame(sender, session, rng)
+                if session is not None and rng.random() < 0.5
+                else junk(sender, rng)
+            )
             tally.sent[kind] += send(sender, parts, senders, tally)
             if i % 250 == 249:
                 drain(senders, tally)
@@ -439,20 +543,39 @@ def api_line(rng: random.Random) -> bytes:
         line = rng.choice(API_JUNK)
         line = mutate_bytes(line, rng) if rng.random() < 0.5 else line
     elif pick < 25:
-        line = rng.randbytes(rng.randrange(LINE_CAP if rng.random() < HUGE else rng.choice((64, 2000))))
+        line = rng.randbytes(
+            rng.randrange(LINE_CAP if rng.random() < HUGE else rng.choice((64, 2000)))
+        )
     elif pick < 60:
         request = mutate_value(rng.choice(API_TEMPLATES), rng, random_json, API_FIELDS)
         line = json.dumps(request, ensure_ascii=rng.random() < 0.5).encode("utf-8", "surrogatepass")
     elif pick < 80:
         line = mutate_bytes(json.dumps(rng.choice(API_TEMPLATES)).encode(), rng)
     elif pick < 90:  # nesting around the parser's recursion limit, and far beyond it
-        depth = rng.randrange(1100, 30_000) if rng.random() < HUGE else rng.choice((rng.randrange(1, 200), rng.randrange(900, 1100)))
-        line = rng.choice((b'{"op": "status", "id": ', b'{"op": ', b"")) + b"[" * depth + b"]" * depth + b"}"
+        depth = (
+            rng.randrange(1100, 30_000)
+            if rng.random() < HUGE
+            else rng.choice((rng.randrange(1, 200), rng.randrange(900, 1100)))
+        )
+        line = (
+            rng.choice((b'{"op": "status", "id": ', b'{"op": ', b""))
+            + b"[" * depth
+            + b"]" * depth
+            + b"}"
+        )
     else:  # numbers past what int(), float() and card codes take
         digits = 50_000 if rng.random() < HUGE else rng.choice((20, 4300, 4301))
         number = rng.choice((b"9" * digits, b"1e999999", b"-0", b"NaN", b"-Infinity"))
         field_name = rng.choice((b"id", b"card", b"seats", b"contract", b"op"))
-        line = b'{"op": "' + rng.choice((b"status", b"play", b"open")) + b'", "' + field_name + b'": ' + number + b"}"
+        line = (
+            b'{"op": "'
+            + rng.choice((b"status", b"play", b"open"))
+            + b'", "'
+            + field_name
+            + b'": '
+            + number
+            + b"}"
+        )
     return line.replace(b"\n", b" ")[:LINE_CAP]
 
 
@@ -535,7 +658,9 @@ async def fuzz_api(path: Path, rng: random.Random) -> ApiTally:
         writer.close()
     for _ in range(OVER_LIMIT):  # a line over the limit is refused, and the connection closed
         reader, writer = await asyncio.open_unix_connection(str(path), limit=1 << 22)
-        writer.write(rng.randbytes(MAX_LINE + rng.randrange(1, MAX_LINE)).replace(b"\n", b" ") + b"\n")
+        writer.write(
+            rng.randbytes(MAX_LINE + rng.randrange(1, MAX_LINE)).replace(b"\n", b" ") + b"\n"
+        )
         answer = json.loads(await asyncio.wait_for(reader.readline(), 30))
         assert answer["ok"] is False and "longer than" in answer["error"], answer
         assert await asyncio.wait_for(reader.read(), 30) == b"", "the connection stayed open"
@@ -582,20 +707,32 @@ def test_fuzz_the_peer_socket_and_the_local_api_while_a_table_plays(tmp_path: Pa
     seed = int(os.environ.get("FUZZ_SEED", SEED))
     print(f"\nfuzz seed {seed} (replay with FUZZ_SEED={seed})")
     ports = free_ports(PLAYERS)
-    processes, homes = start_daemons(tmp_path, PLAYERS, DEALS, "--think", THINK, ports=ports, timeout=60)
+    processes, homes = start_daemons(
+        tmp_path, PLAYERS, DEALS, "--think", THINK, ports=ports, timeout=60
+    )
     context: Context = zmq.Context()
     try:
         key = public_key(homes[0], processes[0])
         wait_for_path(homes[1] / "api.sock", processes[1])
         table = wait_for_deal(homes[0], processes[0], 0, timeout=120)
-        assert table is not None, f"the table never started its first deal:\n{logs(tmp_path, PLAYERS)}"
+        assert table is not None, (
+            f"the table never started its first deal:\n{logs(tmp_path, PLAYERS)}"
+        )
         api = ApiFuzz(homes[1] / "api.sock", random.Random(f"{seed}/api"))
         api.start()
-        peer = fuzz_peer_socket(context, f"tcp://127.0.0.1:{ports[0]}", key, bytes.fromhex(table), 0, random.Random(f"{seed}/peer"))
+        peer = fuzz_peer_socket(
+            context,
+            f"tcp://127.0.0.1:{ports[0]}",
+            key,
+            bytes.fromhex(table),
+            0,
+            random.Random(f"{seed}/peer"),
+        )
         lines = api.result(timeout=600)
         during = [scored(home) for home in homes]
         assert all(count is not None and count < DEALS for count in during), (
-            f"the game ended before the fuzz did (raise THINK or DEALS): deals scored {during}")
+            f"the game ended before the fuzz did (raise THINK or DEALS): deals scored {during}"
+        )
         offers = asyncio.run(ask(homes[0], "tables"))
         assert [o["state"] for o in offers if o["table"] == table] == ["ready"], offers
         wait_all(processes, tmp_path, timeout=600)
@@ -614,11 +751,19 @@ def test_fuzz_the_peer_socket_and_the_local_api_while_a_table_plays(tmp_path: Pa
     assert_no_traceback(tmp_path, PLAYERS)
     assert peer.replies["reauth"] > 0 and peer.replies["ack"] > 0, peer.replies
     assert peer.replies["undecodable"] == 0, peer.replies
-    print(f"peer socket: {sum(peer.sent.values())} frames in {peer.seconds:.1f} s "
-          f"({sum(peer.sent.values()) / peer.seconds:.0f}/s), {peer.dropped} dropped by our full sockets; "
-          f"{dict(peer.sent)}; answers {dict(peer.replies)}")
-    print(f"local API: {lines.sent} lines in {lines.seconds:.1f} s ({lines.sent / lines.seconds:.0f}/s), "
-          f"{lines.defused} defused, accepted {dict(lines.accepted)}, {lines.events} events; "
-          f"refusals {lines.refused.most_common(6)}")
-    print(f"the table had scored {during} of {DEALS} deals at the three daemons when the fuzz ended; "
-          f"all {DEALS} audited ok, identical sheets")
+    print(
+        f"peer socket: {sum(peer.sent.values())} frames in {peer.seconds:.1f} s "
+        f"({sum(peer.sent.values()) / peer.seconds:.0f}/s), {peer.dropped} dropped by our full "
+        "sockets; "
+        f"{dict(peer.sent)}; answers {dict(peer.replies)}"
+    )
+    print(
+        f"local API: {lines.sent} lines in {lines.seconds:.1f} s "
+        f"({lines.sent / lines.seconds:.0f}/s), "
+        f"{lines.defused} defused, accepted {dict(lines.accepted)}, {lines.events} events; "
+        f"refusals {lines.refused.most_common(6)}"
+    )
+    print(
+        f"the table had scored {during} of {DEALS} deals at the three daemons when the fuzz ended; "
+        f"all {DEALS} audited ok, identical sheets"
+    )

@@ -19,7 +19,9 @@ from tarotd.gate import ZMTP_SIGNATURE, CannotListen, Gate, gate_possible, looks
 from tarotd.guard import ConnectionBounds
 from tarotd.refusals import Refusals
 
-pytestmark = pytest.mark.skipif(not gate_possible(), reason="needs 127.0.0.0/8 as this machine's (Linux)")
+pytestmark = pytest.mark.skipif(
+    not gate_possible(), reason="needs 127.0.0.0/8 as this machine's (Linux)"
+)
 
 GREETING = b"\xff" + bytes(8) + b"\x7f"  #: the signature that opens every ZMTP 3 greeting
 DEADLINE = 0.3
@@ -51,7 +53,9 @@ async def gate(total: int = 10, per_host: int = 3) -> AsyncIterator[tuple[Gate, 
     router = Router()
     router.server = await asyncio.start_server(router._serve, "127.0.0.1", 0)
     refusals = Refusals(logging.getLogger("test-gate"))
-    door = Gate("127.0.0.1", 0, router.port, ConnectionBounds(total, per_host), refusals, deadline=DEADLINE)
+    door = Gate(
+        "127.0.0.1", 0, router.port, ConnectionBounds(total, per_host), refusals, deadline=DEADLINE
+    )
     try:
         yield door, router, refusals
     finally:
@@ -79,7 +83,10 @@ def test_a_zeromq_greeting_is_passed_on_both_ways_and_its_host_is_known_behind_t
         async with gate() as (door, router, _):
             reader, writer = await connect(door, "127.0.0.5")
             writer.write(GREETING + b"the rest of the stream")
-            assert await reader.readexactly(ZMTP_SIGNATURE + 22) == GREETING + b"the rest of the stream"
+            assert (
+                await reader.readexactly(ZMTP_SIGNATURE + 22)
+                == GREETING + b"the rest of the stream"
+            )
             other_reader, other = await connect(door, "127.0.0.6")
             other.write(GREETING)
             await other_reader.readexactly(ZMTP_SIGNATURE)
@@ -168,4 +175,3 @@ def test_the_greeting_signature() -> None:
     assert not looks_like_zmtp(GREETING[:-1] + b"\x00")
     assert not looks_like_zmtp(b"\x16\x03\x01" + bytes(7))  # a TLS ClientHello
     assert not looks_like_zmtp(GREETING[:5])  # the far end closed before ten bytes
-

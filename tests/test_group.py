@@ -52,7 +52,9 @@ def test_card_points_are_78_distinct_valid_points_from_the_documented_hash() -> 
     assert len(CARD_POINTS) == 78 == len(set(CARD_POINTS))
     for index, point in enumerate(CARD_POINTS):
         assert check_point(point) == point
-        assert point == sodium.crypto_core_ed25519_from_uniform(hashlib.sha256(b"tarot/v2/card" + bytes([index])).digest())
+        assert point == sodium.crypto_core_ed25519_from_uniform(
+            hashlib.sha256(b"tarot/v2/card" + bytes([index])).digest()
+        )
         assert card_of(point) == index
 
 
@@ -158,7 +160,7 @@ def scheduler(request: pytest.FixtureRequest) -> Iterator[group.Scheduler]:
 @pytest.mark.usefixtures("scheduler")
 def test_batches_give_what_mul_gives_in_order_and_count_every_multiplication() -> None:
     scalars = [scalar_from_digest(hashlib.sha512(b"%d" % i).digest()) for i in range(40)]
-    batches = [(scalars[k:k + 10], CARD_POINTS[k:k + 10]) for k in range(0, 40, 10)]
+    batches = [(scalars[k : k + 10], CARD_POINTS[k : k + 10]) for k in range(0, 40, 10)]
     MULTS.reset()
     results = mul_batches(batches)
     assert MULTS.value == 40
@@ -168,7 +170,11 @@ def test_batches_give_what_mul_gives_in_order_and_count_every_multiplication() -
 @pytest.mark.usefixtures("scheduler")
 def test_a_batch_with_an_invalid_point_gives_its_error_and_spoils_no_other() -> None:
     bad = SMALL_ORDER[1]
-    batches = [([scalar(2)], [GENERATOR]), ([scalar(2), scalar(3)], [GENERATOR, bad]), ([scalar(5)], [GENERATOR])]
+    batches = [
+        ([scalar(2)], [GENERATOR]),
+        ([scalar(2), scalar(3)], [GENERATOR, bad]),
+        ([scalar(5)], [GENERATOR]),
+    ]
     good, spoiled, also_good = mul_batches(batches)
     assert good == [mul(scalar(2), GENERATOR)] and also_good == [mul(scalar(5), GENERATOR)]
     assert isinstance(spoiled, GroupError)

@@ -51,7 +51,9 @@ async def hello_to_a_member(a: Node, member: Identity) -> bytes:
             rid, raw = await asyncio.wait_for(fake.recv_multipart(), timeout=5)
             kind = msgpack.unpackb(raw)["t"]
             if kind == "hi":
-                await fake.send_multipart([rid, encode("challenge", {"key": member.public_key, "c": os.urandom(16)})])
+                await fake.send_multipart(
+                    [rid, encode("challenge", {"key": member.public_key, "c": os.urandom(16)})]
+                )
             elif kind == "hello":
                 return bytes(raw)
 
@@ -69,16 +71,28 @@ async def replay(hello: bytes, target: Node) -> list[dict[str, Any]]:
         deadline = time.monotonic() + 1.5
         while (left := deadline - time.monotonic()) > 0:
             try:
-                answers.append(msgpack.unpackb((await asyncio.wait_for(thief.recv_multipart(), timeout=left))[-1]))
+                answers.append(
+                    msgpack.unpackb(
+                        (await asyncio.wait_for(thief.recv_multipart(), timeout=left))[-1]
+                    )
+                )
             except TimeoutError:
                 break
             if answers[-1]["t"] == "hello-ack":
-                data = {"s": answers[-1]["session"], "f": 1, "q": 1, "c": "lobby", "b": b"the victim's offer, forged"}
+                data = {
+                    "s": answers[-1]["session"],
+                    "f": 1,
+                    "q": 1,
+                    "c": "lobby",
+                    "b": b"the victim's offer, forged",
+                }
                 await thief.send(encode("data", data))
         return answers
 
 
-def test_a_hello_replayed_to_a_third_daemon_or_on_another_connection_gets_no_session(caplog: pytest.LogCaptureFixture) -> None:
+def test_a_hello_replayed_to_a_third_daemon_or_on_another_connection_gets_no_session(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     async def test() -> None:
         a, c, b = Node("a"), Node("c"), Identity.generate()
         async with running(a, c):
@@ -103,14 +117,20 @@ def test_a_hello_replayed_to_a_third_daemon_or_on_another_connection_gets_no_ses
 # --------------------------------------------------------------------------- clocks
 
 
-@pytest.mark.skipif(shutil.which("faketime") is None, reason="needs faketime (apt-get install faketime)")
+@pytest.mark.skipif(
+    shutil.which("faketime") is None, reason="needs faketime (apt-get install faketime)"
+)
 def test_a_daemon_whose_clock_is_an_hour_off_forms_the_table_and_plays(tmp_path: Path) -> None:
     ports = free_ports(3)
     keys = [load_or_create_identity(Home(tmp_path / f"d{i}")).public_key.hex() for i in range(3)]
     processes = []
     for i in range(3):
-        peers = [arg for j in range(3) if j != i for arg in ("--peer", f"{keys[j]}@127.0.0.1:{ports[j]}")]
-        argv = daemon_argv(tmp_path / f"d{i}", f"joueur{i}", ports[i], [], deals=1, timeout=30, extra=peers)
+        peers = [
+            arg for j in range(3) if j != i for arg in ("--peer", f"{keys[j]}@127.0.0.1:{ports[j]}")
+        ]
+        argv = daemon_argv(
+            tmp_path / f"d{i}", f"joueur{i}", ports[i], [], deals=1, timeout=30, extra=peers
+        )
         if i == 1:
             argv = ["faketime", "-f", "+1h", *argv]  # its clock an hour ahead, from the start
         processes.append(spawn(argv, log_path(tmp_path, i)))
@@ -124,9 +144,13 @@ def test_a_daemon_whose_clock_is_an_hour_off_forms_the_table_and_plays(tmp_path:
     assert isinstance(deals, list) and len(deals) == 1 and deals[0]["audit"] == "ok"
     said = [log_path(tmp_path, i).read_text() for i in range(3)]
     for i in (0, 2):
-        assert "the clock of joueur1 is 1 h 0 min ahead of this machine's" in said[i], said[i][-3000:]
+        assert "the clock of joueur1 is 1 h 0 min ahead of this machine's" in said[i], said[i][
+            -3000:
+        ]
     for i in (0, 2):
-        assert f"the clock of joueur{i} is 1 h 0 min behind this machine's" in said[1], said[1][-3000:]
+        assert f"the clock of joueur{i} is 1 h 0 min behind this machine's" in said[1], said[1][
+            -3000:
+        ]
 
 
 def test_a_hello_for_an_earlier_hi_of_its_connection_is_taken() -> None:
@@ -142,7 +166,11 @@ def test_a_hello_for_an_earlier_hi_of_its_connection_is_taken() -> None:
             await raw.send(hello(member, to, first))
             reply = await asyncio.wait_for(raw.recv_multipart(), timeout=5)
             assert b"hello-ack" in reply[0] and victim.mesh.refusals.counts() == {}
-            await raw.send(hello(member, to, first))  # the same HELLO again: its challenges are spent
-            await wait_for(lambda: victim.mesh.refusals.count(Cause.HELLO_STALE) == 1, "the copy refused")
+            await raw.send(
+                hello(member, to, first)
+            )  # the same HELLO again: its challenges are spent
+            await wait_for(
+                lambda: victim.mesh.refusals.count(Cause.HELLO_STALE) == 1, "the copy refused"
+            )
 
     run(test)

@@ -111,13 +111,21 @@ def test_home_is_created_private_with_its_paths(tmp_path: Path, open_umask: None
     home = Home(tmp_path / "a" / "b" / "tarot")
     assert home.path.is_dir() and mode(home.path) == 0o700
     names = [home.identity_key, home.db, home.api_sock, home.pid_file, home.scores]
-    assert [p.name for p in names] == ["identity.key", "tarot.db", "api.sock", "daemon.pid", "scores.json"]
+    assert [p.name for p in names] == [
+        "identity.key",
+        "tarot.db",
+        "api.sock",
+        "daemon.pid",
+        "scores.json",
+    ]
     assert all(p.parent == home.path for p in names)
     assert home.key_path() == home.identity_key
     assert home.key_path("bot-1") == home.path / "keys" / "bot-1.key"
 
 
-def test_a_private_file_is_replaced_whole_and_0600_whatever_the_umask(home: Home, open_umask: None) -> None:
+def test_a_private_file_is_replaced_whole_and_0600_whatever_the_umask(
+    home: Home, open_umask: None
+) -> None:
     """``scores.json`` was written 0644 beside 0600 keys and database: now 0600, even over an
     older, wider file; the next temporary is open already, 0600 too."""
     home.scores.write_text("{}")
@@ -208,9 +216,10 @@ def test_failed_creation_leaves_no_key_file(home: Home, monkeypatch: pytest.Monk
         with pytest.raises(HomeError, match="could not create identity key .*Input/output error"):
             load_or_create_identity(home)
     assert list(home.path.iterdir()) == []  # neither the key nor its temporary file
-    assert load_or_create_identity(home).public_key == Identity.from_private_bytes(
-        home.identity_key.read_bytes()
-    ).public_key
+    assert (
+        load_or_create_identity(home).public_key
+        == Identity.from_private_bytes(home.identity_key.read_bytes()).public_key
+    )
 
 
 def test_short_write_leaves_no_key_file(home: Home, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -222,7 +231,9 @@ def test_short_write_leaves_no_key_file(home: Home, monkeypatch: pytest.MonkeyPa
     assert list(home.path.iterdir()) == []
 
 
-def test_losing_a_creation_race_uses_the_winners_key(home: Home, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_losing_a_creation_race_uses_the_winners_key(
+    home: Home, monkeypatch: pytest.MonkeyPatch
+) -> None:
     winner = Identity.generate()
     real_link = os.link
 
@@ -285,7 +296,9 @@ def test_a_second_daemon_is_refused_and_told_the_holders_pid(home: Home) -> None
     try:
         assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
         assert home.pid_file.read_text() == f"{holder.pid}\n"
-        with pytest.raises(HomeError, match=f"another tarotd \\(pid {holder.pid}\\) is already using"):
+        with pytest.raises(
+            HomeError, match=f"another tarotd \\(pid {holder.pid}\\) is already using"
+        ):
             DaemonLock(home)
     finally:
         holder.kill()  # kill -9: the kernel releases the lock, no stale pid file to clean
@@ -313,10 +326,21 @@ def test_database_is_private_and_durable(tmp_path: Path, open_umask: None) -> No
         assert mode(path.with_name("tarot.db-shm")) == 0o600
         pragmas = {
             name: db._db.execute(f"PRAGMA {name}").fetchone()[0]
-            for name in ("journal_mode", "synchronous", "foreign_keys", "wal_autocheckpoint", "journal_size_limit")
+            for name in (
+                "journal_mode",
+                "synchronous",
+                "foreign_keys",
+                "wal_autocheckpoint",
+                "journal_size_limit",
+            )
         }
-        assert pragmas == {"journal_mode": "wal", "synchronous": 1, "foreign_keys": 1,  # 1 = NORMAL: Store.sync fsyncs
-                           "wal_autocheckpoint": LOG_PAGES, "journal_size_limit": LOG_LIMIT}
+        assert pragmas == {
+            "journal_mode": "wal",
+            "synchronous": 1,
+            "foreign_keys": 1,  # 1 = NORMAL: Store.sync fsyncs
+            "wal_autocheckpoint": LOG_PAGES,
+            "journal_size_limit": LOG_LIMIT,
+        }
         (version,) = db._db.execute("SELECT version FROM schema_version").fetchone()
         assert version == SCHEMA_VERSION == 4
 
@@ -337,7 +361,9 @@ def test_everything_survives_reopening(tmp_path: Path) -> None:
         db.save_seed(TABLE, 0, 1, b"s" * 32)
         db.append_message(TABLE, 0, message(1), own=True)
     with Store(path) as db:
-        assert db.tables() == [TableRecord(TABLE, "salle 1", 3, TableState.PLAYING, 1.5, b"manifest")]
+        assert db.tables() == [
+            TableRecord(TABLE, "salle 1", 3, TableState.PLAYING, 1.5, b"manifest")
+        ]
         assert db.deals(TABLE) == [DealRecord(0, 2, DealState.STARTED)]
         assert db.seed(TABLE, 0, 1) == b"s" * 32
         assert db.messages(TABLE, 0) == [message(1)]
@@ -346,7 +372,9 @@ def test_everything_survives_reopening(tmp_path: Path) -> None:
 def test_a_file_that_is_not_a_database_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "tarot.db"
     path.write_bytes(b"these are not the pages you are looking for\n" * 100)
-    with pytest.raises(StoreError, match=f"{path} is not a usable tarot database .*backup.*move it away"):
+    with pytest.raises(
+        StoreError, match=f"{path} is not a usable tarot database .*backup.*move it away"
+    ):
         Store(path)
 
 
@@ -365,7 +393,9 @@ def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
     with sqlite3.connect(path) as raw:
         raw.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION + 1,))
     raw.close()
-    with pytest.raises(StoreError, match=f"newer tarotd \\(schema version {SCHEMA_VERSION + 1}.*Upgrade"):
+    with pytest.raises(
+        StoreError, match=f"newer tarotd \\(schema version {SCHEMA_VERSION + 1}.*Upgrade"
+    ):
         Store(path)
 
 
@@ -421,7 +451,9 @@ def test_members(store: Store) -> None:
     with pytest.raises(StoreError, match="could not save the members .*FOREIGN KEY"):
         store.save_members(OTHER_TABLE, members)  # a table never saved
     with pytest.raises(StoreError, match="UNIQUE"):
-        store.save_members(TABLE, [MemberRecord(0, b"k", "A", "e"), MemberRecord(1, b"k", "B", "e")])
+        store.save_members(
+            TABLE, [MemberRecord(0, b"k", "A", "e"), MemberRecord(1, b"k", "B", "e")]
+        )
     assert store.members(TABLE) == members[:1]  # the failed write changed nothing
 
 
@@ -432,7 +464,10 @@ def test_deals(store: Store) -> None:
     with pytest.raises(StoreError, match="started with dealer 3, not 4"):
         store.start_deal(TABLE, 1, 4)
     store.record_deal(TABLE, 0, ScoreSheet(["Anne", "Bruno", "Chloé"]), [])
-    assert store.deals(TABLE) == [DealRecord(0, 2, DealState.SCORED), DealRecord(1, 3, DealState.STARTED)]
+    assert store.deals(TABLE) == [
+        DealRecord(0, 2, DealState.SCORED),
+        DealRecord(1, 3, DealState.STARTED),
+    ]
     with pytest.raises(StoreError, match="no deal 7"):
         store.record_deal(TABLE, 7, ScoreSheet(["Anne", "Bruno", "Chloé"]), [])
 
@@ -461,8 +496,15 @@ def test_messages_keep_the_order_of_acceptance_per_deal(store: Store) -> None:
     assert store.messages(TABLE, 0) == accepted
     assert store.messages(TABLE, 1) == [later_deal]
     assert store.messages(TABLE, 2) == []
-    rows = store._db.execute("SELECT deal, idx, seat, kind, own FROM messages ORDER BY deal, idx").fetchall()
-    assert rows == [(0, 0, 4, "play", 0), (0, 1, 0, "play", 1), (0, 2, 2, "play", 0), (1, 0, 0, "play", 0)]
+    rows = store._db.execute(
+        "SELECT deal, idx, seat, kind, own FROM messages ORDER BY deal, idx"
+    ).fetchall()
+    assert rows == [
+        (0, 0, 4, "play", 0),
+        (0, 1, 0, "play", 1),
+        (0, 2, 2, "play", 0),
+        (1, 0, 0, "play", 0),
+    ]
 
 
 def test_every_write_is_synced_but_appended_messages_wait_for_sync(
@@ -617,7 +659,9 @@ def test_a_damaged_message_row_is_named(store: Store) -> None:
         store.append_message(TABLE, 0, message(n), own=True)
     store.sync()  # committed: the rows are in the file to be damaged
     store._db.execute("UPDATE messages SET data = x'c1' WHERE idx = 1")
-    with pytest.raises(StoreError, match=f"message 1 of deal 0 of table {TABLE.hex()} is damaged \\(frame"):
+    with pytest.raises(
+        StoreError, match=f"message 1 of deal 0 of table {TABLE.hex()} is damaged \\(frame"
+    ):
         store.messages(TABLE, 0)
     store._db.execute("UPDATE messages SET data = ? WHERE idx = 1", (encode(message(7)),))
     with pytest.raises(StoreError, match="message 1 of deal 0 .* no longer match its digest"):
@@ -634,15 +678,21 @@ def test_score_sheets_and_results_are_recorded_with_their_deal(store: Store) -> 
     sheet.add_penalty(1)
     store.record_deal(TABLE, 1, sheet, [{"deal": 0, "audit": "ok"}, {"deal": 1, "audit": "ok"}])
     assert store.sheet(TABLE) == sheet and [r["deal"] for r in store.results(TABLE)] == [0, 1]
-    with pytest.raises(StoreError, match="no deal 2"):  # all or nothing: the sheet is not saved either
+    with pytest.raises(
+        StoreError, match="no deal 2"
+    ):  # all or nothing: the sheet is not saved either
         store.record_deal(TABLE, 2, ScoreSheet(["Anne", "Bruno", "Chloé"]), [])
     assert store.sheet(TABLE) == sheet and len(store.results(TABLE)) == 2
     store._db.execute("UPDATE scores SET sheet = '{\"format\": 1'")
-    with pytest.raises(StoreError, match=f"score sheet of table {TABLE.hex()}: corrupt score sheet"):
+    with pytest.raises(
+        StoreError, match=f"score sheet of table {TABLE.hex()}: corrupt score sheet"
+    ):
         store.sheet(TABLE)
 
 
-def test_a_version_1_database_is_upgraded_without_the_mesh_tables_it_never_used(tmp_path: Path) -> None:
+def test_a_version_1_database_is_upgraded_without_the_mesh_tables_it_never_used(
+    tmp_path: Path,
+) -> None:
     """Version 1 made an outbox and delivery marks for the mesh, which keeps them in memory:
     version 2 drops both, and keeps everything else."""
     path = tmp_path / "tarot.db"
@@ -654,9 +704,14 @@ def test_a_version_1_database_is_upgraded_without_the_mesh_tables_it_never_used(
         raw.execute("INSERT INTO mesh_delivered (peer, last_seq) VALUES (x'00', 3)")
     with Store(path) as db:
         assert db.get_setting("name") == "Anne"
-        tables = {name for (name,) in db._db.execute("SELECT name FROM sqlite_schema WHERE type = 'table'")}
+        tables = {
+            name
+            for (name,) in db._db.execute("SELECT name FROM sqlite_schema WHERE type = 'table'")
+        }
         assert "settings" in tables and not {"mesh_outbox", "mesh_delivered"} & tables
-        assert db._db.execute("SELECT version FROM schema_version").fetchall() == [(SCHEMA_VERSION,)]
+        assert db._db.execute("SELECT version FROM schema_version").fetchall() == [
+            (SCHEMA_VERSION,)
+        ]
 
 
 def test_a_table_being_played_under_protocol_v1_stops_and_keeps_its_sheet(tmp_path: Path) -> None:
@@ -676,7 +731,9 @@ def test_a_table_being_played_under_protocol_v1_stops_and_keeps_its_sheet(tmp_pa
         assert db._db.execute("SELECT COUNT(*) FROM scores").fetchone() == (2,)
 
 
-def test_the_states_of_an_old_store_read_as_enums_and_an_unknown_one_says_what_to_do(tmp_path: Path) -> None:
+def test_the_states_of_an_old_store_read_as_enums_and_an_unknown_one_says_what_to_do(
+    tmp_path: Path,
+) -> None:
     """The states are stored as the strings they always were: rows written before they were
     enums read as the enums, and a state of a newer tarotd is refused with a remedy."""
     path = tmp_path / "tarot.db"
@@ -809,7 +866,9 @@ def test_a_database_whose_first_log_was_deleted_is_refused_too(tmp_path: Path) -
     raw.close()
     with pytest.raises(StoreError, match="is empty, but this home has its identity keys"):
         Store(path, established=True)
-    Store(tmp_path / "absent.db", established=True).close()  # no file at all: new (tarotd --print-key made the keys)
+    Store(
+        tmp_path / "absent.db", established=True
+    ).close()  # no file at all: new (tarotd --print-key made the keys)
 
 
 def test_the_log_is_folded_into_the_database_at_each_scored_deal(tmp_path: Path) -> None:
@@ -833,14 +892,20 @@ def test_the_log_is_folded_into_the_database_at_each_scored_deal(tmp_path: Path)
         (tmp_path / "copy").mkdir()
         copy = tmp_path / "copy" / "tarot.db"
         copy.write_bytes(path.read_bytes())
-    with Store(copy) as alone:  # a copy made while it was open, without the log: taken for what it is
+    with Store(
+        copy
+    ) as alone:  # a copy made while it was open, without the log: taken for what it is
         assert alone.sheet(TABLE) == sheet and len(alone.messages(TABLE, 0)) == 200
         assert alone.deals(TABLE) == [DealRecord(0, 2, DealState.SCORED)]
-        assert alone.log_lost and alone.table(TABLE) == TableRecord(TABLE, "salle 1", 3, TableState.LOG_LOST, 1.5, b"manifest")
+        assert alone.log_lost and alone.table(TABLE) == TableRecord(
+            TABLE, "salle 1", 3, TableState.LOG_LOST, 1.5, b"manifest"
+        )
 
 
 @pytest.mark.parametrize("log", ["kept", "deleted"])
-def test_an_unclean_stop_whose_log_is_deleted_stops_the_tables_it_was_playing(tmp_path: Path, log: str) -> None:
+def test_an_unclean_stop_whose_log_is_deleted_stops_the_tables_it_was_playing(
+    tmp_path: Path, log: str
+) -> None:
     """A daemon killed, and its log deleted before the next start: what it wrote since the
     last checkpoint is gone, so a table it was playing must not be taken up (it could sign
     a second message for a slot it spoke in); the table is stopped and its sheet kept, and
@@ -857,10 +922,16 @@ def test_an_unclean_stop_whose_log_is_deleted_stops_the_tables_it_was_playing(tm
     with Store(path, established=True) as db:
         assert db.log_lost is (log == "deleted")
         states = {record.name: record.state for record in db.tables()}
-        assert states == {"finie": TableState.FINISHED,
-                          "en cours": TableState.LOG_LOST if log == "deleted" else TableState.PLAYING}
-        assert db.results(bytes(range(16))) == [{"deal": 0}]  # folded into the file: kept either way
-        assert (db.seed(bytes(range(16)), 1, 0) is None) is (log == "deleted")  # what the log alone held
+        assert states == {
+            "finie": TableState.FINISHED,
+            "en cours": TableState.LOG_LOST if log == "deleted" else TableState.PLAYING,
+        }
+        assert db.results(bytes(range(16))) == [
+            {"deal": 0}
+        ]  # folded into the file: kept either way
+        assert (db.seed(bytes(range(16)), 1, 0) is None) is (
+            log == "deleted"
+        )  # what the log alone held
     assert not wal.exists()  # closed cleanly
     with Store(path, established=True) as db:
         assert not db.log_lost
@@ -900,5 +971,7 @@ def test_a_full_disk_is_a_fault_that_keeps_nothing_half_and_clears(tmp_path: Pat
         (ValueError("a bug"), None),
     ],
 )
-def test_local_faults_are_told_from_everything_else(error: BaseException, fault: LocalFault | None) -> None:
+def test_local_faults_are_told_from_everything_else(
+    error: BaseException, fault: LocalFault | None
+) -> None:
     assert LocalFault.of(error) is fault

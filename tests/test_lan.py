@@ -70,7 +70,10 @@ def test_hosts_have_their_own_interface_and_broadcast_address(lan: Lan) -> None:
 
 
 def test_every_host_discovers_the_others_by_broadcast(lan: Lan) -> None:
-    processes = [discovery(lan, i, "--watch", "--interval", "0.3", "--listen-seconds", "2.5") for i in range(HOSTS)]
+    processes = [
+        discovery(lan, i, "--watch", "--interval", "0.3", "--listen-seconds", "2.5")
+        for i in range(HOSTS)
+    ]
     for i, process in enumerate(processes):
         lines = reports(process)
         # The fullest view any host had (at the end, the first to stop has said goodbye).
@@ -123,7 +126,16 @@ def test_lan_sim_script_runs_a_command_on_every_host_and_cleans_up(tmp_path: Pat
 
 
 def test_lan_sim_script_tears_down_on_interrupt(tmp_path: Path) -> None:
-    command = [str(ROOT / "scripts" / "lan-sim"), "--hosts", "2", "--log-dir", str(tmp_path), "--", "sleep", "30"]
+    command = [
+        str(ROOT / "scripts" / "lan-sim"),
+        "--hosts",
+        "2",
+        "--log-dir",
+        str(tmp_path),
+        "--",
+        "sleep",
+        "30",
+    ]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert process.stdout is not None
     banner = process.stdout.readline()
@@ -136,5 +148,7 @@ def test_lan_sim_script_tears_down_on_interrupt(tmp_path: Path) -> None:
 
 
 def _namespaces_of(lan_id: str) -> list[str]:
-    listing = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=True).stdout
+    listing = subprocess.run(
+        ["ip", "netns", "list"], capture_output=True, text=True, check=True
+    ).stdout
     return [line.split()[0] for line in listing.splitlines() if line.startswith(f"trt-{lan_id}-")]

@@ -48,16 +48,21 @@ class Watch:
     rss_kib: int = 0  #: most resident memory of all the daemons together, in KiB
 
     def summary(self) -> str:
-        return (f"the watched daemon saw {self.peers} peers ({self.up} up at once) and "
-                f"{len(self.table_names)} table names; deals scored per table, last seen: {self.scored}; "
-                f"all daemons together at most {self.rss_kib / 1024:.0f} MiB resident")
+        return (
+            f"the watched daemon saw {self.peers} peers ({self.up} up at once) and "
+            f"{len(self.table_names)} table names; deals scored per table, last seen: "
+            f"{self.scored}; "
+            f"all daemons together at most {self.rss_kib / 1024:.0f} MiB resident"
+        )
 
 
 def table_names(daemon: Daemon) -> set[str]:
     """The names of the tables ``daemon``'s lobby knows of (its ``tables`` request)."""
 
     async def ask_briefly() -> list[dict[str, object]]:
-        offers: list[dict[str, object]] = await asyncio.wait_for(ask(daemon.home, "tables"), timeout=5)
+        offers: list[dict[str, object]] = await asyncio.wait_for(
+            ask(daemon.home, "tables"), timeout=5
+        )
         return offers
 
     try:
@@ -98,8 +103,23 @@ def test_ten_tables_of_five_play_three_deals_each_at_once_on_one_lan(tmp_path: P
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.monotonic()
         tables = {
-            name: [group.start(t * SEATS + s, f"{name}-{s}", "--table", name, "--seats", str(SEATS),
-                               "--invite", f"{t:04d}-7777", "--deals", str(DEALS), "--timeout", "60") for s in range(SEATS)]
+            name: [
+                group.start(
+                    t * SEATS + s,
+                    f"{name}-{s}",
+                    "--table",
+                    name,
+                    "--seats",
+                    str(SEATS),
+                    "--invite",
+                    f"{t:04d}-7777",
+                    "--deals",
+                    str(DEALS),
+                    "--timeout",
+                    "60",
+                )
+                for s in range(SEATS)
+            ]
             for t, name in enumerate(names)
         }
         seen = watch(group, tables)
@@ -113,7 +133,10 @@ def test_ten_tables_of_five_play_three_deals_each_at_once_on_one_lan(tmp_path: P
     deals = TABLES * DEALS
     print(
         f"load: {hosts} daemons, {TABLES} tables of {SEATS}, {deals} deals in {wall:.0f} s wall; "
-        f"CPU {cpu:.0f} s in all, {cpu / deals:.1f} s per deal; largest daemon peak RSS {after.ru_maxrss / 1024:.0f} MiB"
+        f"CPU {cpu:.0f} s in all, {cpu / deals:.1f} s per deal; largest daemon peak RSS "
+        f"{after.ru_maxrss / 1024:.0f} MiB"
     )
-    assert seen.peers >= hosts - 1, f"discovery: the watched daemon saw only {seen.peers} of {hosts - 1} peers"
+    assert seen.peers >= hosts - 1, (
+        f"discovery: the watched daemon saw only {seen.peers} of {hosts - 1} peers"
+    )
     assert seen.table_names >= set(names), f"its lobby heard of {sorted(seen.table_names)} only"

@@ -40,19 +40,27 @@ class Network:
     def __init__(self, hosted: list[int], seed: int = 0, peers: bool = True) -> None:
         self.rng = random.Random(seed)
         self.lobbies: dict[bytes, Lobby] = {}
-        trusts: Callable[[bytes], bool] = (lambda key: key in self.lobbies) if peers else (lambda key: False)
+        trusts: Callable[[bytes], bool] = (
+            (lambda key: key in self.lobbies) if peers else (lambda key: False)
+        )
         for index, seats in enumerate(hosted):
             daemon = Identity.generate()
             identities = [(Identity.generate(), f"d{index}-s{k}") for k in range(seats)]
             endpoint = f"tcp://127.0.0.1:{9000 + index}"
-            self.lobbies[daemon.public_key] = Lobby(daemon.public_key, endpoint, identities, trusts=trusts)
+            self.lobbies[daemon.public_key] = Lobby(
+                daemon.public_key, endpoint, identities, trusts=trusts
+            )
         self.queues: dict[tuple[bytes, bytes], list[dict[str, object]]] = {}
         self.ready: dict[bytes, list[ReadyTable]] = {key: [] for key in self.lobbies}
         self.outside: dict[bytes, list[dict[str, Any]]] = {}
 
     def post(self, sender: bytes, outs: list[FrameOut]) -> None:
         for destination, frame in outs:
-            targets = [k for k in self.lobbies if k != sender] if destination == BROADCAST else [destination]
+            targets = (
+                [k for k in self.lobbies if k != sender]
+                if destination == BROADCAST
+                else [destination]
+            )
             for target in targets:
                 wire = msgpack.unpackb(msgpack.packb(frame, use_bin_type=True), raw=False)
                 if target in self.lobbies:
@@ -118,9 +126,25 @@ def test_malformed_frames_change_nothing() -> None:
     network = Network([1, 1, 1], seed=1)
     key = next(iter(network.lobbies))
     lobby = network.lobbies[key]
-    garbage: list[object] = [None, 3, "x", {}, {"t": "offer"}, {"t": "join", "table": b"short"},
-                             {"t": "sign", "table": b"x" * 16, "key": 5}, {"t": "coin", "table": [], "key": b""},
-                             {"t": "offer", "table": b"x" * 16, "name": "n" * 500, "seats": 5, "opener": key, "members": [], "state": "open"}]
+    garbage: list[object] = [
+        None,
+        3,
+        "x",
+        {},
+        {"t": "offer"},
+        {"t": "join", "table": b"short"},
+        {"t": "sign", "table": b"x" * 16, "key": 5},
+        {"t": "coin", "table": [], "key": b""},
+        {
+            "t": "offer",
+            "table": b"x" * 16,
+            "name": "n" * 500,
+            "seats": 5,
+            "opener": key,
+            "members": [],
+            "state": "open",
+        },
+    ]
     for frame in garbage:
         assert lobby.receive(b"\x01" * 32, frame) == []
     assert lobby.offers == {} and lobby._early == {}
@@ -158,14 +182,30 @@ def test_switching_to_a_smaller_offer_leaves_the_other_one() -> None:
         ready = {r.setup.table_id for rs in network.ready.values() for r in rs}
         assert len(ready) == 1
 
-def offer_frame(opener: bytes, name: str = "club", seats: object = 3, *, nonce: bytes | None = None,
-                table: bytes | None = None, members: list[list[object]] | None = None) -> dict[str, Any]:
+
+def offer_frame(
+    opener: bytes,
+    name: str = "club",
+    seats: object = 3,
+    *,
+    nonce: bytes | None = None,
+    table: bytes | None = None,
+    members: list[list[object]] | None = None,
+) -> dict[str, Any]:
     """An offer as a stranger sends it: under the id its key and ``nonce`` give, unless
     ``table`` says otherwise; its proof proves no code."""
     nonce = nonce if nonce is not None else random.randbytes(16)
-    return {"t": "offer", "table": table if table is not None else table_id_of(opener, nonce), "name": name,
-            "seats": seats, "opener": opener, "members": members or [], "state": "open", "nonce": nonce,
-            "proof": bytes(32)}
+    return {
+        "t": "offer",
+        "table": table if table is not None else table_id_of(opener, nonce),
+        "name": name,
+        "seats": seats,
+        "opener": opener,
+        "members": members or [],
+        "state": "open",
+        "nonce": nonce,
+        "proof": bytes(32),
+    }
 
 
 def smallest_id_of(opener: bytes) -> tuple[bytes, bytes]:
@@ -191,10 +231,14 @@ def test_lobby_does_not_sign_a_manifest_for_a_table_it_never_joined() -> None:
     offer = offer_frame(stranger.public_key, "piège")
     lobby.receive(stranger.public_key, offer)
     assert offer["table"] in lobby.offers
-    members = [[stranger.public_key, "intrus", stranger.public_key, "tcp://127.0.0.1:2"],
-               [me.public_key, "moi", me.public_key, "tcp://127.0.0.1:1"],
-               [Identity.generate().public_key, "faux", stranger.public_key, "tcp://127.0.0.1:2"]]
-    out = lobby.receive(stranger.public_key, {"t": "manifest", "table": offer["table"], "members": members})
+    members = [
+        [stranger.public_key, "intrus", stranger.public_key, "tcp://127.0.0.1:2"],
+        [me.public_key, "moi", me.public_key, "tcp://127.0.0.1:1"],
+        [Identity.generate().public_key, "faux", stranger.public_key, "tcp://127.0.0.1:2"],
+    ]
+    out = lobby.receive(
+        stranger.public_key, {"t": "manifest", "table": offer["table"], "members": members}
+    )
     assert not any(frame.get("t") == "sign" for _, frame in out)
 
 
@@ -210,34 +254,55 @@ def test_a_flood_of_offers_is_bounded() -> None:
 # --- Ids bound to their openers, and whom a lobby trusts (issue 26, item 2) -------------
 
 
-def test_an_offer_under_an_id_that_is_not_its_openers_is_refused(caplog: pytest.LogCaptureFixture) -> None:
+def test_an_offer_under_an_id_that_is_not_its_openers_is_refused(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     me, stranger = Identity.generate(), Identity.generate().public_key
     lobby = Lobby(me.public_key, "tcp://127.0.0.1:1", [(me, "moi")], trusts=lambda key: True)
-    for table in (bytes(16), table_id_of(me.public_key, bytes(16))):  # 00…00, and another daemon's id
+    for table in (
+        bytes(16),
+        table_id_of(me.public_key, bytes(16)),
+    ):  # 00…00, and another daemon's id
         with caplog.at_level(logging.WARNING):
             assert lobby.receive(stranger, offer_frame(stranger, table=table)) == []
     assert lobby.offers == {}
-    assert caplog.text.count("is not derived from its opener's key and nonce") == 1  # once per daemon
+    assert (
+        caplog.text.count("is not derived from its opener's key and nonce") == 1
+    )  # once per daemon
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_a_strangers_offer_under_the_smallest_id_makes_nobody_withdraw_or_join(seed: int, caplog: pytest.LogCaptureFixture) -> None:
+def test_a_strangers_offer_under_the_smallest_id_makes_nobody_withdraw_or_join(
+    seed: int, caplog: pytest.LogCaptureFixture
+) -> None:
     network = Network([1, 1, 1], seed)  # three daemons listing each other with --peer
     stranger = Identity.generate().public_key
     nonce, table = smallest_id_of(stranger)
-    network.post(stranger, [(BROADCAST, offer_frame(stranger, nonce=nonce)), (BROADCAST, offer_frame(stranger, table=bytes(16)))])
+    network.post(
+        stranger,
+        [
+            (BROADCAST, offer_frame(stranger, nonce=nonce)),
+            (BROADCAST, offer_frame(stranger, table=bytes(16))),
+        ],
+    )
     for key, lobby in network.lobbies.items():
         network.post(key, lobby.want("club", 3))
     with caplog.at_level(logging.WARNING):
         network.run()
-    assert all(table in lobby.offers for lobby in network.lobbies.values())  # heard, and bound to its opener
+    assert all(
+        table in lobby.offers for lobby in network.lobbies.values()
+    )  # heard, and bound to its opener
     assert network.outside == {}  # not one join, nor anything else, went to the stranger
     (ready,) = {r.setup for rs in network.ready.values() for r in rs}
-    assert set(ready.members) == {m.key for lobby in network.lobbies.values() for m in lobby.members_here()}
+    assert set(ready.members) == {
+        m.key for lobby in network.lobbies.values() for m in lobby.members_here()
+    }
     assert "not joining the offer of" in caplog.text
 
 
-def test_a_strangers_join_is_refused_and_a_copied_proof_proves_nothing(caplog: pytest.LogCaptureFixture) -> None:
+def test_a_strangers_join_is_refused_and_a_copied_proof_proves_nothing(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     network = Network([1, 1, 1], peers=False)
     opener, friend, other = network.lobbies.values()
     network.post(opener.daemon_key, opener.open("club", 3))
@@ -251,7 +316,13 @@ def test_a_strangers_join_is_refused_and_a_copied_proof_proves_nothing(caplog: p
     seat = [[stranger.public_key, "intrus", stranger.public_key, "tcp://127.0.0.1:9"]]
     with caplog.at_level(logging.WARNING):
         for proof in (b"", friend_join[0][1]["proof"]):  # none, and the friend's own
-            assert opener.receive(stranger.public_key, {"t": "join", "table": table, "members": seat, "proof": proof}) == []
+            assert (
+                opener.receive(
+                    stranger.public_key,
+                    {"t": "join", "table": table, "members": seat, "proof": proof},
+                )
+                == []
+            )
         with pytest.raises(ValueError, match="opened by a daemon you do not know"):
             other.join(table)  # and no frame to send: the opener would refuse it as well
     assert [m.name for m in opener.offers[table].members] == ["d0-s0"]
@@ -281,7 +352,9 @@ def test_joining_by_code_checks_the_code_against_the_offer() -> None:
 
 @pytest.mark.parametrize("seed", range(4))
 def test_daemons_that_know_nobody_converge_on_the_opener_s_code(seed: int) -> None:
-    network = Network([1, 1, 1, 1, 1], seed, peers=False)  # discovery alone: nobody is anybody's --peer
+    network = Network(
+        [1, 1, 1, 1, 1], seed, peers=False
+    )  # discovery alone: nobody is anybody's --peer
     opener, *players, outsider = network.lobbies.values()
     network.post(opener.daemon_key, opener.want("club", 4))
     network.run()
@@ -291,8 +364,14 @@ def test_daemons_that_know_nobody_converge_on_the_opener_s_code(seed: int) -> No
     network.post(outsider.daemon_key, outsider.want("club", 4))  # no code: its own table
     network.run()
     (table,) = network.tables()
-    assert {key for key, ready in network.ready.items() if ready} == {opener.daemon_key, *(p.daemon_key for p in players)}
-    assert outsider.joined != table and outsider.offers[outsider.joined or b""].opener == outsider.daemon_key
+    assert {key for key, ready in network.ready.items() if ready} == {
+        opener.daemon_key,
+        *(p.daemon_key for p in players),
+    }
+    assert (
+        outsider.joined != table
+        and outsider.offers[outsider.joined or b""].opener == outsider.daemon_key
+    )
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -324,7 +403,9 @@ def test_invite_codes_are_read_as_typed() -> None:
             invite_code(wrong)
     drawn = Invite.draw(random.Random(3).randbytes)
     assert len(drawn.code) == 8 and set(drawn.code) <= set(INVITE_ALPHABET)
-    assert drawn.shown == f"{drawn.code[:4]}-{drawn.code[4:]}" and Invite.parse(drawn.shown) == drawn
+    assert (
+        drawn.shown == f"{drawn.code[:4]}-{drawn.code[4:]}" and Invite.parse(drawn.shown) == drawn
+    )
 
 
 # --- A manifest is checked whole, before anything changes --------------------------------
@@ -346,24 +427,34 @@ class Joined:
         self.seated = list(self.offer.members)
         assert [m.daemon for m in self.seated] == [self.opener.daemon_key, self.me.daemon_key]
 
-    def member(self, name: str = "tiers", key: bytes | None = None, daemon: bytes | None = None) -> list[object]:
+    def member(
+        self, name: str = "tiers", key: bytes | None = None, daemon: bytes | None = None
+    ) -> list[object]:
         key = key or Identity.generate().public_key
         return [key, name, daemon or self.opener.daemon_key, "tcp://127.0.0.1:9000"]
 
     def manifest(self, members: object) -> list[FrameOut]:
-        return self.me.receive(self.opener.daemon_key, {"t": "manifest", "table": self.table, "members": members})
+        return self.me.receive(
+            self.opener.daemon_key, {"t": "manifest", "table": self.table, "members": members}
+        )
 
 
-def test_a_manifest_with_more_members_than_seats_is_refused_whole_and_the_next_good_one_taken(caplog: pytest.LogCaptureFixture) -> None:
+def test_a_manifest_with_more_members_than_seats_is_refused_whole_and_the_next_good_one_taken(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     joined = Joined()
     seated = [m.to_wire() for m in joined.seated]
     with caplog.at_level(logging.WARNING):
         assert joined.manifest([*seated, joined.member(), joined.member()]) == []
     assert "refused the manifest" in caplog.text and "4 members for 3 seats" in caplog.text
     assert joined.offer.state is OfferState.OPEN and joined.offer.members == joined.seated
-    assert joined.me.joined == joined.table and joined.me.filling() is joined.offer  # still there, still filling
+    assert (
+        joined.me.joined == joined.table and joined.me.filling() is joined.offer
+    )  # still there, still filling
     out = joined.manifest([*seated, joined.member()])
-    assert [frame["t"] for _, frame in out] == ["sign"] and joined.me.offers[joined.table].state is OfferState.FULL
+    assert [frame["t"] for _, frame in out] == ["sign"] and joined.me.offers[
+        joined.table
+    ].state is OfferState.FULL
 
 
 def test_signatures_and_coins_for_more_members_than_seats_never_wedge_the_lobby() -> None:
@@ -372,16 +463,29 @@ def test_signatures_and_coins_for_more_members_than_seats_never_wedge_the_lobby(
     lobby that could then neither start that table nor leave it."""
     joined = Joined()
     extra = [Identity.generate() for _ in range(2)]
-    members = [*joined.seated, *(Member(x.public_key, f"x{k}", joined.opener.daemon_key, "tcp://127.0.0.1:9000")
-                                 for k, x in enumerate(extra))]
+    members = [
+        *joined.seated,
+        *(
+            Member(x.public_key, f"x{k}", joined.opener.daemon_key, "tcp://127.0.0.1:9000")
+            for k, x in enumerate(extra)
+        ),
+    ]
     joined.manifest([m.to_wire() for m in members])
     document = MANIFEST_DOMAIN + manifest_bytes(joined.table, "club", members)
     for identity in (joined.opener.hosted[members[0].key][0], extra[0]):
         coin = random.randbytes(32)
-        sign = {"t": "sign", "table": joined.table, "key": identity.public_key, "sig": identity.sign(document),
-                "commit": hashlib.sha256(coin).digest()}
+        sign = {
+            "t": "sign",
+            "table": joined.table,
+            "key": identity.public_key,
+            "sig": identity.sign(document),
+            "commit": hashlib.sha256(coin).digest(),
+        }
         joined.me.receive(joined.opener.daemon_key, sign)
-        joined.me.receive(joined.opener.daemon_key, {"t": "coin", "table": joined.table, "key": identity.public_key, "coin": coin})
+        joined.me.receive(
+            joined.opener.daemon_key,
+            {"t": "coin", "table": joined.table, "key": identity.public_key, "coin": coin},
+        )
     assert joined.offer.state is OfferState.OPEN and joined.me.take_ready() == []
     assert joined.me.leave() != [] and joined.me.joined is None  # not wedged: it can leave
 
@@ -391,16 +495,36 @@ def test_signatures_and_coins_for_more_members_than_seats_never_wedge_the_lobby(
     [
         ("its members are not a list", lambda j: "everyone"),
         ("2 members for 3 seats", lambda j: [m.to_wire() for m in j.seated]),
-        ("seat 2: member keys are Ed25519 public keys", lambda j: [*(m.to_wire() for m in j.seated), j.member(key=b"\1" * 32)]),
-        ("seat 2: a member is [key, name, daemon, endpoint]", lambda j: [*(m.to_wire() for m in j.seated), ["x"]]),
-        ("seat 2: a name is a string", lambda j: [*(m.to_wire() for m in j.seated), j.member("n" * 65)]),
-        ("a seat's key appears twice", lambda j: [*(m.to_wire() for m in j.seated), j.seated[0].to_wire()]),
-        ("a seat of ours at another daemon", lambda j: [j.seated[0].to_wire(), j.member("moi", j.seated[1].key), j.member()]),
-        ("a seat we do not host at ours", lambda j: [*(m.to_wire() for m in j.seated), j.member(daemon=j.me.daemon_key)]),
+        (
+            "seat 2: member keys are Ed25519 public keys",
+            lambda j: [*(m.to_wire() for m in j.seated), j.member(key=b"\1" * 32)],
+        ),
+        (
+            "seat 2: a member is [key, name, daemon, endpoint]",
+            lambda j: [*(m.to_wire() for m in j.seated), ["x"]],
+        ),
+        (
+            "seat 2: a name is a string",
+            lambda j: [*(m.to_wire() for m in j.seated), j.member("n" * 65)],
+        ),
+        (
+            "a seat's key appears twice",
+            lambda j: [*(m.to_wire() for m in j.seated), j.seated[0].to_wire()],
+        ),
+        (
+            "a seat of ours at another daemon",
+            lambda j: [j.seated[0].to_wire(), j.member("moi", j.seated[1].key), j.member()],
+        ),
+        (
+            "a seat we do not host at ours",
+            lambda j: [*(m.to_wire() for m in j.seated), j.member(daemon=j.me.daemon_key)],
+        ),
         ("none of our seats is in it", lambda j: [j.seated[0].to_wire(), j.member(), j.member()]),
     ],
 )
-def test_a_manifest_wrong_anywhere_changes_nothing(why: str, members: Callable[[Joined], object], caplog: pytest.LogCaptureFixture) -> None:
+def test_a_manifest_wrong_anywhere_changes_nothing(
+    why: str, members: Callable[[Joined], object], caplog: pytest.LogCaptureFixture
+) -> None:
     joined = Joined()
     with caplog.at_level(logging.WARNING):
         assert joined.manifest(members(joined)) == []
@@ -409,7 +533,9 @@ def test_a_manifest_wrong_anywhere_changes_nothing(why: str, members: Callable[[
     assert joined.me._signatures == {} and joined.me._commits == {}
 
 
-def test_only_daemons_with_the_same_rule_for_silence_sit_together(caplog: pytest.LogCaptureFixture) -> None:
+def test_only_daemons_with_the_same_rule_for_silence_sit_together(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     """``tarotd --silence``: what a seat timed out before the reveal costs is the opener's
     rule, signed in the manifest — and nobody is bound by a rule it did not choose: an offer
     under another rule is not joined (said once), a manifest under another rule not signed."""
@@ -429,7 +555,12 @@ def test_only_daemons_with_the_same_rule_for_silence_sit_together(caplog: pytest
     # A manifest under another rule than ours: refused, nothing changed.
     joined = Joined()
     seated = [m.to_wire() for m in joined.seated]
-    frame = {"t": "manifest", "table": joined.table, "members": [*seated, joined.member()], "silence": "penalty"}
+    frame = {
+        "t": "manifest",
+        "table": joined.table,
+        "members": [*seated, joined.member()],
+        "silence": "penalty",
+    }
     with caplog.at_level(logging.WARNING):
         assert joined.me.receive(joined.opener.daemon_key, frame) == []
     assert "it says a silence costs penalty, and this daemon's rule is nothing" in caplog.text

@@ -22,7 +22,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from daemons import assert_no_traceback, daemon_argv, free_ports, home_key, kill_all, log_path, logs, scores, spawn
+from daemons import (
+    assert_no_traceback,
+    daemon_argv,
+    free_ports,
+    home_key,
+    kill_all,
+    log_path,
+    logs,
+    scores,
+    spawn,
+)
 from intruder import Intruder
 
 from client.api import DaemonRefused, DaemonUnavailable, ask
@@ -40,7 +50,9 @@ async def answer(home: Path, op: str, **params: Any) -> Any:
         return None
 
 
-async def until(what: str, check: Callable[[], Any], timeout: float, tmp_path: Path, count: int) -> Any:
+async def until(
+    what: str, check: Callable[[], Any], timeout: float, tmp_path: Path, count: int
+) -> Any:
     """The first true value of ``check()`` (awaited if it is a coroutine), polled every 0.1 s;
     the test fails with the ``count`` daemons' logs after ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
@@ -55,18 +67,28 @@ async def until(what: str, check: Callable[[], Any], timeout: float, tmp_path: P
 
 
 def seated(status: Any, name: str) -> bool:
-    return isinstance(status, dict) and any(name in table["seats"] for table in status.get("tables", ()))
+    return isinstance(status, dict) and any(
+        name in table["seats"] for table in status.get("tables", ())
+    )
 
 
 @pytest.mark.parametrize("stranger", ["silent", "seating itself"])
-def test_a_stranger_offering_the_smallest_id_takes_no_daemon_away_and_no_seat(tmp_path: Path, stranger: str) -> None:
+def test_a_stranger_offering_the_smallest_id_takes_no_daemon_away_and_no_seat(
+    tmp_path: Path, stranger: str
+) -> None:
     *ports, port = free_ports(4)
     homes = [tmp_path / f"d{i}" for i in range(3)]
     processes = []
 
     def start(i: int) -> None:
-        argv = daemon_argv(homes[i], NAMES[i], ports[i], [(h, p) for j, (h, p) in enumerate(zip(homes, ports)) if j != i],
-                           deals=1, timeout=10)
+        argv = daemon_argv(
+            homes[i],
+            NAMES[i],
+            ports[i],
+            [(h, p) for j, (h, p) in enumerate(zip(homes, ports)) if j != i],
+            deals=1,
+            timeout=10,
+        )
         processes.append(spawn(argv, log_path(tmp_path, i)))
 
     async def attack() -> None:
@@ -78,7 +100,13 @@ def test_a_stranger_offering_the_smallest_id_takes_no_daemon_away_and_no_seat(tm
         try:
             for i in (0, 1):  # two daemons waiting for a third: the issue's "every waiting daemon"
                 start(i)
-            await until("the two daemons up with the stranger", lambda: len(intruder.up) == 2, 30, tmp_path, 2)
+            await until(
+                "the two daemons up with the stranger",
+                lambda: len(intruder.up) == 2,
+                30,
+                tmp_path,
+                2,
+            )
             deadline = time.monotonic() + 3  # what they do with its offers, before the third comes
             while time.monotonic() < deadline:
                 if stranger == "seating itself":
@@ -86,7 +114,9 @@ def test_a_stranger_offering_the_smallest_id_takes_no_daemon_away_and_no_seat(tm
                 await check(intruder, homes[:2], ours)
                 await asyncio.sleep(0.1)
             start(2)
-            while any(process.poll() is None for process in processes):  # --deals 1: they play, then exit
+            while any(
+                process.poll() is None for process in processes
+            ):  # --deals 1: they play, then exit
                 if stranger == "seating itself":
                     take_seats(intruder, ours, tried)
                 await check(intruder, homes, ours)
@@ -104,7 +134,9 @@ def test_a_stranger_offering_the_smallest_id_takes_no_daemon_away_and_no_seat(tm
     sheets = [scores(home) for home in homes]
     assert all(sheet == sheets[0] for sheet in sheets)
     seats = sheets[0]["seats"]
-    assert isinstance(seats, list) and sorted(seats) == NAMES, sheets[0]  # the three of them, and no stranger
+    assert isinstance(seats, list) and sorted(seats) == NAMES, sheets[
+        0
+    ]  # the three of them, and no stranger
     told = logs(tmp_path, 3, tail=10**6)
     assert "its table id 00000000 is not derived from its opener's key and nonce" in told, told
     assert "not joining the offer of" in told
@@ -120,8 +152,15 @@ def take_seats(intruder: Intruder, ours: set[bytes], tried: set[bytes]) -> None:
     for offer in intruder.heard_offers():
         if offer["table"] not in ours | tried and offer.get("state") == "open":
             tried.add(offer["table"])
-            intruder.send(offer["opener"], {"t": "join", "table": offer["table"], "members": [intruder.member.to_wire()],
-                                            "proof": b""})
+            intruder.send(
+                offer["opener"],
+                {
+                    "t": "join",
+                    "table": offer["table"],
+                    "members": [intruder.member.to_wire()],
+                    "proof": b"",
+                },
+            )
     for table in ours - tried:
         joined = [Member(*raw) for _, join in intruder.joins(table) for raw in join["members"]]
         if len(joined) >= 2:
@@ -131,19 +170,32 @@ def take_seats(intruder: Intruder, ours: set[bytes], tried: set[bytes]) -> None:
 
 async def check(intruder: Intruder, homes: list[Path], ours: set[bytes]) -> None:
     """Nobody joined the stranger's offers, and no daemon plays at a table with it."""
-    joins = [(d.hex()[:8], f["table"].hex()[:8]) for d, f in intruder.received if f.get("t") == "join" and f["table"] in ours]
+    joins = [
+        (d.hex()[:8], f["table"].hex()[:8])
+        for d, f in intruder.received
+        if f.get("t") == "join" and f["table"] in ours
+    ]
     assert not joins, f"daemons joined the stranger's offer: {joins}"
     for home in homes:
         status = await answer(home, "status")
         assert not seated(status, "intrus"), f"{home.name} seated the stranger: {status}"
 
 
-def test_a_manifest_with_more_members_than_seats_is_refused_and_the_next_one_starts_the_table(tmp_path: Path) -> None:
+def test_a_manifest_with_more_members_than_seats_is_refused_and_the_next_one_starts_the_table(
+    tmp_path: Path,
+) -> None:
     victim_port, port = free_ports(2)
     home = tmp_path / "d0"
     stranger = Identity.generate()
-    argv = daemon_argv(home, "joueur0", victim_port, [], table=None, timeout=10,
-                       extra=["--peer", f"{stranger.public_key.hex()}@127.0.0.1:{port}"])  # the stranger is its --peer
+    argv = daemon_argv(
+        home,
+        "joueur0",
+        victim_port,
+        [],
+        table=None,
+        timeout=10,
+        extra=["--peer", f"{stranger.public_key.hex()}@127.0.0.1:{port}"],
+    )  # the stranger is its --peer
     processes = [spawn(argv, log_path(tmp_path, 0))]
     extra = [Identity.generate() for _ in range(2)]
 
@@ -152,22 +204,33 @@ def test_a_manifest_with_more_members_than_seats_is_refused_and_the_next_one_sta
         await rogue.start([(f"tcp://127.0.0.1:{victim_port}", home_key(home))])
         table = rogue.offer_opened("club", 3)["table"]
         try:
-            listed = await until("the offer listed", lambda: answer(home, "tables"), 30, tmp_path, 1)
+            listed = await until(
+                "the offer listed", lambda: answer(home, "tables"), 30, tmp_path, 1
+            )
             assert [t["table"] for t in listed] == [table.hex()]
             assert await answer(home, "join", table=table.hex()) == {"joined": True}
             ((_, join),) = await until("the join", lambda: rogue.joins(table), 15, tmp_path, 1)
             (victim,) = [Member(*raw) for raw in join["members"]]
-            others = [Member(x.public_key, f"x{k}", rogue.key, rogue.endpoint) for k, x in enumerate(extra)]
+            others = [
+                Member(x.public_key, f"x{k}", rogue.key, rogue.endpoint)
+                for k, x in enumerate(extra)
+            ]
             # Four members for three seats, and three of the four signatures and coins.
             rogue.seat(table, "club", [rogue.member, victim, *others], [rogue.identity, extra[0]])
 
             async def settled() -> bool:
-                state = {t["table"]: t["state"] for t in await answer(home, "tables") or []}.get(table.hex())
-                return state != "open" or "refused the manifest" in log_path(tmp_path, 0).read_text()
+                state = {t["table"]: t["state"] for t in await answer(home, "tables") or []}.get(
+                    table.hex()
+                )
+                return (
+                    state != "open" or "refused the manifest" in log_path(tmp_path, 0).read_text()
+                )
 
             await until("the manifest taken or refused", settled, 15, tmp_path, 1)
             tables = await answer(home, "tables")
-            assert [t["state"] for t in tables] == ["open"], f"the lobby took the manifest of four: {tables}"
+            assert [t["state"] for t in tables] == ["open"], (
+                f"the lobby took the manifest of four: {tables}"
+            )
             assert "refused the manifest" in log_path(tmp_path, 0).read_text()
             assert "4 members for 3 seats" in log_path(tmp_path, 0).read_text()
             rogue.seat(table, "club", [rogue.member, victim, others[0]], [rogue.identity, extra[0]])

@@ -9,15 +9,18 @@ from pathlib import Path
 
 import msgpack
 import pytest
+from test_lobby import Joined, Network
 
 from client.cli import main as tarot
 from protocol.identity import Identity
 from protocol.manifest import Manifest, ManifestError, SignedManifest, SilenceCost, sign_manifest
 from protocol.transcript import Transcript, proof_file, read_proof_file
 from tarotd.lobby import OfferState, ReadyTable
-from test_lobby import Joined, Network
 
-SEATS = [(Identity.from_private_bytes(bytes([k + 1]) * 32), name) for k, name in enumerate(["Anne", "Basile", "Chloé"])]
+SEATS = [
+    (Identity.from_private_bytes(bytes([k + 1]) * 32), name)
+    for k, name in enumerate(["Anne", "Basile", "Chloé"])
+]
 TABLE = bytes(range(16))
 
 
@@ -39,7 +42,9 @@ def test_the_openers_rule_for_silence_is_signed_by_every_member_and_kept(rule: S
     assert len(ready) == 3 and {r.setup.silence for r in ready} == {rule}
     for table_ready in ready:  # as a restarted daemon reads it back from its store
         assert ReadyTable.from_bytes(table_ready.to_bytes()).setup == table_ready.setup
-        assert SignedManifest(table_ready.manifest, table_ready.signatures).verified().silence is rule
+        assert (
+            SignedManifest(table_ready.manifest, table_ready.signatures).verified().silence is rule
+        )
 
 
 def test_a_manifest_with_an_unknown_rule_changes_nothing(caplog: pytest.LogCaptureFixture) -> None:
@@ -57,7 +62,9 @@ def test_a_manifest_reads_back_only_as_every_member_signed_it() -> None:
     manifest = signed.verified()
     assert (manifest.names, manifest.silence) == (("Anne", "Basile", "Chloé"), SilenceCost.PENALTY)
     renamed = signed.document.replace(b"Basile", b"Bastin")
-    with pytest.raises(ManifestError, match=r"signature by seat 0 \(Anne\) does not check"):  # any change breaks them all
+    with pytest.raises(
+        ManifestError, match=r"signature by seat 0 \(Anne\) does not check"
+    ):  # any change breaks them all
         SignedManifest(renamed, signed.signatures).verified()
     with pytest.raises(ManifestError, match="2 signatures for a manifest of 3 members"):
         SignedManifest(signed.document, signed.signatures[:2]).verified()
@@ -77,25 +84,50 @@ def _renamed(transcript: Transcript, seat: int, name: str) -> Transcript:
     return Transcript.from_bytes(msgpack.packb(fields))
 
 
-def test_renaming_the_accused_in_a_proof_file_makes_it_not_hold(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_renaming_the_accused_in_a_proof_file_makes_it_not_hold(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     proofs = tmp_path / "proofs"
-    assert tarot(["sim", "--players", "3", "--seed", "4", "--cheat", "1:bad-key", "--proofs", str(proofs)]) == 0
+    assert (
+        tarot(
+            [
+                "sim",
+                "--players",
+                "3",
+                "--seed",
+                "4",
+                "--cheat",
+                "1:bad-key",
+                "--proofs",
+                str(proofs),
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     original = sorted(proofs.iterdir())[0]
     assert tarot(["audit", str(original)]) == 1
     out = capsys.readouterr().out
-    assert "CHEAT — seat 1 (bot-1 [" in out and "names and rules: as every member signed them" in out
+    assert (
+        "CHEAT — seat 1 (bot-1 [" in out and "names and rules: as every member signed them" in out
+    )
     assert "proof: holds" in out
     stated, transcript, manifest = read_proof_file(original.read_bytes())
     renamed = tmp_path / "renamed.tarot-proof"
     renamed.write_bytes(proof_file(_renamed(transcript, 1, "bot-0"), stated, manifest))
     assert tarot(["audit", str(renamed)]) == 2
     out = capsys.readouterr().out
-    assert "proof: DOES NOT HOLD — the transcript names seat 1 'bot-0', but its members signed 'bot-1' for that seat" in out
+    assert (
+        "proof: DOES NOT HOLD — the transcript names seat 1 'bot-0', but its members signed "
+        "'bot-1' for that seat" in out
+    )
     # Nor can the manifest's name be changed with it: its signatures then fail.
     fields = msgpack.unpackb(manifest.document)
     fields[2][1][1] = "bot-0"
     forged = SignedManifest(msgpack.packb(fields), manifest.signatures)
     renamed.write_bytes(proof_file(_renamed(transcript, 1, "bot-0"), stated, forged))
     assert tarot(["audit", str(renamed)]) == 2
-    assert "proof: DOES NOT HOLD — the manifest's signature by seat 0 (bot-0) does not check" in capsys.readouterr().out
+    assert (
+        "proof: DOES NOT HOLD — the manifest's signature by seat 0 (bot-0) does not check"
+        in capsys.readouterr().out
+    )

@@ -23,9 +23,13 @@ def test_a_match_is_the_same_for_a_seed_and_its_figures_add_up() -> None:
     other = first["levels"]["random"]
     # Every row sums to zero, so in the same seats the other level scores -1/(n-1) of the tested.
     assert other["mean"]["value"] == pytest.approx(-tested["mean"]["value"] / 3, abs=0.02)
-    assert first["margin"]["value"] == pytest.approx(tested["mean"]["value"] - other["mean"]["value"], abs=0.02)
+    assert first["margin"]["value"] == pytest.approx(
+        tested["mean"]["value"] - other["mean"]["value"], abs=0.02
+    )
     assert first["margin"]["ci95_low"] <= first["margin"]["value"] <= first["margin"]["ci95_high"]
-    assert tested["decisions"] > 0 and tested["decision_ms"]["median"] <= tested["decision_ms"]["p95"]
+    assert (
+        tested["decisions"] > 0 and tested["decision_ms"]["median"] <= tested["decision_ms"]["p95"]
+    )
     contracts = sum(tested["contracts"].values()) + sum(other["contracts"].values())
     assert tested["bids_taken"] + other["bids_taken"] == contracts <= 2 * 4
 
@@ -38,9 +42,29 @@ def test_a_match_spread_over_processes_is_the_same_match() -> None:
 
 
 def test_tarot_match_json(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["match", "strong:1", "basic", "--players", "3", "--deals", "1", "--seed", "2", "--json"]) == 0
+    assert (
+        main(
+            [
+                "match",
+                "strong:1",
+                "basic",
+                "--players",
+                "3",
+                "--deals",
+                "1",
+                "--seed",
+                "2",
+                "--json",
+            ]
+        )
+        == 0
+    )
     result = json.loads(capsys.readouterr().out)
-    assert result["players"] == 3 and result["deals"] == 1 and set(result["levels"]) == {"strong:1", "basic"}
+    assert (
+        result["players"] == 3
+        and result["deals"] == 1
+        and set(result["levels"]) == {"strong:1", "basic"}
+    )
 
 
 def test_tarot_match_refuses_an_unknown_level(capsys: pytest.CaptureFixture[str]) -> None:

@@ -68,7 +68,11 @@ class RecordingMesh(Mesh):
 
     def delivered(self) -> dict[bytes, int]:
         """The last seq delivered from each peer that delivered any."""
-        return {key: peer.inbound.delivered for key, peer in self._peers.items() if peer.inbound.delivered}
+        return {
+            key: peer.inbound.delivered
+            for key, peer in self._peers.items()
+            if peer.inbound.delivered
+        }
 
     def _acknowledged(self, peer: _Peer, n: int) -> bool:
         news = super()._acknowledged(peer, n)
@@ -164,7 +168,9 @@ def run(test: Callable[[], Coroutine[Any, Any, None]]) -> None:
 async def challenge(raw: zmq.asyncio.Socket) -> tuple[bytes, bytes]:
     """Say ``hi`` on a raw DEALER: the ROUTER's key and the challenge it gives this connection."""
     await raw.send(encode("hi", {}))
-    reply = decode((await asyncio.wait_for(raw.recv_multipart(), timeout=5))[0], frozenset({"challenge"}))
+    reply = decode(
+        (await asyncio.wait_for(raw.recv_multipart(), timeout=5))[0], frozenset({"challenge"})
+    )
     assert reply is not None, "no challenge for a hi"
     return reply["key"], reply["c"]
 
@@ -210,7 +216,9 @@ def test_two_meshes_exchange_both_ways_after_one_connect() -> None:
             assert b.mesh.endpoint == f"tcp://127.0.0.1:{b.mesh.port}" and b.mesh.port > 0
             (seen_by_a,) = a.mesh.peers()
             assert (seen_by_a.name, seen_by_a.endpoint) == ("bob", b.mesh.endpoint)
-            assert seen_by_a.last_heard is not None and started <= seen_by_a.last_heard <= time.time()
+            assert (
+                seen_by_a.last_heard is not None and started <= seen_by_a.last_heard <= time.time()
+            )
             (seen_by_b,) = b.mesh.peers()
             assert (seen_by_b.name, seen_by_b.endpoint) == ("alice", a.mesh.endpoint)
 
@@ -242,7 +250,15 @@ def test_nothing_is_acknowledged_before_before_ack_has_returned() -> None:
 
         a = Node("alice", on_acked=on_acked)
         b_identity = Identity.generate()
-        b = Mesh(b_identity, LOCAL, name="bob", on_message=on_message, before_ack=before_ack, heartbeat=0.1, timeout=1.0)
+        b = Mesh(
+            b_identity,
+            LOCAL,
+            name="bob",
+            on_message=on_message,
+            before_ack=before_ack,
+            heartbeat=0.1,
+            timeout=1.0,
+        )
         async with running(a):
             await b.start()
             try:
@@ -301,7 +317,9 @@ def test_acknowledgements_wait_for_the_disk_while_the_loop_goes_on_delivering() 
                 await wait_for(lambda: a.state_of(b) is PeerState.UP, "a sees b up")
                 for i in range(20):
                     a.mesh.send(b.key, "game", b"%d" % i)
-                await wait_for(lambda: len(b.bodies_from(a)) == 20, "deliveries while the disk is busy")
+                await wait_for(
+                    lambda: len(b.bodies_from(a)) == 20, "deliveries while the disk is busy"
+                )
                 await asyncio.sleep(0.3)  # many ticks
                 pending = [wait for _, wait in waits if not wait.done()]
                 assert len(pending) == 1  # one round waits; no other starts meanwhile
@@ -311,7 +329,9 @@ def test_acknowledgements_wait_for_the_disk_while_the_loop_goes_on_delivering() 
                 await asyncio.sleep(0.1)
                 assert a.mesh.unacknowledged() == 20  # held: the messages are not on b's disk
                 disk_busy = False
-                await wait_for(lambda: a.mesh.unacknowledged() == 0, "acknowledgements once on the disk")
+                await wait_for(
+                    lambda: a.mesh.unacknowledged() == 0, "acknowledgements once on the disk"
+                )
                 assert not acked_beyond_durable
             finally:
                 flushing.cancel()
@@ -319,7 +339,9 @@ def test_acknowledgements_wait_for_the_disk_while_the_loop_goes_on_delivering() 
     run(test)
 
 
-def test_a_message_on_message_cannot_handle_for_a_local_fault_is_kept_and_handed_over_again() -> None:
+def test_a_message_on_message_cannot_handle_for_a_local_fault_is_kept_and_handed_over_again() -> (
+    None
+):
     """``on_message`` raises :class:`NotHandled` (the daemon's disk is full): the message is not
     counted delivered nor acknowledged — before, it was, and lost — nothing after it is
     handed over before it, and once the fault clears it is handed over again, once, in order."""
@@ -334,7 +356,14 @@ def test_a_message_on_message_cannot_handle_for_a_local_fault_is_kept_and_handed
             received.append(body)
 
         a = Node("alice")
-        b = Mesh(Identity.generate(), LOCAL, name="bob", on_message=on_message, heartbeat=0.1, timeout=1.0)
+        b = Mesh(
+            Identity.generate(),
+            LOCAL,
+            name="bob",
+            on_message=on_message,
+            heartbeat=0.1,
+            timeout=1.0,
+        )
         async with running(a):
             await b.start()
             try:
@@ -344,7 +373,9 @@ def test_a_message_on_message_cannot_handle_for_a_local_fault_is_kept_and_handed
                 for i in range(10):
                     a.mesh.send(b.key, "game", b"%d" % i)
                 await wait_for(lambda: a.mesh.unacknowledged() == 7, "0 to 2 acknowledged")
-                await wait_for(lambda: b.stats.not_handled >= 3, "tries again, with the sender's next frames")
+                await wait_for(
+                    lambda: b.stats.not_handled >= 3, "tries again, with the sender's next frames"
+                )
                 assert received == [b"0", b"1", b"2"] and a.mesh.unacknowledged() == 7
                 assert b.stats.errors == 0
                 full = False
@@ -526,7 +557,11 @@ def test_a_receiver_that_lost_its_state_skips_what_the_sender_no_longer_holds(
                     await wait_for(lambda: len(b2.received) == 1, "the new one", 8)
                     assert b2.received == [(a.key, "x", b"5")] and b2.mesh.stats.gaps == 5
         said = [r.getMessage() for r in caplog.records if "are lost" in r.getMessage()]
-        assert said == ([] if durable else ["mesh: 5 messages from a are lost (acknowledged before we lost our state)"])
+        assert said == (
+            []
+            if durable
+            else ["mesh: 5 messages from a are lost (acknowledged before we lost our state)"]
+        )
 
     run(test)
 
@@ -555,16 +590,21 @@ def test_a_new_links_monitor_does_not_collide_with_one_zeromq_has_not_torn_down_
     """pyzmq names a monitor after its socket's file descriptor; a socket closed under load
     can still hold that name when a new socket reuses the descriptor (a recycled link).  The
     mesh names its monitors itself, so the new link is watched anyway."""
+
     async def test() -> None:
         context = zmq.asyncio.Context()
         sock = context.socket(zmq.DEALER)
         stale = context.socket(zmq.PAIR)
         try:
             stale.bind(f"inproc://monitor.s-{sock.FD}")  # what the old socket's monitor left behind
-            attempts = zmq.EVENT_CONNECT_DELAYED | zmq.EVENT_CONNECT_RETRIED  # nothing listens there
+            attempts = (
+                zmq.EVENT_CONNECT_DELAYED | zmq.EVENT_CONNECT_RETRIED
+            )  # nothing listens there
             monitor = _monitor(sock, attempts)
             sock.connect("tcp://127.0.0.1:1")
-            event = zmq.utils.monitor.parse_monitor_message(await asyncio.wait_for(monitor.recv_multipart(), 2))
+            event = zmq.utils.monitor.parse_monitor_message(
+                await asyncio.wait_for(monitor.recv_multipart(), 2)
+            )
             assert event["event"] & attempts
             sock.disable_monitor()
         finally:
@@ -640,7 +680,10 @@ def test_closed_links_and_a_closed_mesh_end_their_loops_and_drop_their_readers()
             assert link.task.done()
             assert not loop.remove_reader(link_fd), "a closed link's reader was removed"
             assert b.mesh._router is not None
-            fds = [b.mesh._router.socket.FD, *(other.sock.socket.FD for other in b.mesh._links.values())]
+            fds = [
+                b.mesh._router.socket.FD,
+                *(other.sock.socket.FD for other in b.mesh._links.values()),
+            ]
             assert len(fds) == 2
         assert not any(loop.remove_reader(fd) for fd in fds), "a closed mesh removed its readers"
         assert a.mesh.stats.errors == b.mesh.stats.errors == 0
@@ -709,15 +752,25 @@ def test_garbage_and_forgeries_from_the_far_end_of_a_link_are_refused() -> None:
         a, expected, wrong = Node("a"), Identity.generate(), Identity.generate()
         async with running(a), raw_socket(zmq.ROUTER) as fake:
             port = fake.bind_to_random_port("tcp://127.0.0.1")
-            a.mesh.connect(f"tcp://127.0.0.1:{port}", expected.public_key, keep=True)  # a --peer: its record stays
+            a.mesh.connect(
+                f"tcp://127.0.0.1:{port}", expected.public_key, keep=True
+            )  # a --peer: its record stays
             rid, first = await fake.recv_multipart()
             assert rid != a.key and decode(first, ROUTER_KINDS) == {"t": "hi"}
             # A challenge from someone else than the link expects gets no HELLO; the right one does.
-            await fake.send_multipart([rid, encode("challenge", {"key": wrong.public_key, "c": os.urandom(16)})])
-            await fake.send_multipart([rid, encode("challenge", {"key": expected.public_key, "c": b"c" * 16})])
+            await fake.send_multipart(
+                [rid, encode("challenge", {"key": wrong.public_key, "c": os.urandom(16)})]
+            )
+            await fake.send_multipart(
+                [rid, encode("challenge", {"key": expected.public_key, "c": b"c" * 16})]
+            )
             rid, second = await fake.recv_multipart()
             their_hello = decode(second, ROUTER_KINDS)
-            assert their_hello is not None and their_hello["t"] == "hello" and their_hello["key"] == a.key
+            assert (
+                their_hello is not None
+                and their_hello["t"] == "hello"
+                and their_hello["key"] == a.key
+            )
             assert (their_hello["to"], their_hello["challenge"]) == (expected.public_key, b"c" * 16)
             await fake.send_multipart([rid, b"\xc1"])
             ack = {"s": os.urandom(16), "n": 9, "top": 9, "miss": []}
@@ -735,7 +788,9 @@ def test_garbage_and_forgeries_from_the_far_end_of_a_link_are_refused() -> None:
             await fake.send_multipart([rid, forged])
             await fake.send_multipart([rid, honest])  # validly signed, by the wrong key
             stats = a.mesh.stats
-            await wait_for(lambda: stats.bad_hello == 3, "the wrong challenge and both hello-acks refused")
+            await wait_for(
+                lambda: stats.bad_hello == 3, "the wrong challenge and both hello-acks refused"
+            )
             assert (stats.malformed, stats.unauthenticated, stats.errors) == (1, 1, 0)
             (status,) = a.mesh.peers()
             assert status.key == expected.public_key and status.state is PeerState.CONNECTING

@@ -50,7 +50,9 @@ def test_throwaway_keys_are_bounded_per_host_per_second_and_in_all_and_a_peer_st
         async with running(victim, friend):
             from_one = [await say_hello(victim, "127.0.0.2") for _ in range(8)]
             assert sum(from_one) == 3, "one host speaks for at most keys_per_host keys"
-            from_many = await asyncio.gather(*(say_hello(victim, f"127.0.0.{n}") for n in range(3, 40)))
+            from_many = await asyncio.gather(
+                *(say_hello(victim, f"127.0.0.{n}") for n in range(3, 40))
+            )
             assert sum(from_many) == 10 - 3, "new keys beyond the burst wait for the rate"
             assert unkept(victim, set()) <= limits.max_peers
             # A peer the user named (--peer) is never refused for room, however full the table.
@@ -63,26 +65,38 @@ def test_throwaway_keys_are_bounded_per_host_per_second_and_in_all_and_a_peer_st
         run(test)
     lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("refused (")]
     # Said once per cause, then at most every ten seconds with how many more: not once per HELLO.
-    assert sorted({line.split(")")[0] for line in lines}) == ["refused (keys-from-host", "refused (new-keys"]
+    assert sorted({line.split(")")[0] for line in lines}) == [
+        "refused (keys-from-host",
+        "refused (new-keys",
+    ]
     assert len(lines) <= 4, lines
 
 
 def test_what_no_table_needs_is_forgotten_once_silent_and_the_rest_is_kept() -> None:
     async def test() -> None:
         needed, other = Identity.generate(), Identity.generate()
-        victim = Node("victim", limits=Limits(forget_after=0.5), keeps={needed.public_key}.__contains__)
+        victim = Node(
+            "victim", limits=Limits(forget_after=0.5), keeps={needed.public_key}.__contains__
+        )
         dead = socket.socket()
         dead.bind(("127.0.0.1", 0))  # bound, never listening: nothing answers there
         nowhere = f"tcp://127.0.0.1:{dead.getsockname()[1]}"
         async with running(victim):
             assert await say_hello(victim, "127.0.0.2")
             victim.mesh.connect(nowhere, other.public_key)  # discovery's: forgotten
-            victim.mesh.connect(nowhere.replace("127.0.0.1", "127.0.0.3"), Identity.generate().public_key, keep=True)
-            victim.mesh.connect(nowhere.replace("127.0.0.1", "127.0.0.4"), needed.public_key)  # a table's
+            victim.mesh.connect(
+                nowhere.replace("127.0.0.1", "127.0.0.3"), Identity.generate().public_key, keep=True
+            )
+            victim.mesh.connect(
+                nowhere.replace("127.0.0.1", "127.0.0.4"), needed.public_key
+            )  # a table's
             # The stranger's HELLO made the victim connect back to the endpoint it gave: one more link.
             assert victim.mesh.connections()["links"] == 4 and len(victim.mesh.peers()) == 3
             await wait_for(lambda: len(victim.mesh.peers()) == 2, "the silent stranger forgotten")
-            await wait_for(lambda: victim.mesh.connections()["links"] == 2, "its link and the unproven one closed")
+            await wait_for(
+                lambda: victim.mesh.connections()["links"] == 2,
+                "its link and the unproven one closed",
+            )
             assert {s.key for s in victim.mesh.peers()} >= {needed.public_key}
         dead.close()
 
@@ -117,16 +131,21 @@ def test_incoming_connections_are_bounded_per_host_and_in_all(gate: bool) -> Non
                     sock.bind((f"127.0.0.{n}", 0))
                     sock.connect(("127.0.0.1", port))
                     held.append(sock)
-            await wait_for(lambda: sum(victim.mesh.refusals.counts().values()) == 40 - 10, "the excess turned away")
+            await wait_for(
+                lambda: sum(victim.mesh.refusals.counts().values()) == 40 - 10,
+                "the excess turned away",
+            )
             assert victim.mesh.connections()["incoming"] == 10
             counts = victim.mesh.refusals.counts()
             assert counts["connections-from-host"] > 0 and counts["connections-total"] > 0, counts
             for sock in held:
                 sock.close()
-            await wait_for(lambda: victim.mesh.connections()["incoming"] == 0, "the closed ones no longer counted")
+            await wait_for(
+                lambda: victim.mesh.connections()["incoming"] == 0,
+                "the closed ones no longer counted",
+            )
 
     run(test)
-
 
 
 def test_a_member_reconnecting_gets_in_while_strangers_hold_every_place() -> None:
@@ -136,13 +155,21 @@ def test_a_member_reconnecting_gets_in_while_strangers_hold_every_place() -> Non
 
     async def test() -> None:
         member = Node("member")
-        victim = Node("victim", limits=Limits(connections=4, connections_per_host=3), keeps={member.key}.__contains__)
+        victim = Node(
+            "victim",
+            limits=Limits(connections=4, connections_per_host=3),
+            keeps={member.key}.__contains__,
+        )
         async with running(victim):
             async with running(member):
                 member.mesh.connect(victim.mesh.endpoint, victim.key)
                 await wait_for(lambda: victim.state_of(member) is PeerState.UP, "the member up")
-                await asyncio.sleep(1.2)  # the victim notes where the peers it keeps are (every second)
-            await wait_for(lambda: victim.mesh.connections()["incoming"] == 0, "the member's connection gone")
+                await asyncio.sleep(
+                    1.2
+                )  # the victim notes where the peers it keeps are (every second)
+            await wait_for(
+                lambda: victim.mesh.connections()["incoming"] == 0, "the member's connection gone"
+            )
             strangers = []
             for host in ("127.0.0.2", "127.0.0.3"):
                 for _ in range(3):
@@ -154,8 +181,12 @@ def test_a_member_reconnecting_gets_in_while_strangers_hold_every_place() -> Non
             back = Node("member", identity=member.identity)
             async with running(back):
                 back.mesh.connect(victim.mesh.endpoint, victim.key)
-                await wait_for(lambda: back.state_of(victim) is PeerState.UP, "the member back", timeout=3.0)
-            assert victim.mesh.refusals.count(Cause.CONNECTIONS_TOTAL) >= 2  # the strangers beyond the total
+                await wait_for(
+                    lambda: back.state_of(victim) is PeerState.UP, "the member back", timeout=3.0
+                )
+            assert (
+                victim.mesh.refusals.count(Cause.CONNECTIONS_TOTAL) >= 2
+            )  # the strangers beyond the total
             for sock in strangers:
                 sock.close()
 

@@ -37,7 +37,9 @@ ED25519_ORDER = 2**252 + 27742317777372353535851937790883648493
 
 def sample(kind: Kind = Kind.PLAY, payload: WireValue = None) -> Message:
     """A message validly signed by ALICE for seat 2."""
-    return sign_message(ALICE, TABLE, 7, kind, 2, {"position": 17} if payload is None else payload, PREV)
+    return sign_message(
+        ALICE, TABLE, 7, kind, 2, {"position": 17} if payload is None else payload, PREV
+    )
 
 
 def frame(fields: list[object], signature: object = bytes(64)) -> bytes:
@@ -48,7 +50,13 @@ def frame(fields: list[object], signature: object = bytes(64)) -> bytes:
 
 def fields(**changes: object) -> list[object]:
     values: dict[str, object] = dict(
-        version=PROTOCOL_VERSION, table_id=TABLE, deal=7, kind="play", seat=2, payload={"position": 17}, prev=PREV
+        version=PROTOCOL_VERSION,
+        table_id=TABLE,
+        deal=7,
+        kind="play",
+        seat=2,
+        payload={"position": 17},
+        prev=PREV,
     )
     values.update(changes)
     return list(values.values())
@@ -108,7 +116,13 @@ def test_verify_never_raises(key: bytes, signature: bytes, data: bytes) -> None:
 
 
 def test_round_trip() -> None:
-    payload: WireValue = {"keys": [b"\x01" * 32, b"\x02" * 32], "n": -5, "ok": True, "none": None, "t": "é"}
+    payload: WireValue = {
+        "keys": [b"\x01" * 32, b"\x02" * 32],
+        "n": -5,
+        "ok": True,
+        "none": None,
+        "t": "é",
+    }
     message = sample(Kind.DEAL_KEYS, payload)
     data = encode(message)
     again = decode(data)
@@ -158,7 +172,9 @@ def checks_counted(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
     return keys
 
 
-def test_a_message_signed_here_is_not_checked_again_for_its_signer(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_message_signed_here_is_not_checked_again_for_its_signer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     keys = checks_counted(monkeypatch)
     message = sample()
     assert verify_signature(message, ALICE.public_key) and keys == []
@@ -168,7 +184,9 @@ def test_a_message_signed_here_is_not_checked_again_for_its_signer(monkeypatch: 
 def test_a_received_message_is_checked_once_per_key(monkeypatch: pytest.MonkeyPatch) -> None:
     keys = checks_counted(monkeypatch)
     received = decode(encode(sample()))
-    assert verify_signature(received, ALICE.public_key) and verify_signature(received, ALICE.public_key)
+    assert verify_signature(received, ALICE.public_key) and verify_signature(
+        received, ALICE.public_key
+    )
     assert keys == [ALICE.public_key]
     for _ in range(2):  # a failed check is not remembered: it is run again, and fails again
         assert not verify_signature(received, BOB.public_key)
@@ -182,7 +200,9 @@ def test_a_message_signed_by_an_outsider_in_a_seats_name_is_still_refused() -> N
     forged = sign_message(BOB, TABLE, 7, Kind.PLAY, 2, {"position": 17}, PREV)
     assert verify_signature(forged, BOB.public_key)
     assert not verify_signature(forged, ALICE.public_key)
-    assert not verify_signature(dataclasses.replace(sample(), signature=forged.signature), ALICE.public_key)
+    assert not verify_signature(
+        dataclasses.replace(sample(), signature=forged.signature), ALICE.public_key
+    )
 
 
 def test_repr_is_short() -> None:
@@ -354,7 +374,11 @@ def check_decode(data: bytes) -> None:
 
 VALID_FRAMES = [
     encode(sample()),
-    encode(sample(Kind.DEAL_KEYS, {"keys": {"3": b"\x01" * 32, "12": b"\x02" * 32}, "n": [-1, 300, None]})),
+    encode(
+        sample(
+            Kind.DEAL_KEYS, {"keys": {"3": b"\x01" * 32, "12": b"\x02" * 32}, "n": [-1, 300, None]}
+        )
+    ),
     encode(sample(Kind.BID, "garde")),
 ]
 
@@ -366,8 +390,9 @@ msgpack_values = st.recursive(
     | st.binary(max_size=40)
     | st.text(max_size=10)
     | st.sampled_from([k.value for k in Kind]),
-    lambda children: st.lists(children, max_size=8)
-    | st.dictionaries(st.text(max_size=5), children, max_size=5),
+    lambda children: (
+        st.lists(children, max_size=8) | st.dictionaries(st.text(max_size=5), children, max_size=5)
+    ),
     max_leaves=8,
 )
 

@@ -28,10 +28,14 @@ def keys(count: int, salt: bytes = b"") -> list[bytes]:
     return [hashlib.sha256(salt + b"player %d" % i).digest() for i in range(count)]
 
 
-def plans(places: list[bytes], rounds: int, movement: Movement, preference: int = 4, seed: bytes = SEED) -> list[RoundPlan]:
+def plans(
+    places: list[bytes], rounds: int, movement: Movement, preference: int = 4, seed: bytes = SEED
+) -> list[RoundPlan]:
     history: list[RoundPlan] = []
     for round_ in range(1, rounds + 1):
-        standings = sorted(places, key=lambda key: hashlib.sha256(b"rank %d" % round_ + key).digest())
+        standings = sorted(
+            places, key=lambda key: hashlib.sha256(b"rank %d" % round_ + key).digest()
+        )
         history.append(plan_round(places, round_, history, preference, movement, seed, standings))
     return history
 
@@ -204,7 +208,9 @@ def test_every_player_is_seated_exactly_once_per_round_at_legal_tables(movement:
 def test_every_daemon_computes_the_same_plan(movement: Movement) -> None:
     places = keys(23)
     assert plans(places, 4, movement) == plans(list(places), 4, movement)
-    assert plans(places, 4, movement) != plans(places, 4, movement, seed=hashlib.sha256(b"other").digest())
+    assert plans(places, 4, movement) != plans(
+        places, 4, movement, seed=hashlib.sha256(b"other").digest()
+    )
 
 
 def test_the_draw_ignores_the_order_of_registration() -> None:

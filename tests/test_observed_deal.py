@@ -29,7 +29,10 @@ def follow(referee: Deal, replicas: list[Deal], action: Action) -> None:
 def test_replicas_follow_the_referee(players: int) -> None:
     for seed in range(40):
         referee = Deal.from_seed(variant(players), seed % players, seed)
-        replicas = [Deal.observed(variant(players), seed % players, s, referee.dealt[s] or ()) for s in range(players)]
+        replicas = [
+            Deal.observed(variant(players), seed % players, s, referee.dealt[s] or ())
+            for s in range(players)
+        ]
         policies = [RandomPolicy(random.Random(seed * 10 + s)) for s in range(players)]
         while not referee.finished:
             seat = referee.to_act
@@ -38,7 +41,11 @@ def test_replicas_follow_the_referee(players: int) -> None:
                 if isinstance(action, Play):
                     assert replicas[seat].legal_cards(seat) == referee.legal_cards(seat)
                 referee.push(action)
-                if referee.phase is Phase.VOID and referee.void_reason and "petit sec" in referee.void_reason:
+                if (
+                    referee.phase is Phase.VOID
+                    and referee.void_reason
+                    and "petit sec" in referee.void_reason
+                ):
                     break
                 follow(referee, replicas, action)
         for replica in replicas:

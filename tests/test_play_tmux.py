@@ -22,7 +22,9 @@ from daemons import ROOT
 
 from lab.tmux import Pane, answer, scored
 
-pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (apt-get install tmux)")
+pytestmark = pytest.mark.skipif(
+    shutil.which("tmux") is None, reason="tmux is not installed (apt-get install tmux)"
+)
 
 
 @pytest.fixture
@@ -39,7 +41,9 @@ def _processes_mentioning(text: str) -> list[int]:
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit() and int(entry.name) != os.getpid():
             try:
-                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                cmdline = (
+                    (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                )
             except OSError:
                 continue
             if text in cmdline and "tarotd.cli" in cmdline:
@@ -67,7 +71,11 @@ def scripts_play(state_home: Path, name: str, *options: str) -> Pane:
     pane shows ``EXITED`` and the script's status once it stops."""
     env = {**os.environ, "XDG_STATE_HOME": str(state_home), "LANG": "C.UTF-8"}
     more = " ".join(options)
-    return Pane(f"cd {ROOT} && scripts/play --players 3 --lang en --name {name} --think 0 {more}; echo EXITED $?; read", env)
+    return Pane(
+        f"cd {ROOT} && scripts/play --players 3 --lang en --name {name} --think 0 {more}; echo "
+        "EXITED $?; read",
+        env,
+    )
 
 
 def quit_play(pane: Pane) -> str:
@@ -82,7 +90,9 @@ def quit_play(pane: Pane) -> str:
 def test_scripts_play_in_tmux_plays_a_whole_deal_and_stops_its_daemons(state_home: Path) -> None:
     pane = scripts_play(state_home, "marie")
     try:
-        screen = pane.wait(lambda s: "Your hand" in s and re.search(r"\d+♠|\d+♥|\d+♦|\d+♣", s), "the hand")
+        screen = pane.wait(
+            lambda s: "Your hand" in s and re.search(r"\d+♠|\d+♥|\d+♦|\d+♣", s), "the hand"
+        )
         assert "marie (you)" in screen and "anne" in screen and "bruno" in screen
         screen = play_one_deal(pane)
         assert "Score sheet" in screen and "Total" in screen
@@ -102,7 +112,9 @@ def test_scripts_play_names_no_bot_like_the_player(state_home: Path) -> None:
     seats of one name would share a column title on the score sheet."""
     pane = scripts_play(state_home, "Anne", "--bots random")
     try:
-        screen = pane.wait(lambda s: "Your hand" in s and "bruno" in s and "chloe" in s, "the table")
+        screen = pane.wait(
+            lambda s: "Your hand" in s and "bruno" in s and "chloe" in s, "the table"
+        )
         assert "Anne (you)" in screen and "anne" not in screen.replace("Anne (you)", "")
         assert "(bot random)" in screen  # each bot's level by its name
         quit_play(pane)
@@ -115,9 +127,15 @@ def test_scripts_play_home_keeps_its_table_size_and_says_so(tmp_path: Path) -> N
     one line before any daemon starts; --help is no error."""
     (tmp_path / "g" / "play").mkdir(parents=True)
     (tmp_path / "g" / "play" / "players").write_text("5\n")
-    out = subprocess.run([str(ROOT / "scripts" / "play"), "--home", str(tmp_path / "g"), "--players", "3"],
-                         capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [str(ROOT / "scripts" / "play"), "--home", str(tmp_path / "g"), "--players", "3"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode == 2 and "holds a game of 5 players; give --players 5" in out.stderr
     assert _processes_mentioning(str(tmp_path)) == []
-    shown = subprocess.run([str(ROOT / "scripts" / "play"), "--help"], capture_output=True, text=True, timeout=60)
+    shown = subprocess.run(
+        [str(ROOT / "scripts" / "play"), "--help"], capture_output=True, text=True, timeout=60
+    )
     assert shown.returncode == 0 and "--bots LEVEL" in shown.stdout

@@ -12,7 +12,18 @@ from dataclasses import replace
 
 import pytest
 
-from protocol.group import CARD_POINTS, GroupError, add, base_mul, invert, mul, mul_each, point_sum, scalar_from_digest, sub
+from protocol.group import (
+    CARD_POINTS,
+    GroupError,
+    add,
+    base_mul,
+    invert,
+    mul,
+    mul_each,
+    point_sum,
+    scalar_from_digest,
+    sub,
+)
 from protocol.lock_proof import LockProof, LockStep, lock, verify_lock
 from protocol.proofs import Binding, ProofWireError
 from protocol.shuffle_proof import ShuffleProof, prove_shuffle, verify_shuffle
@@ -32,7 +43,9 @@ ORDER_78 = tuple((37 * p + 11) % 78 for p in range(78))  # a fixed permutation
 SHUFFLED = tuple(mul_each([A_KEY] * 78, [CARD_POINTS[j] for j in ORDER_78]))
 
 
-def shuffle_proof(after: tuple[bytes, ...] = SHUFFLED, order: tuple[int, ...] = ORDER_78) -> ShuffleProof:
+def shuffle_proof(
+    after: tuple[bytes, ...] = SHUFFLED, order: tuple[int, ...] = ORDER_78
+) -> ShuffleProof:
     return prove_shuffle(BINDING, A_KEY, A_PUBLIC, CARD_POINTS, after, order, NONCE_KEY)
 
 
@@ -62,7 +75,9 @@ def test_the_proof_holds_for_its_own_statement_only() -> None:
     assert not verify_shuffle(replace(BINDING, deal=4), A_PUBLIC, CARD_POINTS, SHUFFLED, HONEST)
     assert not verify_shuffle(replace(BINDING, seat=2), A_PUBLIC, CARD_POINTS, SHUFFLED, HONEST)
     assert not verify_shuffle(BINDING, base_mul(scalar("other")), CARD_POINTS, SHUFFLED, HONEST)
-    assert not verify_shuffle(BINDING, A_PUBLIC, (CARD_POINTS[1], CARD_POINTS[0], *CARD_POINTS[2:]), SHUFFLED, HONEST)
+    assert not verify_shuffle(
+        BINDING, A_PUBLIC, (CARD_POINTS[1], CARD_POINTS[0], *CARD_POINTS[2:]), SHUFFLED, HONEST
+    )
 
 
 def test_a_tracer_is_refused_whatever_proof_comes_with_it() -> None:
@@ -88,23 +103,38 @@ def test_a_card_duplicated_or_keyed_apart_is_refused() -> None:
 def test_a_proof_for_a_wrong_permutation_does_not_verify() -> None:
     """The points are right but the prover commits to another order: it cannot answer."""
     wrong_order = (ORDER_78[1], ORDER_78[0], *ORDER_78[2:])
-    assert not verify_shuffle(BINDING, A_PUBLIC, CARD_POINTS, SHUFFLED, shuffle_proof(order=wrong_order))
+    assert not verify_shuffle(
+        BINDING, A_PUBLIC, CARD_POINTS, SHUFFLED, shuffle_proof(order=wrong_order)
+    )
 
 
-@pytest.mark.parametrize("field", ["commitments", "chain", "challenge", "summary", "chain_responses", "opening_responses"])
+@pytest.mark.parametrize(
+    "field",
+    ["commitments", "chain", "challenge", "summary", "chain_responses", "opening_responses"],
+)
 def test_any_altered_part_of_the_proof_fails(field: str) -> None:
     value = getattr(HONEST, field)
     if isinstance(value, tuple):
-        altered: object = (value[1], value[0], *value[2:]) if field != "summary" else (value[0], value[2], value[1], value[3])
+        altered: object = (
+            (value[1], value[0], *value[2:])
+            if field != "summary"
+            else (value[0], value[2], value[1], value[3])
+        )
     else:
         altered = scalar("another challenge")
-    assert not verify_shuffle(BINDING, A_PUBLIC, CARD_POINTS, SHUFFLED, replace(HONEST, **{field: altered}))
+    assert not verify_shuffle(
+        BINDING, A_PUBLIC, CARD_POINTS, SHUFFLED, replace(HONEST, **{field: altered})
+    )
 
 
 def test_invalid_points_make_the_proof_fail_rather_than_raise() -> None:
-    assert not verify_shuffle(BINDING, A_PUBLIC, CARD_POINTS, (SMALL_ORDER_POINT, *SHUFFLED[1:]), HONEST)
+    assert not verify_shuffle(
+        BINDING, A_PUBLIC, CARD_POINTS, (SMALL_ORDER_POINT, *SHUFFLED[1:]), HONEST
+    )
     commitments = (SMALL_ORDER_POINT, *HONEST.commitments[1:])
-    assert not verify_shuffle(BINDING, A_PUBLIC, CARD_POINTS, SHUFFLED, replace(HONEST, commitments=commitments))
+    assert not verify_shuffle(
+        BINDING, A_PUBLIC, CARD_POINTS, SHUFFLED, replace(HONEST, commitments=commitments)
+    )
     assert not verify_shuffle(BINDING, A_PUBLIC, CARD_POINTS, SHUFFLED[:77], HONEST)
 
 
@@ -146,7 +176,9 @@ def test_an_honest_lock_verifies_and_each_position_holds_its_key_times_the_card(
 def test_the_lock_proof_holds_for_its_own_statement_only() -> None:
     assert not verify_lock(replace(LOCK_BINDING, seat=1), A_PUBLIC, SHUFFLED, LOCKED)
     assert not verify_lock(LOCK_BINDING, base_mul(scalar("other")), SHUFFLED, LOCKED)
-    assert not verify_lock(LOCK_BINDING, A_PUBLIC, (SHUFFLED[1], SHUFFLED[0], *SHUFFLED[2:]), LOCKED)
+    assert not verify_lock(
+        LOCK_BINDING, A_PUBLIC, (SHUFFLED[1], SHUFFLED[0], *SHUFFLED[2:]), LOCKED
+    )
     swapped = (LOCKED.locked[1], LOCKED.locked[0], *LOCKED.locked[2:])
     assert not verify_lock(LOCK_BINDING, A_PUBLIC, SHUFFLED, replace(LOCKED, locked=swapped))
 
@@ -163,7 +195,9 @@ def _forged_lock(positions: dict[int, bytes]) -> LockStep:
 def test_the_lock_tracer_is_refused() -> None:
     """A multiple of another position's point put into one of the locker's own positions
     (the chien's, say): it would read that card from its own hand."""
-    assert not verify_lock(LOCK_BINDING, A_PUBLIC, SHUFFLED, _forged_lock({3: mul(scalar("t"), LOCKED.locked[70])}))
+    assert not verify_lock(
+        LOCK_BINDING, A_PUBLIC, SHUFFLED, _forged_lock({3: mul(scalar("t"), LOCKED.locked[70])})
+    )
 
 
 def test_a_compensated_pair_of_positions_is_refused() -> None:

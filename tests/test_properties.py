@@ -72,8 +72,14 @@ def test_ten_thousand_random_deals(players: int) -> None:
 
 def test_identical_seeds_give_identical_deals() -> None:
     for players in (3, 4, 5):
-        a = play_deal(Deal.from_seed(variant(players), 0, 42), [RandomPolicy(random.Random(1)) for _ in range(players)])
-        b = play_deal(Deal.from_seed(variant(players), 0, 42), [RandomPolicy(random.Random(1)) for _ in range(players)])
+        a = play_deal(
+            Deal.from_seed(variant(players), 0, 42),
+            [RandomPolicy(random.Random(1)) for _ in range(players)],
+        )
+        b = play_deal(
+            Deal.from_seed(variant(players), 0, 42),
+            [RandomPolicy(random.Random(1)) for _ in range(players)],
+        )
         assert a.history == b.history and a.outcome() == b.outcome()
 
 

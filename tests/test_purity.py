@@ -12,7 +12,17 @@ import pytest
 
 PROTOCOL = Path(__file__).resolve().parent.parent / "protocol"
 #: Modules only a program's own layer (``tarotd``, ``client``) may use.
-SCHEDULING = {"threading", "concurrent", "asyncio", "socket", "time", "os", "multiprocessing", "selectors", "signal"}
+SCHEDULING = {
+    "threading",
+    "concurrent",
+    "asyncio",
+    "socket",
+    "time",
+    "os",
+    "multiprocessing",
+    "selectors",
+    "signal",
+}
 
 
 def _imported(path: Path) -> set[str]:

@@ -64,6 +64,8 @@ def test_marks_are_kept() -> None:
         ([A, A], [], 1),
     ],
 )
-def test_results_that_cannot_be_ranked_are_refused(players: list[bytes], results: list[RoundResult], rounds: int) -> None:
+def test_results_that_cannot_be_ranked_are_refused(
+    players: list[bytes], results: list[RoundResult], rounds: int
+) -> None:
     with pytest.raises(RankingError):
         rank(players, results, rounds)

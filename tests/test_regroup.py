@@ -15,7 +15,6 @@ import pytest
 from tarotd.store import Store, TableState
 from tests.daemons import answer, kill_all, logs, scores, start_daemons, wait_all
 
-
 DEALS = 3  #: a table's deals: the kill after the first leaves two, which nobody plays in a blink
 
 
@@ -39,9 +38,13 @@ def test_the_members_left_go_on_without_one_gone_for_good(tmp_path: Path) -> Non
     finally:
         kill_all(processes)
     sheets = [scores(home) for home in homes[:3]]
-    assert all(sheet["deals"] == sheets[0]["deals"] for sheet in sheets), "the new table's sheets differ"
+    assert all(sheet["deals"] == sheets[0]["deals"] for sheet in sheets), (
+        "the new table's sheets differ"
+    )
     assert len(sheets[0]["seats"]) == 3 and "joueur3" not in sheets[0]["seats"], sheets[0]
-    assert len(sheets[0]["deals"]) == DEALS and all(row["audit"] == "ok" for row in sheets[0]["deals"]), sheets[0]
+    assert len(sheets[0]["deals"]) == DEALS and all(
+        row["audit"] == "ok" for row in sheets[0]["deals"]
+    ), sheets[0]
     for home in homes[:3]:
         store = Store(home / "tarot.db", established=True)
         try:

@@ -16,9 +16,9 @@ from protocol import seeds
 from protocol.bots import BasicPolicy, make_bot
 from protocol.cards import DECK, Card, card, cards
 from protocol.deal import Phase
+from protocol.identity import Identity
 from protocol.layout import CHIEN, deal_layout
 from protocol.machine import Event, SeatMachine
-from protocol.identity import Identity
 from protocol.messages import Kind, decode, encode, sign_message
 from protocol.payloads import PoigneePayload, encode_payload
 from protocol.players import Policy, decide
@@ -129,7 +129,12 @@ def test_a_seat_sees_no_hidden_card(players: int) -> None:
             assert not hidden, f"seat {machine.seat} saw {sorted(c.code for c in hidden)}"
             view = machine.view()
             game = machine.public.game
-            if view is not None and game is not None and view.partner is not None and view.partner != machine.seat:
+            if (
+                view is not None
+                and game is not None
+                and view.partner is not None
+                and view.partner != machine.seat
+            ):
                 assert view.called in {c for t in game.tricks for c in t.cards} | set(game.current)
 
         play_through(machines, policies, check)
@@ -185,7 +190,13 @@ def test_the_taker_does_not_know_its_partner_until_the_king_falls() -> None:
 # --- The écart's trumps in a poignée ---------------------------------------------------------
 
 
-def stack_the_deck(monkeypatch: pytest.MonkeyPatch, v: Variant, dealer: int, hands: Sequence[Sequence[Card]], chien: Sequence[Card]) -> None:
+def stack_the_deck(
+    monkeypatch: pytest.MonkeyPatch,
+    v: Variant,
+    dealer: int,
+    hands: Sequence[Sequence[Card]],
+    chien: Sequence[Card],
+) -> None:
     """Deal ``hands`` and ``chien`` whatever the seeds: the last seat to shuffle puts the pack in
     that order, the others leave it as it is.  Every seat and the audit derive the secrets with
     the same function, so they all agree on the stacked pack and find nothing wrong."""
@@ -193,9 +204,14 @@ def stack_the_deck(monkeypatch: pytest.MonkeyPatch, v: Variant, dealer: int, han
     order = tuple(piles[owner].pop(0).index for owner in deal_layout(v, dealer).owner)
     derive = seeds.derive
 
-    def stacked(seed: bytes, table_id: bytes, deal: int, seat: int, v: Variant) -> seeds.SeatSecrets:
+    def stacked(
+        seed: bytes, table_id: bytes, deal: int, seat: int, v: Variant
+    ) -> seeds.SeatSecrets:
         identity = tuple(range(len(DECK)))
-        return dataclasses.replace(derive(seed, table_id, deal, seat, v), permutation=order if seat == v.players - 1 else identity)
+        return dataclasses.replace(
+            derive(seed, table_id, deal, seat, v),
+            permutation=order if seat == v.players - 1 else identity,
+        )
 
     monkeypatch.setattr(protocol.deck, "derive", stacked)
     monkeypatch.setattr(protocol.audit_deck, "derive", stacked)
@@ -212,7 +228,9 @@ class GardeBy(BasicPolicy):
         return Contract.GARDE if view.seat == self.taker else None
 
 
-def four_kings_and_fifteen_trumps(monkeypatch: pytest.MonkeyPatch) -> tuple[TableSetup, list[Identity], list[SeatMachine]]:
+def four_kings_and_fifteen_trumps(
+    monkeypatch: pytest.MonkeyPatch,
+) -> tuple[TableSetup, list[Identity], list[SeatMachine]]:
     """A four-player table where seat 1 (the dealer's right) holds the four kings and fourteen
     trumps, and the chien a fifteenth and five small spades."""
     taker = cards("KS KH KD KC") + [c for c in DECK if c.is_trump and c.rank <= 14]
@@ -220,10 +238,16 @@ def four_kings_and_fifteen_trumps(monkeypatch: pytest.MonkeyPatch) -> tuple[Tabl
     rest = [c for c in DECK if c not in taker and c not in chien]
     stack_the_deck(monkeypatch, variant(4), 0, [rest[:18], taker, rest[18:36], rest[36:]], chien)
     table, identities = sim_table(4, seed=22)
-    return table, identities, [SeatMachine(table, 0, 0, s, identities[s], bytes([22, s]) * 16) for s in range(4)]
+    return (
+        table,
+        identities,
+        [SeatMachine(table, 0, 0, s, identities[s], bytes([22, s]) * 16) for s in range(4)],
+    )
 
 
-def test_the_takers_triple_poignee_shows_the_ecart_trump_again_through_the_protocol(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_takers_triple_poignee_shows_the_ecart_trump_again_through_the_protocol(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """« Lorsque le preneur possède 4 Rois et 15 atouts, l'atout écarté doit être remontré avec
     la triple Poignée qui est alors comptabilisée. »  The écart opened its trump to every seat;
     the poignée names it again beside the fourteen it opens from the hand, and every seat and
@@ -234,14 +258,21 @@ def test_the_takers_triple_poignee_shows_the_ecart_trump_again_through_the_proto
         audit = machine.audit
         assert audit is not None and audit.ok and audit.outcome is not None
         assert audit.outcome.poignees == ((Camp.ATTACK, PoigneeSize.TRIPLE),)
-        assert machine.public.game is not None and machine.public.game.poignees[0].size is PoigneeSize.TRIPLE
+        assert (
+            machine.public.game is not None
+            and machine.public.game.poignees[0].size is PoigneeSize.TRIPLE
+        )
     game = machines[0].public.game
-    assert game is not None and len(game.ecart) == 1  # the one trump the écart had to take, opened to every seat
+    assert (
+        game is not None and len(game.ecart) == 1
+    )  # the one trump the écart had to take, opened to every seat
     poignee = next(m for m in machines[0].transcript.messages if m.kind is Kind.POIGNEE)
     assert isinstance(poignee.payload, dict) and poignee.payload["ecart"] == [game.ecart[0].code]
 
 
-def test_a_poignee_names_again_only_the_trumps_its_ecart_showed(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_poignee_names_again_only_the_trumps_its_ecart_showed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """Named rather than opened, a trump of the hand would be shown without proof: the seats
     refuse a poignée that names, as the écart's, a trump the écart did not show."""
     table, identities, machines = four_kings_and_fifteen_trumps(monkeypatch)
@@ -249,8 +280,18 @@ def test_a_poignee_names_again_only_the_trumps_its_ecart_showed(monkeypatch: pyt
     taker = machines[1]
     assert taker.game is not None
     hand = [c for c in taker.game.hand(1) if c.is_trump]
-    payload = PoigneePayload(taker.secret.open(hand[1:]), (hand[0], *(c for c in taker.game.ecart if c.is_trump)))
-    forged = sign_message(identities[1], table.table_id, 0, Kind.POIGNEE, 1, encode_payload(payload), taker.transcript.head)
+    payload = PoigneePayload(
+        taker.secret.open(hand[1:]), (hand[0], *(c for c in taker.game.ecart if c.is_trump))
+    )
+    forged = sign_message(
+        identities[1],
+        table.table_id,
+        0,
+        Kind.POIGNEE,
+        1,
+        encode_payload(payload),
+        taker.transcript.head,
+    )
     machines[0].receive(decode(encode(forged)))
     verdict = machines[0].public.verdict
     assert verdict is not None and verdict.seat == 1

@@ -42,7 +42,9 @@ def run_with_crash(crash_after: int, victim: int = 2) -> list[SeatMachine]:
                 queue.extend(out)
             if not crashed and delivered >= crash_after:
                 crashed = True
-                rebuilt, resent = SeatMachine.resume(table, 0, 1, victim, identities[victim], seeds[victim], stored)
+                rebuilt, resent = SeatMachine.resume(
+                    table, 0, 1, victim, identities[victim], seeds[victim], stored
+                )
                 assert rebuilt.transcript.head == machines[victim].transcript.head
                 machines[victim] = rebuilt
                 queue.extend(resent)  # duplicates: the peers ignore them
@@ -88,7 +90,9 @@ def test_a_seat_that_timed_a_peer_out_resumes_after_its_reveal() -> None:
     killed then and rebuilt from its journal, learns its own time-out from the reveal it had
     signed — it signs nothing different — and the deal ends abandoned by seat 2."""
     players, silent = 3, 2
-    table, identities = sim_table(players, seed=7)  # a deal that reaches the tricks under the v2 card points
+    table, identities = sim_table(
+        players, seed=7
+    )  # a deal that reaches the tricks under the v2 card points
     seeds = [bytes([s + 1]) * 32 for s in range(players)]
     machines = [SeatMachine(table, 0, 0, s, identities[s], seeds[s]) for s in range(players)]
     policies = [make_bot("basic", random.Random(s)) for s in range(players)]
@@ -114,7 +118,11 @@ def test_a_seat_that_timed_a_peer_out_resumes_after_its_reveal() -> None:
         assert deciding.game is not None
         if deciding.seat == silent and len(deciding.game.tricks) >= 2:
             break  # seat 2 goes silent at its turn in the third trick or later
-        deliver(sent_by(deciding, deciding.act(next(iter(decide(deciding.game, policies[deciding.seat]))))))
+        deliver(
+            sent_by(
+                deciding, deciding.act(next(iter(decide(deciding.game, policies[deciding.seat]))))
+            )
+        )
     assert machines[0].public.stage.value == "play"
     reachable = machines[:silent]
     deliver([m for machine in reachable for m in sent_by(machine, machine.stall())])
@@ -125,4 +133,9 @@ def test_a_seat_that_timed_a_peer_out_resumes_after_its_reveal() -> None:
     deliver([*resent, *machines[1].stall()])
     assert rebuilt.done and machines[1].done
     audit = rebuilt.audit
-    assert audit is not None and audit.abandoned and audit.verdict is not None and audit.verdict.seat == silent
+    assert (
+        audit is not None
+        and audit.abandoned
+        and audit.verdict is not None
+        and audit.verdict.seat == silent
+    )

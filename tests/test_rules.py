@@ -79,7 +79,9 @@ def test_first_lead_at_five_not_in_the_called_suit_except_the_called_card() -> N
     legal = legal_plays(hand, [], forbidden_lead_suit=Suit.HEARTS, called=card("KH"))
     assert codes(legal) == {"KH", "3S", "T4"}
     only_hearts = cards("2H 3H")
-    assert codes(legal_plays(only_hearts, [], forbidden_lead_suit=Suit.HEARTS, called=card("KH"))) == {"2H", "3H"}
+    assert codes(
+        legal_plays(only_hearts, [], forbidden_lead_suit=Suit.HEARTS, called=card("KH"))
+    ) == {"2H", "3H"}
 
 
 def test_check_play_explains_the_rule() -> None:
@@ -92,7 +94,9 @@ def test_check_play_explains_the_rule() -> None:
     with pytest.raises(RuleError, match="not in your hand"):
         check_play(cards("T5"), [], card("T6"))
     with pytest.raises(RuleError, match="called suit"):
-        check_play(cards("2H 3S"), [], card("2H"), forbidden_lead_suit=Suit.HEARTS, called=card("KH"))
+        check_play(
+            cards("2H 3S"), [], card("2H"), forbidden_lead_suit=Suit.HEARTS, called=card("KH")
+        )
 
 
 # --- Who takes the trick -------------------------------------------------------------
@@ -140,7 +144,9 @@ def test_call_a_king_or_lower_with_all_higher_honours() -> None:
     four_kings = cards("KS KH KD KC")
     assert codes(callable_cards(four_kings)) == {"KS", "KH", "KD", "KC", "QS", "QH", "QD", "QC"}
     kings_queens = cards("KS KH KD KC QS QH QD QC")
-    assert "NS" in codes(callable_cards(kings_queens)) and "JS" not in codes(callable_cards(kings_queens))
+    assert "NS" in codes(callable_cards(kings_queens)) and "JS" not in codes(
+        callable_cards(kings_queens)
+    )
     mariages = cards("KS KH KD KC QS QH QD QC NS NH ND NC")
     assert "JC" in codes(callable_cards(mariages))
     check_call(cards("KH 2S"), card("KH"))  # calling oneself is allowed
@@ -232,7 +238,6 @@ def test_poignee_sizes_and_default_choice() -> None:
     assert card("EX") in default_poignee(almost, variant(5), PoigneeSize.SIMPLE)
 
 
-
 # The FFT on the taker whose écart had to take a trump: « Lorsque le preneur possède 4 Rois et
 # 15 atouts, l'atout écarté doit être remontré avec la triple Poignée qui est alors
 # comptabilisée. »  The écart's trumps were shown to the table: they count in its poignée.
@@ -249,12 +254,17 @@ def test_the_ecart_trump_is_shown_again_with_the_triple_poignee() -> None:
     assert poignee_sizes_available(hand, variant(4), ecart) == list(PoigneeSize)
     assert check_poignee(hand, triple, variant(4), ecart) is PoigneeSize.TRIPLE
     # The trump the table has already seen is the first one shown, for any poignée.
-    assert default_poignee(hand, variant(4), PoigneeSize.TRIPLE, ecart) == [card("T15"), *TRUMPS_1_TO_14]
+    assert default_poignee(hand, variant(4), PoigneeSize.TRIPLE, ecart) == [
+        card("T15"),
+        *TRUMPS_1_TO_14,
+    ]
     assert default_poignee(hand, variant(4), PoigneeSize.SIMPLE, ecart)[0] is card("T15")
     # Only the taker has an écart; and its other cards were never shown.
     with pytest.raises(RuleError, match="T15 is not in your hand"):
         check_poignee(hand, triple, variant(4))
-    with pytest.raises(RuleError, match="1S is not in your hand nor among the trumps of your écart"):
+    with pytest.raises(
+        RuleError, match="1S is not in your hand nor among the trumps of your écart"
+    ):
         check_poignee(hand, [*TRUMPS_1_TO_14, card("1S")], variant(4), ecart)
 
 
@@ -267,7 +277,11 @@ def test_the_ecart_trump_counts_as_a_trump_held_beside_the_excuse() -> None:
     ecart = cards("1S 2S 3S 4S 5S T14")
     shown = TRUMPS_1_TO_14 + cards("EX")
     assert check_poignee(hand, shown, variant(4), ecart) is PoigneeSize.TRIPLE
-    assert default_poignee(hand, variant(4), PoigneeSize.TRIPLE, ecart) == [card("T14"), *TRUMPS_1_TO_14[:13], card("EX")]
+    assert default_poignee(hand, variant(4), PoigneeSize.TRIPLE, ecart) == [
+        card("T14"),
+        *TRUMPS_1_TO_14[:13],
+        card("EX"),
+    ]
     # 5 players, 2 kings, 13 trumps and the Excuse among 18: 2 other cards, a trump in the
     # écart of 3.  Twelve trumps and the Excuse would hide that trump: the Excuse is refused.
     hand = cards("KS KH EX") + TRUMPS_1_TO_14[:12]

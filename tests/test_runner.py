@@ -17,10 +17,10 @@ from protocol.identity import Identity
 from protocol.machine import SeatMachine
 from protocol.messages import Message, decode, encode
 from protocol.players import decide
-from protocol.scoring import ScoreSheet
-from tarotd.lobby import Member, ReadyTable
 from protocol.public import TableSetup
+from protocol.scoring import ScoreSheet
 from tarotd import runner as runner_module
+from tarotd.lobby import Member, ReadyTable
 from tarotd.runner import MAX_RELAYED, TableRunner, bot_policies, decoded, relayed
 from tarotd.store import DealState, LocalFault, Store, StoreFault, TableRecord, TableState
 
@@ -61,7 +61,9 @@ class MemoryJournal:
     def deals(self, table_id: bytes) -> list[Deal]:
         return [self.started[d] for d in sorted(self.started)]
 
-    def record_deal(self, table_id: bytes, deal: int, sheet: ScoreSheet, results: Sequence[Mapping[str, object]]) -> None:
+    def record_deal(
+        self, table_id: bytes, deal: int, sheet: ScoreSheet, results: Sequence[Mapping[str, object]]
+    ) -> None:
         self.started[deal] = Deal(deal, DealState.SCORED)
         self.sheets.append(ScoreSheet.from_json(sheet.to_json()))
         self.recorded = json.loads(json.dumps(list(results)))
@@ -85,15 +87,38 @@ def make_runners(hosting: list[int], deals: int) -> list[TableRunner]:
     for index, count in enumerate(hosting):
         for k in range(count):
             identity = Identity.generate()
-            seats.append((identity, Member(identity.public_key, f"p{index}-{k}", daemons[index].public_key, f"tcp://h{index}")))
+            seats.append(
+                (
+                    identity,
+                    Member(
+                        identity.public_key,
+                        f"p{index}-{k}",
+                        daemons[index].public_key,
+                        f"tcp://h{index}",
+                    ),
+                )
+            )
     members = tuple(m for _, m in seats)
     setup = TableSetup(b"T" * 16, tuple(m.key for m in members), tuple(m.name for m in members))
     ready = ReadyTable(setup, members, first_dealer=2, manifest=b"", signatures=())
     runners = []
     for index, daemon in enumerate(daemons):
-        mine = {identity.public_key: identity for identity, member in seats if member.daemon == daemon.public_key}
+        mine = {
+            identity.public_key: identity
+            for identity, member in seats
+            if member.daemon == daemon.public_key
+        }
         hosted = [seat for seat, m in enumerate(members) if m.key in mine]
-        runners.append(TableRunner(ready, daemon.public_key, mine, bot_policies(hosted, "basic", seed=index), MemoryJournal(), deals))
+        runners.append(
+            TableRunner(
+                ready,
+                daemon.public_key,
+                mine,
+                bot_policies(hosted, "basic", seed=index),
+                MemoryJournal(),
+                deals,
+            )
+        )
     return runners
 
 
@@ -103,8 +128,10 @@ def synced(runner: TableRunner, outs: list[tuple[bytes, bytes]]) -> list[tuple[b
     journal = runner.journal
     assert isinstance(journal, MemoryJournal)
     if outs:
-        unsynced = journal.journal[journal.synced:]
-        assert not any(own for _, _, own in unsynced), "a signed message is sent before the journal is synced"
+        unsynced = journal.journal[journal.synced :]
+        assert not any(own for _, _, own in unsynced), (
+            "a signed message is sent before the journal is synced"
+        )
     return outs
 
 
@@ -172,15 +199,22 @@ def test_a_daemon_killed_mid_deal_resumes_from_its_journal(power_cut: bool) -> N
         victim = by_key[destination]
         journal = victim.journal
         assert isinstance(journal, MemoryJournal)
-        unsynced = journal.journal[journal.synced:]
+        unsynced = journal.journal[journal.synced :]
         if crashes and delivered >= crashes[0] and (unsynced or not power_cut):
             crashes.pop(0)
             # kill -9: everything in memory is lost; what was journaled stays.
             if power_cut:
                 assert not any(own for _, _, own in unsynced)
-                del journal.journal[journal.synced:]
+                del journal.journal[journal.synced :]
                 pending += [(victim.daemon_key, encode(message)) for _, message, _ in unsynced]
-            reborn = TableRunner(victim.ready, victim.daemon_key, victim.identities, victim.bots, victim.journal, victim.deals_wanted)
+            reborn = TableRunner(
+                victim.ready,
+                victim.daemon_key,
+                victim.identities,
+                victim.bots,
+                victim.journal,
+                victim.deals_wanted,
+            )
             pending += synced(reborn, reborn.resume())
             runners[runners.index(victim)] = by_key[destination] = reborn
         pending += synced(by_key[destination], by_key[destination].receive(decode(data)))
@@ -191,7 +225,9 @@ def test_a_daemon_killed_mid_deal_resumes_from_its_journal(power_cut: bool) -> N
     assert all(result["audit"] == "ok" for r in runners for result in r.results)
 
 
-def play_with_a_person(runners: list[TableRunner], between_deals: Callable[[TableRunner], TableRunner]) -> TableRunner:
+def play_with_a_person(
+    runners: list[TableRunner], between_deals: Callable[[TableRunner], TableRunner]
+) -> TableRunner:
     """Play the table with the seat of ``runners[0]`` played through the API (its bot's
     choices, by hand); whenever that daemon waits between deals with nothing else moving,
     ``between_deals`` gets it and returns the runner to go on with.  Returns the last one."""
@@ -227,7 +263,9 @@ def test_a_person_reads_the_score_sheet_before_the_next_deal() -> None:
 
     def reads_the_sheet(person: TableRunner) -> TableRunner:
         assert person.completed == 1 and not person.machines
-        assert all(r.deal_number == 1 and r.machines for r in runners[1:])  # they wait for its commit
+        assert all(
+            r.deal_number == 1 and r.machines for r in runners[1:]
+        )  # they wait for its commit
         return person
 
     person = play_with_a_person(runners, reads_the_sheet)
@@ -254,7 +292,9 @@ def test_relays_wait_for_a_batch_that_reaches_every_daemon_but_the_signers() -> 
     before = len(journal.journal)
     c.receive(*decoded(relayed(batches[0][1])))
     assert journal.journal[before][1] == decode(commit)
-    assert c.receive(*decoded(relayed(batches[0][1]))) == [] and len(journal.journal) == before + 1  # a copy
+    assert (
+        c.receive(*decoded(relayed(batches[0][1]))) == [] and len(journal.journal) == before + 1
+    )  # a copy
 
 
 def test_a_daemon_hosting_several_seats_sends_and_relays_each_message_once() -> None:
@@ -298,7 +338,12 @@ def test_each_hosted_seat_is_handed_each_message_once(monkeypatch: pytest.Monkey
 
 @pytest.mark.parametrize(
     "junk",
-    [b"\xc1", msgpack.packb({"not": "a list"}), msgpack.packb([b"ok", 3]), msgpack.packb([b"x"] * (MAX_RELAYED + 1))],
+    [
+        b"\xc1",
+        msgpack.packb({"not": "a list"}),
+        msgpack.packb([b"ok", 3]),
+        msgpack.packb([b"x"] * (MAX_RELAYED + 1)),
+    ],
     ids=["not-msgpack", "a-map", "not-bytes", "too-many"],
 )
 def test_a_malformed_batch_of_relays_changes_nothing(junk: bytes) -> None:
@@ -323,7 +368,10 @@ def test_a_table_finishes_over_relays_alone_when_a_link_loses_everything() -> No
     """Daemons 0 and 1 cannot reach each other directly: every message between them goes
     round through the relays of the two others, and the table plays its deals as usual."""
     runners = make_runners([1, 1, 1, 1], deals=2)
-    cut = {(runners[0].daemon_key, runners[1].daemon_key), (runners[1].daemon_key, runners[0].daemon_key)}
+    cut = {
+        (runners[0].daemon_key, runners[1].daemon_key),
+        (runners[1].daemon_key, runners[0].daemon_key),
+    }
     by_key = {r.daemon_key: r for r in runners}
     pending: list[tuple[bytes, bytes, bytes, bool]] = []  # (from, to, data, is a batch)
 
@@ -418,7 +466,9 @@ class FullDisk:
 def stored_journal(runner: TableRunner, path: Path) -> FullDisk:
     """Give ``runner`` a real store at ``path`` (its table saved), whose disk can fill."""
     store = Store(path)
-    store.save_table(TableRecord(runner.table_id, "t", len(runner.ready.members), TableState.PLAYING, 0.0))
+    store.save_table(
+        TableRecord(runner.table_id, "t", len(runner.ready.members), TableState.PLAYING, 0.0)
+    )
     disk = FullDisk(store._db)
     store._db = disk  # type: ignore[assignment]  # the store's connection behind a disk that fills
     runner.journal = store
@@ -444,11 +494,24 @@ def test_a_deal_whose_recording_fails_is_on_the_sheet_once(tmp_path: Path, again
             disk.full = True
             with pytest.raises(StoreFault, match="database or disk is full") as failed:
                 victim.step()
-            assert failed.value.fault is LocalFault.DISK_FULL and victim.completed == 0 and not victim.sheet.rows
-            assert [deal for deal, _ in signed] == [0]  # signed before the write: a crash now leaves it signed
+            assert (
+                failed.value.fault is LocalFault.DISK_FULL
+                and victim.completed == 0
+                and not victim.sheet.rows
+            )
+            assert [deal for deal, _ in signed] == [
+                0
+            ]  # signed before the write: a crash now leaves it signed
             disk.full = False
             if again != "the same runner":
-                rebuilt = TableRunner(victim.ready, victim.daemon_key, victim.identities, victim.bots, victim.journal, 2)
+                rebuilt = TableRunner(
+                    victim.ready,
+                    victim.daemon_key,
+                    victim.identities,
+                    victim.bots,
+                    victim.journal,
+                    2,
+                )
                 rebuilt.on_scored = victim.on_scored
                 pending += rebuilt.resume()
                 runners[1] = by_key[victim.daemon_key] = victim = rebuilt
@@ -462,8 +525,12 @@ def test_a_deal_whose_recording_fails_is_on_the_sheet_once(tmp_path: Path, again
     assert disk.refused == 1 and all(r.finished for r in runners)
     assert all(r.sheet == runners[0].sheet for r in runners) and len(victim.sheet.rows) == 2
     assert [result["deal"] for result in victim.results] == [0, 1]
-    assert [deal for deal, _ in signed] == [0, 0, 1] and signed[0] == signed[1]  # deal 0 signed again, the same
-    assert isinstance(victim.journal, Store) and victim.journal.sheet(victim.table_id) == victim.sheet
+    assert [deal for deal, _ in signed] == [0, 0, 1] and signed[0] == signed[
+        1
+    ]  # deal 0 signed again, the same
+    assert (
+        isinstance(victim.journal, Store) and victim.journal.sheet(victim.table_id) == victim.sheet
+    )
 
 
 def test_the_next_deals_first_messages_outlive_a_crash_between_deals() -> None:
@@ -473,8 +540,12 @@ def test_the_next_deals_first_messages_outlive_a_crash_between_deals() -> None:
     runners = make_runners([1, 1, 1], deals=2)
 
     def killed_and_started_again(person: TableRunner) -> TableRunner:
-        assert all(r.deal_number == 1 and r.machines for r in runners[1:])  # their commitments went out
-        reborn = TableRunner(person.ready, person.daemon_key, person.identities, person.bots, person.journal, 2)
+        assert all(
+            r.deal_number == 1 and r.machines for r in runners[1:]
+        )  # their commitments went out
+        reborn = TableRunner(
+            person.ready, person.daemon_key, person.identities, person.bots, person.journal, 2
+        )
         reborn.resume()  # what it sends again of its last deal, the others have
         assert reborn.between_deals
         return reborn

@@ -103,7 +103,9 @@ def _json_of(argv: list[str], capsys: pytest.CaptureFixture[str]) -> dict[str, o
 
 
 @pytest.mark.parametrize("argv, expected", FFT_EXAMPLES + OTHER_TABLES)
-def test_json(argv: list[str], expected: dict[str, object], capsys: pytest.CaptureFixture[str]) -> None:
+def test_json(
+    argv: list[str], expected: dict[str, object], capsys: pytest.CaptureFixture[str]
+) -> None:
     data = _json_of(argv, capsys)
     assert data == expected
     assert list(data) == ["won", "difference", "taker", "partner", "defender"]
@@ -172,10 +174,14 @@ def test_subprocess_python_m(tmp_path: Path) -> None:
 def test_console_script() -> None:
     script = shutil.which("tarot", path=str(Path(sys.executable).parent))
     if script is None:
-        pytest.skip("the `tarot` console script is not installed (pip install -e .); "
-                    "test_subprocess_python_m covers the same process")
+        pytest.skip(
+            "the `tarot` console script is not installed (pip install -e .); "
+            "test_subprocess_python_m covers the same process"
+        )
     argv, expected = FFT_EXAMPLES[0]
-    done = subprocess.run([script, "score", *argv, "--json"], capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [script, "score", *argv, "--json"], capture_output=True, text=True, timeout=60
+    )
     assert (done.returncode, done.stderr) == (0, "")
     assert json.loads(done.stdout) == expected
 
@@ -188,21 +194,42 @@ BASE = "score --players 4 --contract garde --bouts 2 --points 49".split()
 @pytest.mark.parametrize(
     "argv, allowed",
     [
-        (["score", "--players", "4", "--contract", "prise", "--bouts", "2", "--points", "49"],
-         ["petite", "garde", "garde-sans", "garde-contre"]),
+        (
+            ["score", "--players", "4", "--contract", "prise", "--bouts", "2", "--points", "49"],
+            ["petite", "garde", "garde-sans", "garde-contre"],
+        ),
         ([*BASE, "--petit-au-bout", "taker"], ["attack", "defence"]),
         ([*BASE, "--poignee", "taker:simple"], ["attack", "defence"]),
         ([*BASE, "--poignee", "attack:quadruple"], ["simple", "double", "triple"]),
-        ([*BASE, "--poignee", "attack"], ["CAMP:SIZE", "attack", "defence", "simple", "double", "triple"]),
-        (["score", "--players", "4", "--contract", "garde", "--bouts", "2", "--points", "40.3"],
-         ["0 to 91", ".5"]),
-        (["score", "--players", "4", "--contract", "garde", "--bouts", "2", "--points", "40,5"],
-         ["dot", "0 to 91", ".5"]),
-        (["score", "--players", "4", "--contract", "garde", "--bouts", "2", "--points", "92"], ["0 to 91"]),
-        (["score", "--players", "4", "--contract", "garde", "--bouts", "2", "--points", "-1"], ["0 to 91"]),
+        (
+            [*BASE, "--poignee", "attack"],
+            ["CAMP:SIZE", "attack", "defence", "simple", "double", "triple"],
+        ),
+        (
+            ["score", "--players", "4", "--contract", "garde", "--bouts", "2", "--points", "40.3"],
+            ["0 to 91", ".5"],
+        ),
+        (
+            ["score", "--players", "4", "--contract", "garde", "--bouts", "2", "--points", "40,5"],
+            ["dot", "0 to 91", ".5"],
+        ),
+        (
+            ["score", "--players", "4", "--contract", "garde", "--bouts", "2", "--points", "92"],
+            ["0 to 91"],
+        ),
+        (
+            ["score", "--players", "4", "--contract", "garde", "--bouts", "2", "--points", "-1"],
+            ["0 to 91"],
+        ),
         ([*BASE, "--alone"], ["5 players"]),
-        (["score", "--players", "4", "--contract", "garde", "--bouts", "4", "--points", "49"], ["0, 1, 2 or 3"]),
-        (["score", "--players", "6", "--contract", "garde", "--bouts", "2", "--points", "49"], ["3, 4 or 5"]),
+        (
+            ["score", "--players", "4", "--contract", "garde", "--bouts", "4", "--points", "49"],
+            ["0, 1, 2 or 3"],
+        ),
+        (
+            ["score", "--players", "6", "--contract", "garde", "--bouts", "2", "--points", "49"],
+            ["3, 4 or 5"],
+        ),
         ([*BASE, "--chelem", "yes"], ["attack", "defence", "--chelem-announced"]),
         (["score", "--players", "4"], ["--contract", "--bouts", "--points"]),
         ([*BASE, "--chelem", "defence"], ["every trick", "0 or 1 bout"]),  # the écart holds no bout
@@ -233,13 +260,21 @@ def test_help_exits_zero(capsys: pytest.CaptureFixture[str]) -> None:
     assert "--petit-au-bout" in capsys.readouterr().out
 
 
-def test_a_chelem_announced_and_suffered_pays_both_penalties(capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_chelem_announced_and_suffered_pays_both_penalties(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     # « Chelem annoncé mais non réalisé : 200 points sont déduits du total. » and « Paradoxalement,
     # il arrive que la défense inflige un Chelem au déclarant. Dans ce cas, chaque défenseur
     # reçoit, en plus de la marque normale, une prime de 200 points. »  4p garde, 0 bouts, 3
     # points (the écart): lost by 53, u = −(25+53)·2 − 200 − 200 = −556; the taker 3u.
     argv = "--players 4 --contract garde --bouts 0 --points 3 --chelem defence --chelem-announced".split()
-    assert _json_of(argv, capsys) == {"won": False, "difference": 53, "taker": -1668, "partner": None, "defender": 556}
+    assert _json_of(argv, capsys) == {
+        "won": False,
+        "difference": 53,
+        "taker": -1668,
+        "partner": None,
+        "defender": 556,
+    }
 
 
 @pytest.mark.parametrize(
@@ -247,17 +282,31 @@ def test_a_chelem_announced_and_suffered_pays_both_penalties(capsys: pytest.Capt
     [
         # At four the attack counts tricks of 4 cards and an écart or chien of 6 (or none): an
         # even number of cards, which the rulebook counts « deux par deux », a whole point a pair.
-        ("--players 4 --contract garde --bouts 2 --points 40.5", "its tricks of 4 cards and the écart of 6"),
-        ("--players 4 --contract garde-contre --bouts 2 --points 45.5", "its tricks of 4 cards (the chien goes"),
+        (
+            "--players 4 --contract garde --bouts 2 --points 40.5",
+            "its tricks of 4 cards and the écart of 6",
+        ),
+        (
+            "--players 4 --contract garde-contre --bouts 2 --points 45.5",
+            "its tricks of 4 cards (the chien goes",
+        ),
         # At three, a chelem is all 24 tricks of 3 cards and the chien of 6: 78 cards.
-        ("--players 3 --contract garde-sans --bouts 3 --points 90.5 --chelem attack", "all 24 tricks of 3 cards"),
+        (
+            "--players 3 --contract garde-sans --bouts 3 --points 90.5 --chelem attack",
+            "all 24 tricks of 3 cards",
+        ),
         # At five, a Garde Contre made in a chelem is all 15 tricks of 5 cards: 75 cards, and a
         # chelem of the defence leaves the attack the 3 cards of its écart.
         ("--players 5 --contract garde-contre --bouts 3 --points 91 --chelem attack", "end in .5"),
-        ("--players 5 --contract garde --bouts 1 --points 6 --chelem defence", "no trick and the écart of 3"),
+        (
+            "--players 5 --contract garde --bouts 1 --points 6 --chelem defence",
+            "no trick and the écart of 3",
+        ),
     ],
 )
-def test_points_no_pile_can_hold_are_refused_saying_why(argv: str, reason: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_points_no_pile_can_hold_are_refused_saying_why(
+    argv: str, reason: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     # « Valeur de chaque carte : 1 Oudler […] 4,5 points, 1 Roi 4,5 points, 1 Dame 3,5 points,
     # 1 Cavalier 2,5 points, 1 Valet 1,5 point, Toute autre carte 0,5 point »: every card is a
     # whole number of points and a half, so the points are whole with an even number of cards.
@@ -276,7 +325,9 @@ def test_points_no_pile_can_hold_are_refused_saying_why(argv: str, reason: str, 
         "--players 5 --contract garde --bouts 1 --points 5.5 --chelem defence --chelem-announced",
     ],
 )
-def test_half_points_where_a_pile_can_hold_them(argv: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_half_points_where_a_pile_can_hold_them(
+    argv: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["score", *argv.split(), "--json"]) == 0
 
 
@@ -284,31 +335,65 @@ def test_half_points_where_a_pile_can_hold_them(argv: str, capsys: pytest.Captur
     "argv, reason",
     [
         # « On ne peut Ecarter ni Roi, ni Bout »: a defence chelem leaves the attack its écart
-        ("--players 4 --contract garde --bouts 0 --points 30 --chelem defence",
-         "counts only its écart of 6 cards, which holds no king and no bout, and its own Excuse"),
-        ("--players 4 --contract garde --bouts 3 --points 30 --chelem defence", "holds 0 or 1 bout, not 3"),
+        (
+            "--players 4 --contract garde --bouts 0 --points 30 --chelem defence",
+            "counts only its écart of 6 cards, which holds no king and no bout, and its own Excuse",
+        ),
+        (
+            "--players 4 --contract garde --bouts 3 --points 30 --chelem defence",
+            "holds 0 or 1 bout, not 3",
+        ),
         # « Sur une Garde contre le Chien, elles sont […] comptabilisées avec les levées de la Défense »
-        ("--players 4 --contract garde-contre --bouts 0 --points 3 --chelem defence", "exactly 0 points, not 3"),
-        ("--players 4 --contract garde-contre --bouts 1 --points 10 --chelem defence", "exactly 4 points, not 10"),
+        (
+            "--players 4 --contract garde-contre --bouts 0 --points 3 --chelem defence",
+            "exactly 0 points, not 3",
+        ),
+        (
+            "--players 4 --contract garde-contre --bouts 1 --points 10 --chelem defence",
+            "exactly 4 points, not 10",
+        ),
         # « Réussir le CHELEM, c'est gagner toutes les levées »: every card but the defence's Excuse
-        ("--players 4 --contract garde --bouts 1 --points 80 --chelem attack", "holds 2 or 3 bouts, not 1"),
-        ("--players 4 --contract garde --bouts 2 --points 80 --chelem attack", "exactly 87 points, not 80"),
-        ("--players 5 --contract garde-sans --bouts 3 --points 89 --chelem attack", "exactly 91 points, not 89"),
-        ("--players 4 --contract garde-contre --bouts 3 --points 60 --chelem attack",
-         "the defence has only the chien of 6 cards"),
+        (
+            "--players 4 --contract garde --bouts 1 --points 80 --chelem attack",
+            "holds 2 or 3 bouts, not 1",
+        ),
+        (
+            "--players 4 --contract garde --bouts 2 --points 80 --chelem attack",
+            "exactly 87 points, not 80",
+        ),
+        (
+            "--players 5 --contract garde-sans --bouts 3 --points 89 --chelem attack",
+            "exactly 91 points, not 89",
+        ),
+        (
+            "--players 4 --contract garde-contre --bouts 3 --points 60 --chelem attack",
+            "the defence has only the chien of 6 cards",
+        ),
         # without a chelem each camp took a trick: 3 bouts and the écart are 17 points at least
         ("--players 4 --contract garde --bouts 3 --points 16", "between 17 and 89 points, not 16"),
         ("--players 4 --contract garde --bouts 0 --points 78", "between 5 and 77 points, not 78"),
-        ("--players 4 --contract garde-contre --bouts 0 --points 0", "the defence at least 1 trick of 4 cards and the chien"),
+        (
+            "--players 4 --contract garde-contre --bouts 0 --points 0",
+            "the defence at least 1 trick of 4 cards and the chien",
+        ),
         ("--players 5 --contract garde --bouts 0 --points 4.5", "at least 2 tricks of 5 cards"),
         # the Petit and the 21 in a chien nobody held cannot be shown
-        ("--players 5 --contract garde-sans --bouts 3 --points 13.5 --chelem defence "
-         "--poignee attack:simple --poignee defence:triple", "which no player held"),
+        (
+            "--players 5 --contract garde-sans --bouts 3 --points 13.5 --chelem defence "
+            "--poignee attack:simple --poignee defence:triple",
+            "which no player held",
+        ),
         # « La Poignée doit comprendre effectivement DIX, TREIZE, QUINZE Atouts »: 2 × 13 > 22
-        ("--players 5 --contract garde --bouts 2 --points 50 --poignee attack:triple --poignee defence:triple",
-         "26 trumps"),
-        ("--players 3 --contract garde --bouts 2 --points 50 --poignee attack:simple --poignee defence:simple",
-         "26 trumps"),
+        (
+            "--players 5 --contract garde --bouts 2 --points 50 --poignee attack:triple --poignee "
+            "defence:triple",
+            "26 trumps",
+        ),
+        (
+            "--players 3 --contract garde --bouts 2 --points 50 --poignee attack:simple --poignee "
+            "defence:simple",
+            "26 trumps",
+        ),
     ],
 )
 def test_deals_that_cannot_happen_are_refused_saying_why(
@@ -326,16 +411,24 @@ def test_deals_that_cannot_happen_are_refused_saying_why(
     [
         # the last counts a deal reaches are scored: an écart of 4 queens and 2 cavaliers, lost by
         # 37: u = −(25+37)·2 − 200 = −324
-        ("--players 4 --contract garde --bouts 0 --points 19 --chelem defence",
-         {"won": False, "difference": 37, "taker": -972, "partner": None, "defender": 324}),
+        (
+            "--players 4 --contract garde --bouts 0 --points 19 --chelem defence",
+            {"won": False, "difference": 37, "taker": -972, "partner": None, "defender": 324},
+        ),
         # the attack's Excuse kept in the defence's chelem at Garde Contre: 4 points, lost by 47:
         # u = −(25+47)·6 − 200 = −632
-        ("--players 4 --contract garde-contre --bouts 1 --points 4 --chelem defence",
-         {"won": False, "difference": 47, "taker": -1896, "partner": None, "defender": 632}),
+        (
+            "--players 4 --contract garde-contre --bouts 1 --points 4 --chelem defence",
+            {"won": False, "difference": 47, "taker": -1896, "partner": None, "defender": 632},
+        ),
         # 3 bouts in one trick with the écart's low cards: 17 points, lost by 19: u = −44
-        ("--players 4 --contract petite --bouts 3 --points 17",
-         {"won": False, "difference": 19, "taker": -132, "partner": None, "defender": 44}),
+        (
+            "--players 4 --contract petite --bouts 3 --points 17",
+            {"won": False, "difference": 19, "taker": -132, "partner": None, "defender": 44},
+        ),
     ],
 )
-def test_the_bounds_themselves_are_scored(argv: str, expected: dict[str, object], capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_bounds_themselves_are_scored(
+    argv: str, expected: dict[str, object], capsys: pytest.CaptureFixture[str]
+) -> None:
     assert _json_of(argv.split(), capsys) == expected

@@ -30,7 +30,12 @@ from protocol.scoring import (
 from protocol.variants import Contract, PoigneeSize, variant
 
 A, D = Camp.ATTACK, Camp.DEFENCE
-PETITE, GARDE, SANS, CONTRE = Contract.PETITE, Contract.GARDE, Contract.GARDE_SANS, Contract.GARDE_CONTRE
+PETITE, GARDE, SANS, CONTRE = (
+    Contract.PETITE,
+    Contract.GARDE,
+    Contract.GARDE_SANS,
+    Contract.GARDE_CONTRE,
+)
 SIMPLE, DOUBLE, TRIPLE = PoigneeSize.SIMPLE, PoigneeSize.DOUBLE, PoigneeSize.TRIPLE
 
 
@@ -69,7 +74,9 @@ FFT_EXAMPLES = {
     # Garde, chelem announced and made, poignée, Petit au bout; the defence kept the Excuse
     # (4 points): 87 with 2 bouts, d = 46; (46 + 25)·2 + 20 + 10·2 + 400 = 582.
     "garde-chelem-announced": (
-        DealOutcome(4, GARDE, hp("87"), 2, ((A, SIMPLE),), petit_au_bout=A, chelem_announced=True, chelem=A),
+        DealOutcome(
+            4, GARDE, hp("87"), 2, ((A, SIMPLE),), petit_au_bout=A, chelem_announced=True, chelem=A
+        ),
         (True, 46, 1746, -582),
     ),
 }
@@ -90,7 +97,13 @@ def test_fft_examples(name: str) -> None:
     assert score.taker + 3 * score.defender == 0
 
 
-def _add(sheet: ScoreSheet, outcome: DealOutcome, taker: int, partner: int | None = None, label: str | None = None) -> None:
+def _add(
+    sheet: ScoreSheet,
+    outcome: DealOutcome,
+    taker: int,
+    partner: int | None = None,
+    label: str | None = None,
+) -> None:
     """The row of ``outcome`` on ``sheet``, as the audit and ``tarot match`` add it."""
     row = score_row(score_deal(outcome), outcome.players, taker, partner)
     sheet.add_deal(row, contract=outcome.contract, taker=taker, partner=partner, label=label)
@@ -142,13 +155,17 @@ def test_no_half_point_at_four_players() -> None:
     # point »), so a pair is whole.  At four the attack counts tricks of 4 cards and the écart
     # or chien of 6, or no chien: pairs only, never 40.5.
     for contract in Contract:
-        with pytest.raises(ValueError, match="always an even number of cards.*so its points are whole"):
+        with pytest.raises(
+            ValueError, match="always an even number of cards.*so its points are whole"
+        ):
             DealOutcome(4, contract, hp("40.5"), 2)
     # At three and five a trick is an odd number of cards; a chelem fixes how many tricks.
     assert DealOutcome(3, GARDE, hp("89.5"), 3).won  # the defence's one trick: 3 low cards
     with pytest.raises(ValueError, match="all 24 tricks of 3 cards and the écart of 6"):
         DealOutcome(3, GARDE, hp("90.5"), 3, chelem=A)
-    assert DealOutcome(5, CONTRE, hp("89.5"), 3, chelem=A).won  # 75 cards: the chien is the defence's
+    assert DealOutcome(
+        5, CONTRE, hp("89.5"), 3, chelem=A
+    ).won  # 75 cards: the chien is the defence's
     with pytest.raises(ValueError, match="so its points end in .5"):
         DealOutcome(5, CONTRE, hp("91"), 3, chelem=A)
     with pytest.raises(ValueError, match="no trick and the chien of 3"):
@@ -203,16 +220,28 @@ VECTORS: list[tuple[DealOutcome, tuple[bool, int, int, int | None, int]]] = [
     # 4p petite, 2 bouts, 38 pts, Petit au bout by the attack (p = +1 although it loses), triple
     # poignée (15 trumps) by the defence: lost by 3, u = −(25+3)·1 + 10·1 − 40 = −58;
     # taker −174, defenders +58
-    (DealOutcome(4, PETITE, hp("38"), 2, ((D, TRIPLE),), petit_au_bout=A), (False, 3, -174, None, 58)),
+    (
+        DealOutcome(4, PETITE, hp("38"), 2, ((D, TRIPLE),), petit_au_bout=A),
+        (False, 3, -174, None, 58),
+    ),
     # 4p garde, chelem announced AND the defence took every trick: both −200 apply, C = −400.
     # 0 bouts, 3 pts (the écart): lost by 53, u = −(25+53)·2 − 400 = −556; taker −1668, defenders +556
-    (DealOutcome(4, GARDE, hp("3"), 0, chelem_announced=True, chelem=D), (False, 53, -1668, None, 556)),
+    (
+        DealOutcome(4, GARDE, hp("3"), 0, chelem_announced=True, chelem=D),
+        (False, 53, -1668, None, 556),
+    ),
     # 4p garde contre, 3 bouts, 37 pts, won by 1; double poignée by the attack, Petit au bout by
     # the attack: u = (25+1)·6 + 10·6 + 30 = 156 + 60 + 30 = 246; taker 738, defenders −246
-    (DealOutcome(4, CONTRE, hp("37"), 3, ((A, DOUBLE),), petit_au_bout=A), (True, 1, 738, None, -246)),
+    (
+        DealOutcome(4, CONTRE, hp("37"), 3, ((A, DOUBLE),), petit_au_bout=A),
+        (True, 1, 738, None, -246),
+    ),
     # 4p garde sans, 2 bouts, 60 pts, Petit au bout by the defence, double poignée by the
     # defence: d = 19, u = (25+19)·4 − 10·4 + 30 = 176 − 40 + 30 = 166; taker 498, defenders −166
-    (DealOutcome(4, SANS, hp("60"), 2, ((D, DOUBLE),), petit_au_bout=D), (True, 19, 498, None, -166)),
+    (
+        DealOutcome(4, SANS, hp("60"), 2, ((D, DOUBLE),), petit_au_bout=D),
+        (True, 19, 498, None, -166),
+    ),
     # --- 5 players with a partner: taker 2u, partner u, three defenders −u
     # 5p petite, 1 bout, 51 pts: juste fait, u = 25; taker 50, partner 25, defenders −25
     (DealOutcome(5, PETITE, hp("51"), 1), (True, 0, 50, 25, -25)),
@@ -232,7 +261,10 @@ VECTORS: list[tuple[DealOutcome, tuple[bool, int, int, int | None, int]]] = [
     (DealOutcome(5, GARDE, hp("55"), 1, ((D, SIMPLE), (A, SIMPLE))), (True, 4, 196, 98, -98)),
     # 5p petite, 2 bouts, 35 pts, double poignée (10 trumps) by the attack, Petit au bout by the
     # attack: lost by 6, u = −(25+6) + 10 − 30 = −51; taker −102, partner −51, defenders +51
-    (DealOutcome(5, PETITE, hp("35"), 2, ((A, DOUBLE),), petit_au_bout=A), (False, 6, -102, -51, 51)),
+    (
+        DealOutcome(5, PETITE, hp("35"), 2, ((A, DOUBLE),), petit_au_bout=A),
+        (False, 6, -102, -51, 51),
+    ),
     # 5p garde, 3 bouts, 91 pts, chelem announced and made, Petit au bout (penultimate trick,
     # the Excuse led last): d = 55, u = (25+55)·2 + 10·2 + 400 = 580; taker 1160, partner 580, defenders −580
     (
@@ -265,7 +297,10 @@ VECTORS: list[tuple[DealOutcome, tuple[bool, int, int, int | None, int]]] = [
     (DealOutcome(5, GARDE, hp("6.5"), 1, chelem=D, alone=True), (False, 45, -1360, None, 340)),
     # 5p petite alone, 2 bouts, 30 pts, chelem announced and failed: lost by 11,
     # u = −(25+11) − 200 = −236; taker −944, defenders +236
-    (DealOutcome(5, PETITE, hp("30"), 2, chelem_announced=True, alone=True), (False, 11, -944, None, 236)),
+    (
+        DealOutcome(5, PETITE, hp("30"), 2, chelem_announced=True, alone=True),
+        (False, 11, -944, None, 236),
+    ),
 ]
 
 
@@ -285,7 +320,9 @@ def _vector_id(vector: tuple[DealOutcome, Any]) -> str:
 
 
 @pytest.mark.parametrize("outcome, expected", VECTORS, ids=[_vector_id(v) for v in VECTORS])
-def test_hand_derived_vectors(outcome: DealOutcome, expected: tuple[bool, int, int, int | None, int]) -> None:
+def test_hand_derived_vectors(
+    outcome: DealOutcome, expected: tuple[bool, int, int, int | None, int]
+) -> None:
     score = score_deal(outcome)
     assert (score.won, score.difference, score.taker, score.partner, score.defender) == expected
     partner = 1 if score.partner is not None else None
@@ -350,14 +387,23 @@ def test_score_row_refuses_inconsistent_seats() -> None:
         (dict(attack_half_points=81.0), "whole number"),
         (dict(bouts=4), "0, 1, 2 or 3 bouts"),
         (dict(alone=True), "only a five-player taker"),
-        (dict(bouts=3, attack_half_points=20), "with 3 bouts the attack has between 17 and 89 points, not 10"),
-        (dict(bouts=0, attack_half_points=180), "with 0 bouts the attack has between 5 and 77 points, not 90"),
+        (
+            dict(bouts=3, attack_half_points=20),
+            "with 3 bouts the attack has between 17 and 89 points, not 10",
+        ),
+        (
+            dict(bouts=0, attack_half_points=180),
+            "with 0 bouts the attack has between 5 and 77 points, not 90",
+        ),
         (dict(poignees=((A, SIMPLE), (A, SIMPLE))), "only 1 player"),
         (dict(poignees=((A, TRIPLE), (D, SIMPLE))), "25 trumps"),
         (dict(poignees=((A, "simple"),)), "a poignée is a"),
         (dict(petit_au_bout=A, bouts=0, attack_half_points=120), "at least 1 bout"),
         (dict(petit_au_bout=D, bouts=3), "at most 2 bouts"),
-        (dict(chelem=A, attack_half_points=60), "with 2 bouts the attack has exactly 87 points, not 30"),
+        (
+            dict(chelem=A, attack_half_points=60),
+            "with 2 bouts the attack has exactly 87 points, not 30",
+        ),
         (dict(chelem=D), "the attack holds 0 or 1 bout, not 2"),
         (dict(chelem=A, attack_half_points=174, petit_au_bout=D), "cannot have taken the Petit"),
     ],
@@ -381,7 +427,9 @@ def _refused(outcome: dict[str, Any], message: str) -> None:
 
 
 def deal(players: int, contract: Contract, points: str, bouts: int, **more: Any) -> dict[str, Any]:
-    return dict(players=players, contract=contract, attack_half_points=hp(points), bouts=bouts, **more)
+    return dict(
+        players=players, contract=contract, attack_half_points=hp(points), bouts=bouts, **more
+    )
 
 
 @pytest.mark.parametrize("contract", [PETITE, GARDE])
@@ -404,15 +452,23 @@ def test_a_defence_chelem_leaves_the_attack_its_ecart(
     assert DealOutcome(**deal(players, contract, least, 0, chelem=D))
     assert DealOutcome(**deal(players, contract, most, 0, chelem=D))
     assert DealOutcome(**deal(players, contract, kept, 1, chelem=D))
-    _refused(deal(players, contract, beyond, 0, chelem=D), f"counts only its écart.*between {least} and {most} points, not {beyond}")
-    _refused(deal(players, contract, kept, 2, chelem=D), "no king and no bout.*holds 0 or 1 bout, not 2")
+    _refused(
+        deal(players, contract, beyond, 0, chelem=D),
+        f"counts only its écart.*between {least} and {most} points, not {beyond}",
+    )
+    _refused(
+        deal(players, contract, kept, 2, chelem=D), "no king and no bout.*holds 0 or 1 bout, not 2"
+    )
 
 
 def test_a_defence_chelem_at_garde_sans_leaves_the_attack_the_chien() -> None:
     """« Sur une Garde sans le Chien, elles sont placées devant le preneur et seront
     comptabilisées avec ses levées »: the chien may hold kings and bouts, six cards at four."""
     assert DealOutcome(**deal(4, SANS, "25", 0, chelem=D))  # 4 kings, 2 queens
-    _refused(deal(4, SANS, "26", 0, chelem=D), r"counts only the chien of 6 cards.*between 3 and 25 points, not 26")
+    _refused(
+        deal(4, SANS, "26", 0, chelem=D),
+        r"counts only the chien of 6 cards.*between 3 and 25 points, not 26",
+    )
     assert DealOutcome(**deal(4, SANS, "15", 3, chelem=D))  # 3 bouts and 3 low cards
     assert DealOutcome(**deal(4, SANS, "31", 3, chelem=D))  # the Excuse kept, 2 bouts and 4 kings
     _refused(deal(4, SANS, "14", 3, chelem=D), "between 15 and 31 points, not 14")
@@ -432,14 +488,19 @@ def test_a_defence_chelem_at_garde_contre_leaves_the_attack_nothing_but_its_excu
 
 @pytest.mark.parametrize("contract", [PETITE, GARDE, SANS])
 @pytest.mark.parametrize("players", [3, 4, 5])
-def test_an_attack_chelem_holds_every_card_but_the_defences_excuse(players: int, contract: Contract) -> None:
+def test_an_attack_chelem_holds_every_card_but_the_defences_excuse(
+    players: int, contract: Contract
+) -> None:
     """« Réussir le CHELEM, c'est gagner toutes les levées », and with the écart or the chien the
     attack then holds every card, the Petit and the 21 among them; « En cas de Chelem réussi par
     le camp preneur ne possédant pas l'Excuse, cette carte jouée normalement reste la propriété
     de la Défense et compte pour 4 points »: 91 points with 3 bouts, 87 with 2 (FFT example 5)."""
     assert DealOutcome(**deal(players, contract, "91", 3, chelem=A))
     assert DealOutcome(**deal(players, contract, "87", 2, chelem=A))
-    _refused(deal(players, contract, "90", 3, chelem=A), "every card is its own.*exactly 91 points, not 90")
+    _refused(
+        deal(players, contract, "90", 3, chelem=A),
+        "every card is its own.*exactly 91 points, not 90",
+    )
     _refused(deal(players, contract, "88", 2, chelem=A), "exactly 87 points, not 88")
     _refused(deal(players, contract, "80", 1, chelem=A), "holds 2 or 3 bouts, not 1")
 
@@ -450,7 +511,10 @@ def test_an_attack_chelem_at_garde_contre_leaves_the_defence_the_chien() -> None
     # 3 bouts: the chien is 6 cards, 3 low ones (88) to 4 kings and 2 queens (66)
     for points in ("66", "88"):
         assert DealOutcome(**deal(4, CONTRE, points, 3, chelem=A))
-    _refused(deal(4, CONTRE, "65", 3, chelem=A), "the defence has only the chien of 6 cards.*between 66 and 88")
+    _refused(
+        deal(4, CONTRE, "65", 3, chelem=A),
+        "the defence has only the chien of 6 cards.*between 66 and 88",
+    )
     _refused(deal(4, CONTRE, "89", 3, chelem=A), "between 66 and 88 points, not 89")
     # no bout: the Petit and the 21 in the chien, the Excuse kept by the defence, and 4 kings
     assert DealOutcome(**deal(4, CONTRE, "60", 0, chelem=A))
@@ -475,7 +539,9 @@ def test_an_attack_chelem_at_garde_contre_leaves_the_defence_the_chien() -> None
         (5, CONTRE, 3, "14.5", "87"),
     ],
 )
-def test_each_camp_took_a_trick(players: int, contract: Contract, bouts: int, least: str, most: str) -> None:
+def test_each_camp_took_a_trick(
+    players: int, contract: Contract, bouts: int, least: str, most: str
+) -> None:
     """Without a chelem each camp took a trick at least: the attack one trick and what it counts
     aside (« Cela dépend uniquement du nombre d'Oudlers qu'il détient dans ses levées »: each of
     its bouts is 4.5 points in it), the defence one trick with its bouts."""
@@ -496,10 +562,16 @@ def test_the_points_parity_narrows_the_tricks() -> None:
     are 8 cards, 4 points at least; 4.5 points take 13 cards, two tricks, so 6.5 at least."""
     assert DealOutcome(**deal(5, GARDE, "4", 0))
     assert DealOutcome(**deal(5, GARDE, "6.5", 0))
-    _refused(deal(5, GARDE, "4.5", 0), r"at least 2 tricks of 5 cards.*\(points ending in \.5 from an odd number")
+    _refused(
+        deal(5, GARDE, "4.5", 0),
+        r"at least 2 tricks of 5 cards.*\(points ending in \.5 from an odd number",
+    )
     # three players: 4.5 is one trick and the écart (9 cards); whole points need two tricks
     assert DealOutcome(**deal(3, GARDE, "4.5", 0))
-    _refused(deal(3, GARDE, "5", 0), "at least 2 tricks of 3 cards.*whole points come from an even.*between 6 and 76")
+    _refused(
+        deal(3, GARDE, "5", 0),
+        "at least 2 tricks of 3 cards.*whole points come from an even.*between 6 and 76",
+    )
 
 
 def test_poignees_beside_an_unseen_chien() -> None:
@@ -508,17 +580,27 @@ def test_poignees_beside_an_unseen_chien() -> None:
     cachées »).  When a chelem leaves a camp only that chien (and an Excuse it kept), its Petit and
     21 lie there: at five a simple and a triple poignée (8 + 13 = 21 trumps) cannot be shown."""
     both = ((A, SIMPLE), (D, TRIPLE))
-    assert DealOutcome(**deal(5, SANS, "13.5", 2, chelem=D, poignees=both))  # one trump hidden: 21 left
-    _refused(deal(5, SANS, "13.5", 3, chelem=D, poignees=both), "21 trumps.*2 of the trumps were in no hand.*20 at most")
+    assert DealOutcome(
+        **deal(5, SANS, "13.5", 2, chelem=D, poignees=both)
+    )  # one trump hidden: 21 left
+    _refused(
+        deal(5, SANS, "13.5", 3, chelem=D, poignees=both),
+        "21 trumps.*2 of the trumps were in no hand.*20 at most",
+    )
     assert DealOutcome(**deal(5, CONTRE, "77.5", 1, chelem=A, poignees=both))
-    _refused(deal(5, CONTRE, "77.5", 0, chelem=A, poignees=both), "the defence's 3 bouts lie in the chien of the Garde Contre")
+    _refused(
+        deal(5, CONTRE, "77.5", 0, chelem=A, poignees=both),
+        "the defence's 3 bouts lie in the chien of the Garde Contre",
+    )
 
 
 # ------------------------------------------------------------------ property: rows sum to zero
 
 
 @functools.cache
-def possible_points(players: int, contract: Contract, bouts: int, chelem: Camp | None, petit: Camp | None) -> list[int]:
+def possible_points(
+    players: int, contract: Contract, bouts: int, chelem: Camp | None, petit: Camp | None
+) -> list[int]:
     """The attack's counts (half points) that a deal like this can end with: all 183 tried."""
     possible = []
     for points in range(183):
@@ -537,7 +619,11 @@ def outcomes(draw: st.DrawFn) -> DealOutcome:
     contract = draw(st.sampled_from(list(Contract)))
     chelem = draw(st.sampled_from([None, A, D]))
     petit = draw(st.sampled_from([None, *(camp for camp in Camp if chelem in (None, camp))]))
-    bouts = draw(st.sampled_from([b for b in range(4) if possible_points(players, contract, b, chelem, petit)]))
+    bouts = draw(
+        st.sampled_from(
+            [b for b in range(4) if possible_points(players, contract, b, chelem, petit)]
+        )
+    )
     points = draw(st.sampled_from(possible_points(players, contract, bouts, chelem, petit)))
     attack_size = 2 if players == 5 and not alone else 1
     poignees: list[tuple[Camp, PoigneeSize]] = []
@@ -623,13 +709,22 @@ def test_sheet_json_round_trip() -> None:
     sheet = ScoreSheet(["Alice", "Bob", "Chloé", "Dan", "Émile"])
     _add(sheet, DealOutcome(5, GARDE, hp("45"), 2), taker=2, partner=4)
     sheet.add_void()
-    _add(sheet, DealOutcome(5, SANS, hp("50"), 2, ((A, TRIPLE),), alone=True), taker=0, label="GS seul")
+    _add(
+        sheet,
+        DealOutcome(5, SANS, hp("50"), 2, ((A, TRIPLE),), alone=True),
+        taker=0,
+        label="GS seul",
+    )
     sheet.add_penalty(3)
     text = sheet.to_json()
     again = ScoreSheet.from_json(text)
     assert again == sheet
     assert again.rows == sheet.rows
-    assert again.totals() == sheet.totals() == [704 - 58 + 25, -58 - 176 + 25, 116 - 176 + 25, -58 - 176 - 100, 58 - 176 + 25]
+    assert (
+        again.totals()
+        == sheet.totals()
+        == [704 - 58 + 25, -58 - 176 + 25, 116 - 176 + 25, -58 - 176 - 100, 58 - 176 + 25]
+    )
     assert json.loads(text)["totals"] == sheet.totals()
     assert ScoreSheet.from_json(text.encode()) == sheet
 
@@ -652,7 +747,10 @@ def _corrupt(change: Any) -> str:
         (_corrupt(lambda d: d.update(players=["a", "b"])), "3, 4 or 5 players"),
         (_corrupt(lambda d: d.update(rows={})), "'rows' must be a list"),
         (_corrupt(lambda d: d["rows"][0]["scores"].__setitem__(0, 1000)), "row 1: .*sums to"),
-        (_corrupt(lambda d: d["rows"][0]["scores"].__setitem__(0, "198")), "row 1: scores are whole numbers"),
+        (
+            _corrupt(lambda d: d["rows"][0]["scores"].__setitem__(0, "198")),
+            "row 1: scores are whole numbers",
+        ),
         (_corrupt(lambda d: d["rows"][0].update(kind="bonus")), "row 1: kind 'bonus'"),
         (_corrupt(lambda d: d["rows"][0].update(contract="grande")), "row 1: unknown contract"),
         (_corrupt(lambda d: d["rows"][0].pop("label")), "row 1: expected the keys"),
@@ -675,7 +773,9 @@ def test_deal_score_is_plain_data() -> None:
 class _Lopsided(RandomPolicy):
     """Plays every trick and every point to one camp, so that deals end at the bounds."""
 
-    def __init__(self, rng: random.Random, deal: Deal, seat: int, favoured: Camp, takes: Contract | None) -> None:
+    def __init__(
+        self, rng: random.Random, deal: Deal, seat: int, favoured: Camp, takes: Contract | None
+    ) -> None:
         super().__init__(rng, chelem_rate=0.3, poignee_rate=0.7)
         self.deal, self.seat, self.favoured, self.takes = deal, seat, favoured, takes
 
@@ -686,7 +786,11 @@ class _Lopsided(RandomPolicy):
         if self.deal.camp(self.seat) is self.favoured:
             return max(legal, key=lambda c: (c.is_trump, c.rank if c.is_trump else c.half_points))
         given = [c for c in legal if not c.is_trump and not c.is_excuse]
-        return max(given, key=lambda c: c.half_points) if given else min(legal, key=lambda c: (c.is_trump, c.rank))
+        return (
+            max(given, key=lambda c: c.half_points)
+            if given
+            else min(legal, key=lambda c: (c.is_trump, c.rank))
+        )
 
 
 def _lopsided_outcome(number: int) -> DealOutcome | None:
@@ -698,7 +802,9 @@ def _lopsided_outcome(number: int) -> DealOutcome | None:
     taker = (dealer + 1) % v.players
     strong = taker if number % 4 else (taker + 1) % v.players
     trumps = [c for c in DECK if c.is_trump][::-1][: rng.randint(v.hand_size // 2, v.hand_size - 1)]
-    best = (trumps + ([EXCUSE] if rng.random() < 0.7 else []) + [c for c in DECK if c.is_king])[: v.hand_size]
+    best = (trumps + ([EXCUSE] if rng.random() < 0.7 else []) + [c for c in DECK if c.is_king])[
+        : v.hand_size
+    ]
     rest = [c for c in DECK if c not in best]
     rng.shuffle(rest)
     rest = best + rest  # the strong seat's hand first, then the others', then the chien
@@ -707,7 +813,10 @@ def _lopsided_outcome(number: int) -> DealOutcome | None:
     deal = Deal(v, dealer, tuple(tuple(h) for h in hands), tuple(rest[v.players * v.hand_size :]))
     favoured = Camp.ATTACK if strong == taker else Camp.DEFENCE
     contract = rng.choice(list(Contract))
-    policies = [_Lopsided(rng, deal, s, favoured, contract if s == taker else None) for s in range(v.players)]
+    policies = [
+        _Lopsided(rng, deal, s, favoured, contract if s == taker else None)
+        for s in range(v.players)
+    ]
     play_deal(deal, list(policies))
     return deal.outcome()
 
@@ -717,7 +826,9 @@ def test_lopsided_deals_reach_the_bounds_and_are_all_taken() -> None:
     them (chelems included) and every outcome is taken.  (~1 s; 20,000 deals: -m slow.)"""
     outcomes = [o for o in map(_lopsided_outcome, range(240)) if o is not None]
     assert sum(o.chelem is A for o in outcomes) > 20 and sum(o.chelem is D for o in outcomes) > 5
-    assert {o.attack_half_points for o in outcomes if o.chelem is A and o.contract is not CONTRE} == {174, 182}
+    assert {
+        o.attack_half_points for o in outcomes if o.chelem is A and o.contract is not CONTRE
+    } == {174, 182}
 
 
 @pytest.mark.slow

@@ -20,8 +20,19 @@ def test_a_table_that_keeps_moving_is_never_silent() -> None:
 
 def test_a_table_standing_still_is_silent_after_the_timeout_and_then_a_timeout_later() -> None:
     clock = SilenceClock()
-    looks = {now: clock.silent(TABLE, "bid 3", now, timeout=2.0) for now in (0.0, 1.0, 2.0, 2.5, 3.0, 4.5, 5.0)}
-    assert looks == {0.0: False, 1.0: False, 2.0: False, 2.5: True, 3.0: False, 4.5: False, 5.0: True}
+    looks = {
+        now: clock.silent(TABLE, "bid 3", now, timeout=2.0)
+        for now in (0.0, 1.0, 2.0, 2.5, 3.0, 4.5, 5.0)
+    }
+    assert looks == {
+        0.0: False,
+        1.0: False,
+        2.0: False,
+        2.5: True,
+        3.0: False,
+        4.5: False,
+        5.0: True,
+    }
 
 
 def test_the_timeout_is_the_one_of_each_look() -> None:
@@ -38,7 +49,9 @@ def test_each_table_has_its_own_clock() -> None:
     clock.silent(TABLE, "a", 0.0, timeout=2.0)
     clock.silent(OTHER, "b", 0.0, timeout=2.0)
     clock.silent(OTHER, "c", 2.0, timeout=2.0)  # the other table moved
-    assert clock.silent(TABLE, "a", 2.1, timeout=2.0) and not clock.silent(OTHER, "c", 2.1, timeout=2.0)
+    assert clock.silent(TABLE, "a", 2.1, timeout=2.0) and not clock.silent(
+        OTHER, "c", 2.1, timeout=2.0
+    )
 
 
 def test_the_time_the_daemon_was_held_is_nobodys_silence() -> None:
@@ -73,11 +86,15 @@ def decision(home: Path) -> object:
     return state.get("decision") if isinstance(state, dict) else None
 
 
-def test_a_player_deciding_at_a_daemon_that_answers_has_the_decision_timeout(tmp_path: Path) -> None:
+def test_a_player_deciding_at_a_daemon_that_answers_has_the_decision_timeout(
+    tmp_path: Path,
+) -> None:
     """A person thinking over a bid is not gone: the bots' daemons wait ``--decision-timeout``
     for them (not ``--timeout``, which is for the deck's steps and for daemons away), then
     end the deal as abandoned by that seat."""
-    processes, homes = start_daemons(tmp_path, 3, 1, "--decision-timeout", "6", humans=[0], timeout=1.0)
+    processes, homes = start_daemons(
+        tmp_path, 3, 1, "--decision-timeout", "6", humans=[0], timeout=1.0
+    )
     try:
         deadline = time.monotonic() + 60
         while decision(homes[0]) is None:
@@ -92,4 +109,6 @@ def test_a_player_deciding_at_a_daemon_that_answers_has_the_decision_timeout(tmp
     seat = scores(homes[1])["seats"].index("joueur0")
     for home in homes[1:]:
         (deal,) = scores(home)["deals"]
-        assert deal["audit"]["culprit"] == seat and "stopped answering" in deal["audit"]["rule"], deal
+        assert deal["audit"]["culprit"] == seat and "stopped answering" in deal["audit"]["rule"], (
+            deal
+        )

@@ -88,8 +88,14 @@ def check_sample(deal: Deal, seat: int, rng: random.Random) -> None:
         assert dealt | view.played | set(view.ecart) == set(DECK)
         if chien_turned and seat != view.taker and view.phase is Phase.PLAYING:
             assert view.taker is not None
-            assert all(not c.is_trump and may_discard(c) for c in places[n])  # the écart's hidden part
-            assert all(c in places[view.taker] or c in places[n] for c in view.chien if c not in view.played)
+            assert all(
+                not c.is_trump and may_discard(c) for c in places[n]
+            )  # the écart's hidden part
+            assert all(
+                c in places[view.taker] or c in places[n]
+                for c in view.chien
+                if c not in view.played
+            )
 
 
 @pytest.mark.parametrize("players", [3, 4, 5])
@@ -143,9 +149,15 @@ def test_same_view_same_seed_same_choice() -> None:
     first, second = two_deals_one_view()
     view = seat_view(first, 0)
     assert view == seat_view(second, 0)
-    choices = {StrongPolicy(random.Random(5), worlds=4).play(v, list(v.legal)) for v in (view, seat_view(second, 0))}
+    choices = {
+        StrongPolicy(random.Random(5), worlds=4).play(v, list(v.legal))
+        for v in (view, seat_view(second, 0))
+    }
     assert len(choices) == 1
-    bids = {StrongPolicy(random.Random(5), worlds=4).bid(seat_view(d, 0), list(Contract)) for d in (first, second)}
+    bids = {
+        StrongPolicy(random.Random(5), worlds=4).bid(seat_view(d, 0), list(Contract))
+        for d in (first, second)
+    }
     assert len(bids) == 1
 
 
@@ -161,7 +173,13 @@ def test_strong_levels_come_from_the_registry() -> None:
 # --- Textbook positions -----------------------------------------------------------------------
 
 
-def position(players: int, dealer: int, fixed: dict[int, str], banned: dict[int, Sequence[Suit]], seed: int = 0) -> Deal:
+def position(
+    players: int,
+    dealer: int,
+    fixed: dict[int, str],
+    banned: dict[int, Sequence[Suit]],
+    seed: int = 0,
+) -> Deal:
     """A deal where some seats hold the given cards and lack the given suits; the rest shuffled."""
     v = variant(players)
     rng = random.Random(seed)
@@ -171,7 +189,11 @@ def position(players: int, dealer: int, fixed: dict[int, str], banned: dict[int,
         rng.shuffle(rest)
         chien: list[Card] = []
         for c in rest:
-            open_seats = [s for s in range(players) if len(hands[s]) < v.hand_size and c.suit not in banned.get(s, ())]
+            open_seats = [
+                s
+                for s in range(players)
+                if len(hands[s]) < v.hand_size and c.suit not in banned.get(s, ())
+            ]
             if open_seats:
                 hands[rng.choice(open_seats)].append(c)
             else:
@@ -229,7 +251,13 @@ def test_the_taker_does_not_lead_the_petit_while_trumps_are_out() -> None:
 def test_the_called_suit_is_led_to_find_the_partner() -> None:
     """At five, a defender on lead plays the called suit, not its trumps: the king falls and
     shows the attack."""
-    fixed = {0: "2S QS NS", 1: "KS 1H 2H 3H 4H 5H 6H 7H 8H T2 T3 T4 T5 T6 T7", 2: "KH 5S", 3: "6S", 4: "7S QH"}
+    fixed = {
+        0: "2S QS NS",
+        1: "KS 1H 2H 3H 4H 5H 6H 7H 8H T2 T3 T4 T5 T6 T7",
+        2: "KH 5S",
+        3: "6S",
+        4: "7S QH",
+    }
     deal = position(5, 4, fixed, {}, seed=5)
     garde_sans(deal, 0, called=card("KH"))
     deal.push(Play(0, card("2S")))

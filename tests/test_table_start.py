@@ -61,18 +61,37 @@ def test_the_first_deal_s_messages_wait_for_a_daemon_that_has_not_started_the_ta
     monkeypatch.setattr(SlowLinks, "slow", {keys[1]: keys[2], keys[2]: keys[1]})
     monkeypatch.setattr(SlowLinks, "held", [])
     daemons = [
-        Daemon(Options(home=home, name=f"joueur{i}", listen=f"tcp://127.0.0.1:{ports[i]}", discovery=False, bot="basic",
-                       table="club", seats=3, deals=1, timeout=10.0,
-                       peers=[StaticPeer(f"tcp://127.0.0.1:{ports[j]}", keys[j]) for j in range(3) if j != i]))
+        Daemon(
+            Options(
+                home=home,
+                name=f"joueur{i}",
+                listen=f"tcp://127.0.0.1:{ports[i]}",
+                discovery=False,
+                bot="basic",
+                table="club",
+                seats=3,
+                deals=1,
+                timeout=10.0,
+                peers=[
+                    StaticPeer(f"tcp://127.0.0.1:{ports[j]}", keys[j]) for j in range(3) if j != i
+                ],
+            )
+        )
         for i, home in enumerate(homes)
     ]
 
     async def play() -> list[int]:
-        return list(await asyncio.wait_for(asyncio.gather(*(daemon.run() for daemon in daemons)), 60))
+        return list(
+            await asyncio.wait_for(asyncio.gather(*(daemon.run() for daemon in daemons)), 60)
+        )
 
     assert asyncio.run(play()) == [0, 0, 0]
-    assert set(SlowLinks.held) == {keys[1], keys[2]}, "no coin was held back: the test tested nothing"
-    assert all(daemons[i].mesh.stats.not_handled > 0 for i in (1, 2)), "no message came before its table started"
+    assert set(SlowLinks.held) == {keys[1], keys[2]}, (
+        "no coin was held back: the test tested nothing"
+    )
+    assert all(daemons[i].mesh.stats.not_handled > 0 for i in (1, 2)), (
+        "no message came before its table started"
+    )
     sheets = [scores(home) for home in homes]
     assert isinstance(sheets[0]["deals"], list) and len(sheets[0]["deals"]) == 1, sheets[0]
     assert all(sheet == sheets[0] for sheet in sheets)

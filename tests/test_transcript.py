@@ -98,7 +98,9 @@ def rejection(transcript: Transcript, message: Message) -> Verdict:
 
 
 def test_genesis_binds_table_deal_and_members() -> None:
-    expected = hashlib.sha256(b"tarot/v2/transcript" + TABLE + DEAL.to_bytes(8, "big") + b"".join(KEYS))
+    expected = hashlib.sha256(
+        b"tarot/v2/transcript" + TABLE + DEAL.to_bytes(8, "big") + b"".join(KEYS)
+    )
     assert new_transcript().head == expected.digest()
     assert genesis(TABLE, DEAL + 1, KEYS) != genesis(TABLE, DEAL, KEYS)
     assert genesis(OTHER_TABLE, DEAL, KEYS) != genesis(TABLE, DEAL, KEYS)
@@ -168,7 +170,9 @@ def test_replay_from_an_earlier_deal_is_rejected_but_blames_nobody() -> None:
     transcript = new_transcript()
     transcript.expect(Slot(Kind.SHUFFLE, 0))
     verdict = rejection(transcript, old)
-    assert verdict == Verdict(None, "shuffle", f"replayed message from deal {DEAL - 1}", (old.digest.hex(),))
+    assert verdict == Verdict(
+        None, "shuffle", f"replayed message from deal {DEAL - 1}", (old.digest.hex(),)
+    )
     # Even relabelled with the current head, the old deal number is in the signed body.
     verdict = rejection(transcript, signed(transcript, 0, Kind.SHUFFLE, deal=DEAL - 1))
     assert verdict.reason == f"replayed message from deal {DEAL - 1}"
@@ -240,7 +244,12 @@ def test_equivocation_is_caught_with_both_digests_and_proven_offline() -> None:
     assert transcript.messages == (first,)
 
     assert transcript.evidence == (second,) and transcript.holds(first)
-    assert (first.prev, first.kind, first.seat, first.deal) == (second.prev, second.kind, second.seat, second.deal)
+    assert (first.prev, first.kind, first.seat, first.deal) == (
+        second.prev,
+        second.kind,
+        second.seat,
+        second.deal,
+    )
     assert first.signed_data != second.signed_data
 
     # The pair survives in the saved transcript, so the proof can be made again later.
@@ -347,7 +356,12 @@ def test_opening_checks_its_arguments() -> None:
         (TABLE, KEYS[:2], None, "3, 4 or 5 members, not 2"),
         (TABLE, KEYS + [Identity.generate().public_key], None, "not 6"),
         (TABLE, KEYS[:3] + [KEYS[0]], None, "share one key"),
-        (TABLE, KEYS[:3] + [(1).to_bytes(32, "little")], None, "seat 3: not a valid Ed25519 public key"),
+        (
+            TABLE,
+            KEYS[:3] + [(1).to_bytes(32, "little")],
+            None,
+            "seat 3: not a valid Ed25519 public key",
+        ),
         (TABLE, KEYS[:3] + [b"short"], None, "seat 3: not a valid"),
         (TABLE, KEYS, NAMES[:4], "4 names for 5 members"),
     ],
@@ -441,7 +455,10 @@ def transcript_file(members: object = None, chain: object = None, **header: obje
         (b"", "transcript file is not valid msgpack"),
         (b"\x93\x01\x02\x03", "not a transcript file"),
         (transcript_file(magic=b"tarot/v2/proof-bundle"), "not a transcript file"),
-        (transcript_file(magic=b"tarot/v1/transcript-file"), "is of protocol tarot/v1; this program audits tarot/v2 files only"),
+        (
+            transcript_file(magic=b"tarot/v1/transcript-file"),
+            "is of protocol tarot/v1; this program audits tarot/v2 files only",
+        ),
         (transcript_file(deal="7"), "malformed header"),
         (transcript_file(table=b"short"), "a table id is 16 bytes, not 5"),
         (transcript_file(members=[[KEYS[0]]]), "a member is not [key, name]"),

@@ -49,10 +49,14 @@ RIGHT, LEFT, ENTER = "\x1b[C", "\x1b[D", "\r"
 POIGNEE_SEED = 246
 
 
-def serve(home: Path, tmp_path: Path, table: str | None = None, extra: Sequence[str] = ()) -> Iterator[Path]:
+def serve(
+    home: Path, tmp_path: Path, table: str | None = None, extra: Sequence[str] = ()
+) -> Iterator[Path]:
     """A daemon with its own seat left to the client, at ``table`` (five seats) or at none
     yet, its bots deciding at once; killed at the end."""
-    argv = daemon_argv(home, "moi", 0, [], bot=None, table=table, seats=5, extra=["--think", "0", *extra])
+    argv = daemon_argv(
+        home, "moi", 0, [], bot=None, table=table, seats=5, extra=["--think", "0", *extra]
+    )
     process = spawn(argv, log_path(tmp_path, 0))
     try:
         wait_for_path(home / "api.sock", process)
@@ -85,7 +89,9 @@ def poignee_daemon(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[
     home = tmp_path / "d0"
     plant_keys(home, ["main", "bot-1", "bot-2", "bot-3", "bot-4"])
     monkeypatch.setenv("TAROT_TESTING", "1")  # tarotd refuses --deal-seed without it
-    yield from serve(home, tmp_path, table="club", extra=["--bots", "4", "--deal-seed", str(POIGNEE_SEED)])
+    yield from serve(
+        home, tmp_path, table="club", extra=["--bots", "4", "--deal-seed", str(POIGNEE_SEED)]
+    )
 
 
 class Driver:
@@ -101,11 +107,15 @@ class Driver:
     def keys(self, text: str) -> None:
         self.pipe.send_text(text)
 
-    async def until(self, predicate: Callable[[Model], object], what: str, timeout: float = 60) -> None:
+    async def until(
+        self, predicate: Callable[[Model], object], what: str, timeout: float = 60
+    ) -> None:
         deadline = asyncio.get_running_loop().time() + timeout
         while not predicate(self.model):
             if asyncio.get_running_loop().time() > deadline:
-                raise AssertionError(f"waited {timeout} s for {what}; the screen:\n{self.ui.screen_text()}")
+                raise AssertionError(
+                    f"waited {timeout} s for {what}; the screen:\n{self.ui.screen_text()}"
+                )
             await asyncio.sleep(0.02)
 
     async def press(self, text: str, what: str, predicate: Callable[[Model], object]) -> None:
@@ -133,7 +143,9 @@ async def open_table_with_bots(d: Driver) -> None:
     texts = d.model.texts
     assert texts("lobby") in d.ui.screen_text()
     await d.press("3", "the table opened", lambda m: any("moi" in t["members"] for t in m.tables))
-    await d.press("b", "a bot seated", lambda m: m.at_table or any(len(t["members"]) == 2 for t in m.tables))
+    await d.press(
+        "b", "a bot seated", lambda m: m.at_table or any(len(t["members"]) == 2 for t in m.tables)
+    )
     assert texts("bot_added", bot="moi-bot1") in d.ui.screen_text()
     await d.press("b", "the table starting", lambda m: m.at_table)
 
@@ -152,10 +164,18 @@ async def make_ecart(d: Driver, seen: dict[str, int]) -> None:
         seen["trump refused"] = 1
     while model.ecart.missing:
         index = model.cursor.index
-        await d.press(" ", "the cursor moving on", lambda m, before=index: m.cursor is not None and (m.cursor.index != before or m.ecart is None))
+        await d.press(
+            " ",
+            "the cursor moving on",
+            lambda m, before=index: (
+                m.cursor is not None and (m.cursor.index != before or m.ecart is None)
+            ),
+        )
     assert not any(card(c).is_trump for c in model.ecart.picked) or model.ecart.trumps_needed
     await d.press(ENTER, "the écart made", lambda m: m.decision_key != key)
-    assert model.view is not None and sorted(model.view["ecart"]) == sorted(model.ecart.picked if model.ecart else model.view["ecart"])
+    assert model.view is not None and sorted(model.view["ecart"]) == sorted(
+        model.ecart.picked if model.ecart else model.view["ecart"]
+    )
     seen["ecart"] = seen.get("ecart", 0) + 1
 
 
@@ -164,7 +184,9 @@ def assert_legal_cards_highlighted(model: Model) -> None:
     legal = set(model.options["cards"])
     for code in model.hand:
         style = fragments[card(code).symbol(model.texts.lang)]
-        assert ("class:legal" in style) == (code in legal) and ("class:illegal" in style) == (code not in legal)
+        assert ("class:legal" in style) == (code in legal) and ("class:illegal" in style) == (
+            code not in legal
+        )
 
 
 async def cursor_to(d: Driver, code: str) -> None:
@@ -175,7 +197,9 @@ async def cursor_to(d: Driver, code: str) -> None:
     stops = [c for c in cursor.cards if c in cursor.enabled]
     steps = stops.index(code) - stops.index(cursor.current)
     d.keys((RIGHT if steps > 0 else LEFT) * abs(steps))
-    await d.until(lambda m: m.cursor is not None and m.cursor.current == code, f"the cursor on {code}")
+    await d.until(
+        lambda m: m.cursor is not None and m.cursor.current == code, f"the cursor on {code}"
+    )
 
 
 async def show_a_poignee(d: Driver, seen: dict[str, int]) -> None:
@@ -195,21 +219,45 @@ async def show_a_poignee(d: Driver, seen: dict[str, int]) -> None:
     spare = [c for c in model.poignee.trumps if c not in picked]
     if spare and len(picked) == max(sizes.values()):
         await cursor_to(d, spare[0])
-        await d.press(" ", "a trump too many refused", lambda m: m.message == texts("poignee_full", count=len(picked)))
+        await d.press(
+            " ",
+            "a trump too many refused",
+            lambda m: m.message == texts("poignee_full", count=len(picked)),
+        )
         seen["trump too many"] = 1
     await cursor_to(d, picked[0])
-    await d.press(" ", "the lowest trump taken back", lambda m: m.poignee is not None and picked[0] not in m.poignee.picked)
+    await d.press(
+        " ",
+        "the lowest trump taken back",
+        lambda m: m.poignee is not None and picked[0] not in m.poignee.picked,
+    )
     counts = "/".join(str(count) for count in sizes.values())
-    await d.press(ENTER, "one trump short, refused", lambda m: m.message == texts("poignee_size", sizes=counts))
+    await d.press(
+        ENTER,
+        "one trump short, refused",
+        lambda m: m.message == texts("poignee_size", sizes=counts),
+    )
     await cursor_to(d, picked[0])  # Space stepped on to the next trump
-    await d.press(" ", "the trump marked again", lambda m: m.poignee is not None and sorted(m.poignee.picked) == sorted(picked))
+    await d.press(
+        " ",
+        "the trump marked again",
+        lambda m: m.poignee is not None and sorted(m.poignee.picked) == sorted(picked),
+    )
+
     def ours(m: Model) -> list[dict[str, Any]]:
         return [p for p in (m.view or {}).get("poignees", ()) if p["seat"] == m.seat]
 
     await d.press(ENTER, "the poignée shown", lambda m: m.poignee is None and ours(m))
     (shown,) = ours(model)
-    assert sorted(shown["cards"]) == sorted(picked) and shown["size"] == min(sizes, key=sizes.__getitem__)
-    log = texts("log_poignee", who=model.name(model.seat), size=shown["size"], cards=plain(sorted_codes(picked), texts.lang))
+    assert sorted(shown["cards"]) == sorted(picked) and shown["size"] == min(
+        sizes, key=sizes.__getitem__
+    )
+    log = texts(
+        "log_poignee",
+        who=model.name(model.seat),
+        size=shown["size"],
+        cards=plain(sorted_codes(picked), texts.lang),
+    )
     assert log in d.ui.screen_text()
     seen["poignee"] = seen.get("poignee", 0) + 1
 
@@ -219,7 +267,10 @@ async def play_deals(d: Driver, enough: Callable[[dict[str, int]], bool]) -> dic
     hand has one — until what has been seen is ``enough`` when a deal is scored."""
     seen: dict[str, int] = {}
     while True:
-        await d.until(lambda m: m.decision is not None or (m.state or {}).get("between_deals"), "a decision or the sheet")
+        await d.until(
+            lambda m: m.decision is not None or (m.state or {}).get("between_deals"),
+            "a decision or the sheet",
+        )
         model = d.model
         key = model.decision_key
         if (model.state or {}).get("between_deals"):
@@ -229,7 +280,9 @@ async def play_deals(d: Driver, enough: Callable[[dict[str, int]], bool]) -> dic
                 return seen
             await d.press("n", "the next deal", lambda m: not (m.state or {}).get("between_deals"))
         elif model.decision == "bidding":
-            await d.press("g" + ENTER, "the bid taken", lambda m, before=key: m.decision_key != before)
+            await d.press(
+                "g" + ENTER, "the bid taken", lambda m, before=key: m.decision_key != before
+            )
         elif model.decision == "ecart":
             await make_ecart(d, seen)
         elif model.decision == "chelem":
@@ -246,14 +299,18 @@ async def play_deals(d: Driver, enough: Callable[[dict[str, int]], bool]) -> dic
 
 
 @pytest.mark.parametrize("lang", ["fr", "en"])
-def test_whole_deals_from_the_keyboard_with_an_ecart(daemon: Path, tmp_path: Path, lang: str) -> None:
+def test_whole_deals_from_the_keyboard_with_an_ecart(
+    daemon: Path, tmp_path: Path, lang: str
+) -> None:
     async def scenario() -> tuple[dict[str, int], str, Model]:
         with create_pipe_input() as pipe:
             async with running(daemon, lang, pipe) as d:
                 await open_table_with_bots(d)
                 seen = await play_deals(d, lambda seen: "ecart" in seen or seen["deals"] >= 10)
                 screen = d.ui.screen_text()
-                await d.press("\t", "the log in the table's place (80 columns)", lambda m: m.folded == "log")
+                await d.press(
+                    "\t", "the log in the table's place (80 columns)", lambda m: m.folded == "log"
+                )
         return seen, screen, d.model
 
     try:
@@ -267,21 +324,32 @@ def test_whole_deals_from_the_keyboard_with_an_ecart(daemon: Path, tmp_path: Pat
     state = model.state or {}
     assert state["between_deals"] and len(state["results"]) == seen["deals"]
     assert all(sum(row["scores"]) == 0 and row["audit"] == "ok" for row in state["results"])
-    for row in state["results"]:  # the real daemon's breakdown: the score term by term, the hands once audited
+    for row in state[
+        "results"
+    ]:  # the real daemon's breakdown: the score term by term, the hands once audited
         breakdown = row["breakdown"]
-        assert len(breakdown["hands"]) == 3 and sum(map(len, breakdown["hands"])) + len(breakdown["chien"]) == 78
+        assert (
+            len(breakdown["hands"]) == 3
+            and sum(map(len, breakdown["hands"])) + len(breakdown["chien"]) == 78
+        )
         if row["contract"] is not None:
             assert breakdown["score"]["taker"] == row["scores"][row["taker"]]
     assert seen.get("cards", 0) >= 24  # a whole deal of 24 tricks at three, every card from Enter
     assert texts("sheet") in screen and texts("sheet_total") in screen
-    assert " ".join(texts("log_trick", number=24, who="", cards="").split()[:2]) in screen  # the log of the deal
+    assert (
+        " ".join(texts("log_trick", number=24, who="", cards="").split()[:2]) in screen
+    )  # the log of the deal
     assert "Garde" in screen  # the game's words stay French in both languages
 
 
 def test_the_client_without_a_daemon_says_how_to_start_one(tmp_path: Path) -> None:
     for lang, words in (("fr", "Lancez-le d'abord"), ("en", "Start one first")):
-        out = subprocess.run([sys.executable, "-m", "client.cli", "--home", str(tmp_path / "none"), "--lang", lang],
-                             capture_output=True, text=True, timeout=30)
+        out = subprocess.run(
+            [sys.executable, "-m", "client.cli", "--home", str(tmp_path / "none"), "--lang", lang],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
         assert out.returncode == 1 and words in out.stderr and "scripts/play" in out.stderr
         assert "Traceback" not in out.stderr
 
@@ -289,17 +357,24 @@ def test_the_client_without_a_daemon_says_how_to_start_one(tmp_path: Path) -> No
 # --- The poignée, at a table dealt from a seed -------------------------------------------
 
 
-def test_a_poignee_is_picked_and_shown_at_a_real_table(poignee_daemon: Path, tmp_path: Path) -> None:
+def test_a_poignee_is_picked_and_shown_at_a_real_table(
+    poignee_daemon: Path, tmp_path: Path
+) -> None:
     async def scenario() -> tuple[dict[str, int], str, Model]:
         with create_pipe_input() as pipe:
             async with running(poignee_daemon, "en", pipe) as d:
                 await d.until(lambda m: len(m.hand) == variant(5).hand_size, "the hand dealt")
                 hand = d.model.hand
                 assert poignee_sizes_available(cards(hand), variant(5)), (
-                    f"tarotd --deal-seed {POIGNEE_SEED} dealt the player {' '.join(hand)}: no poignée, although the seed "
-                    "was chosen for one. The cards a seed deals have changed (tarotd/runner.py seeded and seeded_entropy, "
-                    "the lobby's table id or dealer coin, protocol/seeds.py, protocol/layout.py, the keys of plant_keys): "
-                    "set POIGNEE_SEED to the first seed that deals seat 0 eight trumps or more at five")
+                    f"tarotd --deal-seed {POIGNEE_SEED} dealt the player {' '.join(hand)}: no "
+                    "poignée, although the seed "
+                    "was chosen for one. The cards a seed deals have changed (tarotd/runner.py "
+                    "seeded and seeded_entropy, "
+                    "the lobby's table id or dealer coin, protocol/seeds.py, protocol/layout.py, "
+                    "the keys of plant_keys): "
+                    "set POIGNEE_SEED to the first seed that deals seat 0 eight trumps or more at "
+                    "five"
+                )
                 seen = await play_deals(d, lambda seen: True)
                 screen = d.ui.screen_text()
         return seen, screen, d.model
@@ -311,39 +386,101 @@ def test_a_poignee_is_picked_and_shown_at_a_real_table(poignee_daemon: Path, tmp
         raise
     state = model.state or {}
     assert seen.get("poignee") == 1 and seen.get("trump too many") == 1 and seen["deals"] == 1, seen
-    assert seen.get("cards", 0) == variant(5).hand_size  # every card from Enter, the first after the poignée
+    assert (
+        seen.get("cards", 0) == variant(5).hand_size
+    )  # every card from Enter, the first after the poignée
     (row,) = state["results"]
     assert row["audit"] == "ok" and row["contract"] is not None and sum(row["scores"]) == 0
     (poignee,) = [p for p in state["last_view"]["poignees"] if p["seat"] == model.seat]
     texts = model.texts
-    log = texts("log_poignee", who=model.name(model.seat), size=poignee["size"], cards=plain(sorted_codes(poignee["cards"]), "en"))
-    assert texts("sheet") in screen and log in screen  # the deal scored, and its log still tells the poignée
-    assert texts("log_deal", deal=1, dealer=model.name(row["dealer"])) in screen  # the deal just scored, not the next
+    log = texts(
+        "log_poignee",
+        who=model.name(model.seat),
+        size=poignee["size"],
+        cards=plain(sorted_codes(poignee["cards"]), "en"),
+    )
+    assert (
+        texts("sheet") in screen and log in screen
+    )  # the deal scored, and its log still tells the poignée
+    assert (
+        texts("log_deal", deal=1, dealer=model.name(row["dealer"])) in screen
+    )  # the deal just scored, not the next
 
 
 def test_the_deal_seed_is_refused_outside_tests(tmp_path: Path) -> None:
     env = {name: value for name, value in os.environ.items() if name != "TAROT_TESTING"}
-    out = subprocess.run([sys.executable, "-m", "tarotd.cli", "--home", str(tmp_path / "h"), "--deal-seed", "1"],
-                         capture_output=True, text=True, timeout=30, env=env)
+    out = subprocess.run(
+        [sys.executable, "-m", "tarotd.cli", "--home", str(tmp_path / "h"), "--deal-seed", "1"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=env,
+    )
     assert out.returncode == 2 and "for tests only" in out.stderr and not (tmp_path / "h").exists()
 
 
 # --- What only a scripted daemon shows: a member away, the daemon refusing -----------------
 
-HAND = ["T21", "T18", "T15", "T12", "T9", "T7", "T5", "T3", "T2", "KS", "4S", "QH", "2H", "5C", "EX"]
+HAND = [
+    "T21",
+    "T18",
+    "T15",
+    "T12",
+    "T9",
+    "T7",
+    "T5",
+    "T3",
+    "T2",
+    "KS",
+    "4S",
+    "QH",
+    "2H",
+    "5C",
+    "EX",
+]
 
 
 def _playing_state() -> dict[str, Any]:
     """Our first card at five, the daemon of seat 3 away for 12 s."""
-    view = {"seat": 0, "players": 5, "dealer": 4, "phase": "playing", "to_act": 0, "hand": HAND,
-            "bids": [{"seat": s, "contract": "garde" if s == 0 else None} for s in range(5)],
-            "taker": 0, "contract": "garde", "called": "KH", "partner": None, "chien": ["3D", "4D", "6C"],
-            "ecart": [], "chelem": False, "poignees": [], "tricks": [], "current": [], "leader": 0, "legal": HAND}
-    return {"table": "ab" * 16, "name": "club", "seats": ["moi", "b1", "b2", "b3", "b4"],
-            "fingerprints": ["aaaa-bbbb-cccc-dddd"] * 5, "seat": 0, "deal": 0, "dealer": 4, "view": view,
-            "waiting_for": [0], "away": [{"seat": 3, "seconds": 12.4}], "decision": "playing",
-            "options": {"cards": HAND, "poignee": None}, "between_deals": False, "finished": False,
-            "scores": [0] * 5, "results": []}
+    view = {
+        "seat": 0,
+        "players": 5,
+        "dealer": 4,
+        "phase": "playing",
+        "to_act": 0,
+        "hand": HAND,
+        "bids": [{"seat": s, "contract": "garde" if s == 0 else None} for s in range(5)],
+        "taker": 0,
+        "contract": "garde",
+        "called": "KH",
+        "partner": None,
+        "chien": ["3D", "4D", "6C"],
+        "ecart": [],
+        "chelem": False,
+        "poignees": [],
+        "tricks": [],
+        "current": [],
+        "leader": 0,
+        "legal": HAND,
+    }
+    return {
+        "table": "ab" * 16,
+        "name": "club",
+        "seats": ["moi", "b1", "b2", "b3", "b4"],
+        "fingerprints": ["aaaa-bbbb-cccc-dddd"] * 5,
+        "seat": 0,
+        "deal": 0,
+        "dealer": 4,
+        "view": view,
+        "waiting_for": [0],
+        "away": [{"seat": 3, "seconds": 12.4}],
+        "decision": "playing",
+        "options": {"cards": HAND, "poignee": None},
+        "between_deals": False,
+        "finished": False,
+        "scores": [0] * 5,
+        "results": [],
+    }
 
 
 class ScriptedDaemon:
@@ -351,8 +488,13 @@ class ScriptedDaemon:
     default) and, if given, ``tables`` answer from a script; any other request is recorded
     and refused."""
 
-    def __init__(self, state: dict[str, Any] | None = None, tables: list[dict[str, Any]] | None = None,
-                 events: list[dict[str, Any]] | None = None, event: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        state: dict[str, Any] | None = None,
+        tables: list[dict[str, Any]] | None = None,
+        events: list[dict[str, Any]] | None = None,
+        event: dict[str, Any] | None = None,
+    ) -> None:
         self.requests: list[dict[str, Any]] = []
         self.state, self.tables = state or _playing_state(), tables
         self.events, self.event = events or [], event
@@ -363,7 +505,13 @@ class ScriptedDaemon:
             op = request["op"]
             reply: dict[str, Any] = {"id": request["id"], "ok": True}
             if op == "status":
-                reply["result"] = {"name": "moi", "fingerprint": "aaaa-bbbb-cccc-dddd", "endpoint": "tcp://x", "peers": [], "tables": []}
+                reply["result"] = {
+                    "name": "moi",
+                    "fingerprint": "aaaa-bbbb-cccc-dddd",
+                    "endpoint": "tcp://x",
+                    "peers": [],
+                    "tables": [],
+                }
             elif op == "state":
                 reply["result"] = self.state
             elif op == "tables" and self.tables is not None:
@@ -374,12 +522,18 @@ class ScriptedDaemon:
                 reply["result"] = self.event
             else:
                 self.requests.append(request)
-                reply = {"id": request["id"], "ok": False, "error": f"scripted daemon: {op} refused"}
+                reply = {
+                    "id": request["id"],
+                    "ok": False,
+                    "error": f"scripted daemon: {op} refused",
+                }
             writer.write(json.dumps(reply).encode() + b"\n")
             await writer.drain()
 
 
-def test_an_away_member_the_help_and_a_refused_card_against_a_scripted_daemon(tmp_path: Path) -> None:
+def test_an_away_member_the_help_and_a_refused_card_against_a_scripted_daemon(
+    tmp_path: Path,
+) -> None:
     async def scenario() -> tuple[ScriptedDaemon, str]:
         daemon = ScriptedDaemon()
         tmp_path.mkdir(exist_ok=True)
@@ -396,20 +550,47 @@ def test_an_away_member_the_help_and_a_refused_card_against_a_scripted_daemon(tm
                     card = next(f for f in hand_fragments(d.model, d.ui.click_card) if "4♠" in f[1])
                     assert len(card) == 3, "a card the player can click has its handler"
                     handler = card[2]
-                    handler(MouseEvent(Point(0, 0), MouseEventType.MOUSE_UP, MouseButton.LEFT, frozenset()))
-                    await d.until(lambda m: m.message.startswith("Refused: scripted daemon: play refused"), "the refusal shown")
+                    handler(
+                        MouseEvent(
+                            Point(0, 0), MouseEventType.MOUSE_UP, MouseButton.LEFT, frozenset()
+                        )
+                    )
+                    await d.until(
+                        lambda m: m.message.startswith("Refused: scripted daemon: play refused"),
+                        "the refusal shown",
+                    )
         finally:
             server.close()
         return daemon, first
 
     daemon, first = asyncio.run(asyncio.wait_for(scenario(), 60))
     assert daemon.requests == [{"id": daemon.requests[0]["id"], "op": "play", "card": "4S"}]
-    assert "b3 has not answered for 12 s" in first and "away for 12 s" in first  # a peer away: who, how long
+    assert (
+        "b3 has not answered for 12 s" in first and "away for 12 s" in first
+    )  # a peer away: who, how long
 
 
-def test_the_lobby_shows_our_invite_code_and_joins_another_table_with_a_typed_one(tmp_path: Path) -> None:
-    tables = [{"table": "aa" * 16, "name": "salon", "seats": 3, "members": ["moi"], "state": "open", "invite": "7KQ2-M9XD"},
-              {"table": "bb" * 16, "name": "club", "seats": 3, "members": ["anne"], "state": "open", "invite": None}]
+def test_the_lobby_shows_our_invite_code_and_joins_another_table_with_a_typed_one(
+    tmp_path: Path,
+) -> None:
+    tables = [
+        {
+            "table": "aa" * 16,
+            "name": "salon",
+            "seats": 3,
+            "members": ["moi"],
+            "state": "open",
+            "invite": "7KQ2-M9XD",
+        },
+        {
+            "table": "bb" * 16,
+            "name": "club",
+            "seats": 3,
+            "members": ["anne"],
+            "state": "open",
+            "invite": None,
+        },
+    ]
 
     async def scenario() -> tuple[ScriptedDaemon, str, str]:
         daemon = ScriptedDaemon({"table": None}, tables)
@@ -420,27 +601,56 @@ def test_the_lobby_shows_our_invite_code_and_joins_another_table_with_a_typed_on
                 async with running(tmp_path, "fr", pipe) as d:
                     await d.until(lambda m: len(m.tables) == 2, "the lobby")
                     lobby = d.ui.screen_text()
-                    await d.press("ji", "typing the code of club", lambda m: m.lobby_index == 1 and m.invite == "")
-                    await d.press("7kq2-m9xdd\x7f", "the code typed", lambda m: m.invite == "7KQ2-M9XD")
+                    await d.press(
+                        "ji",
+                        "typing the code of club",
+                        lambda m: m.lobby_index == 1 and m.invite == "",
+                    )
+                    await d.press(
+                        "7kq2-m9xdd\x7f", "the code typed", lambda m: m.invite == "7KQ2-M9XD"
+                    )
                     typing = d.ui.screen_text()
-                    await d.press(ENTER, "the join sent", lambda m: m.invite is None and daemon.requests)
+                    await d.press(
+                        ENTER, "the join sent", lambda m: m.invite is None and daemon.requests
+                    )
         finally:
             server.close()
         return daemon, lobby, typing
 
     daemon, lobby, typing = asyncio.run(asyncio.wait_for(scenario(), 60))
-    assert "salon" in lobby and "← votre table  code d'invitation : 7KQ2-M9XD" in lobby  # what the others type
+    assert (
+        "salon" in lobby and "← votre table  code d'invitation : 7KQ2-M9XD" in lobby
+    )  # what the others type
     assert "Code d'invitation de « club » : 7KQ2-M9XD" in typing
-    assert [(r["op"], r["table"], r["invite"]) for r in daemon.requests] == [("join", "bb" * 16, "7KQ2-M9XD")]
+    assert [(r["op"], r["table"], r["invite"]) for r in daemon.requests] == [
+        ("join", "bb" * 16, "7KQ2-M9XD")
+    ]
 
 
 def test_reading_the_sheet_is_safe_from_enter_and_q_asks_what_quitting_does(tmp_path: Path) -> None:
     """Enter, again and again, on the score sheet starts nothing (no ``next``, so no first
     bid passed); q at a game asks first and says what becomes of it; another key stays; a
     bid letter that cannot apply says why."""
-    sheet = {**_playing_state(), "view": None, "decision": None, "options": None, "between_deals": True,
-             "results": [{"deal": 0, "dealer": 4, "contract": "garde", "taker": 0, "scores": [100, -25, -25, -25, -25],
-                          "penalties": [], "audit": "ok"}], "scores": [100, -25, -25, -25, -25], "deal": 1}
+    sheet = {
+        **_playing_state(),
+        "view": None,
+        "decision": None,
+        "options": None,
+        "between_deals": True,
+        "results": [
+            {
+                "deal": 0,
+                "dealer": 4,
+                "contract": "garde",
+                "taker": 0,
+                "scores": [100, -25, -25, -25, -25],
+                "penalties": [],
+                "audit": "ok",
+            }
+        ],
+        "scores": [100, -25, -25, -25, -25],
+        "deal": 1,
+    }
 
     async def scenario() -> tuple[ScriptedDaemon, list[str]]:
         daemon = ScriptedDaemon(sheet)
@@ -449,21 +659,44 @@ def test_reading_the_sheet_is_safe_from_enter_and_q_asks_what_quitting_does(tmp_
         seen = []
         try:
             with create_pipe_input() as pipe:
-                ui = TarotApp(tmp_path, "en", input=pipe, output=DummyOutput(), poll=0.2, quitting=Quitting.GONE)
+                ui = TarotApp(
+                    tmp_path,
+                    "en",
+                    input=pipe,
+                    output=DummyOutput(),
+                    poll=0.2,
+                    quitting=Quitting.GONE,
+                )
                 task = asyncio.create_task(ui.run())
                 d = Driver(ui, pipe)
                 await d.until(lambda m: (m.state or {}).get("between_deals"), "the sheet")
-                await d.press(ENTER * 3, "Enter said to do nothing", lambda m: m.message == m.texts("enter_between"))
+                await d.press(
+                    ENTER * 3,
+                    "Enter said to do nothing",
+                    lambda m: m.message == m.texts("enter_between"),
+                )
                 await d.press("g", "g refused", lambda m: m.message == m.texts("not_bidding"))
                 await d.press("q", "q asking", lambda m: m.quit_asked)
                 seen.append(ui.screen_text())
                 await d.press("x", "another key: stay", lambda m: not m.quit_asked)
                 seen.append(ui.screen_text())
-                daemon.state = {**_playing_state(), "decision": "bidding", "view": {**_playing_state()["view"], "phase": "bidding"},
-                                "options": {"bids": ["pass", "garde-sans", "garde-contre"]}}
+                daemon.state = {
+                    **_playing_state(),
+                    "decision": "bidding",
+                    "view": {**_playing_state()["view"], "phase": "bidding"},
+                    "options": {"bids": ["pass", "garde-sans", "garde-contre"]},
+                }
                 await d.until(lambda m: m.decision == "bidding", "the bidding")
-                await d.press("g", "g refused: above it", lambda m: m.message == m.texts("bid_gone", contract="Garde"))
-                await d.press("s", "s picks the garde sans", lambda m: m.choice is not None and m.choice.current == "garde-sans")
+                await d.press(
+                    "g",
+                    "g refused: above it",
+                    lambda m: m.message == m.texts("bid_gone", contract="Garde"),
+                )
+                await d.press(
+                    "s",
+                    "s picks the garde sans",
+                    lambda m: m.choice is not None and m.choice.current == "garde-sans",
+                )
                 d.keys("qq")
                 assert await asyncio.wait_for(task, 10) == 0
         finally:
@@ -481,28 +714,68 @@ def _event_summary(**changes: Any) -> dict[str, Any]:
     """The daemon's ``event`` answer (tarotd.event_desk.EventDesk.summary) for a player of
     round 2 of 3 at table 2, the ranking of round 1 in."""
     names = ["anne", "bruno", "carla", "moi", "eric", "fanny", "gilles", "hugo"]
-    ranking = [{"place": i + 1, "name": name, "fingerprint": "aaaa-bbbb-cccc-dddd" if name == "moi" else f"{i}{i}{i}{i}-0000",
-                "total": 300 - 80 * i, "rounds": [[300 - 80 * i, "abandoned" if name == "hugo" else "played"]]}
-               for i, name in enumerate(names)]
-    summary = {"event": "ee" * 16, "name": "mardi", "role": "player", "organiser": "9999-8888", "rounds": 3, "deals": 4,
-               "tables": 4, "movement": "fft", "silence": "nothing",
-               "players": [{"name": n, "fingerprint": "x"} for n in names],
-               "plans": [{"round": 1, "movement": "fft", "tables": [names[:4], names[4:]]},
-                         {"round": 2, "movement": "fft", "tables": [names[::2], names[1::2]]}],
-               "closed": 1, "open": 2, "pending": [[2, 2, 3], [2, 2, 4]], "ranking": ranking,
-               "seat": {"round": 2, "table": 2, "seat": 1, "with": ["bruno", "fanny", "hugo"]},
-               "findings": [], "entries": 17}
+    ranking = [
+        {
+            "place": i + 1,
+            "name": name,
+            "fingerprint": "aaaa-bbbb-cccc-dddd" if name == "moi" else f"{i}{i}{i}{i}-0000",
+            "total": 300 - 80 * i,
+            "rounds": [[300 - 80 * i, "abandoned" if name == "hugo" else "played"]],
+        }
+        for i, name in enumerate(names)
+    ]
+    summary = {
+        "event": "ee" * 16,
+        "name": "mardi",
+        "role": "player",
+        "organiser": "9999-8888",
+        "rounds": 3,
+        "deals": 4,
+        "tables": 4,
+        "movement": "fft",
+        "silence": "nothing",
+        "players": [{"name": n, "fingerprint": "x"} for n in names],
+        "plans": [
+            {"round": 1, "movement": "fft", "tables": [names[:4], names[4:]]},
+            {"round": 2, "movement": "fft", "tables": [names[::2], names[1::2]]},
+        ],
+        "closed": 1,
+        "open": 2,
+        "pending": [[2, 2, 3], [2, 2, 4]],
+        "ranking": ranking,
+        "seat": {"round": 2, "table": 2, "seat": 1, "with": ["bruno", "fanny", "hugo"]},
+        "findings": [],
+        "entries": 17,
+    }
     return {**summary, **changes}
 
 
-def test_an_event_in_the_lobby_is_joined_with_enter_and_followed_beside_the_table(tmp_path: Path) -> None:
+def test_an_event_in_the_lobby_is_joined_with_enter_and_followed_beside_the_table(
+    tmp_path: Path,
+) -> None:
     """The lobby lists the events heard after its tables; Enter on one registers; the event
     taken part in shows where to sit and the live ranking, in the lobby and, by Tab, at the
     table (80 columns: in the table's place)."""
-    heard: list[dict[str, Any]] = [{"event": "dd" * 16, "name": "jeudi", "role": None, "organiser": "7777-6666", "players": None,
-              "closed": None, "rounds": 5},
-             {"event": "ee" * 16, "name": "mardi", "role": "player", "organiser": "9999-8888", "players": 8,
-              "closed": 1, "rounds": 3}]
+    heard: list[dict[str, Any]] = [
+        {
+            "event": "dd" * 16,
+            "name": "jeudi",
+            "role": None,
+            "organiser": "7777-6666",
+            "players": None,
+            "closed": None,
+            "rounds": 5,
+        },
+        {
+            "event": "ee" * 16,
+            "name": "mardi",
+            "role": "player",
+            "organiser": "9999-8888",
+            "players": 8,
+            "closed": 1,
+            "rounds": 3,
+        },
+    ]
 
     async def scenario() -> tuple[ScriptedDaemon, str, str]:
         daemon = ScriptedDaemon({"table": None}, [], heard, _event_summary())
@@ -511,19 +784,25 @@ def test_an_event_in_the_lobby_is_joined_with_enter_and_followed_beside_the_tabl
         try:
             with create_pipe_input() as pipe:
                 async with running(tmp_path, "fr", pipe) as d:
-                    await d.until(lambda m: m.event is not None and len(m.events) == 2, "the events")
+                    await d.until(
+                        lambda m: m.event is not None and len(m.events) == 2, "the events"
+                    )
                     lobby = d.ui.screen_text()
                     await d.press(ENTER, "the registration sent", lambda m: daemon.requests)
                     daemon.state = _playing_state()
                     await d.until(lambda m: m.at_table, "the event's table")
-                    await d.press("\t\t\t", "the event in the table's place", lambda m: m.folded == "event")
+                    await d.press(
+                        "\t\t\t", "the event in the table's place", lambda m: m.folded == "event"
+                    )
                     beside = d.ui.screen_text()
         finally:
             server.close()
         return daemon, lobby, beside
 
     daemon, lobby, beside = asyncio.run(asyncio.wait_for(scenario(), 60))
-    lobby, beside = (" ".join(screen.split()) for screen in (lobby, beside))  # the columns' padding aside
+    lobby, beside = (
+        " ".join(screen.split()) for screen in (lobby, beside)
+    )  # the columns' padding aside
     assert "« jeudi » par [7777] — Entrée : s'inscrire" in lobby
     assert "« mardi » par [9999] — inscrit, 8 joueurs, 1/3 positions jouées" in lobby
     assert "Vous êtes à la table 2 de la position 2, avec bruno, fanny, hugo" in lobby
@@ -538,27 +817,59 @@ def test_the_event_panel_says_what_the_event_waits_for_in_both_languages() -> No
     """Before round 1 the organiser is told how to start it, a player that it will be
     started; once over, the ranking is final; a fault the record shows is said; a round's
     table played out says the next round comes, the last one that the game is over."""
-    for lang, role, words in (("en", "organiser", "Registered: 8. Enter on the event: start the first round."),
-                              ("fr", "player", "Inscrits : 8. L'organisateur lancera la première position.")):
+    for lang, role, words in (
+        ("en", "organiser", "Registered: 8. Enter on the event: start the first round."),
+        ("fr", "player", "Inscrits : 8. L'organisateur lancera la première position."),
+    ):
         m = Model(Texts(lang), tmp := Path("/nonexistent"))
-        m.event = _event_summary(role=role, plans=[], closed=0, open=None, pending=[], ranking=[], seat=None)
+        m.event = _event_summary(
+            role=role, plans=[], closed=0, open=None, pending=[], ranking=[], seat=None
+        )
         text = fragment_list_to_text(event_fragments(m))
         assert words in text and str(tmp) not in text
     m = Model(Texts("en"), Path("/nonexistent"))
-    m.event = _event_summary(closed=3, open=None, pending=[], findings=["round 2, table 1, deal 3: a row signed by no member"])
+    m.event = _event_summary(
+        closed=3,
+        open=None,
+        pending=[],
+        findings=["round 2, table 1, deal 3: a row signed by no member"],
+    )
     text = fragment_list_to_text(event_fragments(m))
     assert "The event is over." in text and "Final ranking" in text and "Ranking so far" not in text
     assert "FAULT: round 2, table 1, deal 3: a row signed by no member" in text
     m.status = {"fingerprint": "aaaa-bbbb-cccc-dddd"}
-    m.event = _event_summary(ranking=[{**line, "fingerprint": "aaaa-bbbb-cccc-dddd" if line["name"] == "hugo" else "x"}
-                                      for line in _event_summary()["ranking"]])
-    beside = " ".join(fragment_list_to_text(event_fragments(m, compact=True)).split())  # beside a wide table
-    assert "→ 8. hugo -260" in beside and " … " in beside and "7. gilles" not in beside and "6. fanny" in beside
-    m.status, m.event = {"fingerprint": "0000-0000"}, _event_summary()  # anne, first: the six leaders, then "…"
+    m.event = _event_summary(
+        ranking=[
+            {**line, "fingerprint": "aaaa-bbbb-cccc-dddd" if line["name"] == "hugo" else "x"}
+            for line in _event_summary()["ranking"]
+        ]
+    )
+    beside = " ".join(
+        fragment_list_to_text(event_fragments(m, compact=True)).split()
+    )  # beside a wide table
+    assert (
+        "→ 8. hugo -260" in beside
+        and " … " in beside
+        and "7. gilles" not in beside
+        and "6. fanny" in beside
+    )
+    m.status, m.event = (
+        {"fingerprint": "0000-0000"},
+        _event_summary(),
+    )  # anne, first: the six leaders, then "…"
     beside = " ".join(fragment_list_to_text(event_fragments(m, compact=True)).split())
-    assert "→ 1. anne +300" in beside and "6. fanny" in beside and beside.endswith("…") and "8. hugo" not in beside
+    assert (
+        "→ 1. anne +300" in beside
+        and "6. fanny" in beside
+        and beside.endswith("…")
+        and "8. hugo" not in beside
+    )
     assert "[7777]" not in beside  # the leaders and our own line, their totals only
-    m.update({**_playing_state(), "view": None, "decision": None, "finished": True})  # the round's table done
-    assert "Round played: your daemon will seat you at the next round" in fragment_list_to_text(prompt_fragments(m))
+    m.update(
+        {**_playing_state(), "view": None, "decision": None, "finished": True}
+    )  # the round's table done
+    assert "Round played: your daemon will seat you at the next round" in fragment_list_to_text(
+        prompt_fragments(m)
+    )
     m.event = {**m.event, "closed": 3}
     assert fragment_list_to_text(prompt_fragments(m)) == "The game is over. q: quit"

@@ -35,7 +35,9 @@ def test_the_hand_cursor_lands_only_on_enabled_cards() -> None:
 
 
 def test_the_ecart_refuses_a_trump_while_other_cards_may_go() -> None:
-    picker = EcartPicker(allowed=["QS", "2S", "3H", "4H", "5D", "6D", "7C"], size=6, trumps_needed=0)
+    picker = EcartPicker(
+        allowed=["QS", "2S", "3H", "4H", "5D", "6D", "7C"], size=6, trumps_needed=0
+    )
     assert picker.toggle("T5") == Refusal("ecart_trump")
     assert picker.toggle("KS") == Refusal("ecart_forbidden")
     assert picker.toggle("T21") == Refusal("ecart_forbidden")  # a bout, not merely a trump
@@ -43,7 +45,9 @@ def test_the_ecart_refuses_a_trump_while_other_cards_may_go() -> None:
         assert picker.toggle(code) is None
     assert picker.toggle("7C") == Refusal("ecart_full", {"size": 6}) and picker.missing == 0
     assert picker.toggle("QS") is None and picker.missing == 1  # taken back
-    assert picker.toggle("7C") is None and sorted(picker.picked) == sorted(["2S", "3H", "4H", "5D", "6D", "7C"])
+    assert picker.toggle("7C") is None and sorted(picker.picked) == sorted(
+        ["2S", "3H", "4H", "5D", "6D", "7C"]
+    )
 
 
 def test_the_ecart_takes_exactly_the_trumps_it_cannot_avoid() -> None:
@@ -90,7 +94,10 @@ def test_every_sentence_exists_in_both_languages_and_common_refusals_are_transla
     assert set(_TEXT["fr"]) == set(_TEXT["en"])
     fr, en = Texts("fr"), Texts("en")
     message = "a trump may go to the écart only when you have no other card to put there"
-    assert fr.refusal(message) == "Refusé : un atout ne va à l'écart que si vous ne pouvez faire autrement"
+    assert (
+        fr.refusal(message)
+        == "Refusé : un atout ne va à l'écart que si vous ne pouvez faire autrement"
+    )
     assert en.refusal(message) == f"Refused: {message}"
     assert fr.refusal("something new") == "Refusé : something new"
     with pytest.raises(ValueError):
@@ -106,14 +113,39 @@ def test_the_language_comes_from_the_locale() -> None:
 
 def test_the_picks_start_afresh_with_each_new_decision() -> None:
     model = Model(Texts("en"), Path("/nonexistent"))
-    view = {"hand": ["2S", "T4", "EX", "KH", "3D", "T21"], "bids": [], "tricks": [], "current": [], "poignees": []}
+    view = {
+        "hand": ["2S", "T4", "EX", "KH", "3D", "T21"],
+        "bids": [],
+        "tricks": [],
+        "current": [],
+        "poignees": [],
+    }
     ecart = {"allowed": ["2S", "3D"], "size": 1, "trumps_needed": 0}
-    model.update({"table": "t", "deal": 0, "decision": "ecart", "view": view, "options": {"ecart": ecart}})
-    assert model.hand == ["T21", "T4", "2S", "KH", "3D", "EX"]  # trumps, suits alternating colours, the Excuse
+    model.update(
+        {"table": "t", "deal": 0, "decision": "ecart", "view": view, "options": {"ecart": ecart}}
+    )
+    assert model.hand == [
+        "T21",
+        "T4",
+        "2S",
+        "KH",
+        "3D",
+        "EX",
+    ]  # trumps, suits alternating colours, the Excuse
     assert model.ecart is not None and model.ecart.toggle("2S") is None
-    model.update({"table": "t", "deal": 0, "decision": "ecart", "view": view, "options": {"ecart": ecart}})
+    model.update(
+        {"table": "t", "deal": 0, "decision": "ecart", "view": view, "options": {"ecart": ecart}}
+    )
     assert model.ecart.picked == ["2S"]  # the same decision: the marks stay
-    model.update({"table": "t", "deal": 0, "decision": "playing", "view": view, "options": {"cards": ["3D"], "poignee": None}})
+    model.update(
+        {
+            "table": "t",
+            "deal": 0,
+            "decision": "playing",
+            "view": view,
+            "options": {"cards": ["3D"], "poignee": None},
+        }
+    )
     assert model.ecart is None and model.cursor is not None and model.cursor.current == "3D"
     assert not model.start_poignee()
     assert sorted_codes(["EX", "2S"]) == ["2S", "EX"]

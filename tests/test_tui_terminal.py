@@ -27,7 +27,9 @@ from client.tui.contrast import THEMES, plain, unreadable
 from client.tui.i18n import Texts
 from lab.tmux import Pane
 
-pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (apt-get install tmux)")
+pytestmark = pytest.mark.skipif(
+    shutil.which("tmux") is None, reason="tmux is not installed (apt-get install tmux)"
+)
 
 NAMES = ["moi", "anne", "bruno", "chloe", "david"]
 HAND = ["T21", "T18", "T7", "T1", "QS", "9S", "5C", "KC", "QH", "2H", "KD", "3D", "EX"]
@@ -35,23 +37,67 @@ HAND = ["T21", "T18", "T7", "T1", "QS", "9S", "5C", "KC", "QH", "2H", "KD", "3D"
 
 def playing() -> dict[str, Any]:
     """Our card to play at five on a trick of spades, the only spade we may play a queen."""
-    view = {"seat": 0, "players": 5, "dealer": 4, "phase": "playing", "to_act": 0, "hand": HAND,
-            "bids": [{"seat": s, "contract": "garde" if s == 1 else None} for s in range(5)], "taker": 1,
-            "contract": "garde", "called": "KH", "partner": None, "chien": [], "ecart": [], "chelem": False,
-            "poignees": [{"seat": 2, "cards": ["T2", "T3", "T4", "T5", "T6", "T8", "T9", "T10"], "size": "simple"}],
-            "tricks": [{"leader": 1, "cards": ["KH", "3H", "4H", "5H", "6H"], "winner": 1}],
-            "current": ["1S", "4S", "2S", "KS"], "leader": 1, "legal": ["QS", "9S", "EX"]}
-    return {"table": "ab" * 16, "name": "salon", "seats": NAMES, "fingerprints": [f"{i}abc-0000" for i in range(5)],
-            "seat": 0, "deal": 1, "dealer": 4, "view": view, "last_view": None, "waiting_for": [0], "away": [],
-            "decision": "playing", "options": {"cards": ["QS", "9S", "EX"], "poignee": None}, "between_deals": False,
-            "finished": False, "scores": [0] * 5, "results": []}
+    view = {
+        "seat": 0,
+        "players": 5,
+        "dealer": 4,
+        "phase": "playing",
+        "to_act": 0,
+        "hand": HAND,
+        "bids": [{"seat": s, "contract": "garde" if s == 1 else None} for s in range(5)],
+        "taker": 1,
+        "contract": "garde",
+        "called": "KH",
+        "partner": None,
+        "chien": [],
+        "ecart": [],
+        "chelem": False,
+        "poignees": [
+            {
+                "seat": 2,
+                "cards": ["T2", "T3", "T4", "T5", "T6", "T8", "T9", "T10"],
+                "size": "simple",
+            }
+        ],
+        "tricks": [{"leader": 1, "cards": ["KH", "3H", "4H", "5H", "6H"], "winner": 1}],
+        "current": ["1S", "4S", "2S", "KS"],
+        "leader": 1,
+        "legal": ["QS", "9S", "EX"],
+    }
+    return {
+        "table": "ab" * 16,
+        "name": "salon",
+        "seats": NAMES,
+        "fingerprints": [f"{i}abc-0000" for i in range(5)],
+        "seat": 0,
+        "deal": 1,
+        "dealer": 4,
+        "view": view,
+        "last_view": None,
+        "waiting_for": [0],
+        "away": [],
+        "decision": "playing",
+        "options": {"cards": ["QS", "9S", "EX"], "poignee": None},
+        "between_deals": False,
+        "finished": False,
+        "scores": [0] * 5,
+        "results": [],
+    }
 
 
 def between() -> dict[str, Any]:
     _, audit = scored()
     row = result(audit)
-    return {**playing(), "view": None, "decision": None, "options": None, "between_deals": True,
-            "results": [row], "scores": row["scores"], "deal": 1}
+    return {
+        **playing(),
+        "view": None,
+        "decision": None,
+        "options": None,
+        "between_deals": True,
+        "results": [row],
+        "scores": row["scores"],
+        "deal": 1,
+    }
 
 
 class Scripted:
@@ -68,7 +114,9 @@ class Scripted:
 
     def _run(self, ready: threading.Event) -> None:
         asyncio.set_event_loop(self.loop)
-        self.loop.run_until_complete(asyncio.start_unix_server(self._serve, path=str(self.home / "api.sock")))
+        self.loop.run_until_complete(
+            asyncio.start_unix_server(self._serve, path=str(self.home / "api.sock"))
+        )
         ready.set()
         self.loop.run_forever()
 
@@ -77,7 +125,12 @@ class Scripted:
             request = json.loads(line)
             op, reply = request["op"], {"id": request["id"], "ok": True}
             if op == "status":
-                reply["result"] = {"name": "moi", "fingerprint": "0abc-0000", "peers": [], "tables": []}
+                reply["result"] = {
+                    "name": "moi",
+                    "fingerprint": "0abc-0000",
+                    "peers": [],
+                    "tables": [],
+                }
             elif op == "state":
                 reply["result"] = self.state
             elif op == "tables":
@@ -112,7 +165,9 @@ def scripted(tmp_path: Path) -> Iterator[Scripted]:
 def client(home: Path, width: int, height: int, **env: str) -> Pane:
     """``tarot`` in a tmux pane; its errors, if any, in ``home/client.err``."""
     environment = {**os.environ, "LANG": "C.UTF-8", **env}
-    command = f"cd {ROOT} && {sys.executable} -m client.cli --home {home} --lang en 2> {home}/client.err"
+    command = (
+        f"cd {ROOT} && {sys.executable} -m client.cli --home {home} --lang en 2> {home}/client.err"
+    )
     return Pane(command, environment, width, height)
 
 
@@ -124,7 +179,10 @@ def resized(pane: Pane, width: int, height: int, what: str) -> str:
     """The screen redrawn at ``width`` × ``height``, with ``what`` on it; the capture with
     its escape codes."""
     pane.tmux("resize-window", "-t", "tarot", "-x", str(width), "-y", str(height))
-    pane.wait(lambda s: len(s.split("\n")) <= height and what in s and _settled(pane), f"{what} at {width}×{height}")
+    pane.wait(
+        lambda s: len(s.split("\n")) <= height and what in s and _settled(pane),
+        f"{what} at {width}×{height}",
+    )
     return capture(pane)
 
 
@@ -154,9 +212,13 @@ def test_the_table_reads_on_dark_and_light_terminals_and_fits_each_size(scripted
             assert texts("keys_playing") in screen.replace("\n", "")  # the help line whole
             for card in ("Q♠", "9♠", "K♣", "21", "★", "K♠", "2♠"):
                 assert card in screen, (card, screen)
-            assert all(f"{name} [" in screen or f"{name} (you) [" in screen for name in NAMES), screen
+            assert all(f"{name} [" in screen or f"{name} (you) [" in screen for name in NAMES), (
+                screen
+            )
             assert "poignée simple (8)" in screen  # the poignée by the seat that showed it
-        assert "│" not in sizes[80] and "│" in sizes[100] and "│" in sizes[200]  # the panel folds at 80 columns
+        assert (
+            "│" not in sizes[80] and "│" in sizes[100] and "│" in sizes[200]
+        )  # the panel folds at 80 columns
         right = max(line.find("anne [") for line in sizes[200].splitlines())
         assert right > 100  # a large screen spreads the table
         scripted.state = between()
@@ -177,8 +239,15 @@ def test_no_color_draws_no_colour(scripted: Scripted) -> None:
     try:
         pane.wait(lambda s: "Your hand" in s, "the hand")
         captured = capture(pane)
-        codes = {int(c) for params in re.findall(r"\x1b\[([0-9;]*)m", captured) for c in params.split(";") if c}
-        colours = {c for c in codes if 30 <= c <= 38 or 40 <= c <= 48 or 90 <= c <= 97 or 100 <= c <= 107}
+        codes = {
+            int(c)
+            for params in re.findall(r"\x1b\[([0-9;]*)m", captured)
+            for c in params.split(";")
+            if c
+        }
+        colours = {
+            c for c in codes if 30 <= c <= 38 or 40 <= c <= 48 or 90 <= c <= 97 or 100 <= c <= 107
+        }
         assert not colours, (colours, captured)
         assert "[Q♠]" in plain(captured)  # the cursor still reads, in the text itself
     finally:

@@ -34,7 +34,8 @@ async def pair(kind: int = zmq.DEALER) -> AsyncIterator[tuple[LoopSocket, LoopSo
     try:
         for socket_kind in (kind, zmq.DEALER):
             sock: zmq.Socket[Any] = context.socket(
-                socket_kind, socket_class=zmq.Socket  # type: ignore[arg-type]  # pyzmq's stubs want the context's class
+                socket_kind,
+                socket_class=zmq.Socket,  # type: ignore[arg-type]  # pyzmq's stubs want the context's class
             )
             sock.setsockopt(zmq.LINGER, 0)
             sockets.append(LoopSocket(sock))

@@ -27,7 +27,15 @@ from client.api import DaemonUnavailable, ask
 from protocol.identity import Identity, verify
 from protocol.messages import Kind, sign_message
 from protocol.messages import encode as encode_message
-from tarotd.mesh import LINK_KINDS, curve_public_key, curve_secret_key, decode, encode, encode_signed, signing_bytes
+from tarotd.mesh import (
+    LINK_KINDS,
+    curve_public_key,
+    curve_secret_key,
+    decode,
+    encode,
+    encode_signed,
+    signing_bytes,
+)
 
 TOKEN = 16  #: bytes of a mesh nonce, session or boot id
 
@@ -44,7 +52,13 @@ def routing_id(rng: random.Random) -> bytes:
     return bytes([rng.randrange(1, 256)]) + rng.randbytes(rng.randrange(0, 40))
 
 
-def hello_fields(key: Identity, rng: random.Random, endpoint: str, to: bytes | None = None, challenge: bytes | None = None) -> dict[str, Any]:
+def hello_fields(
+    key: Identity,
+    rng: random.Random,
+    endpoint: str,
+    to: bytes | None = None,
+    challenge: bytes | None = None,
+) -> dict[str, Any]:
     """The fields of a HELLO from ``key`` to the daemon ``to`` answering its ``challenge``
     (random ones if not given), with a new nonce, not yet signed."""
     return {
@@ -71,8 +85,21 @@ def wrong_shapes(session: bytes, stranger: Identity, rng: random.Random) -> list
     """Msgpack values a ROUTER must refuse: near misses of each frame kind, wrong types,
     out-of-range numbers, a bad signature, deep nesting, an extension type."""
     return [
-        None, 0, -1, 2**64 - 1, 1.5, float("nan"), "hello", b"hello", [], [1, 2, 3], {},
-        {"t": "hello"}, {"t": "data"}, {"t": 5}, {b"t": b"ping", b"s": session},
+        None,
+        0,
+        -1,
+        2**64 - 1,
+        1.5,
+        float("nan"),
+        "hello",
+        b"hello",
+        [],
+        [1, 2, 3],
+        {},
+        {"t": "hello"},
+        {"t": "data"},
+        {"t": 5},
+        {b"t": b"ping", b"s": session},
         {"t": "ack", "s": session, "n": 1, "top": 1, "miss": []},  # a DEALER's kind, not a ROUTER's
         {"t": "hello-ack", "key": stranger.public_key},
         {"t": "challenge", "key": stranger.public_key, "c": session},  # a DEALER's kind too
@@ -84,11 +111,32 @@ def wrong_shapes(session: bytes, stranger: Identity, rng: random.Random) -> list
         {"t": "data", "s": session, "f": 1, "q": 2**64 - 1, "c": "deal", "b": b""},
         {"t": "data", "s": session, "f": 1, "q": 1, "c": "x" * 500, "b": b""},
         {"t": "data", "s": session, "f": 1, "q": 1, "c": 7, "b": "text"},
-        {"t": "hello", "key": "k", "to": 1, "name": 1, "endpoint": "udp://x", "challenge": b"", "nonce": b"", "time": -5,
-         "boot": None, "sig": b""},
-        {"t": "hello", **{k: v for k, v in hello_fields(stranger, rng, "tcp://127.0.0.1:9").items() if k not in ("to", "challenge")},
-         "sig": rng.randbytes(64)},  # a HELLO of before the challenge
-        {"t": "hello", **hello_fields(stranger, rng, "tcp://127.0.0.1:9"), "sig": rng.randbytes(64)},  # a bad signature
+        {
+            "t": "hello",
+            "key": "k",
+            "to": 1,
+            "name": 1,
+            "endpoint": "udp://x",
+            "challenge": b"",
+            "nonce": b"",
+            "time": -5,
+            "boot": None,
+            "sig": b"",
+        },
+        {
+            "t": "hello",
+            **{
+                k: v
+                for k, v in hello_fields(stranger, rng, "tcp://127.0.0.1:9").items()
+                if k not in ("to", "challenge")
+            },
+            "sig": rng.randbytes(64),
+        },  # a HELLO of before the challenge
+        {
+            "t": "hello",
+            **hello_fields(stranger, rng, "tcp://127.0.0.1:9"),
+            "sig": rng.randbytes(64),
+        },  # a bad signature
         nested(40),
         msgpack.ExtType(5, b"extension"),
         {"t": "ping", "s": session, "sig": [1, 2, {"x": None}]},
@@ -99,7 +147,9 @@ def junk_frames(rng: random.Random, count: int) -> list[list[bytes]]:
     """Messages a ROUTER must drop: each a list of frames (most of them one frame)."""
     session = rng.randbytes(TOKEN)
     stranger = identity(rng)
-    signed_hello = encode_signed(stranger, "hello", hello_fields(stranger, rng, "tcp://127.0.0.1:9"))
+    signed_hello = encode_signed(
+        stranger, "hello", hello_fields(stranger, rng, "tcp://127.0.0.1:9")
+    )
     data = encode("data", {"s": session, "f": 1, "q": 1, "c": "deal", "b": rng.randbytes(64)})
     frames: list[list[bytes]] = []
     for value in wrong_shapes(session, stranger, rng):
@@ -134,12 +184,29 @@ def lobby_bodies(stranger: Identity, table_id: bytes, rng: random.Random) -> lis
     frames: list[object] = [
         {"t": "join", "table": table_id, "members": [member]},
         {"t": "manifest", "table": table_id, "members": [member, member, member]},
-        {"t": "sign", "table": table_id, "key": stranger.public_key, "sig": rng.randbytes(64), "commit": rng.randbytes(32)},
+        {
+            "t": "sign",
+            "table": table_id,
+            "key": stranger.public_key,
+            "sig": rng.randbytes(64),
+            "commit": rng.randbytes(32),
+        },
         {"t": "coin", "table": table_id, "key": stranger.public_key, "coin": rng.randbytes(64)},
-        {"t": "offer", "table": table_id, "name": "club", "seats": 3, "opener": stranger.public_key,
-         "members": [member], "state": "withdrawn"},
+        {
+            "t": "offer",
+            "table": table_id,
+            "name": "club",
+            "seats": 3,
+            "opener": stranger.public_key,
+            "members": [member],
+            "state": "withdrawn",
+        },
         {"t": "offer", "table": "short", "name": None, "seats": "3"},
-        {"t": None}, {"t": ["offer"]}, [], "offer", {"t": "join", "table": table_id, "members": [[1, 2]]},
+        {"t": None},
+        {"t": ["offer"]},
+        [],
+        "offer",
+        {"t": "join", "table": table_id, "members": [[1, 2]]},
     ]
     bodies: list[bytes] = [msgpack.packb(frame, use_bin_type=True) for frame in frames]
     bodies.append(rng.randbytes(100))
@@ -155,19 +222,27 @@ def deal_bodies(stranger: Identity, table_id: bytes, deal: int, rng: random.Rand
         for seat in range(3):
             for number in (deal, deal + 1):
                 payload: Any = {"card": rng.randrange(78), "key": rng.randbytes(32)}
-                message = sign_message(stranger, table_id, number, kind, seat, payload, rng.randbytes(32))
+                message = sign_message(
+                    stranger, table_id, number, kind, seat, payload, rng.randbytes(32)
+                )
                 bodies.append(encode_message(message))
     return bodies
 
 
-def dealer(context: Context, endpoint: str, routing: bytes, daemon: bytes, speaker: Identity | None = None) -> zmq.Socket[bytes]:
+def dealer(
+    context: Context, endpoint: str, routing: bytes, daemon: bytes, speaker: Identity | None = None
+) -> zmq.Socket[bytes]:
     """A DEALER of ours on the ROUTER of the daemon whose key is ``daemon``, under the routing
     id ``routing``; closing it drops whatever it has not sent (no linger), so a test never
     waits on a full queue.  It encrypts, as the daemon does by default: knowing the daemon's
     key lets anyone through the CURVE handshake, under a throw-away CURVE key, or the one
     derived from ``speaker``'s identity — the only one under which a HELLO of ``speaker``'s
     is taken."""
-    public, secret = zmq.curve_keypair() if speaker is None else (curve_public_key(speaker.public_key), curve_secret_key(speaker))
+    public, secret = (
+        zmq.curve_keypair()
+        if speaker is None
+        else (curve_public_key(speaker.public_key), curve_secret_key(speaker))
+    )
     sock = context.socket(zmq.DEALER)
     sock.setsockopt(zmq.LINGER, 0)
     sock.setsockopt(zmq.ROUTING_ID, routing)
@@ -178,7 +253,9 @@ def dealer(context: Context, endpoint: str, routing: bytes, daemon: bytes, speak
     return sock
 
 
-def replies(sock: zmq.Socket[bytes], timeout: float, until: Callable[[dict[str, Any]], bool] | None = None) -> list[dict[str, Any]]:
+def replies(
+    sock: zmq.Socket[bytes], timeout: float, until: Callable[[dict[str, Any]], bool] | None = None
+) -> list[dict[str, Any]]:
     """The frames the daemon sends back within ``timeout`` seconds, decoded (up to the first
     one ``until`` accepts, if given)."""
     out: list[dict[str, Any]] = []
@@ -213,33 +290,66 @@ def barrier(sock: zmq.Socket[bytes], rng: random.Random, timeout: float = 10) ->
 def challenge(sock: zmq.Socket[bytes], daemon: bytes) -> bytes:
     """Say ``hi`` on ``sock``: the challenge the daemon (key ``daemon``) gives that connection."""
     sock.send(encode("hi", {}))
-    answer = next((f for f in replies(sock, 5, lambda f: f["t"] == "challenge") if f["t"] == "challenge"), None)
+    answer = next(
+        (f for f in replies(sock, 5, lambda f: f["t"] == "challenge") if f["t"] == "challenge"),
+        None,
+    )
     assert answer is not None and answer["key"] == daemon, "no challenge for a hi"
     return bytes(answer["c"])
 
 
-def handshake(sock: zmq.Socket[bytes], stranger: Identity, daemon: bytes, rng: random.Random, endpoint: str) -> tuple[bytes, bytes]:
+def handshake(
+    sock: zmq.Socket[bytes], stranger: Identity, daemon: bytes, rng: random.Random, endpoint: str
+) -> tuple[bytes, bytes]:
     """A valid HELLO from ``stranger`` on ``sock``, answering the challenge it asks for: the
     daemon (key ``daemon``) must answer with a HELLO-ACK it signed for us.  Returns the HELLO
     sent and the session granted."""
-    hello = encode_signed(stranger, "hello", hello_fields(stranger, rng, endpoint, daemon, challenge(sock, daemon)))
+    hello = encode_signed(
+        stranger, "hello", hello_fields(stranger, rng, endpoint, daemon, challenge(sock, daemon))
+    )
     sock.send(hello)
-    ack = next((f for f in replies(sock, 5, lambda f: f["t"] == "hello-ack") if f["t"] == "hello-ack"), None)
+    ack = next(
+        (f for f in replies(sock, 5, lambda f: f["t"] == "hello-ack") if f["t"] == "hello-ack"),
+        None,
+    )
     assert ack is not None, "no HELLO-ACK for a validly signed HELLO"
     sent = decode(hello, frozenset({"hello"}))
     assert sent is not None
-    assert ack["key"] == daemon and ack["to"] == stranger.public_key and ack["nonce"] == sent["nonce"]
+    assert (
+        ack["key"] == daemon and ack["to"] == stranger.public_key and ack["nonce"] == sent["nonce"]
+    )
     assert verify(daemon, ack["sig"], signing_bytes("hello-ack", ack))
     return hello, ack["session"]
 
 
 API_JUNK: list[bytes] = [
-    b"{", b"}", b"[]", b"null", b"true", b'{"op": null}', b'{"op": ["status"]}', b'{"op": {"op": "status"}}',
-    b'{"op": "play", "card": 123}', b'{"op": "play", "card": null}', b'{"op": "bid", "contract": ["garde"]}',
-    b'{"op": "ecart", "cards": [1, 2]}', b'{"op": "poignee", "cards": {"T1": 1}}', b'{"op": "join"}',
-    b'{"op": "join", "table": 5}', b'{"op": "open", "seats": [3]}', b'{"op": "open", "name": {"x": 1}}',
-    b'{"op": "' + b"x" * 10_000 + b'"}', b'{"op": "\\u0000"}', b'{"op": "st\\ud83datus"}', b'{"id": {"deep": [[[]]]}, "op": 1}',
-    b'{"op": "status"', b"\x00\x00\x00", b"NaN", b'{"op": "statu\xc3"}', b"[" * 3000, b'{"op": -0.0e99999}',
+    b"{",
+    b"}",
+    b"[]",
+    b"null",
+    b"true",
+    b'{"op": null}',
+    b'{"op": ["status"]}',
+    b'{"op": {"op": "status"}}',
+    b'{"op": "play", "card": 123}',
+    b'{"op": "play", "card": null}',
+    b'{"op": "bid", "contract": ["garde"]}',
+    b'{"op": "ecart", "cards": [1, 2]}',
+    b'{"op": "poignee", "cards": {"T1": 1}}',
+    b'{"op": "join"}',
+    b'{"op": "join", "table": 5}',
+    b'{"op": "open", "seats": [3]}',
+    b'{"op": "open", "name": {"x": 1}}',
+    b'{"op": "' + b"x" * 10_000 + b'"}',
+    b'{"op": "\\u0000"}',
+    b'{"op": "st\\ud83datus"}',
+    b'{"id": {"deep": [[[]]]}, "op": 1}',
+    b'{"op": "status"',
+    b"\x00\x00\x00",
+    b"NaN",
+    b'{"op": "statu\xc3"}',
+    b"[" * 3000,
+    b'{"op": -0.0e99999}',
 ]
 """Local API lines that must each get an error response, whatever the game's state."""
 
@@ -253,7 +363,9 @@ def status(home: Path) -> dict[str, Any] | None:
     return result
 
 
-def wait_for_deal(home: Path, process: subprocess.Popen[bytes], deal: int, timeout: float = 30) -> str | None:
+def wait_for_deal(
+    home: Path, process: subprocess.Popen[bytes], deal: int, timeout: float = 30
+) -> str | None:
     """The table id once deal ``deal`` is under way there (None if the daemon is past it)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and process.poll() is None:

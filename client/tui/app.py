@@ -26,15 +26,23 @@ from prompt_toolkit.key_binding import (
     KeyPressEvent,
     merge_key_bindings,
 )
-from prompt_toolkit.layout import ConditionalContainer, Dimension, FormattedTextControl, HSplit, Layout, VSplit, Window
+from prompt_toolkit.layout import (
+    ConditionalContainer,
+    Dimension,
+    FormattedTextControl,
+    HSplit,
+    Layout,
+    VSplit,
+    Window,
+)
 from prompt_toolkit.output import Output
 from prompt_toolkit.styles import Style
 
 from client.api import DaemonClient, DaemonRefused, DaemonUnavailable
 from client.tui.choose import BID_KEYS, Refusal, poignee_refusal, refused_card
+from client.tui.event import event_fragments
 from client.tui.geometry import MIN_COLUMNS, MIN_ROWS, Geometry, rows_of
 from client.tui.i18n import CONTRACTS, Texts
-from client.tui.event import event_fragments
 from client.tui.journal import deal_log
 from client.tui.lobby import lobby_fragments, our_table
 from client.tui.model import EVENT_PANEL, TABLE, Model, Quitting, Replay
@@ -49,35 +57,37 @@ from client.tui.table import hand_fragments, prompt_fragments, table_fragments
 #: ink on paper — from the 256-colour cube, never one of the 16 colours each terminal
 #: redefines (xterm's red on black, yellow on white, do not read).  ``NO_COLOR`` drops them
 #: all (prompt-toolkit honours it); the cursor and the marks are also in the text itself.
-STYLE = Style.from_dict({
-    "title": "reverse bold",
-    "heading": "bold",
-    "card.red": "fg:#af0000 bg:#ffffff",
-    "card.black": "",
-    "card.trump": "fg:#000000 bg:#ffd75f",
-    "card.excuse": "fg:#000000 bg:#d7afff",
-    "illegal": "",
-    "legal": "bold underline",
-    "marked": "underline fg:#000000 bg:#87d787",
-    "cursor": "reverse",
-    "played": "bold",
-    "dim": "",
-    "seat": "",
-    "seat.you": "bold",
-    "seat.to-act": "bold underline",
-    "role": "",
-    "away": "fg:#ffffff bg:#af0000",
-    "contract": "bold",
-    "prompt": "bold",
-    "option": "",
-    "option.cursor": "reverse bold",
-    "error": "fg:#ffffff bg:#af0000 bold",
-    "info": "",
-    "help": "",
-    "sheet.header": "bold underline",
-    "sheet.total": "bold",
-    "line": "",
-})
+STYLE = Style.from_dict(
+    {
+        "title": "reverse bold",
+        "heading": "bold",
+        "card.red": "fg:#af0000 bg:#ffffff",
+        "card.black": "",
+        "card.trump": "fg:#000000 bg:#ffd75f",
+        "card.excuse": "fg:#000000 bg:#d7afff",
+        "illegal": "",
+        "legal": "bold underline",
+        "marked": "underline fg:#000000 bg:#87d787",
+        "cursor": "reverse",
+        "played": "bold",
+        "dim": "",
+        "seat": "",
+        "seat.you": "bold",
+        "seat.to-act": "bold underline",
+        "role": "",
+        "away": "fg:#ffffff bg:#af0000",
+        "contract": "bold",
+        "prompt": "bold",
+        "option": "",
+        "option.cursor": "reverse bold",
+        "error": "fg:#ffffff bg:#af0000 bold",
+        "info": "",
+        "help": "",
+        "sheet.header": "bold underline",
+        "sheet.total": "bold",
+        "line": "",
+    }
+)
 
 #: Seconds between two ``state`` requests when nothing happens (the lobby, away counters).
 POLL = 1.0
@@ -99,8 +109,17 @@ def last_rows(lines: list[str], width: int, height: int) -> list[str]:
 class TarotApp:
     """The terminal client for the daemon whose home is ``home``."""
 
-    def __init__(self, home: Path, lang: str, *, input: Input | None = None, output: Output | None = None, poll: float = POLL,
-                 quitting: Quitting = Quitting.STAYS, bot_levels: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        home: Path,
+        lang: str,
+        *,
+        input: Input | None = None,
+        output: Output | None = None,
+        poll: float = POLL,
+        quitting: Quitting = Quitting.STAYS,
+        bot_levels: dict[str, str] | None = None,
+    ) -> None:
         self.texts = Texts(lang)
         self.model = Model(self.texts, home, quitting=quitting, bot_levels=dict(bot_levels or {}))
         self.client = DaemonClient(home)
@@ -127,7 +146,10 @@ class TarotApp:
         self.model.connected = True
         self.model.say(self.texts("connected", home=self.model.home))
         await self.refresh()
-        self._tasks = [asyncio.create_task(self._listen()), asyncio.create_task(self._redraw_loop())]
+        self._tasks = [
+            asyncio.create_task(self._listen()),
+            asyncio.create_task(self._redraw_loop()),
+        ]
         try:
             return await self.app.run_async()
         finally:
@@ -163,8 +185,12 @@ class TarotApp:
         try:
             model.events = list(await self.client.request("events"))
             ours = [event for event in model.events if event.get("role")]
-            held = next((e for e in ours if e.get("closed") != e.get("rounds")), ours[0] if ours else None)
-            model.event = None if held is None else await self.client.request("event", event=held["event"])
+            held = next(
+                (e for e in ours if e.get("closed") != e.get("rounds")), ours[0] if ours else None
+            )
+            model.event = (
+                None if held is None else await self.client.request("event", event=held["event"])
+            )
         except DaemonRefused:
             model.events, model.event = [], None
         if model.event is None and EVENT_PANEL in (model.panel, model.folded):
@@ -227,7 +253,11 @@ class TarotApp:
         except DaemonUnavailable:
             self._daemon_gone()
         else:
-            if isinstance(result, dict) and isinstance(result.get("bot"), str) and isinstance(result.get("level"), str):
+            if (
+                isinstance(result, dict)
+                and isinstance(result.get("bot"), str)
+                and isinstance(result.get("level"), str)
+            ):
                 self.model.bot_levels[result["bot"]] = result["level"]
             if success is not None:
                 self.model.say(self.texts(success, **(result if isinstance(result, dict) else {})))
@@ -239,7 +269,15 @@ class TarotApp:
 
     def screen_text(self) -> str:
         """What the screen shows, as plain text, part after part (for tests and logs)."""
-        parts = [self._title(), self._main(), self._side(), self._hand(), self._prompt(), self._status(), self._help_line()]
+        parts = [
+            self._title(),
+            self._main(),
+            self._side(),
+            self._hand(),
+            self._prompt(),
+            self._status(),
+            self._help_line(),
+        ]
         return "\n".join(fragment_list_to_text(part) for part in parts)
 
     def geometry(self) -> Geometry:
@@ -256,7 +294,12 @@ class TarotApp:
 
     def _showing_hand(self) -> bool:
         model = self.model
-        return model.view is not None and not model.show_help and model.replay is None and not self._too_small()
+        return (
+            model.view is not None
+            and not model.show_help
+            and model.replay is None
+            and not self._too_small()
+        )
 
     def _rows(self, part: Callable[[], StyleAndTextTuples]) -> int:
         return rows_of(part(), self.geometry().columns)
@@ -266,33 +309,70 @@ class TarotApp:
             return FormattedTextControl(function, focusable=False)
 
         def fitted(function: Callable[[], StyleAndTextTuples], style: str = "") -> Window:
-            return Window(text(function), height=lambda: Dimension.exact(self._rows(function)), wrap_lines=True, style=style)
+            return Window(
+                text(function),
+                height=lambda: Dimension.exact(self._rows(function)),
+                wrap_lines=True,
+                style=style,
+            )
 
         fits = Condition(lambda: not self._too_small())
-        self._side_window = Window(text(self._side), width=lambda: self.geometry().side, wrap_lines=True)
-        return HSplit([
-            Window(text(self._title), height=1, style="class:title"),
-            VSplit([
-                Window(text(self._main), wrap_lines=True),
-                ConditionalContainer(
-                    VSplit([Window(width=1, char="│", style="class:line"), self._side_window]),
-                    filter=Condition(self._wide),
+        self._side_window = Window(
+            text(self._side), width=lambda: self.geometry().side, wrap_lines=True
+        )
+        return HSplit(
+            [
+                Window(text(self._title), height=1, style="class:title"),
+                VSplit(
+                    [
+                        Window(text(self._main), wrap_lines=True),
+                        ConditionalContainer(
+                            VSplit(
+                                [Window(width=1, char="│", style="class:line"), self._side_window]
+                            ),
+                            filter=Condition(self._wide),
+                        ),
+                    ]
                 ),
-            ]),
-            ConditionalContainer(fitted(self._hand), filter=Condition(self._showing_hand)),
-            ConditionalContainer(HSplit([fitted(self._prompt), fitted(self._status), fitted(self._help_line, "class:help")]),
-                                 filter=fits),
-        ])
+                ConditionalContainer(fitted(self._hand), filter=Condition(self._showing_hand)),
+                ConditionalContainer(
+                    HSplit(
+                        [
+                            fitted(self._prompt),
+                            fitted(self._status),
+                            fitted(self._help_line, "class:help"),
+                        ]
+                    ),
+                    filter=fits,
+                ),
+            ]
+        )
 
     def _title(self) -> StyleAndTextTuples:
         status = self.model.status or {}
-        return [("", self.texts("title", name=status.get("name", "?"), fingerprint=status.get("fingerprint", "?")))]
+        return [
+            (
+                "",
+                self.texts(
+                    "title",
+                    name=status.get("name", "?"),
+                    fingerprint=status.get("fingerprint", "?"),
+                ),
+            )
+        ]
 
     def _main(self) -> StyleAndTextTuples:
         model, geometry = self.model, self.geometry()
         if self._too_small():
             now = f"{geometry.columns}×{geometry.rows}"
-            return [("class:error", self.texts("too_small", columns=MIN_COLUMNS, rows=MIN_ROWS, now=now)), ("", "\n"), *self._prompt()]
+            return [
+                (
+                    "class:error",
+                    self.texts("too_small", columns=MIN_COLUMNS, rows=MIN_ROWS, now=now),
+                ),
+                ("", "\n"),
+                *self._prompt(),
+            ]
         if model.show_help:
             return [("", self.texts("help"))]
         if not model.at_table:
@@ -302,9 +382,24 @@ class TarotApp:
         if not self._wide() and model.folded != TABLE:
             return self._panel(model.folded, geometry.main)
         state = model.state or {}
-        if state.get("between_deals") or state.get("finished") or model.view is None and state.get("results"):
-            return [*summary_fragments(model), ("", "\n"), *sheet_fragments(model, width=geometry.main)]
-        fixed = 1 + self._rows(self._hand) + self._rows(self._prompt) + self._rows(self._status) + self._rows(self._help_line)
+        if (
+            state.get("between_deals")
+            or state.get("finished")
+            or model.view is None
+            and state.get("results")
+        ):
+            return [
+                *summary_fragments(model),
+                ("", "\n"),
+                *sheet_fragments(model, width=geometry.main),
+            ]
+        fixed = (
+            1
+            + self._rows(self._hand)
+            + self._rows(self._prompt)
+            + self._rows(self._status)
+            + self._rows(self._help_line)
+        )
         return table_fragments(model, *geometry.table(fixed))
 
     def _side(self) -> StyleAndTextTuples:
@@ -328,13 +423,24 @@ class TarotApp:
         model = self.model
         if model.quit_asked:  # at a table, or too small a terminal to show one
             return [("class:error", self.texts(f"quit_{model.quitting.value}", home=model.home))]
-        return prompt_fragments(model, self.click_option) if model.at_table and model.replay is None else []
+        return (
+            prompt_fragments(model, self.click_option)
+            if model.at_table and model.replay is None
+            else []
+        )
 
     def _status(self) -> StyleAndTextTuples:
         return [("class:error" if self.model.error else "class:info", self.model.message)]
 
     def _help_line(self) -> StyleAndTextTuples:
-        return [("", self.texts(f"keys_{self.phase()}") if self.model.at_table or self.model.show_help else self.texts("lobby_keys"))]
+        return [
+            (
+                "",
+                self.texts(f"keys_{self.phase()}")
+                if self.model.at_table or self.model.show_help
+                else self.texts("lobby_keys"),
+            )
+        ]
 
     def phase(self) -> str:
         """What the keys do now, for the help line: the decision, the picking, the replay."""
@@ -462,10 +568,18 @@ class TarotApp:
         model = self.model
         if self._wide():
             panels = model.panels()
-            model.panel = panels[(panels.index(model.panel) + 1) % len(panels)] if model.panel in panels else panels[0]
+            model.panel = (
+                panels[(panels.index(model.panel) + 1) % len(panels)]
+                if model.panel in panels
+                else panels[0]
+            )
         else:
             folded = model.folded_panels()
-            model.folded = folded[(folded.index(model.folded) + 1) % len(folded)] if model.folded in folded else TABLE
+            model.folded = (
+                folded[(folded.index(model.folded) + 1) % len(folded)]
+                if model.folded in folded
+                else TABLE
+            )
 
     def escape(self) -> None:
         model = self.model
@@ -502,7 +616,11 @@ class TarotApp:
             return
         if event.get("role") is None:
             self._send("event-join", "event_joined", event=event["event"])
-        elif event.get("role") == "organiser" and self.model.event is not None and not self.model.event.get("plans"):
+        elif (
+            event.get("role") == "organiser"
+            and self.model.event is not None
+            and not self.model.event.get("plans")
+        ):
             self._send("event-start", "event_started", event=event["event"])
         else:
             self.model.say(self.texts("event_nothing_to_do"))
@@ -530,7 +648,11 @@ class TarotApp:
 
         @keys.add("<any>", filter=typing)
         def typed(event: KeyPressEvent) -> None:
-            if model.invite is not None and len(event.data) == 1 and (event.data.isalnum() or event.data == "-"):
+            if (
+                model.invite is not None
+                and len(event.data) == 1
+                and (event.data.isalnum() or event.data == "-")
+            ):
                 model.invite = (model.invite + event.data.upper())[:16]
 
         @keys.add("backspace", filter=typing)
@@ -584,7 +706,9 @@ class TarotApp:
         on("w")(self._regroup)
         on("i")(self._type_invite)
         typing = Condition(lambda: model.invite is not None)
-        return merge_key_bindings([ConditionalKeyBindings(keys, ~typing), self._invite_keys(typing)])
+        return merge_key_bindings(
+            [ConditionalKeyBindings(keys, ~typing), self._invite_keys(typing)]
+        )
 
     def _vertical(self, step: int) -> None:
         """↑/↓: the table under the lobby's cursor, or the deal replayed."""
@@ -596,6 +720,7 @@ class TarotApp:
 
     def _letter_action(self, contract: str) -> Callable[[], None]:
         """A bid's letter puts the pick on it (Enter bids it) — or says why it cannot."""
+
         def pick() -> None:
             model = self.model
             if not model.at_table:
@@ -639,5 +764,3 @@ class TarotApp:
     def _in_lobby(self, op: str, success: str) -> None:
         if not self.model.at_table:
             self._send(op, success)
-
-

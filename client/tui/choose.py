@@ -105,7 +105,9 @@ class EcartPicker:
             return None
         if code not in self.allowed:
             refused = card(code)
-            return Refusal("ecart_trump" if refused.is_trump and not refused.is_bout else "ecart_forbidden")
+            return Refusal(
+                "ecart_trump" if refused.is_trump and not refused.is_bout else "ecart_forbidden"
+            )
         trump = is_trump(code)
         if len(self.picked) >= self.size:
             return Refusal("ecart_full", {"size": self.size})
@@ -138,7 +140,10 @@ class PoigneePicker:
     def __post_init__(self) -> None:
         if not self.picked:
             smallest = min(self.sizes.values())
-            lowest = sorted((c for c in self.trumps if c != "EX"), key=lambda c: (c not in self.ecart, card(c).rank))
+            lowest = sorted(
+                (c for c in self.trumps if c != "EX"),
+                key=lambda c: (c not in self.ecart, card(c).rank),
+            )
             self.picked = lowest[:smallest] if len(lowest) >= smallest else [*lowest, "EX"]
 
     def toggle(self, code: str) -> Refusal | None:
@@ -167,7 +172,6 @@ class PoigneePicker:
         return None
 
 
-
 #: A suit as the messages name it (the same in both languages).
 SUIT_SYMBOLS = {Suit.SPADES: "♠", Suit.HEARTS: "♥", Suit.DIAMONDS: "♦", Suit.CLUBS: "♣"}
 
@@ -182,7 +186,9 @@ def refused_card(view: Mapping[str, Any], hand: Sequence[str], code: str) -> Ref
     if suit is None:
         called = view.get("called")
         if called:
-            return Refusal("must_not_lead_called", {"suit": SUIT_SYMBOLS.get(card(called).suit, "")})
+            return Refusal(
+                "must_not_lead_called", {"suit": SUIT_SYMBOLS.get(card(called).suit, "")}
+            )
         return Refusal("not_legal")
     if suit.is_colour and any(c.suit is suit for c in held):
         return Refusal("must_follow", {"suit": SUIT_SYMBOLS[suit]})
@@ -190,11 +196,17 @@ def refused_card(view: Mapping[str, Any], hand: Sequence[str], code: str) -> Ref
     if played.is_trump and any(c.is_trump and c.rank > best for c in held):
         return Refusal("must_overtrump", {"rank": best})
     if any(c.is_trump for c in held):
-        return Refusal("must_follow_trump") if suit is Suit.TRUMPS else Refusal("must_trump", {"suit": SUIT_SYMBOLS[suit]})
+        return (
+            Refusal("must_follow_trump")
+            if suit is Suit.TRUMPS
+            else Refusal("must_trump", {"suit": SUIT_SYMBOLS[suit]})
+        )
     return Refusal("not_legal")
 
 
-def poignee_refusal(view: Mapping[str, Any] | None, decision: str | None, hand: Sequence[str]) -> Refusal:
+def poignee_refusal(
+    view: Mapping[str, Any] | None, decision: str | None, hand: Sequence[str]
+) -> Refusal:
     """Why ``m`` shows no poignée now: not the moment, the moment past, or too few trumps."""
     if view is None or decision != "playing":
         return Refusal("poignee_not_now")
@@ -202,4 +214,7 @@ def poignee_refusal(view: Mapping[str, Any] | None, decision: str | None, hand: 
         return Refusal("poignee_late")
     players = int(view["players"])
     trumps = sum(1 for c in hand if card(c).is_trump or card(c).is_excuse)
-    return Refusal("poignee_too_few", {"count": variant(players).poignee_thresholds[0], "players": players, "held": trumps})
+    return Refusal(
+        "poignee_too_few",
+        {"count": variant(players).poignee_thresholds[0], "players": players, "held": trumps},
+    )

@@ -19,10 +19,22 @@ RGB = tuple[int, int, int]
 
 #: xterm's 16 colours, as most terminals ship them.
 XTERM = (
-    (0x00, 0x00, 0x00), (0xCD, 0x00, 0x00), (0x00, 0xCD, 0x00), (0xCD, 0xCD, 0x00),
-    (0x00, 0x00, 0xEE), (0xCD, 0x00, 0xCD), (0x00, 0xCD, 0xCD), (0xE5, 0xE5, 0xE5),
-    (0x7F, 0x7F, 0x7F), (0xFF, 0x00, 0x00), (0x00, 0xFF, 0x00), (0xFF, 0xFF, 0x00),
-    (0x5C, 0x5C, 0xFF), (0xFF, 0x00, 0xFF), (0x00, 0xFF, 0xFF), (0xFF, 0xFF, 0xFF),
+    (0x00, 0x00, 0x00),
+    (0xCD, 0x00, 0x00),
+    (0x00, 0xCD, 0x00),
+    (0xCD, 0xCD, 0x00),
+    (0x00, 0x00, 0xEE),
+    (0xCD, 0x00, 0xCD),
+    (0x00, 0xCD, 0xCD),
+    (0xE5, 0xE5, 0xE5),
+    (0x7F, 0x7F, 0x7F),
+    (0xFF, 0x00, 0x00),
+    (0x00, 0xFF, 0x00),
+    (0xFF, 0xFF, 0x00),
+    (0x5C, 0x5C, 0xFF),
+    (0xFF, 0x00, 0xFF),
+    (0x00, 0xFF, 0xFF),
+    (0xFF, 0xFF, 0xFF),
 )
 #: WCAG's threshold for text: a contrast ratio of at least 4.5 against its background.
 READABLE = 4.5
@@ -90,7 +102,7 @@ def _sgr(pen: Pen, params: str) -> Pen:
                 colour: tuple[object, ...] = ("ansi", codes[i + 2])
                 i += 2
             elif codes[i + 1] == 2 and i + 4 < len(codes):
-                colour = ("rgb", *codes[i + 2:i + 5])
+                colour = ("rgb", *codes[i + 2 : i + 5])
                 i += 4
             else:
                 colour = ("default",)
@@ -107,7 +119,7 @@ def cells(captured: str) -> list[list[Cell]]:
         row: list[Cell] = []
         at = 0
         for match in _SGR.finditer(line):
-            row += [Cell(ch, pen) for ch in line[at:match.start()]]
+            row += [Cell(ch, pen) for ch in line[at : match.start()]]
             pen, at = _sgr(pen, match.group(1)), match.end()
         row += [Cell(ch, pen) for ch in _strip_other_escapes(line[at:])]
         rows.append(row)
@@ -143,6 +155,7 @@ def colours(pen: Pen, theme: Theme) -> tuple[RGB, RGB]:
 
 def luminance(rgb: RGB) -> float:
     """WCAG relative luminance."""
+
     def linear(c: int) -> float:
         s = c / 255
         return s / 12.92 if s <= 0.04045 else ((s + 0.055) / 1.055) ** 2.4

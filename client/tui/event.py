@@ -19,15 +19,26 @@ from protocol.event_export import available
 COMPACT_RANKING = 6
 
 
-def event_line(texts: Texts, event: dict[str, Any], *, unregistered: str = "event_not_registered") -> str:
+def event_line(
+    texts: Texts, event: dict[str, Any], *, unregistered: str = "event_not_registered"
+) -> str:
     """One event heard on the LAN or held here (the daemon's ``events``), for a list; an
     event not joined says how to join it (the text ``unregistered``: a key, or a command)."""
     role = texts(f"event_role_{event['role']}") if event.get("role") else texts(unregistered)
-    progress = "" if event.get("closed") is None else texts("event_progress", closed=event["closed"],
-                                                              rounds=event["rounds"])
+    progress = (
+        ""
+        if event.get("closed") is None
+        else texts("event_progress", closed=event["closed"], rounds=event["rounds"])
+    )
     players = "" if event.get("players") is None else texts("event_players", count=event["players"])
-    return texts("event_heard", name=event["name"], organiser=str(event["organiser"]).split("-")[0], role=role,
-                 players=players, progress=progress)
+    return texts(
+        "event_heard",
+        name=event["name"],
+        organiser=str(event["organiser"]).split("-")[0],
+        role=role,
+        players=players,
+        progress=progress,
+    )
 
 
 def _round_marks(texts: Texts, rounds: list[list[Any]]) -> str:
@@ -41,7 +52,9 @@ def _round_marks(texts: Texts, rounds: list[list[Any]]) -> str:
     return "  ".join(marks)
 
 
-def _ranking_line(texts: Texts, line: dict[str, Any], ours: bool, compact: bool, width: int) -> StyleAndTextTuples:
+def _ranking_line(
+    texts: Texts, line: dict[str, Any], ours: bool, compact: bool, width: int
+) -> StyleAndTextTuples:
     """One player's line, its name padded to ``width`` so that the totals make a column."""
     text = f"{'→' if ours else ' '} {line['place']:>2}. {str(line['name']).ljust(width)} {int(line['total']):>+6d}"
     if not compact:
@@ -49,11 +62,15 @@ def _ranking_line(texts: Texts, line: dict[str, Any], ours: bool, compact: bool,
     return [("class:seat.you" if ours else "", text), ("", "\n")]
 
 
-def _ranking(texts: Texts, event: dict[str, Any], ours: str | None, compact: bool) -> StyleAndTextTuples:
+def _ranking(
+    texts: Texts, event: dict[str, Any], ours: str | None, compact: bool
+) -> StyleAndTextTuples:
     lines: list[dict[str, Any]] = list(event.get("ranking", ()))
     over = event.get("closed") == event.get("rounds")
-    out: StyleAndTextTuples = [("class:heading", texts("event_ranking_final" if over else "event_ranking")),
-                               ("", "\n")]
+    out: StyleAndTextTuples = [
+        ("class:heading", texts("event_ranking_final" if over else "event_ranking")),
+        ("", "\n"),
+    ]
     if not lines:
         return [*out, ("class:dim", texts("event_ranking_none")), ("", "\n")]
     shown, below = (lines[:COMPACT_RANKING], lines[COMPACT_RANKING:]) if compact else (lines, [])
@@ -72,10 +89,22 @@ def _plans(texts: Texts, event: dict[str, Any]) -> StyleAndTextTuples:
     """Each round's tables, as the movement seated them: the organiser's table plan."""
     out: StyleAndTextTuples = []
     for plan in event.get("plans", ()):
-        out += [("class:heading", texts("event_plan", round=plan["round"],
-                                        movement=available(texts.lang)[plan["movement"]])), ("", "\n")]
+        out += [
+            (
+                "class:heading",
+                texts(
+                    "event_plan",
+                    round=plan["round"],
+                    movement=available(texts.lang)[plan["movement"]],
+                ),
+            ),
+            ("", "\n"),
+        ]
         for number, members in enumerate(plan["tables"], start=1):
-            out += [("", texts("event_plan_table", table=number, members=", ".join(map(str, members)))), ("", "\n")]
+            out += [
+                ("", texts("event_plan_table", table=number, members=", ".join(map(str, members)))),
+                ("", "\n"),
+            ]
     return out
 
 
@@ -84,37 +113,78 @@ def _progress(texts: Texts, event: dict[str, Any]) -> StyleAndTextTuples:
     out: StyleAndTextTuples = []
     seat = event.get("seat")
     if seat is not None:
-        out += [("class:prompt", texts("event_seat", table=seat["table"], round=seat["round"],
-                                      others=", ".join(map(str, seat["with"])))), ("", "\n")]
+        out += [
+            (
+                "class:prompt",
+                texts(
+                    "event_seat",
+                    table=seat["table"],
+                    round=seat["round"],
+                    others=", ".join(map(str, seat["with"])),
+                ),
+            ),
+            ("", "\n"),
+        ]
     if event.get("open") is not None:
         awaited: dict[int, list[int]] = {}
         for _, table, deal in event.get("pending", ()):
             awaited.setdefault(int(table), []).append(int(deal))
-        out += [("", texts("event_playing", round=event["open"], rows=len(event.get("pending", ())))), ("", "\n")]
+        out += [
+            ("", texts("event_playing", round=event["open"], rows=len(event.get("pending", ())))),
+            ("", "\n"),
+        ]
         for table, deals in sorted(awaited.items()):
-            out += [("class:dim", texts("event_awaited", table=table, deals=", ".join(map(str, deals)))), ("", "\n")]
+            out += [
+                (
+                    "class:dim",
+                    texts("event_awaited", table=table, deals=", ".join(map(str, deals))),
+                ),
+                ("", "\n"),
+            ]
     elif event.get("closed") == event.get("rounds"):
         out += [("class:heading", texts("event_over")), ("", "\n")]
     elif not event.get("plans"):
-        key = "event_waiting_start_organiser" if event.get("role") == "organiser" else "event_waiting_start"
+        key = (
+            "event_waiting_start_organiser"
+            if event.get("role") == "organiser"
+            else "event_waiting_start"
+        )
         out += [("", texts(key, count=len(event.get("players", ())))), ("", "\n")]
     return out
 
 
-def event_screen(texts: Texts, event: dict[str, Any], ours: str | None, *, compact: bool = False,
-                 plans: bool = False) -> StyleAndTextTuples:
+def event_screen(
+    texts: Texts,
+    event: dict[str, Any],
+    ours: str | None,
+    *,
+    compact: bool = False,
+    plans: bool = False,
+) -> StyleAndTextTuples:
     """The event: its header, each round's tables (``plans``), where we sit, what is awaited,
     any fault of its record, the ranking with our line (fingerprint ``ours``) marked.
     ``compact`` (beside the table) keeps the leaders and our own line."""
-    header = texts("event_header", name=event["name"], rounds=event["rounds"], deals=event["deals"],
-                   tables=event["tables"], role=texts(f"event_role_{event['role']}"))
+    header = texts(
+        "event_header",
+        name=event["name"],
+        rounds=event["rounds"],
+        deals=event["deals"],
+        tables=event["tables"],
+        role=texts(f"event_role_{event['role']}"),
+    )
     out: StyleAndTextTuples = [("class:heading", header), ("", "\n")]
     if plans:
         names = ", ".join(str(p["name"]) for p in event.get("players", ()))
-        out += [("", texts("event_registered", count=len(event.get("players", ())), names=names)), ("", "\n"),
-                *_plans(texts, event)]
+        out += [
+            ("", texts("event_registered", count=len(event.get("players", ())), names=names)),
+            ("", "\n"),
+            *_plans(texts, event),
+        ]
     out += _progress(texts, event)
-    out += [("class:error", texts("event_fault", finding=finding)) for finding in event.get("findings", ())]
+    out += [
+        ("class:error", texts("event_fault", finding=finding))
+        for finding in event.get("findings", ())
+    ]
     return [*out, ("", "\n"), *_ranking(texts, event, ours, compact)]
 
 
@@ -122,4 +192,6 @@ def event_fragments(model: Model, *, compact: bool = False) -> StyleAndTextTuple
     """The event the player's daemon takes part in, as the client shows it."""
     if model.event is None:
         return [("class:dim", model.texts("event_none"))]
-    return event_screen(model.texts, model.event, (model.status or {}).get("fingerprint"), compact=compact)
+    return event_screen(
+        model.texts, model.event, (model.status or {}).get("fingerprint"), compact=compact
+    )

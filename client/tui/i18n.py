@@ -14,7 +14,13 @@ from collections.abc import Mapping
 LANGUAGES = ("fr", "en")
 
 #: The contracts by their API code, in French in both languages.
-CONTRACTS = {"pass": "Passe", "petite": "Petite", "garde": "Garde", "garde-sans": "Garde Sans", "garde-contre": "Garde Contre"}
+CONTRACTS = {
+    "pass": "Passe",
+    "petite": "Petite",
+    "garde": "Garde",
+    "garde-sans": "Garde Sans",
+    "garde-contre": "Garde Contre",
+}
 
 _TEXT: dict[str, dict[str, str]] = {
     "fr": {
@@ -39,17 +45,20 @@ _TEXT: dict[str, dict[str, str]] = {
         # What to do now.
         "prompt_bid": "À vous d'annoncer :",
         "prompt_call": "Appelez une carte :",
-        "prompt_ecart": "Votre écart : {count}/{size} cartes{trumps} — Espace choisit, Entrée valide",
+        "prompt_ecart": "Votre écart : {count}/{size} cartes{trumps} — Espace choisit, Entrée "
+        "valide",
         "prompt_ecart_trumps": ", dont {needed} atout(s) (montrés)",
         "prompt_chelem": "Annoncez-vous le chelem ?",
         "prompt_play": "À vous de jouer : ←/→ choisit une carte jouable, Entrée la joue",
         "prompt_poignee_offer": " — m : montrer une poignée ({sizes})",
-        "prompt_poignee": "Poignée : {count} atouts choisis ({sizes}) — Espace choisit, Entrée montre, Échap annule",
+        "prompt_poignee": "Poignée : {count} atouts choisis ({sizes}) — Espace choisit, Entrée "
+        "montre, Échap annule",
         "prompt_wait": "{who} réfléchit…",
         "prompt_wait_deal": "La donne se prépare (mélange et distribution chiffrés)…",
         "prompt_between": "Donne marquée. n : donne suivante — q : quitter",
         "prompt_finished": "La partie est finie. q : quitter",
-        "prompt_round_over": "Position jouée : votre démon vous placera à la position suivante (Tab : le tournoi).",
+        "prompt_round_over": "Position jouée : votre démon vous placera à la position suivante "
+        "(Tab : le tournoi).",
         "yes": "Oui",
         "no": "Non",
         # The log of the deal.
@@ -71,8 +80,10 @@ _TEXT: dict[str, dict[str, str]] = {
         "sheet_void": "donne nulle",
         "sheet_total": "Total",
         "sheet_empty": "Aucune donne marquée pour l'instant.",
-        "verdict_unattributed": "Donne {deal} arrêtée à l'étape « {step} » : {rule} (auteur non établi).",
-        "verdict_proof": "Preuve : la transcription signée est dans {path} (tarot audit la vérifie).",
+        "verdict_unattributed": "Donne {deal} arrêtée à l'étape « {step} » : {rule} (auteur non "
+        "établi).",
+        "verdict_proof": "Preuve : la transcription signée est dans {path} (tarot audit la "
+        "vérifie).",
         # The lobby.
         "lobby": "Salon — les tables vues sur le réseau",
         "lobby_none": "Aucune table pour l'instant : ouvrez-en une (3, 4 ou 5).",
@@ -82,10 +93,12 @@ _TEXT: dict[str, dict[str, str]] = {
         "lobby_state_ready": "prête",
         "lobby_ours": " ← votre table",
         "lobby_invite": "  code d'invitation : {code}",
-        "invite_prompt": "Code d'invitation de « {table} » : {code}▏ — Entrée rejoindre, Échap annuler",
+        "invite_prompt": "Code d'invitation de « {table} » : {code}▏ — Entrée rejoindre, Échap "
+        "annuler",
         "lobby_peers": "Voisins : {peers}",
         "lobby_no_peers": "Aucun voisin vu pour l'instant.",
-        "lobby_keys": "↑/↓ table ou tournoi — Entrée rejoindre — i code d'invitation — 3/4/5 ouvrir une table — b ajouter un bot — x quitter la table — q quitter",
+        "lobby_keys": "↑/↓ table ou tournoi — Entrée rejoindre — i code d'invitation — 3/4/5 "
+        "ouvrir une table — b ajouter un bot — x quitter la table — q quitter",
         # Events: club nights and tournaments (tarot event).
         "lobby_events": "Tournois — vus sur le réseau",
         "event_heard": "« {name} » par [{organiser}] — {role}{players}{progress}",
@@ -94,19 +107,22 @@ _TEXT: dict[str, dict[str, str]] = {
         "event_role_organiser": "vous l'organisez",
         "event_players": ", {count} joueurs",
         "event_progress": ", {closed}/{rounds} positions jouées",
-        "event_header": "Tournoi « {name} » — {rounds} positions de {deals} donnes, tables de {tables} ; {role}",
+        "event_header": "Tournoi « {name} » — {rounds} positions de {deals} donnes, tables de "
+        "{tables} ; {role}",
         "event_seat": "Vous êtes à la table {table} de la position {round}, avec {others}",
         "event_playing": "Position {round} en cours — lignes de marque attendues : {rows}",
         "event_awaited": "  table {table} : donnes {deals} à venir",
         "event_over": "Le tournoi est terminé.",
         "event_waiting_start": "Inscrits : {count}. L'organisateur lancera la première position.",
-        "event_waiting_start_organiser": "Inscrits : {count}. Entrée sur le tournoi : lancer la première position.",
+        "event_waiting_start_organiser": "Inscrits : {count}. Entrée sur le tournoi : lancer la "
+        "première position.",
         "event_ranking": "Classement provisoire",
         "event_ranking_final": "Classement final",
         "event_ranking_none": "Aucune position jouée pour l'instant.",
         "event_fault": "ANOMALIE : {finding}\n",
         "event_none": "Aucun tournoi.",
-        "event_none_heard": "Aucun tournoi vu pour l'instant (le démon de l'organisateur doit être sur le réseau, ou l'un de vos --peer).",
+        "event_none_heard": "Aucun tournoi vu pour l'instant (le démon de l'organisateur doit "
+        "être sur le réseau, ou l'un de vos --peer).",
         "event_not_registered_cli": "non inscrit : tarot event join",
         "event_registered": "{count} inscrits : {names}",
         "event_plan": "Position {round} ({movement}) :",
@@ -119,19 +135,30 @@ _TEXT: dict[str, dict[str, str]] = {
         "bot_added": "Bot ajouté : {bot}.",
         "left": "Vous avez quitté la table.",
         # Messages.
-        "connected": "Connecté à votre démon (tarotd : le programme qui tient votre place et parle aux démons des autres joueurs), dossier {home}.",
-        "daemon_gone": "Le démon s'est arrêté. Relancez-le : tarotd --home {home} (ou scripts/play) ; q pour quitter.",
-        "daemon_missing": "Aucun démon ne tourne avec le dossier {home}.\nLancez-le d'abord : tarotd --home {home} &  puis tarot --home {home} : ouvrez une table au salon (3, 4 ou 5) et ajoutez des bots (b).\nOu jouez tout de suite contre des bots : scripts/play",
-        "peer_away": "{who} ne répond plus depuis {seconds} s ; la table l'attend (w : continuer sans, à une nouvelle table).",
-        "lobby_silence_penalty": " — un joueur muet avant la révélation paie la pénalité de 100 points",
-        "regrouped": "Nouvelle table « {table} » à {seats}, sans {gone} : les autres joueurs appuient sur w pour vous y rejoindre.",
+        "connected": "Connecté à votre démon (tarotd : le programme qui tient votre place et "
+        "parle aux démons des autres joueurs), dossier {home}.",
+        "daemon_gone": "Le démon s'est arrêté. Relancez-le : tarotd --home {home} (ou "
+        "scripts/play) ; q pour quitter.",
+        "daemon_missing": "Aucun démon ne tourne avec le dossier {home}.\nLancez-le d'abord : "
+        "tarotd --home {home} &  puis tarot --home {home} : ouvrez une table au "
+        "salon (3, 4 ou 5) et ajoutez des bots (b).\nOu jouez tout de suite "
+        "contre des bots : scripts/play",
+        "peer_away": "{who} ne répond plus depuis {seconds} s ; la table l'attend (w : continuer "
+        "sans, à une nouvelle table).",
+        "lobby_silence_penalty": " — un joueur muet avant la révélation paie la pénalité de 100 "
+        "points",
+        "regrouped": "Nouvelle table « {table} » à {seats}, sans {gone} : les autres joueurs "
+        "appuient sur w pour vous y rejoindre.",
         # A fault of our own daemon's machine (tarotd.store.LocalFault): the table is paused here.
-        "paused_disk-full": "Le disque de votre démon est plein (depuis {seconds} s) : la table est en pause ici et "
-                            "reprend d'elle-même dès qu'il y a de la place ; rien n'est perdu.",
-        "paused_disk-error": "Le disque de votre démon ne répond plus (depuis {seconds} s) : la table est en pause ici et "
-                             "reprend d'elle-même quand il répond ; rien n'est perdu.",
-        "paused_no-descriptors": "Votre démon n'a plus de descripteur de fichier libre (depuis {seconds} s) : la table est "
-                                 "en pause ici et reprend d'elle-même ; rien n'est perdu.",
+        "paused_disk-full": "Le disque de votre démon est plein (depuis {seconds} s) : la table "
+        "est en pause ici et "
+        "reprend d'elle-même dès qu'il y a de la place ; rien n'est perdu.",
+        "paused_disk-error": "Le disque de votre démon ne répond plus (depuis {seconds} s) : la "
+        "table est en pause ici et "
+        "reprend d'elle-même quand il répond ; rien n'est perdu.",
+        "paused_no-descriptors": "Votre démon n'a plus de descripteur de fichier libre (depuis "
+        "{seconds} s) : la table est "
+        "en pause ici et reprend d'elle-même ; rien n'est perdu.",
         "refused": "Refusé : {reason}",
         "pick_more": "Il faut encore {count} carte(s).",
         "ecart_full": "L'écart compte déjà {size} cartes : retirez-en une d'abord.",
@@ -146,40 +173,50 @@ _TEXT: dict[str, dict[str, str]] = {
         "not_legal": "Cette carte ne peut pas être jouée maintenant.",
         "not_your_turn": "Ce n'est pas à vous.",
         # Quitting, and keys that cannot apply now.
-        "quit_stays": "Quitter ? Votre démon garde votre place et la partie continue ; tarot --home {home} vous y ramène. "
-                      "q encore : quitter — une autre touche : rester",
-        "quit_kept": "Quitter ? Les démons de scripts/play s'arrêtent ; la partie est gardée : scripts/play --home {home} "
-                     "la reprend. q encore : quitter — une autre touche : rester",
-        "quit_gone": "Quitter ? La partie se termine : les démons de scripts/play s'arrêtent et la partie est effacée "
-                     "(scripts/play --home DOSSIER en garde une). q encore : quitter — une autre touche : rester",
+        "quit_stays": "Quitter ? Votre démon garde votre place et la partie continue ; tarot "
+        "--home {home} vous y ramène. "
+        "q encore : quitter — une autre touche : rester",
+        "quit_kept": "Quitter ? Les démons de scripts/play s'arrêtent ; la partie est gardée : "
+        "scripts/play --home {home} "
+        "la reprend. q encore : quitter — une autre touche : rester",
+        "quit_gone": "Quitter ? La partie se termine : les démons de scripts/play s'arrêtent et "
+        "la partie est effacée "
+        "(scripts/play --home DOSSIER en garde une). q encore : quitter — une autre touche : "
+        "rester",
         "quit_cancelled": "Vous restez à la table.",
         "enter_between": "Entrée ne fait rien ici : n lance la donne suivante, r rejoue une donne.",
         "bid_gone": "Une {contract} n'est plus possible : les annonces sont déjà plus haut.",
         "not_bidding": "Aucune annonce ne vous est demandée maintenant.",
         "not_chelem": "Le chelem ne vous est pas demandé maintenant.",
-        "poignee_too_few": "Une poignée demande {count} atouts à {players} joueurs (l'Excuse comptant pour un) : vous en avez {held}.",
+        "poignee_too_few": "Une poignée demande {count} atouts à {players} joueurs (l'Excuse "
+        "comptant pour un) : vous en avez {held}.",
         "must_follow_trump": "Il faut jouer atout : l'entame est à l'atout.",
         "poignee_late": "Une poignée se montre juste avant votre première carte : c'est passé.",
         "poignee_not_now": "Une poignée se montre quand vous jouez votre première carte.",
         "must_follow": "Il faut fournir à {suit}.",
         "must_overtrump": "Il faut monter sur le {rank}.",
         "must_trump": "Il faut couper : vous n'avez plus de {suit}.",
-        "must_not_lead_called": "Pas d'entame à {suit}, la couleur appelée, sauf avec la carte appelée.",
+        "must_not_lead_called": "Pas d'entame à {suit}, la couleur appelée, sauf avec la carte "
+        "appelée.",
         "no_replay": "Aucune donne marquée à rejouer pour l'instant.",
-        "too_small": "Agrandissez le terminal à au moins {columns}×{rows} (il fait {now}) : la table n'y tient pas.",
+        "too_small": "Agrandissez le terminal à au moins {columns}×{rows} (il fait {now}) : la "
+        "table n'y tient pas.",
         "bot_level": "bot {level}",
         # The deal's summary, as a player checks it by hand.
         "summary_title": "Donne {deal} — {taker} : {contract}",
         "summary_partner": ", partenaire {partner}",
         "summary_alone": ", seul",
         "summary_call": " (appel : {card})",
-        "summary_passed": "Donne {deal} : tout le monde a passé — rien n'est marqué, le donneur suivant donne.",
+        "summary_passed": "Donne {deal} : tout le monde a passé — rien n'est marqué, le donneur "
+        "suivant donne.",
         "summary_void": "Donne {deal} : donne nulle ({reason}) — rien n'est marqué.",
-        "summary_points": "Attaque : {points} points avec {bouts} bout(s) : {needed} à faire — {result}",
+        "summary_points": "Attaque : {points} points avec {bouts} bout(s) : {needed} à faire — "
+        "{result}",
         "summary_made": "faite de {difference}",
         "summary_failed": "chutée de {difference}",
         "summary_half": " (le demi-point va au camp gagnant)",
-        "summary_contract": "Contrat : {sign}(25 + {difference}) × {multiplier} ({contract}) = {points:+d}",
+        "summary_contract": "Contrat : {sign}(25 + {difference}) × {multiplier} ({contract}) = "
+        "{points:+d}",
         "summary_petit": "Petit au bout : {camp}, 10 × {multiplier} = {points:+d}",
         "summary_poignee": "Poignée {size} de {who} : {bonus}, au camp gagnant : {points:+d}",
         "summary_chelem": "Chelem {what} : {points:+d}",
@@ -191,22 +228,27 @@ _TEXT: dict[str, dict[str, str]] = {
         "summary_each_defender": "chaque défenseur {points:+d}",
         "summary_penalty": "Pénalité : {who} −100 ({rule})",
         "summary_penalty_rule": "règle de la table",
-        "summary_no_breakdown": "Le détail de cette donne n'a pas été gardé (marquée par une version plus ancienne).",
+        "summary_no_breakdown": "Le détail de cette donne n'a pas été gardé (marquée par une "
+        "version plus ancienne).",
         "summary_chien": "Chien : ",
         "summary_ecart": "   Écart : ",
         "summary_hands": "Les mains distribuées :",
-        "summary_hidden": "Le chien, l'écart et les mains se montrent une fois l'audit de la donne passé.",
+        "summary_hidden": "Le chien, l'écart et les mains se montrent une fois l'audit de la "
+        "donne passé.",
         "camp_attack": "attaque",
         "camp_defence": "défense",
         # The replay of a deal.
         "replay_title": "Donne {deal} rejouée ({index}/{count}) — {step}",
         "replay_dealt": "les mains distribuées",
         "replay_trick": "pli {trick}/{tricks}, entamé par {leader}, pour {winner}",
-        "replay_hidden": "Les mains ne se montrent qu'une fois l'audit de la donne passé ; seuls les plis sont publics.",
+        "replay_hidden": "Les mains ne se montrent qu'une fois l'audit de la donne passé ; seuls "
+        "les plis sont publics.",
         # Verdicts: a proven deviation, or a silence (never called cheating).
-        "verdict_proven": "Tricherie prouvée à la donne {deal} : {who} — étape « {step} » : {rule}.",
-        "verdict_silence": "Donne {deal} abandonnée : {who} a cessé de répondre à l'étape « {step} » "
-                           "(rien n'est prouvé : {reporters} l'ont signalé muet).",
+        "verdict_proven": "Tricherie prouvée à la donne {deal} : {who} — étape « {step} » : "
+        "{rule}.",
+        "verdict_silence": "Donne {deal} abandonnée : {who} a cessé de répondre à l'étape « "
+        "{step} » "
+        "(rien n'est prouvé : {reporters} l'ont signalé muet).",
         "verdict_rule_unknown": "la règle enfreinte est dans la preuve (tarot audit la détaille)",
         "peer_state_connecting": "en connexion",
         "peer_state_up": "connecté",
@@ -216,9 +258,12 @@ _TEXT: dict[str, dict[str, str]] = {
         "keys_call": "←/→ : choisir la carte — Entrée : appeler — ? aide — q quitter",
         "keys_chelem": "o/n ou ←/→ : choisir — Entrée : valider — ? aide — q quitter",
         "keys_ecart": "←/→ carte — Espace : la marquer — Entrée : écarter — Tab journal — ? aide",
-        "keys_poignee": "←/→ atout — Espace : marquer — Entrée : montrer — Échap : annuler — ? aide",
-        "keys_playing": "←/→ carte — Entrée : jouer — m poignée — d dernier pli — Tab journal — ? aide",
-        "keys_waiting": "d dernier pli — Tab journal/marque — r rejouer une donne — ? aide — q quitter",
+        "keys_poignee": "←/→ atout — Espace : marquer — Entrée : montrer — Échap : annuler — ? "
+        "aide",
+        "keys_playing": "←/→ carte — Entrée : jouer — m poignée — d dernier pli — Tab journal — ? "
+        "aide",
+        "keys_waiting": "d dernier pli — Tab journal/marque — r rejouer une donne — ? aide — q "
+        "quitter",
         "keys_between": "n donne suivante — r rejouer — Tab journal/marque — ? aide — q quitter",
         "keys_finished": "r rejouer une donne — Tab journal/marque — ? aide — q quitter",
         "keys_replay": "←/→ pli précédent/suivant — ↑/↓ donne — Échap ou r : fermer",
@@ -233,9 +278,11 @@ _TEXT: dict[str, dict[str, str]] = {
             "  m / Échap      montrer une poignée (avant votre première carte) / y renoncer\n"
             "  d / Tab        le dernier pli / le journal, la marque ou le tournoi\n"
             "  n / r          donne suivante (donne marquée) / rejouer les donnes pli par pli\n"
-            "  ↑/↓ Entrée i   au salon : choisir, rejoindre (une table, un tournoi), taper un code d'invitation\n"
+            "  ↑/↓ Entrée i   au salon : choisir, rejoindre (une table, un tournoi), taper un "
+            "code d'invitation\n"
             "  3 4 5 / b / x  au salon : ouvrir une table / ajouter un bot / quitter la table\n"
-            "  w              un joueur parti pour de bon : continuer sans lui, à une nouvelle table\n"
+            "  w              un joueur parti pour de bon : continuer sans lui, à une nouvelle "
+            "table\n"
             "  q              quitter (demande confirmation pendant une partie)\n"
             "  souris         un clic sur une carte ou une annonce la choisit\n\n"
             "  Les atouts sont leurs nombres, de 1 (le Petit) à 21 ; ★ est l'Excuse ;\n"
@@ -270,12 +317,14 @@ _TEXT: dict[str, dict[str, str]] = {
         "prompt_chelem": "Do you announce a chelem?",
         "prompt_play": "Your turn: ←/→ picks a playable card, Enter plays it",
         "prompt_poignee_offer": " — m: show a poignée ({sizes})",
-        "prompt_poignee": "Poignée: {count} trumps picked ({sizes}) — Space picks, Enter shows, Esc cancels",
+        "prompt_poignee": "Poignée: {count} trumps picked ({sizes}) — Space picks, Enter shows, "
+        "Esc cancels",
         "prompt_wait": "{who} is thinking…",
         "prompt_wait_deal": "The deal is being prepared (encrypted shuffle and deal)…",
         "prompt_between": "Deal scored. n: next deal — q: quit",
         "prompt_finished": "The game is over. q: quit",
-        "prompt_round_over": "Round played: your daemon will seat you at the next round (Tab: the event).",
+        "prompt_round_over": "Round played: your daemon will seat you at the next round (Tab: the "
+        "event).",
         "yes": "Yes",
         "no": "No",
         "log_deal": "Deal {deal}, dealer: {dealer}",
@@ -295,7 +344,8 @@ _TEXT: dict[str, dict[str, str]] = {
         "sheet_void": "void deal",
         "sheet_total": "Total",
         "sheet_empty": "No deal scored yet.",
-        "verdict_unattributed": "Deal {deal} stopped at step “{step}”: {rule} (culprit not established).",
+        "verdict_unattributed": "Deal {deal} stopped at step “{step}”: {rule} (culprit not "
+        "established).",
         "verdict_proof": "Proof: the signed transcript is in {path} (tarot audit checks it).",
         "lobby": "Lobby — the tables seen on the network",
         "lobby_none": "No table yet: open one (3, 4 or 5).",
@@ -308,7 +358,8 @@ _TEXT: dict[str, dict[str, str]] = {
         "invite_prompt": "Invite code of “{table}”: {code}▏ — Enter join, Esc cancel",
         "lobby_peers": "Neighbours: {peers}",
         "lobby_no_peers": "No neighbour seen yet.",
-        "lobby_keys": "↑/↓ table or event — Enter join — i invite code — 3/4/5 open a table — b add a bot — x leave the table — q quit",
+        "lobby_keys": "↑/↓ table or event — Enter join — i invite code — 3/4/5 open a table — b "
+        "add a bot — x leave the table — q quit",
         "lobby_events": "Events — seen on the network",
         "event_heard": "“{name}” by [{organiser}] — {role}{players}{progress}",
         "event_not_registered": "Enter: register",
@@ -316,19 +367,22 @@ _TEXT: dict[str, dict[str, str]] = {
         "event_role_organiser": "you organise it",
         "event_players": ", {count} players",
         "event_progress": ", {closed}/{rounds} rounds played",
-        "event_header": "Event “{name}” — {rounds} rounds of {deals} deals, tables of {tables}; {role}",
+        "event_header": "Event “{name}” — {rounds} rounds of {deals} deals, tables of {tables}; "
+        "{role}",
         "event_seat": "You sit at table {table} of round {round}, with {others}",
         "event_playing": "Round {round} is being played — score rows awaited: {rows}",
         "event_awaited": "  table {table}: deals {deals} to come",
         "event_over": "The event is over.",
         "event_waiting_start": "Registered: {count}. The organiser will start the first round.",
-        "event_waiting_start_organiser": "Registered: {count}. Enter on the event: start the first round.",
+        "event_waiting_start_organiser": "Registered: {count}. Enter on the event: start the "
+        "first round.",
         "event_ranking": "Ranking so far",
         "event_ranking_final": "Final ranking",
         "event_ranking_none": "No round played yet.",
         "event_fault": "FAULT: {finding}\n",
         "event_none": "No event.",
-        "event_none_heard": "No event seen yet (the organiser's daemon must be on the LAN, or one of your --peer).",
+        "event_none_heard": "No event seen yet (the organiser's daemon must be on the LAN, or one "
+        "of your --peer).",
         "event_not_registered_cli": "not registered: tarot event join",
         "event_registered": "{count} registered: {names}",
         "event_plan": "Round {round} ({movement}):",
@@ -340,18 +394,28 @@ _TEXT: dict[str, dict[str, str]] = {
         "joined": "You joined the table.",
         "bot_added": "Bot added: {bot}.",
         "left": "You left the table.",
-        "connected": "Connected to your daemon (tarotd: the program that holds your seat and talks to the other players' daemons), home {home}.",
-        "daemon_gone": "The daemon has stopped. Start it again: tarotd --home {home} (or scripts/play); q to quit.",
-        "daemon_missing": "No daemon is running with the home {home}.\nStart one first: tarotd --home {home} &  then tarot --home {home}: open a table in the lobby (3, 4 or 5) and add bots (b).\nOr play against bots at once: scripts/play",
-        "peer_away": "{who} has not answered for {seconds} s; the table waits for them (w: go on without them, at a new table).",
+        "connected": "Connected to your daemon (tarotd: the program that holds your seat and "
+        "talks to the other players' daemons), home {home}.",
+        "daemon_gone": "The daemon has stopped. Start it again: tarotd --home {home} (or "
+        "scripts/play); q to quit.",
+        "daemon_missing": "No daemon is running with the home {home}.\nStart one first: tarotd "
+        "--home {home} &  then tarot --home {home}: open a table in the lobby "
+        "(3, 4 or 5) and add bots (b).\nOr play against bots at once: "
+        "scripts/play",
+        "peer_away": "{who} has not answered for {seconds} s; the table waits for them (w: go on "
+        "without them, at a new table).",
         "lobby_silence_penalty": " — a player silent before the reveal takes the 100-point penalty",
-        "regrouped": "A new table “{table}” of {seats}, without {gone}: the other players press w to join you there.",
-        "paused_disk-full": "Your daemon's disk is full (for {seconds} s): the table is paused here and goes on by "
-                            "itself once there is room; nothing is lost.",
-        "paused_disk-error": "Your daemon's disk does not answer (for {seconds} s): the table is paused here and goes on "
-                             "by itself once it does; nothing is lost.",
-        "paused_no-descriptors": "Your daemon has no file descriptor left (for {seconds} s): the table is paused here and "
-                                 "goes on by itself; nothing is lost.",
+        "regrouped": "A new table “{table}” of {seats}, without {gone}: the other players press w "
+        "to join you there.",
+        "paused_disk-full": "Your daemon's disk is full (for {seconds} s): the table is paused "
+        "here and goes on by "
+        "itself once there is room; nothing is lost.",
+        "paused_disk-error": "Your daemon's disk does not answer (for {seconds} s): the table is "
+        "paused here and goes on "
+        "by itself once it does; nothing is lost.",
+        "paused_no-descriptors": "Your daemon has no file descriptor left (for {seconds} s): the "
+        "table is paused here and "
+        "goes on by itself; nothing is lost.",
         "refused": "Refused: {reason}",
         "pick_more": "{count} more card(s) needed.",
         "ecart_full": "The écart already holds {size} cards: take one back first.",
@@ -365,18 +429,22 @@ _TEXT: dict[str, dict[str, str]] = {
         "poignee_size": "A poignée holds exactly {sizes} trumps.",
         "not_legal": "This card cannot be played now.",
         "not_your_turn": "It is not your turn.",
-        "quit_stays": "Quit? Your daemon keeps your seat and the game goes on; tarot --home {home} takes you back to it. "
-                      "q again: quit — any other key: stay",
-        "quit_kept": "Quit? The daemons of scripts/play stop; the game is kept: scripts/play --home {home} takes it "
-                     "up again. q again: quit — any other key: stay",
-        "quit_gone": "Quit? The game ends: the daemons of scripts/play stop and the game is deleted (scripts/play "
-                     "--home DIR keeps one). q again: quit — any other key: stay",
+        "quit_stays": "Quit? Your daemon keeps your seat and the game goes on; tarot --home "
+        "{home} takes you back to it. "
+        "q again: quit — any other key: stay",
+        "quit_kept": "Quit? The daemons of scripts/play stop; the game is kept: scripts/play "
+        "--home {home} takes it "
+        "up again. q again: quit — any other key: stay",
+        "quit_gone": "Quit? The game ends: the daemons of scripts/play stop and the game is "
+        "deleted (scripts/play "
+        "--home DIR keeps one). q again: quit — any other key: stay",
         "quit_cancelled": "You stay at the table.",
         "enter_between": "Enter does nothing here: n starts the next deal, r replays a deal.",
         "bid_gone": "A {contract} is no longer possible: the bidding is already above it.",
         "not_bidding": "No bid is asked of you now.",
         "not_chelem": "No chelem is asked of you now.",
-        "poignee_too_few": "A poignée needs {count} trumps at {players} players (the Excuse counting as one): you hold {held}.",
+        "poignee_too_few": "A poignée needs {count} trumps at {players} players (the Excuse "
+        "counting as one): you hold {held}.",
         "must_follow_trump": "You must play a trump: trumps were led.",
         "poignee_late": "A poignée is shown just before your first card: that is past.",
         "poignee_not_now": "A poignée is shown when you play your first card.",
@@ -385,19 +453,23 @@ _TEXT: dict[str, dict[str, str]] = {
         "must_trump": "You must trump: you have no {suit} left.",
         "must_not_lead_called": "No lead in {suit}, the called suit, except with the called card.",
         "no_replay": "No deal scored yet to replay.",
-        "too_small": "Enlarge the terminal to at least {columns}×{rows} (it is {now}): the table does not fit.",
+        "too_small": "Enlarge the terminal to at least {columns}×{rows} (it is {now}): the table "
+        "does not fit.",
         "bot_level": "bot {level}",
         "summary_title": "Deal {deal} — {taker}: {contract}",
         "summary_partner": ", partner {partner}",
         "summary_alone": ", alone",
         "summary_call": " (called: {card})",
-        "summary_passed": "Deal {deal}: everybody passed — nothing is scored, the next dealer deals.",
+        "summary_passed": "Deal {deal}: everybody passed — nothing is scored, the next dealer "
+        "deals.",
         "summary_void": "Deal {deal}: void ({reason}) — nothing is scored.",
-        "summary_points": "Attack: {points} points with {bouts} bout(s): {needed} needed — {result}",
+        "summary_points": "Attack: {points} points with {bouts} bout(s): {needed} needed — "
+        "{result}",
         "summary_made": "made by {difference}",
         "summary_failed": "failed by {difference}",
         "summary_half": " (the half point goes to the winning camp)",
-        "summary_contract": "Contract: {sign}(25 + {difference}) × {multiplier} ({contract}) = {points:+d}",
+        "summary_contract": "Contract: {sign}(25 + {difference}) × {multiplier} ({contract}) = "
+        "{points:+d}",
         "summary_petit": "Petit au bout: {camp}, 10 × {multiplier} = {points:+d}",
         "summary_poignee": "Poignée {size} by {who}: {bonus}, to the winning camp: {points:+d}",
         "summary_chelem": "Chelem {what}: {points:+d}",
@@ -413,16 +485,18 @@ _TEXT: dict[str, dict[str, str]] = {
         "summary_chien": "Chien: ",
         "summary_ecart": "   Écart: ",
         "summary_hands": "The hands as dealt:",
-        "summary_hidden": "The chien, the écart and the hands are shown once the deal's audit has passed.",
+        "summary_hidden": "The chien, the écart and the hands are shown once the deal's audit has "
+        "passed.",
         "camp_attack": "attack",
         "camp_defence": "defence",
         "replay_title": "Deal {deal} replayed ({index}/{count}) — {step}",
         "replay_dealt": "the hands as dealt",
         "replay_trick": "trick {trick}/{tricks}, led by {leader}, to {winner}",
-        "replay_hidden": "The hands are shown only once the deal's audit has passed; only the tricks are public.",
+        "replay_hidden": "The hands are shown only once the deal's audit has passed; only the "
+        "tricks are public.",
         "verdict_proven": "Cheating proven in deal {deal}: {who} — step “{step}”: {rule}.",
         "verdict_silence": "Deal {deal} abandoned: {who} stopped answering at the “{step}” step "
-                           "(unproven: reported silent by {reporters}).",
+        "(unproven: reported silent by {reporters}).",
         "verdict_rule_unknown": "the rule broken is in the proof (tarot audit tells it)",
         "peer_state_connecting": "connecting",
         "peer_state_up": "up",
@@ -432,7 +506,8 @@ _TEXT: dict[str, dict[str, str]] = {
         "keys_chelem": "y/n or ←/→: pick — Enter: confirm — ? help — q quit",
         "keys_ecart": "←/→ card — Space: mark it — Enter: make the écart — Tab log — ? help",
         "keys_poignee": "←/→ trump — Space: mark it — Enter: show — Esc: cancel — ? help",
-        "keys_playing": "←/→ card — Enter: play it — m poignée — d last trick — Tab log — ? help — q quit",
+        "keys_playing": "←/→ card — Enter: play it — m poignée — d last trick — Tab log — ? help "
+        "— q quit",
         "keys_waiting": "d last trick — Tab log/sheet — r replay a deal — ? help — q quit",
         "keys_between": "n next deal — r replay — Tab log/sheet — ? help — q quit",
         "keys_finished": "r replay a deal — Tab log/sheet — ? help — q quit",
@@ -463,31 +538,53 @@ _TEXT: dict[str, dict[str, str]] = {
 
 #: The rules engine's common refusals (a fragment of the English sentence) in French.
 _REFUSALS_FR: tuple[tuple[str, str], ...] = (
-    ("trump may go to the écart only when", "un atout ne va à l'écart que si vous ne pouvez faire autrement"),
+    (
+        "trump may go to the écart only when",
+        "un atout ne va à l'écart que si vous ne pouvez faire autrement",
+    ),
     ("neither a king nor a bout may go to the écart", "ni roi ni bout à l'écart"),
     ("the écart must be exactly", "l'écart doit compter exactement le nombre de cartes du chien"),
     ("is not your turn", "ce n'est pas à vous"),
-    ("(--timeout) yet: the table waits for them", "personne n'est encore resté muet le temps de --timeout : la table l'attend"),
+    (
+        "(--timeout) yet: the table waits for them",
+        "personne n'est encore resté muet le temps de --timeout : la table l'attend",
+    ),
     ("a table needs three players", "une table demande trois joueurs : il en resterait moins"),
     ("is not in your hand", "cette carte n'est pas dans votre main"),
-    ("the excuse may be shown in a poignée only", "l'Excuse ne complète une poignée que si vous n'avez pas d'autre atout"),
+    (
+        "the excuse may be shown in a poignée only",
+        "l'Excuse ne complète une poignée que si vous n'avez pas d'autre atout",
+    ),
     ("a poignée shows exactly", "une poignée compte exactement le nombre d'atouts du seuil"),
     ("a poignée is shown once", "une poignée se montre une fois, juste avant votre première carte"),
     ("you must follow suit", "il faut fournir à la couleur demandée"),
     ("you must play a trump higher", "il faut monter à l'atout"),
     ("you must play a trump", "il faut couper"),
-    ("the first lead may not be in the called suit", "pas d'entame dans la couleur appelée, sauf avec la carte appelée"),
+    (
+        "the first lead may not be in the called suit",
+        "pas d'entame dans la couleur appelée, sauf avec la carte appelée",
+    ),
     ("cannot be called", "cette carte ne peut pas être appelée"),
     ("a bid must be higher", "il faut annoncer plus haut"),
     ("the table is full", "la table est complète"),
     ("open or join a table first", "ouvrez ou rejoignez d'abord une table"),
-    ("not at a table yet", "vous n'êtes pas encore à une table : ouvrez-en une ou rejoignez-en une"),
+    (
+        "not at a table yet",
+        "vous n'êtes pas encore à une table : ouvrez-en une ou rejoignez-en une",
+    ),
     ("not over", "la donne n'est pas finie"),
-    ("opened by a daemon you do not know", "cette table est ouverte par un démon que le vôtre ne connaît pas : "
-     "tapez i et son code d'invitation, affiché chez qui l'a ouverte"),
+    (
+        "opened by a daemon you do not know",
+        "cette table est ouverte par un démon que le vôtre ne connaît pas : "
+        "tapez i et son code d'invitation, affiché chez qui l'a ouverte",
+    ),
     ("is not the invite code of the table", "ce n'est pas le code d'invitation de cette table"),
     ("is not an invite code", "un code d'invitation compte 8 lettres et chiffres, comme 7KQ2-M9XD"),
-    ("the table is paused", "la table est en pause ici (voyez pourquoi au-dessus de la table) : votre coup n'a pas été pris"),
+    (
+        "the table is paused",
+        "la table est en pause ici (voyez pourquoi au-dessus de la table) : votre coup n'a pas "
+        "été pris",
+    ),
 )
 
 

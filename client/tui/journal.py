@@ -20,7 +20,12 @@ TRICKS = {3: 24, 4: 18, 5: 15}
 def deal_log(model: Model) -> list[str]:
     """The deal so far: the bids, the call, the chien, the trumps shown, the poignées, the
     tricks, and the partner and the petit au bout as they become known."""
-    state, view, texts, lang = model.state or {}, model.view or model.last_view, model.texts, model.texts.lang
+    state, view, texts, lang = (
+        model.state or {},
+        model.view or model.last_view,
+        model.texts,
+        model.texts.lang,
+    )
     if view is None:
         return []
     name = model.name
@@ -29,20 +34,33 @@ def deal_log(model: Model) -> list[str]:
     lines = [texts("log_deal", deal=number + 1, dealer=name(view["dealer"]))]
     for bid in view["bids"]:
         contract = bid["contract"]
-        lines.append(texts("log_pass", who=name(bid["seat"])) if contract in (None, "pass")
-                     else texts("log_bid", who=name(bid["seat"]), contract=CONTRACTS[contract]))
+        lines.append(
+            texts("log_pass", who=name(bid["seat"]))
+            if contract in (None, "pass")
+            else texts("log_bid", who=name(bid["seat"]), contract=CONTRACTS[contract])
+        )
     if view.get("called"):
-        lines.append(texts("log_call", who=name(view["taker"]), card=card(view["called"]).name(lang)))
+        lines.append(
+            texts("log_call", who=name(view["taker"]), card=card(view["called"]).name(lang))
+        )
     if view.get("chien"):
         lines.append(texts("log_chien", cards=cards.plain(view["chien"], lang)))
     shown = [c for c in view.get("ecart", ()) if card(c).is_trump]
     if shown:
-        lines.append(texts("log_ecart_trumps", who=name(view["taker"]), cards=cards.plain(shown, lang)))
+        lines.append(
+            texts("log_ecart_trumps", who=name(view["taker"]), cards=cards.plain(shown, lang))
+        )
     if view.get("chelem"):
         lines.append(texts("log_chelem", who=name(view["taker"])))
     for poignee in view.get("poignees", ()):
-        lines.append(texts("log_poignee", who=name(poignee["seat"]), size=poignee["size"],
-                           cards=cards.plain(sorted_codes(poignee["cards"]), lang)))
+        lines.append(
+            texts(
+                "log_poignee",
+                who=name(poignee["seat"]),
+                size=poignee["size"],
+                cards=cards.plain(sorted_codes(poignee["cards"]), lang),
+            )
+        )
     lines += _tricks(model, view)
     return lines
 
@@ -52,11 +70,26 @@ def _tricks(model: Model, view: dict[str, Any]) -> list[str]:
     lines: list[str] = []
     partner_told = False
     tricks = list(view.get("tricks", ()))
-    if view is not model.view and model.last_trick is not None and len(tricks) == TRICKS[players] - 1:
+    if (
+        view is not model.view
+        and model.last_trick is not None
+        and len(tricks) == TRICKS[players] - 1
+    ):
         tricks.append(model.last_trick)  # the deal is over: its last trick is known from the events
     for number, trick in enumerate(tricks, start=1):
-        lines.append(texts("log_trick", number=number, who=model.name(trick["winner"]), cards=cards.plain(trick["cards"], lang)))
-        if not partner_told and view.get("called") in trick["cards"] and view.get("partner") is not None:
+        lines.append(
+            texts(
+                "log_trick",
+                number=number,
+                who=model.name(trick["winner"]),
+                cards=cards.plain(trick["cards"], lang),
+            )
+        )
+        if (
+            not partner_told
+            and view.get("called") in trick["cards"]
+            and view.get("partner") is not None
+        ):
             lines.append(texts("log_partner", who=model.name(view["partner"])))
             partner_told = True
         if number == TRICKS[players] and "T1" in trick["cards"]:

@@ -41,7 +41,9 @@ def lobby_fragments(model: Model) -> StyleAndTextTuples:
             name=str(table.get("name") or table["table"][:8]).ljust(16),
             count=len(table.get("members", ())),
             seats=table.get("seats"),
-            state=texts(f"lobby_state_{state}") if f"lobby_state_{state}" in texts.keys() else state,
+            state=texts(f"lobby_state_{state}")
+            if f"lobby_state_{state}" in texts.keys()
+            else state,
             members=", ".join(member_label(model, str(m)) for m in table.get("members", ())),
         )
         if table.get("silence") == "penalty":  # the table's signed rule, when it is not the default
@@ -62,12 +64,19 @@ def lobby_fragments(model: Model) -> StyleAndTextTuples:
         out += [("", "\n"), *event_fragments(model)]
     if model.invite is not None and model.tables:
         name = model.tables[model.lobby_index].get("name", "")
-        out += [("", "\n"), ("class:prompt", texts("invite_prompt", table=name, code=model.invite)), ("", "\n")]
+        out += [
+            ("", "\n"),
+            ("class:prompt", texts("invite_prompt", table=name, code=model.invite)),
+            ("", "\n"),
+        ]
     peers = status.get("peers", ())
     out.append(("", "\n"))
     if peers:
-        listed = ", ".join(f"{member_label(model, p['name'])} [{p['fingerprint'].split('-')[0]}] {peer_state(model, p['state'])}"
-                           for p in peers)
+        listed = ", ".join(
+            f"{member_label(model, p['name'])} [{p['fingerprint'].split('-')[0]}] "
+            f"{peer_state(model, p['state'])}"
+            for p in peers
+        )
         out.append(("class:dim", texts("lobby_peers", peers=listed)))
     else:
         out.append(("class:dim", texts("lobby_no_peers")))

@@ -50,7 +50,9 @@ def sorted_codes(codes: list[str]) -> list[str]:
 class Model:
     texts: Texts
     home: Path
-    status: dict[str, Any] | None = None  #: the daemon's ``status``: our name and fingerprint, peers
+    status: dict[str, Any] | None = (
+        None  #: the daemon's ``status``: our name and fingerprint, peers
+    )
     tables: list[dict[str, Any]] = field(default_factory=list)  #: the lobby: tables seen on the LAN
     state: dict[str, Any] | None = None  #: the daemon's ``state`` for our seat
     connected: bool = False
@@ -137,8 +139,15 @@ class Model:
         if state.get("view") is not None or not state.get("between_deals"):
             self.last_view = state.get("view")
         view = state.get("view") or {}
-        key = (state.get("table"), state.get("deal"), state.get("decision"), len(view.get("bids", ())),
-               len(view.get("tricks", ())), len(view.get("current", ())), len(view.get("poignees", ())))
+        key = (
+            state.get("table"),
+            state.get("deal"),
+            state.get("decision"),
+            len(view.get("bids", ())),
+            len(view.get("tricks", ())),
+            len(view.get("current", ())),
+            len(view.get("poignees", ())),
+        )
         if key == self.decision_key:
             return
         self.decision_key = key
@@ -163,7 +172,9 @@ class Model:
         offer = self.options.get("poignee")
         if self.decision != "playing" or not offer:
             return False
-        self.poignee = PoigneePicker(list(offer["trumps"]), dict(offer["sizes"]), list(offer["ecart"]))
+        self.poignee = PoigneePicker(
+            list(offer["trumps"]), dict(offer["sizes"]), list(offer["ecart"])
+        )
         self.cursor = HandCursor(self.hand, set(offer["trumps"]))
         return True
 

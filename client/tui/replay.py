@@ -34,7 +34,9 @@ def step(model: Model, deals: int = 0, tricks: int = 0) -> None:
     model.replay = Replay(deal, trick)
 
 
-def held(breakdown: dict[str, Any], contract: str | None, taker: int | None, seat: int, tricks: int) -> list[str]:
+def held(
+    breakdown: dict[str, Any], contract: str | None, taker: int | None, seat: int, tricks: int
+) -> list[str]:
     """What ``seat`` holds once ``tricks`` tricks have fallen: its hand as dealt — the
     taker's with the chien taken and the écart put aside at a Petite or a Garde — less the
     cards it played."""
@@ -62,11 +64,24 @@ def replay_fragments(model: Model) -> StyleAndTextTuples:
         what = texts("replay_dealt")
     else:
         trick = tricks[replay.trick - 1]
-        what = texts("replay_trick", trick=replay.trick, tricks=len(tricks), leader=names[trick["leader"]],
-                     winner=names[trick["winner"]])
+        what = texts(
+            "replay_trick",
+            trick=replay.trick,
+            tricks=len(tricks),
+            leader=names[trick["leader"]],
+            winner=names[trick["winner"]],
+        )
     out: StyleAndTextTuples = [
-        ("class:heading", texts("replay_title", deal=int(row["deal"]) + 1, index=choices.index(replay.deal) + 1,
-                                count=len(choices), step=what)),
+        (
+            "class:heading",
+            texts(
+                "replay_title",
+                deal=int(row["deal"]) + 1,
+                index=choices.index(replay.deal) + 1,
+                count=len(choices),
+                step=what,
+            ),
+        ),
         ("", "\n\n"),
     ]
     width = max(len(n) for n in names)
@@ -78,10 +93,19 @@ def replay_fragments(model: Model) -> StyleAndTextTuples:
             trick = tricks[replay.trick - 1]
             code = trick["cards"][(seat - trick["leader"]) % players]
             mark = "▶" if seat == trick["winner"] else " "
-            card = [("class:seat.to-act", mark), (cards.style(code) + " class:played", cards.symbol(code, lang).rjust(3))]
-        out += [("class:seat.you" if seat == model.seat else "", f"  {name.ljust(width)} "), *card, ("", "   ")]
+            card = [
+                ("class:seat.to-act", mark),
+                (cards.style(code) + " class:played", cards.symbol(code, lang).rjust(3)),
+            ]
+        out += [
+            ("class:seat.you" if seat == model.seat else "", f"  {name.ljust(width)} "),
+            *card,
+            ("", "   "),
+        ]
         if shown:
-            out += cards.fragments(held(breakdown, row.get("contract"), row.get("taker"), seat, replay.trick), lang)
+            out += cards.fragments(
+                held(breakdown, row.get("contract"), row.get("taker"), seat, replay.trick), lang
+            )
         out.append(("", "\n"))
     if not shown:
         out += [("", "\n"), ("class:dim", texts("replay_hidden")), ("", "\n")]

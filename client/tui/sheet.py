@@ -41,15 +41,24 @@ def sheet_fragments(model: Model, *, compact: bool = False, width: int = 80) -> 
     if not results or not names:
         return [*out, ("class:dim", texts("sheet_empty")), ("", "\n")]
     deal_width = max(len(texts("sheet_deal")), len(texts("sheet_total"))) + 1
-    contract = 0 if compact else max(len(texts("sheet_contract")), *(len(_what(model, r, names)) for r in results)) + 1
+    contract = (
+        0
+        if compact
+        else max(len(texts("sheet_contract")), *(len(_what(model, r, names)) for r in results)) + 1
+    )
     column = max(COLUMN, *(len(n) + 1 for n in names))
     room = (width - deal_width - contract) // len(names)
     if column > room:
         column = max(COLUMN, room)
         if not compact and deal_width + contract + column * len(names) > width:
-            contract = max(len(texts("sheet_contract")) + 1, width - deal_width - column * len(names))
-    header = _cell(texts("sheet_deal"), deal_width) + _cell(texts("sheet_contract"), contract)[:contract].ljust(contract) \
+            contract = max(
+                len(texts("sheet_contract")) + 1, width - deal_width - column * len(names)
+            )
+    header = (
+        _cell(texts("sheet_deal"), deal_width)
+        + _cell(texts("sheet_contract"), contract)[:contract].ljust(contract)
         + "".join(_cell(n, column) for n in names)
+    )
     out += [("class:sheet.header", header.rstrip() if compact else header), ("", "\n")]
     for row in results:
         what = _cell(_what(model, row, names), contract).strip().ljust(contract) if contract else ""
@@ -57,7 +66,10 @@ def sheet_fragments(model: Model, *, compact: bool = False, width: int = 80) -> 
         scores = "".join(_cell(f"{s:+d}" if scored else "·", column) for s in row["scores"])
         out += [("", _cell(int(row["deal"]) + 1, deal_width) + what + scores), ("", "\n")]
     totals = "".join(_cell(f"{s:+d}", column) for s in state.get("scores") or [])
-    out += [("class:sheet.total", _cell(texts("sheet_total"), deal_width) + " " * contract + totals), ("", "\n")]
+    out += [
+        ("class:sheet.total", _cell(texts("sheet_total"), deal_width) + " " * contract + totals),
+        ("", "\n"),
+    ]
     for verdict in [] if compact else verdicts(model):
         out += [("", "\n"), ("class:error", verdict)]
     return out
@@ -65,20 +77,49 @@ def sheet_fragments(model: Model, *, compact: bool = False, width: int = 80) -> 
 
 def verdicts(model: Model) -> list[str]:
     """The verdict of each deal the audit stopped."""
-    return [line for row in (model.state or {}).get("results", ()) if (line := verdict_line(model, row))]
+    return [
+        line for row in (model.state or {}).get("results", ()) if (line := verdict_line(model, row))
+    ]
 
 
 #: The protocol's steps (``Verdict.step``, a message kind or a stage) as players say them.
 STEPS = {
-    "fr": {"commit": "engagement", "shuffle": "mélange", "lock": "verrouillage", "deal_keys": "distribution des clés",
-           "deal-keys": "distribution des clés", "hand_check": "vérification des mains", "petit_sec": "petit sec",
-           "bid": "enchères", "bidding": "enchères", "call": "appel", "chien": "chien", "chien_open": "chien",
-           "ecart": "écart", "chelem": "chelem", "poignee": "poignée", "play": "jeu de la carte",
-           "reveal": "révélation des graines", "sign": "signature du score", "score_sign": "signature du score",
-           "score": "signature du score", "abandon": "abandon"},
-    "en": {"commit": "commitment", "deal_keys": "deal keys", "deal-keys": "deal keys", "hand_check": "hand check",
-           "petit_sec": "petit sec", "bid": "bidding", "chien_open": "chien", "reveal": "seed reveal",
-           "sign": "score signature", "score_sign": "score signature", "score": "score signature"},
+    "fr": {
+        "commit": "engagement",
+        "shuffle": "mélange",
+        "lock": "verrouillage",
+        "deal_keys": "distribution des clés",
+        "deal-keys": "distribution des clés",
+        "hand_check": "vérification des mains",
+        "petit_sec": "petit sec",
+        "bid": "enchères",
+        "bidding": "enchères",
+        "call": "appel",
+        "chien": "chien",
+        "chien_open": "chien",
+        "ecart": "écart",
+        "chelem": "chelem",
+        "poignee": "poignée",
+        "play": "jeu de la carte",
+        "reveal": "révélation des graines",
+        "sign": "signature du score",
+        "score_sign": "signature du score",
+        "score": "signature du score",
+        "abandon": "abandon",
+    },
+    "en": {
+        "commit": "commitment",
+        "deal_keys": "deal keys",
+        "deal-keys": "deal keys",
+        "hand_check": "hand check",
+        "petit_sec": "petit sec",
+        "bid": "bidding",
+        "chien_open": "chien",
+        "reveal": "seed reveal",
+        "sign": "score signature",
+        "score_sign": "score signature",
+        "score": "score signature",
+    },
 }
 
 #: The rules the audit names most, in French (a fragment of the English reason, its French).
@@ -91,7 +132,10 @@ _RULES_FR: tuple[tuple[str, str], ...] = (
     ("you must play a trump", "renonce : n'a pas coupé"),
     ("does not open its position", "une clé n'ouvre pas sa position"),
     ("two different messages", "a signé deux messages différents pour la même étape"),
-    ("a message of a kind the deal does not use", "un message d'un genre que la donne n'emploie pas"),
+    (
+        "a message of a kind the deal does not use",
+        "un message d'un genre que la donne n'emploie pas",
+    ),
     ("is not in your hand", "a joué une carte qu'il n'avait pas"),
     ("the proof does not check", "sa preuve ne se vérifie pas"),
 )
@@ -103,7 +147,10 @@ def _rule(model: Model, rule: str) -> str:
     if model.texts.lang != "fr":
         return rule
     lowered = rule.lower()
-    return next((french for fragment, french in _RULES_FR if fragment in lowered), model.texts("verdict_rule_unknown"))
+    return next(
+        (french for fragment, french in _RULES_FR if fragment in lowered),
+        model.texts("verdict_rule_unknown"),
+    )
 
 
 def verdict_line(model: Model, row: dict[str, Any]) -> str | None:
@@ -121,11 +168,18 @@ def verdict_line(model: Model, row: dict[str, Any]) -> str | None:
     who = names[culprit] if isinstance(culprit, int) and 0 <= culprit < len(names) else None
     if audit.get("fault") == "silence" and who is not None:
         reporters = audit.get("reported_by")
-        said = reporters if isinstance(reporters, list) else [s for s in range(len(names)) if s != culprit]
+        said = (
+            reporters
+            if isinstance(reporters, list)
+            else [s for s in range(len(names)) if s != culprit]
+        )
         others = ", ".join(names[s] for s in said if isinstance(s, int) and 0 <= s < len(names))
         return texts("verdict_silence", deal=deal, who=who, step=step, reporters=others)
     rule = _rule(model, str(audit.get("rule", "?")))
-    line = texts("verdict_proven", deal=deal, who=who, step=step, rule=rule) if who is not None \
+    line = (
+        texts("verdict_proven", deal=deal, who=who, step=step, rule=rule)
+        if who is not None
         else texts("verdict_unattributed", deal=deal, step=step, rule=rule)
+    )
     proof = audit.get("proof") or str(model.home / "tarot.db")
     return f"{line} {texts('verdict_proof', path=proof)}"

@@ -22,7 +22,9 @@ def half(half_points: int, lang: str) -> str:
     return f"{whole}{',' if lang == 'fr' else '.'}5" if odd else str(whole)
 
 
-def summary_fragments(model: Model, index: int = -1, *, with_cards: bool = True) -> StyleAndTextTuples:
+def summary_fragments(
+    model: Model, index: int = -1, *, with_cards: bool = True
+) -> StyleAndTextTuples:
     """The summary of the deal ``index`` of the results (the last one by default); without
     the hidden cards when ``with_cards`` is False (the replay shows them its own way)."""
     state, texts = model.state or {}, model.texts
@@ -40,14 +42,31 @@ def summary_fragments(model: Model, index: int = -1, *, with_cards: bool = True)
 
     if row.get("contract") is None:
         reason = row.get("void")
-        passed = breakdown is not None and all(b["contract"] is None for b in breakdown.get("bids", ())) and row.get("audit") == "ok"
-        line(texts("summary_passed", deal=deal) if passed or reason is None
-             else texts("summary_void", deal=deal, reason=reason), "class:heading")
+        passed = (
+            breakdown is not None
+            and all(b["contract"] is None for b in breakdown.get("bids", ()))
+            and row.get("audit") == "ok"
+        )
+        line(
+            texts("summary_passed", deal=deal)
+            if passed or reason is None
+            else texts("summary_void", deal=deal, reason=reason),
+            "class:heading",
+        )
     else:
-        title = texts("summary_title", deal=deal, taker=names[row["taker"]], contract=CONTRACTS[row["contract"]])
+        title = texts(
+            "summary_title",
+            deal=deal,
+            taker=names[row["taker"]],
+            contract=CONTRACTS[row["contract"]],
+        )
         if breakdown is not None and breakdown.get("called"):
             partner = breakdown.get("partner")
-            title += texts("summary_partner", partner=names[partner]) if partner is not None else texts("summary_alone")
+            title += (
+                texts("summary_partner", partner=names[partner])
+                if partner is not None
+                else texts("summary_alone")
+            )
             title += texts("summary_call", card=cards.symbol(breakdown["called"], texts.lang))
         line(title, "class:heading")
     verdict = verdict_line(model, row)
@@ -64,7 +83,9 @@ def summary_fragments(model: Model, index: int = -1, *, with_cards: bool = True)
     return out + hidden_cards(model, breakdown) if with_cards else out
 
 
-def _score_lines(model: Model, row: dict[str, Any], score: dict[str, Any], breakdown: dict[str, Any]) -> StyleAndTextTuples:
+def _score_lines(
+    model: Model, row: dict[str, Any], score: dict[str, Any], breakdown: dict[str, Any]
+) -> StyleAndTextTuples:
     texts, lang = model.texts, model.texts.lang
     names = [str(n) for n in (model.state or {}).get("seats", ())]
     won, difference, multiplier = score["won"], score["difference"], score["multiplier"]
@@ -72,20 +93,51 @@ def _score_lines(model: Model, row: dict[str, Any], score: dict[str, Any], break
     if score["attack_half_points"] % 2:
         result += texts("summary_half")
     lines = [
-        texts("summary_points", points=half(score["attack_half_points"], lang), bouts=score["bouts"],
-              needed=score["needed"], result=result),
-        texts("summary_contract", sign="" if won else "−", difference=difference, multiplier=multiplier,
-              contract=CONTRACTS[str(row["contract"])], points=score["contract_points"]),
+        texts(
+            "summary_points",
+            points=half(score["attack_half_points"], lang),
+            bouts=score["bouts"],
+            needed=score["needed"],
+            result=result,
+        ),
+        texts(
+            "summary_contract",
+            sign="" if won else "−",
+            difference=difference,
+            multiplier=multiplier,
+            contract=CONTRACTS[str(row["contract"])],
+            points=score["contract_points"],
+        ),
     ]
     if score["petit_au_bout"]:
-        lines.append(texts("summary_petit", camp=texts(f"camp_{score['petit_au_bout']}"), multiplier=multiplier,
-                           points=score["petit_au_bout_points"]))
+        lines.append(
+            texts(
+                "summary_petit",
+                camp=texts(f"camp_{score['petit_au_bout']}"),
+                multiplier=multiplier,
+                points=score["petit_au_bout_points"],
+            )
+        )
     for poignee in breakdown.get("poignees", ()):
-        lines.append(texts("summary_poignee", size=poignee["size"], who=names[poignee["seat"]], bonus=poignee["points"],
-                           points=poignee["points"] if won else -poignee["points"]))
+        lines.append(
+            texts(
+                "summary_poignee",
+                size=poignee["size"],
+                who=names[poignee["seat"]],
+                bonus=poignee["points"],
+                points=poignee["points"] if won else -poignee["points"],
+            )
+        )
     if score["chelem_points"]:
-        what = ("chelem_made_announced" if score["chelem_announced"] else "chelem_made") if score["chelem"] == "attack" \
-            else ("chelem_defence" if score["chelem"] == "defence" and not score["chelem_announced"] else "chelem_failed")
+        what = (
+            ("chelem_made_announced" if score["chelem_announced"] else "chelem_made")
+            if score["chelem"] == "attack"
+            else (
+                "chelem_defence"
+                if score["chelem"] == "defence" and not score["chelem_announced"]
+                else "chelem_failed"
+            )
+        )
         lines.append(texts("summary_chelem", what=texts(what), points=score["chelem_points"]))
     taker, partner = int(row["taker"]), breakdown.get("partner")
     split = [f"{names[taker]} {score['taker']:+d}"]
@@ -106,11 +158,21 @@ def hidden_cards(model: Model, breakdown: dict[str, Any]) -> StyleAndTextTuples:
     if "hands" not in breakdown:
         return [("class:dim", texts("summary_hidden")), ("", "\n")]
     names = [str(n) for n in (model.state or {}).get("seats", ())]
-    out: StyleAndTextTuples = [("", texts("summary_chien")), *cards.fragments(breakdown["chien"], lang)]
+    out: StyleAndTextTuples = [
+        ("", texts("summary_chien")),
+        *cards.fragments(breakdown["chien"], lang),
+    ]
     if breakdown.get("ecart"):
-        out += [("", texts("summary_ecart")), *cards.fragments(sorted_codes(breakdown["ecart"]), lang)]
+        out += [
+            ("", texts("summary_ecart")),
+            *cards.fragments(sorted_codes(breakdown["ecart"]), lang),
+        ]
     out += [("", "\n"), ("class:heading", texts("summary_hands")), ("", "\n")]
     width = max(len(n) for n in names)
     for seat, hand in enumerate(breakdown["hands"]):
-        out += [("", f"  {names[seat].ljust(width)}  "), *cards.fragments(sorted_codes(hand), lang), ("", "\n")]
+        out += [
+            ("", f"  {names[seat].ljust(width)}  "),
+            *cards.fragments(sorted_codes(hand), lang),
+            ("", "\n"),
+        ]
     return out

@@ -96,13 +96,20 @@ def seat_lines(model: Model, seat: int) -> tuple[StyleAndTextTuples, StyleAndTex
     state, view = model.state or {}, model.view or {}
     texts = model.texts
     to_act = view.get("to_act") == seat and not state.get("between_deals")
-    name_style = "class:seat.to-act" if to_act else ("class:seat.you" if seat == model.seat else "class:seat")
+    name_style = (
+        "class:seat.to-act"
+        if to_act
+        else ("class:seat.you" if seat == model.seat else "class:seat")
+    )
     fingerprint = str(state["fingerprints"][seat]).split("-")[0]
     level = model.bot_levels.get(str(state["seats"][seat]))
     first: StyleAndTextTuples = [
         ("class:seat.to-act", "▶ " if to_act else "  "),
         (name_style, model.name(seat)),
-        ("class:dim", f" [{fingerprint}]" + (f" ({texts('bot_level', level=level)})" if level else "")),
+        (
+            "class:dim",
+            f" [{fingerprint}]" + (f" ({texts('bot_level', level=level)})" if level else ""),
+        ),
     ]
     roles: list[str] = []
     if state.get("dealer") == seat:
@@ -115,11 +122,17 @@ def seat_lines(model: Model, seat: int) -> tuple[StyleAndTextTuples, StyleAndTex
             roles.append(CONTRACTS[bids[-1]["contract"] or "pass"])
     if view.get("partner") == seat and seat != view.get("taker"):
         roles.append(texts("partner"))
-    roles += [f"{texts('poignee')} {p['size']} ({len(p['cards'])})" for p in view.get("poignees", ()) if p["seat"] == seat]
+    roles += [
+        f"{texts('poignee')} {p['size']} ({len(p['cards'])})"
+        for p in view.get("poignees", ())
+        if p["seat"] == seat
+    ]
     away = model.away_seats()
     second: StyleAndTextTuples = [("class:role", ", ".join(roles))]
     if seat in away:
-        second.append(("class:away", (" — " if roles else "") + texts("away", seconds=round(away[seat]))))
+        second.append(
+            ("class:away", (" — " if roles else "") + texts("away", seconds=round(away[seat])))
+        )
     return first, second
 
 
@@ -138,12 +151,25 @@ def info_lines(model: Model) -> StyleAndTextTuples:
     """Above the table: the table and deal, the contract and the call, the chien."""
     state, view, texts, lang = model.state or {}, model.view or {}, model.texts, model.texts.lang
     out: StyleAndTextTuples = [
-        ("class:heading", texts("table_title", table=state.get("name") or str(state.get("table"))[:8],
-                                deal=int(state.get("deal", 0)) + 1, dealer=model.name(state.get("dealer")))),
+        (
+            "class:heading",
+            texts(
+                "table_title",
+                table=state.get("name") or str(state.get("table"))[:8],
+                deal=int(state.get("deal", 0)) + 1,
+                dealer=model.name(state.get("dealer")),
+            ),
+        ),
         ("", "\n"),
     ]
     if view.get("taker") is not None and view.get("contract"):
-        parts = [texts("contract_line", taker=model.name(view["taker"]), contract=CONTRACTS[view["contract"]])]
+        parts = [
+            texts(
+                "contract_line",
+                taker=model.name(view["taker"]),
+                contract=CONTRACTS[view["contract"]],
+            )
+        ]
         if view.get("called"):
             parts.append(texts("called", card=cards.symbol(view["called"], lang)))
             if view.get("partner") is None:
@@ -161,10 +187,16 @@ def info_lines(model: Model) -> StyleAndTextTuples:
     away = model.away_seats()
     paused = state.get("paused")
     if model.show_last_trick:
-        line = texts("last_trick", number=len(tricks), winner=model.name(tricks[-1]["winner"])) if tricks else texts("no_last_trick")
+        line = (
+            texts("last_trick", number=len(tricks), winner=model.name(tricks[-1]["winner"]))
+            if tricks
+            else texts("no_last_trick")
+        )
         out.append(("class:heading", line))
     elif paused:  # our own daemon cannot write: what the player must know first
-        out.append(("class:away", texts(f"paused_{paused['fault']}", seconds=round(paused["seconds"]))))
+        out.append(
+            ("class:away", texts(f"paused_{paused['fault']}", seconds=round(paused["seconds"])))
+        )
     elif away:  # the longest silent (each away seat is also marked at its place)
         seat, seconds = max(away.items(), key=lambda item: item[1])
         out.append(("class:away", texts("peer_away", who=model.name(seat), seconds=round(seconds))))
@@ -193,13 +225,30 @@ def table_fragments(model: Model, width: int = WIDTH, height: int = HEIGHT) -> S
         canvas.put(place.row + 1, place.col, second, place.align)
         if leader is not None and (seat - leader) % seats < len(trick):
             code = trick[(seat - leader) % seats]
-            canvas.put(place.card_row, place.card_col, [(cards.style(code) + " class:played", f" {cards.symbol(code, model.texts.lang)} ")], "centre")
+            canvas.put(
+                place.card_row,
+                place.card_col,
+                [
+                    (
+                        cards.style(code) + " class:played",
+                        f" {cards.symbol(code, model.texts.lang)} ",
+                    )
+                ],
+                "centre",
+            )
     if (model.view or {}).get("phase") == "playing" or model.show_last_trick:
-        canvas.put((height - 1) // 2, width // 2, [("class:dim", model.texts("trick", number=number))], "centre")
+        canvas.put(
+            (height - 1) // 2,
+            width // 2,
+            [("class:dim", model.texts("trick", number=number))],
+            "centre",
+        )
     return [*info_lines(model), *canvas.fragments()]
 
 
-def _clickable(fragments: StyleAndTextTuples, on_pick: OnPick | None, value: str) -> StyleAndTextTuples:
+def _clickable(
+    fragments: StyleAndTextTuples, on_pick: OnPick | None, value: str
+) -> StyleAndTextTuples:
     """The fragments, calling ``on_pick(value)`` when the mouse button is released on them."""
     if on_pick is None:
         return fragments
@@ -224,7 +273,9 @@ def hand_fragments(model: Model, on_card: OnPick | None = None) -> StyleAndTextT
     poignée) underlined, and the ones the player may not take now dimmed."""
     lang = model.texts.lang
     cursor = model.cursor
-    marked = set(model.ecart.picked if model.ecart else model.poignee.picked if model.poignee else ())
+    marked = set(
+        model.ecart.picked if model.ecart else model.poignee.picked if model.poignee else ()
+    )
     dim_others = model.decision == "playing" and model.poignee is None
     out: StyleAndTextTuples = [("class:heading", model.texts("hand") + "  ")]
     for code in model.hand:
@@ -238,7 +289,9 @@ def hand_fragments(model: Model, on_card: OnPick | None = None) -> StyleAndTextT
             style += " class:marked"
         if under:
             style += " class:cursor"
-        out += _clickable([(style, _framed(cards.symbol(code, lang), under, code in marked))], on_card, code)
+        out += _clickable(
+            [(style, _framed(cards.symbol(code, lang), under, code in marked))], on_card, code
+        )
     return out
 
 
@@ -256,28 +309,50 @@ def prompt_fragments(model: Model, on_option: OnPick | None = None) -> StyleAndT
     texts, state, view = model.texts, model.state or {}, model.view or {}
     if state.get("finished"):
         event = model.event
-        if event is not None and event.get("closed") != event.get("rounds"):  # the daemon seats the next round
+        if event is not None and event.get("closed") != event.get(
+            "rounds"
+        ):  # the daemon seats the next round
             return [("class:prompt", texts("prompt_round_over"))]
         return [("class:prompt", texts("prompt_finished"))]
     if state.get("between_deals"):
         return [("class:prompt", texts("prompt_between"))]
     decision = model.decision
     if model.choice is not None:
-        key = {"bidding": "prompt_bid", "call": "prompt_call", "chelem": "prompt_chelem"}[str(decision)]
+        key = {"bidding": "prompt_bid", "call": "prompt_call", "chelem": "prompt_chelem"}[
+            str(decision)
+        ]
         out: StyleAndTextTuples = [("class:prompt", texts(key) + " ")]
         for i, option in enumerate(model.choice.options):
             under = i == model.choice.index
             style = "class:option.cursor" if under else "class:option"
-            label: StyleAndTextTuples = [(f"{style} {f[0]}", f[1]) for f in option_label(model, option)]
+            label: StyleAndTextTuples = [
+                (f"{style} {f[0]}", f[1]) for f in option_label(model, option)
+            ]
             framed = [(style, "[" if under else " "), *label, (style, "]" if under else " ")]
             out += [*_clickable(framed, on_option, option), ("", " ")]
         return out
     if model.ecart is not None:
-        trumps = texts("prompt_ecart_trumps", needed=model.ecart.trumps_needed) if model.ecart.trumps_needed else ""
-        return [("class:prompt", texts("prompt_ecart", count=len(model.ecart.picked), size=model.ecart.size, trumps=trumps))]
+        trumps = (
+            texts("prompt_ecart_trumps", needed=model.ecart.trumps_needed)
+            if model.ecart.trumps_needed
+            else ""
+        )
+        return [
+            (
+                "class:prompt",
+                texts(
+                    "prompt_ecart",
+                    count=len(model.ecart.picked),
+                    size=model.ecart.size,
+                    trumps=trumps,
+                ),
+            )
+        ]
     if model.poignee is not None:
         sizes = ", ".join(f"{name} {count}" for name, count in model.poignee.sizes.items())
-        return [("class:prompt", texts("prompt_poignee", count=len(model.poignee.picked), sizes=sizes))]
+        return [
+            ("class:prompt", texts("prompt_poignee", count=len(model.poignee.picked), sizes=sizes))
+        ]
     if decision == "playing":
         line = texts("prompt_play")
         offer: dict[str, Any] | None = model.options.get("poignee")

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import time
 
+from client.simulation import play_one_deal, sim_table
 from lab.bench.deck import BENCH_SEED
 from lab.bench.stats import BenchError
-from client.simulation import play_one_deal, sim_table
 from protocol.audit import audit_deal, dealer_of
 from protocol.public import TableSetup
 from protocol.transcript import Transcript

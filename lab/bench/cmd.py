@@ -27,11 +27,17 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
+from client.cli import SubParsers
 from lab.bench.audit import audit_ms
 from lab.bench.daemons import PLAYERS, bot_deals, play_latency
-from lab.bench.deck import critical_path_ms, deck_benchmark, minimum_mults, scalarmult_floor_us, shuffle_proof_ms
+from lab.bench.deck import (
+    critical_path_ms,
+    deck_benchmark,
+    minimum_mults,
+    scalarmult_floor_us,
+    shuffle_proof_ms,
+)
 from lab.bench.stats import BenchError, Spread, spread
-from client.cli import SubParsers
 
 #: The figures, in the order of the report and of the JSON object.
 KEYS = (
@@ -77,15 +83,20 @@ QUICK = Plan("quick", deck_runs=3, audit_deals=1, audit_runs=3, bot_deals=3, pla
 def register(subparsers: SubParsers) -> None:
     parser = subparsers.add_parser(
         "bench",
-        help="measure the deck, real daemons on loopback and the audit against this machine's floor",
-        description="Seeded measurements, each a median and a 99th percentile over repetitions: the "
+        help="measure the deck, real daemons on loopback and the audit against this machine's "
+        "floor",
+        description="Seeded measurements, each a median and a 99th percentile over repetitions: "
+        "the "
         "scalar multiplication floor, the deck in one process, five tarotd on 127.0.0.1 (the deal, "
         "the latency of a play, whole deals, their memory) and the offline audit; and the targets.",
     )
     parser.add_argument("--json", action="store_true", help="one JSON object with the figures")
     parser.add_argument("--quick", action="store_true", help="few repetitions (under a minute)")
-    parser.add_argument("--no-curve", action="store_true",
-                        help="the daemons unencrypted (tarotd --no-curve), to measure what encryption costs")
+    parser.add_argument(
+        "--no-curve",
+        action="store_true",
+        help="the daemons unencrypted (tarotd --no-curve), to measure what encryption costs",
+    )
     parser.set_defaults(run=run)
 
 
@@ -154,7 +165,9 @@ def figures(spreads: dict[str, Spread]) -> dict[str, Any]:
         else:
             document[key] = round(value.p50, 1)
     floor_ms = spreads["floor_scalarmult_us"].p50 / 1000
-    document["floor_multiples"] = {key: round(_median_ms(document[key]) / floor_ms) for key in TIMED}
+    document["floor_multiples"] = {
+        key: round(_median_ms(document[key]) / floor_ms) for key in TIMED
+    }
     return document
 
 
@@ -175,13 +188,17 @@ def targets(figures: dict[str, Any]) -> list[tuple[str, str, bool]]:
 
 
 def report(
-    plan: Plan, spreads: dict[str, Spread], load: tuple[tuple[float, ...], tuple[float, ...]], curve: bool = True
+    plan: Plan,
+    spreads: dict[str, Spread],
+    load: tuple[tuple[float, ...], tuple[float, ...]],
+    curve: bool = True,
 ) -> list[str]:
     """The text report: every figure's median, p99 and samples, then the targets."""
     before, after = (" ".join(f"{x:.2f}" for x in loads) for loads in load)
     daemons = "encrypted (CURVE)" if curve else "unencrypted (--no-curve)"
     lines = [
-        f"tarot bench ({plan.name}) on {os.cpu_count()} cores, daemons {daemons}; load average {before} before, {after} after",
+        f"tarot bench ({plan.name}) on {os.cpu_count()} cores, daemons {daemons}; load average "
+        f"{before} before, {after} after",
         f"{'figure':<22}{'median':>10}{'p99':>10}{'samples':>9}  {'worth':>15}",
     ]
     multiples = figures(spreads)["floor_multiples"]
@@ -191,8 +208,12 @@ def report(
         value = spreads[key]
         worth = f"{multiples[key]:>9} × floor" if key in multiples else ""
         lines.append(f"{key:<22}{value.p50:>10.1f}{value.p99:>10.1f}{value.count:>9}  {worth}")
-    lines.append(f"deal_floor_ms = {DEAL_FLOOR_MULTS} multiplications × floor_scalarmult_us (the deck without proofs); "
-                 "× floor: the median worth in floor multiplications; daemon_rss_mb: p99 is the largest of the five daemons")
+    lines.append(
+        f"deal_floor_ms = {DEAL_FLOOR_MULTS} multiplications × floor_scalarmult_us (the deck "
+        "without proofs); "
+        "× floor: the median worth in floor multiplications; daemon_rss_mb: p99 is the largest of "
+        "the five daemons"
+    )
     lines.append("targets:")
     for key, target, met in targets(figures(spreads)):
         lines.append(f"  {key:<20} {target:<32} {'met' if met else 'MISSED'}")
@@ -210,5 +231,9 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(figures(spreads)))
     else:
-        print("\n".join(report(plan, spreads, (load_before, os.getloadavg()), curve=not args.no_curve)))
+        print(
+            "\n".join(
+                report(plan, spreads, (load_before, os.getloadavg()), curve=not args.no_curve)
+            )
+        )
     return 0

@@ -126,7 +126,11 @@ class LoopbackTable:
     daemon still running then is killed."""
 
     def __init__(
-        self, deals: int | None, humans: Sequence[int] = (), command: Sequence[str] = TAROTD, curve: bool = True
+        self,
+        deals: int | None,
+        humans: Sequence[int] = (),
+        command: Sequence[str] = TAROTD,
+        curve: bool = True,
     ) -> None:
         self.deals = deals
         self.humans = set(humans)
@@ -146,7 +150,10 @@ class LoopbackTable:
         return self
 
     async def __aexit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
     ) -> None:
         await self._close()
 
@@ -155,8 +162,18 @@ class LoopbackTable:
         return [*self.command, "--home", str(daemon.home), "--name", f"bench{daemon.index}"]
 
     def argv(self, daemon: Daemon, ports: Sequence[int], keys: Sequence[str]) -> list[str]:
-        argv = [*self.tarotd(daemon), "--listen", f"127.0.0.1:{ports[daemon.index]}", "--no-discovery",
-                "--table", "bench", "--seats", str(PLAYERS), "--timeout", str(SILENT_SEAT_TIMEOUT)]
+        argv = [
+            *self.tarotd(daemon),
+            "--listen",
+            f"127.0.0.1:{ports[daemon.index]}",
+            "--no-discovery",
+            "--table",
+            "bench",
+            "--seats",
+            str(PLAYERS),
+            "--timeout",
+            str(SILENT_SEAT_TIMEOUT),
+        ]
         if self.deals is not None:
             argv += ["--deals", str(self.deals)]
         if not self.curve:
@@ -171,10 +188,16 @@ class LoopbackTable:
         name it, the key they encrypt to.  Its stderr goes to the daemon's log."""
         with open(daemon.log, "wb") as log:
             done = await asyncio.to_thread(
-                subprocess.run, [*self.tarotd(daemon), "--print-key"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log
+                subprocess.run,
+                [*self.tarotd(daemon), "--print-key"],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=log,
             )
         if done.returncode != 0:
-            raise self.failure(f"tarotd {daemon.index} exited with status {done.returncode} at start")
+            raise self.failure(
+                f"tarotd {daemon.index} exited with status {done.returncode} at start"
+            )
         return bytes(done.stdout).decode().strip()
 
     async def _start(self) -> None:
@@ -185,7 +208,10 @@ class LoopbackTable:
             # before :meth:`finish` could read their resource usage with ``wait4``.
             with open(daemon.log, "ab") as log:
                 daemon.process = subprocess.Popen(
-                    self.argv(daemon, ports, keys), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT
+                    self.argv(daemon, ports, keys),
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
                 )
         for daemon in self.daemons:
             await self._connect(daemon)
@@ -198,13 +224,18 @@ class LoopbackTable:
         client = DaemonClient(daemon.home)
         while True:
             if daemon.process.poll() is not None:
-                raise self.failure(f"tarotd {daemon.index} exited with status {daemon.process.returncode} at start")
+                raise self.failure(
+                    f"tarotd {daemon.index} exited with status {daemon.process.returncode} at start"
+                )
             try:
                 await client.connect()
                 break
             except DaemonUnavailable as error:
                 if time.monotonic() > deadline:
-                    raise self.failure(f"tarotd {daemon.index} did not open its API within {START_TIMEOUT:.0f} s: {error}") from None
+                    raise self.failure(
+                        f"tarotd {daemon.index} did not open its API within {START_TIMEOUT:.0f} "
+                        f"s: {error}"
+                    ) from None
             await asyncio.sleep(POLL)
         daemon.events = EventLog(client)
         self._pumps.append(asyncio.create_task(daemon.events.pump()))
@@ -233,13 +264,17 @@ class LoopbackTable:
                     process.returncode = os.waitstatus_to_exitcode(status)
                     daemon.peak_rss_kb = usage.ru_maxrss  # kilobytes on Linux
                 elif time.monotonic() > deadline:
-                    raise self.failure(f"the daemons did not finish their {self.deals} deals in time")
+                    raise self.failure(
+                        f"the daemons did not finish their {self.deals} deals in time"
+                    )
                 else:
                     await asyncio.sleep(POLL)
             if process.returncode != 0:
                 raise self.failure(f"tarotd {daemon.index} exited with status {process.returncode}")
         try:
-            await asyncio.wait_for(asyncio.gather(*self._pumps), EXIT_TIMEOUT)  # up to "disconnected"
+            await asyncio.wait_for(
+                asyncio.gather(*self._pumps), EXIT_TIMEOUT
+            )  # up to "disconnected"
         except TimeoutError:
             raise self.failure("a daemon's API connection stayed open after it exited") from None
 
@@ -293,11 +328,15 @@ def deal_times(logs: Sequence[Timed], deals: int) -> tuple[list[float], list[flo
     scores = [log.times("score") for log in logs]
     hands = [log.times("hand") for log in logs]
     if any(len(s) != deals for s in scores) or any(len(h) < deals - 1 for h in hands):
-        raise BenchError(f"expected {deals} deals at every seat, saw scores {[len(s) for s in scores]}")
+        raise BenchError(
+            f"expected {deals} deals at every seat, saw scores {[len(s) for s in scores]}"
+        )
     deck, whole = [], []
     for k in range(1, deals):
         start = min(s[k - 1] for s in scores)
-        deck.append((max(h[-deals + k] for h in hands) - start) * 1000)  # deal 0's hand may be missed
+        deck.append(
+            (max(h[-deals + k] for h in hands) - start) * 1000
+        )  # deal 0's hand may be missed
         whole.append((max(s[k] for s in scores) - start) * 1000)
     return deck, whole
 
@@ -372,16 +411,24 @@ class Player:
         await self.log.client.request("play", card=card)
 
         def wanted(event: Event) -> bool:
-            return event["event"] == "play" and event.get("seat") == seat and event.get("card") == card
+            return (
+                event["event"] == "play" and event.get("seat") == seat and event.get("card") == card
+            )
 
         try:
-            seen = [await log.first(wanted, mark, DEAL_TIMEOUT) for log, mark in zip(self.others, marks)]
+            seen = [
+                await log.first(wanted, mark, DEAL_TIMEOUT) for log, mark in zip(self.others, marks)
+            ]
         except TimeoutError:
-            raise self.table.failure(f"the play of {card} did not reach every seat within {DEAL_TIMEOUT:.0f} s") from None
+            raise self.table.failure(
+                f"the play of {card} did not reach every seat within {DEAL_TIMEOUT:.0f} s"
+            ) from None
         self.latencies.append((max(seen) - start) * 1000)
 
 
-async def play_latency(samples: int, command: Sequence[str] = TAROTD, curve: bool = True) -> list[float]:
+async def play_latency(
+    samples: int, command: Sequence[str] = TAROTD, curve: bool = True
+) -> list[float]:
     """Milliseconds from each of ``samples`` ``play`` requests of the API seat to every other
     seat's client holding that card; the table deals until then, and is killed."""
     async with LoopbackTable(None, humans=[0], command=command, curve=curve) as table:

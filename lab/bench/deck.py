@@ -33,7 +33,15 @@ from typing import Any
 
 from client.workers import TOOLS
 from protocol.deck import DeckPayload, DeckSetup, PublicDeck, SeatDeck, deal_in_one_process
-from protocol.group import CARD_POINTS, MULTS, base_mul, mul, mul_each, scalar_from_digest, use_scheduler
+from protocol.group import (
+    CARD_POINTS,
+    MULTS,
+    base_mul,
+    mul,
+    mul_each,
+    scalar_from_digest,
+    use_scheduler,
+)
 from protocol.proofs import Binding
 from protocol.seeds import derive
 from protocol.shuffle_proof import prove_shuffle, verify_shuffle
@@ -45,7 +53,9 @@ BENCH_SEED = 20261130
 
 def bench_bytes(*labels: object, size: int = 32) -> bytes:
     """``size`` bytes fixed by the labels: a seat's deck seed, the digest of a scalar, …"""
-    return hashlib.shake_256("/".join(["tarot-bench", str(BENCH_SEED), *map(str, labels)]).encode()).digest(size)
+    return hashlib.shake_256(
+        "/".join(["tarot-bench", str(BENCH_SEED), *map(str, labels)]).encode()
+    ).digest(size)
 
 
 def minimum_mults(players: int) -> dict[str, int]:
@@ -118,7 +128,9 @@ def shuffle_proof_ms(runs: int, first_run: int = 0) -> tuple[list[float], list[f
         binding = Binding(b"bench-shuffle", run, 0, "shuffle")
         after = mul_each([s.blanket] * 78, [CARD_POINTS[j] for j in s.permutation])
         start = time.perf_counter()
-        proof = prove_shuffle(binding, s.blanket, s.blanket_public, CARD_POINTS, after, s.permutation, s.nonce_key)
+        proof = prove_shuffle(
+            binding, s.blanket, s.blanket_public, CARD_POINTS, after, s.permutation, s.nonce_key
+        )
         proved = time.perf_counter()
         holds = verify_shuffle(binding, base_mul(s.blanket), CARD_POINTS, after, proof)
         verifying.append((time.perf_counter() - proved) * 1000)
@@ -157,7 +169,9 @@ def critical_path_ms(players: int, run: int) -> float:
         start = time.perf_counter()
         payload = step(seat, views[seat.seat])
         chain += time.perf_counter() - start
-        chain += send(payload, steps[k + 1][0].seat if k + 1 < len(steps) else (seat.seat + 1) % players)
+        chain += send(
+            payload, steps[k + 1][0].seat if k + 1 < len(steps) else (seat.seat + 1) % players
+        )
     keys = [seat.deal_keys() for seat in seats]
     slowest = 0.0
     for seat in seats:
@@ -174,29 +188,49 @@ def _describe(title: str, result: dict[str, Any]) -> str:
     return "\n".join(
         [
             title,
-            f"  median {result['median_ms']} ms over {len(result['runs_ms'])} runs: {result['runs_ms']}",
-            f"  scalar multiplications: {result['mults']} done ({result['fixed_base_mults']} of them by G), "
+            f"  median {result['median_ms']} ms over {len(result['runs_ms'])} runs: "
+            f"{result['runs_ms']}",
+            f"  scalar multiplications: {result['mults']} done ({result['fixed_base_mults']} of "
+            "them by G), "
             f"minimum {result['minimum_mults']} (shuffle {floor['shuffle']} + lock {floor['lock']} "
-            f"+ decrypt {floor['decrypt']}), {result['mults'] / result['minimum_mults']:.2f}× the floor",
+            f"+ decrypt {floor['decrypt']}), {result['mults'] / result['minimum_mults']:.2f}× the "
+            "floor",
         ]
     )
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="Benchmark the mental-poker deck (commit, shuffle, lock, deal).")
+    parser = argparse.ArgumentParser(
+        description="Benchmark the mental-poker deck (commit, shuffle, lock, deal)."
+    )
     parser.add_argument("--players", type=int, default=5, choices=(3, 4, 5))
     parser.add_argument("--runs", type=int, default=7)
     args = parser.parse_args(argv)
     use_scheduler(TOOLS)  # as under ``tarot bench``
     n = args.players
     print(f"Deck for {n} seats, one process, all seats' work included.")
-    print(_describe("One shared verifier (every step proved, each verified once):", deck_benchmark(n, args.runs)))
-    print(_describe(f"Every seat verifies everything ({n} verifiers):", deck_benchmark(n, args.runs, every_seat_verifies=True)))
+    print(
+        _describe(
+            "One shared verifier (every step proved, each verified once):",
+            deck_benchmark(n, args.runs),
+        )
+    )
+    print(
+        _describe(
+            f"Every seat verifies everything ({n} verifiers):",
+            deck_benchmark(n, args.runs, every_seat_verifies=True),
+        )
+    )
     chains = [critical_path_ms(n, run) for run in range(args.runs)]
-    print(f"Critical path (one machine a seat, each verifying everything): median {statistics.median(chains):.1f} ms")
+    print(
+        "Critical path (one machine a seat, each verifying everything): median "
+        f"{statistics.median(chains):.1f} ms"
+    )
     proving, verifying = shuffle_proof_ms(args.runs)
-    print(f"One 78-card shuffle: proved in {statistics.median(proving):.1f} ms, verified in "
-          f"{statistics.median(verifying):.1f} ms (medians of {args.runs})")
+    print(
+        f"One 78-card shuffle: proved in {statistics.median(proving):.1f} ms, verified in "
+        f"{statistics.median(verifying):.1f} ms (medians of {args.runs})"
+    )
 
 
 if __name__ == "__main__":

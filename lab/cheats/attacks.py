@@ -137,7 +137,9 @@ class TracerDeck(CheatingDeck):
         points[where[partner]] = add(at_partner, point_sub(at_victim, marked))
         self.deviated = True
         binding = self.setup.binding(self.seat, "shuffle")
-        proof = prove_shuffle(binding, s.blanket, s.blanket_public, before, points, s.permutation, s.nonce_key)
+        proof = prove_shuffle(
+            binding, s.blanket, s.blanket_public, before, points, s.permutation, s.nonce_key
+        )
         return Shuffle(self.seat, tuple(points), proof)
 
     def trace(self, final: Sequence[Point]) -> int | None:
@@ -206,22 +208,40 @@ class HalfFixLockTracerDeck(CheatingDeck):
         for j, point in self._forged(before).items():
             locked[j] = point
         self.deviated = True
-        return Lock(self.seat, honest.commitments, tuple(locked), self._proof(before, honest.commitments, tuple(locked)))
+        return Lock(
+            self.seat,
+            honest.commitments,
+            tuple(locked),
+            self._proof(before, honest.commitments, tuple(locked)),
+        )
 
     def _forged(self, before: Sequence[Point]) -> dict[int, Point]:
         """The forged locked points: ``(t·bⱼ·a⁻¹)·E'ₚ`` at each own position *j* of target *p*."""
         s, targets = self.secrets, self.targets()
-        rekeys = [scalar_product([self.multiple, s.lock_keys[j], s.blanket_inverse]) for j in targets]
+        rekeys = [
+            scalar_product([self.multiple, s.lock_keys[j], s.blanket_inverse]) for j in targets
+        ]
         return dict(zip(targets, mul_each(rekeys, [before[p] for p in targets.values()])))
 
-    def _proof(self, before: Sequence[Point], commitments: Sequence[Point], locked: Sequence[Point]) -> LockProof:
+    def _proof(
+        self, before: Sequence[Point], commitments: Sequence[Point], locked: Sequence[Point]
+    ) -> LockProof:
         """The lock proof run on the forged step itself, with every secret the locker has
         (``a`` and its keys): the hash binds the very step it sends, and only the forged
         positions break the equation ``a·Eⱼ = bⱼ·E'ⱼ``.  The best proof it can make: a key
         for a forged position would be a discrete log between two positions' points."""
         s = self.secrets
         binding = self.setup.binding(self.seat, "lock")
-        return prove_lock(binding, s.blanket, s.blanket_public, before, commitments, locked, s.lock_keys, s.nonce_key)
+        return prove_lock(
+            binding,
+            s.blanket,
+            s.blanket_public,
+            before,
+            commitments,
+            locked,
+            s.lock_keys,
+            s.nonce_key,
+        )
 
     def read(self, public: PublicDeck) -> dict[int, Card]:
         """Target position → its card, from the own position it went to, once the other
@@ -234,7 +254,11 @@ class HalfFixLockTracerDeck(CheatingDeck):
             mine, theirs = public.published_keys(j), public.published_keys(p)
             if any(m not in theirs for m in range(self.seat)):
                 continue
-            keys = [self.multiple, self.secrets.lock_keys[j], *(mine[m][0] for m in mine if m > self.seat)]
+            keys = [
+                self.multiple,
+                self.secrets.lock_keys[j],
+                *(mine[m][0] for m in mine if m > self.seat),
+            ]
             keys += [theirs[m][0] for m in range(self.seat)]
             index = card_of(mul(invert(scalar_product(keys)), public.final_point(j)))
             if index is not None:
@@ -259,8 +283,13 @@ class LockTracerDeck(HalfFixLockTracerDeck):
         forged = super()._forged(before)  # Eⱼ = bⱼ·(t·Fₚ)
         spare = self.setup.layout.positions_of(self.seat)[len(targets)]
         own = [spare, *targets]
-        unlocked = mul_each([s.blanket_inverse] * len(own), [before[j] for j in own])  # their true F
-        moved = mul_each([scalar_mul(self.multiple, s.blanket_inverse)] * len(targets), [before[p] for p in targets.values()])
+        unlocked = mul_each(
+            [s.blanket_inverse] * len(own), [before[j] for j in own]
+        )  # their true F
+        moved = mul_each(
+            [scalar_mul(self.multiple, s.blanket_inverse)] * len(targets),
+            [before[p] for p in targets.values()],
+        )
         forged[spare] = mul(s.lock_keys[spare], point_sub(point_sum(unlocked), point_sum(moved)))
         return forged
 
@@ -272,7 +301,9 @@ class BadKeyDeck(CheatingDeck):
         honest = super().deal_keys()
         victim = self.setup.layout.positions_of((self.seat + 1) % self.setup.players)[0]
         keys = list(honest.keys)
-        keys[self.setup.dealt_to_others(self.seat).index(victim)] = _secret_scalar(self.seed, "bad-key")
+        keys[self.setup.dealt_to_others(self.seat).index(victim)] = _secret_scalar(
+            self.seed, "bad-key"
+        )
         self.deviated = True
         return replace(honest, keys=tuple(keys))
 
@@ -343,7 +374,15 @@ class Cheater(SeatMachine):
     def _others(self) -> list[int]:
         return [s for s in range(self.table.players) if s != self.seat]
 
-    def _signed(self, kind: Kind, payload: WireValue, *, seat: int | None = None, deal: int | None = None, prev: bytes | None = None) -> Message:
+    def _signed(
+        self,
+        kind: Kind,
+        payload: WireValue,
+        *,
+        seat: int | None = None,
+        deal: int | None = None,
+        prev: bytes | None = None,
+    ) -> Message:
         """A message signed with this cheater's key, saying whatever it likes."""
         return sign_message(
             self.identity,
@@ -394,7 +433,9 @@ class Tracer(_Reader):
         deck = self.secret
         assert isinstance(deck, TracerDeck)
         found = deck.trace(self._shuffles()[-1].points)
-        return {} if found is None or self.seat != 0 else {found: TRACED}  # only the first shuffler knows the card
+        return (
+            {} if found is None or self.seat != 0 else {found: TRACED}
+        )  # only the first shuffler knows the card
 
 
 class HalfFixLockTracer(_Reader):
@@ -424,7 +465,9 @@ class LockTracer(HalfFixLockTracer):
     deck_class = LockTracerDeck
 
 
-def _deck_cheat(kind: str, deck: type[CheatingDeck], contract: Contract | None = None) -> type[Cheater]:
+def _deck_cheat(
+    kind: str, deck: type[CheatingDeck], contract: Contract | None = None
+) -> type[Cheater]:
     """A cheater whose whole deviation is in its deck (and, maybe, the contract it needs)."""
     attributes = {"kind": kind, "deck_class": deck, "contract": contract, "__doc__": deck.__doc__}
     return type(deck.__name__.removesuffix("Deck"), (Cheater,), attributes)
@@ -445,7 +488,12 @@ class Revoke(Cheater):
 
     def act(self, action: Action) -> list[Message]:
         game = self.game
-        if isinstance(action, Play) and not self._attempted and game is not None and self.decision() is not None:
+        if (
+            isinstance(action, Play)
+            and not self._attempted
+            and game is not None
+            and self.decision() is not None
+        ):
             hand = game.hand(self.seat)
             illegal = [c for c in hand if c not in game.legal_cards(self.seat)]
             if illegal:
@@ -496,7 +544,12 @@ class FalsePoignee(_FalseOpening):
 
     def act(self, action: Action) -> list[Message]:
         game = self.game
-        first = game is not None and not game.tricks and not self._attempted and self.decision() is not None
+        first = (
+            game is not None
+            and not game.tricks
+            and not self._attempted
+            and self.decision() is not None
+        )
         if isinstance(action, (ShowPoignee, Play)) and first:
             hand = self._hand()
             threshold = self.table.variant.poignee_thresholds[0]
@@ -505,9 +558,14 @@ class FalsePoignee(_FalseOpening):
                 shown = trumps[: threshold + 1] if len(trumps) > threshold else trumps[:-1]
                 self._send(Kind.POIGNEE, PoigneePayload(self._opening(shown, shown)))
             else:
-                lacking = [c for c in DECK if c.is_trump and c not in hand][: threshold - len(trumps)]
+                lacking = [c for c in DECK if c.is_trump and c not in hand][
+                    : threshold - len(trumps)
+                ]
                 fillers = [c for c in hand if not c.is_trump][: len(lacking)]
-                self._send(Kind.POIGNEE, PoigneePayload(self._opening([*trumps, *fillers], [*trumps, *lacking])))
+                self._send(
+                    Kind.POIGNEE,
+                    PoigneePayload(self._opening([*trumps, *fillers], [*trumps, *lacking])),
+                )
             return self._flush()
         return super().act(action)
 
@@ -530,7 +588,9 @@ class FalseCall(_FalseOpening):
             called = next(c for c in DECK if c.suit.is_colour and c.rank == rank)
             held = [c for c in needed if c in hand]
             fillers = [c for c in hand if c not in needed][: len(missing)]
-            self._send(Kind.CALL, CallPayload(called, self._opening([*held, *fillers], [*held, *missing])))
+            self._send(
+                Kind.CALL, CallPayload(called, self._opening([*held, *fillers], [*held, *missing]))
+            )
             return self._flush()
         return super().act(action)
 
@@ -551,10 +611,15 @@ class Equivocate(Cheater):
             return super().act(action)
         head = self.transcript.head
         first, *after = super().act(action)  # its bid, and what its own machine sends next
-        second = self._signed(Kind.BID, {"contract": None if other is None else other.code}, prev=head)
+        second = self._signed(
+            Kind.BID, {"contract": None if other is None else other.code}, prev=head
+        )
         others = self._others()
         half = len(others) // 2
-        self._addressed += [(frozenset(others[:half]), encode(first)), (frozenset(others[half:]), encode(second))]
+        self._addressed += [
+            (frozenset(others[:half]), encode(first)),
+            (frozenset(others[half:]), encode(second)),
+        ]
         self._attempted = True
         return after
 
@@ -569,7 +634,9 @@ class Replay(Cheater):
         if not self.earlier:
             return super().act(action)
         self._attempted = True
-        self._addressed += [(None, encode(m)) for m in self.earlier if m.kind is Kind.BID] or [(None, encode(self.earlier[-1]))]
+        self._addressed += [(None, encode(m)) for m in self.earlier if m.kind is Kind.BID] or [
+            (None, encode(self.earlier[-1]))
+        ]
         return []
 
 
@@ -586,7 +653,9 @@ class Impersonate(Cheater):
             victim = game.to_act
             if victim is not None and victim != self.seat:
                 self._attempted = True
-                forged = self._signed(Kind.BID, {"contract": Contract.GARDE_CONTRE.code}, seat=victim)
+                forged = self._signed(
+                    Kind.BID, {"contract": Contract.GARDE_CONTRE.code}, seat=victim
+                )
                 self._addressed.append((None, encode(forged)))
         return out
 
@@ -642,8 +711,12 @@ class Peek(_Reader):
     def _read(self) -> dict[int, Card]:
         self._attempted = True
         found = try_every_key(self.public.deck, self.secret.secrets, self.seat)
-        wanted = [j for j, owner in enumerate(self.public.deck.setup.layout.owner) if owner != self.seat]
-        request = self._signed(Kind.ABANDON, {"request": "keys", "positions": list[WireValue](wanted)})
+        wanted = [
+            j for j, owner in enumerate(self.public.deck.setup.layout.owner) if owner != self.seat
+        ]
+        request = self._signed(
+            Kind.ABANDON, {"request": "keys", "positions": list[WireValue](wanted)}
+        )
         self._addressed.append((None, encode(request)))
         return found
 
@@ -680,7 +753,9 @@ def try_every_key(deck: PublicDeck, secrets: SeatSecrets, seat: int) -> dict[int
     return found
 
 
-def keys_by_position(payloads: Sequence[DeckPayload], secrets: SeatSecrets) -> dict[int | None, set[Scalar]]:
+def keys_by_position(
+    payloads: Sequence[DeckPayload], secrets: SeatSecrets
+) -> dict[int | None, set[Scalar]]:
     """Every scalar a seat knows — its own secrets, every key published, every proof's
     challenge and responses — that is a factor of the deck's points, by the position it keys
     (None: a blanket key, a factor of every point until its seat locks).  A scalar is such a
@@ -692,7 +767,12 @@ def keys_by_position(payloads: Sequence[DeckPayload], secrets: SeatSecrets) -> d
             case Commit():
                 factors[p.blanket_public] = None
             case Shuffle():
-                scalars += [p.proof.challenge, *p.proof.summary, *p.proof.chain_responses, *p.proof.opening_responses]
+                scalars += [
+                    p.proof.challenge,
+                    *p.proof.summary,
+                    *p.proof.chain_responses,
+                    *p.proof.opening_responses,
+                ]
             case Lock():
                 factors.update((point, j) for j, point in enumerate(p.commitments))
                 scalars += [p.proof.challenge, p.proof.blanket_response, *p.proof.key_responses]
@@ -707,7 +787,9 @@ def keys_by_position(payloads: Sequence[DeckPayload], secrets: SeatSecrets) -> d
     return held
 
 
-def points_by_position(payloads: Sequence[DeckPayload], seat: int, permutation: Sequence[int]) -> dict[int, list[Point]]:
+def points_by_position(
+    payloads: Sequence[DeckPayload], seat: int, permutation: Sequence[int]
+) -> dict[int, list[Point]]:
     """Every published point a seat can tie to a pack position: each lock's commitment and
     locked point there, and each shuffle's output point and proof points (``ĉ`` by output
     place, ``C`` by input place) at a place that leads there.  The last shuffle's output
@@ -720,7 +802,11 @@ def points_by_position(payloads: Sequence[DeckPayload], seat: int, permutation: 
         if shuffle.seat == seat:
             for output, source in enumerate(permutation):
                 inputs[source] = places[output]
-        for points, where in ((shuffle.points, places), (shuffle.proof.chain, places), (shuffle.proof.commitments, inputs)):
+        for points, where in (
+            (shuffle.points, places),
+            (shuffle.proof.chain, places),
+            (shuffle.proof.commitments, inputs),
+        ):
             for point, position in zip(points, where):
                 if position is not None:
                     found[position].append(point)
@@ -759,9 +845,23 @@ class Flood(Cheater):
                 case 1:
                     frames.append(encode(bid)[: 20 + n])
                 case 2:
-                    frames.append(encode(sign_message(outsider, table.table_id, bid.deal, Kind.BID, self.seat, {"contract": None}, bid.prev)))
+                    frames.append(
+                        encode(
+                            sign_message(
+                                outsider,
+                                table.table_id,
+                                bid.deal,
+                                Kind.BID,
+                                self.seat,
+                                {"contract": None},
+                                bid.prev,
+                            )
+                        )
+                    )
                 case 3:
-                    frames.append(encode(self._signed(Kind.BID, {"contract": None}, deal=bid.deal + 1)))
+                    frames.append(
+                        encode(self._signed(Kind.BID, {"contract": None}, deal=bid.deal + 1))
+                    )
                 case 4:
                     frames.append(encode(bid))
                 case _:
@@ -798,4 +898,6 @@ def cheat_machine(kind: str) -> type[Cheater]:
     try:
         return CHEATS[kind]
     except KeyError:
-        raise ValueError(f"unknown cheat {kind!r}: use one of {', '.join(sorted(CHEATS))}") from None
+        raise ValueError(
+            f"unknown cheat {kind!r}: use one of {', '.join(sorted(CHEATS))}"
+        ) from None

@@ -28,7 +28,9 @@ if TYPE_CHECKING:  # the runner imports this module
     from tarotd.runner import WireOut
 
 
-def machine_class(cheat: str | None, ready: ReadyTable, daemon_key: bytes, seat: int) -> type[SeatMachine]:
+def machine_class(
+    cheat: str | None, ready: ReadyTable, daemon_key: bytes, seat: int
+) -> type[SeatMachine]:
     """The machine for a hosted seat: the attack for the daemon's own seat when it cheats,
     the honest machine for every other (its bot seats play fair)."""
     if cheat is not None and ready.members[seat].key == daemon_key:
@@ -42,7 +44,9 @@ def arm(machine: SeatMachine, earlier: Callable[[], Sequence[Message]]) -> None:
         machine.earlier = [m for m in earlier() if m.seat == machine.seat]
 
 
-def addressed(machines: Sequence[SeatMachine], ready: ReadyTable, daemon_key: bytes) -> list[WireOut]:
+def addressed(
+    machines: Sequence[SeatMachine], ready: ReadyTable, daemon_key: bytes
+) -> list[WireOut]:
     """The frames the cheaters among ``machines`` address themselves, to the daemons hosting
     the seats they are for (every other daemon when they name none)."""
     outs: list[WireOut] = []

@@ -19,8 +19,8 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 from client.simulation import Cheat, play_one_deal, sim_manifest, sim_table
-from protocol.audit import audit_transcript
 from lab.cheats.attacks import CHEATS, Cheater
+from protocol.audit import audit_transcript
 from protocol.machine import SeatMachine
 from protocol.manifest import SignedManifest
 from protocol.messages import Message
@@ -42,7 +42,9 @@ class CheatRun:
     deal: int  #: the deal in which it carried the attack out (or the last one tried)
     attempted: bool
     verdicts: dict[int, Verdict | None]  #: each honest seat's verdict, after its audit
-    proofs: dict[int, Verdict | None]  #: what ``tarot audit`` gives on each honest seat's proof file
+    proofs: dict[
+        int, Verdict | None
+    ]  #: what ``tarot audit`` gives on each honest seat's proof file
     when: str  #: "at once", "at once, named by the audit", "at the audit", "at the timeout", "refused"
     refused: dict[int, int]  #: frames that changed nothing, by sending seat
     unchanged: bool  #: the scores are those of the same deal without the attack (flood)
@@ -52,7 +54,9 @@ class CheatRun:
     def blamed(self) -> set[int]:
         """Honest seats that some honest seat named: must stay empty."""
         verdicts = (*self.verdicts.values(), *self.proofs.values())
-        return {v.seat for v in verdicts if v is not None and v.seat is not None and v.seat != self.seat}
+        return {
+            v.seat for v in verdicts if v is not None and v.seat is not None and v.seat != self.seat
+        }
 
     @property
     def caught(self) -> bool:
@@ -60,7 +64,11 @@ class CheatRun:
         to it — or, for junk that proves nothing (a flood), every frame was refused, the
         transport pins them on the sender alone and the deal ended as without them."""
         if self.kind == "flood":
-            return self.unchanged and set(self.refused) == {self.seat} and not any(self.verdicts.values())
+            return (
+                self.unchanged
+                and set(self.refused) == {self.seat}
+                and not any(self.verdicts.values())
+            )
         stated = {_key(v) for v in self.verdicts.values()}
         audited = {_key(v) for v in self.proofs.values()}
         return len(stated) == 1 and stated == audited and next(iter(stated))[0] == self.seat
@@ -98,7 +106,16 @@ def run_cheat(
         started = time.perf_counter()
         refused: Counter[int] = Counter()
         machines = play_one_deal(
-            table, identities, number, dealer, seed, bots, cheat, earlier=earlier, refused=refused, watch=watch
+            table,
+            identities,
+            number,
+            dealer,
+            seed,
+            bots,
+            cheat,
+            earlier=earlier,
+            refused=refused,
+            watch=watch,
         )
         ms = (time.perf_counter() - started) * 1000
         attack = machines[cheater]
@@ -117,8 +134,18 @@ def run_cheat(
         clean = play_one_deal(table, identities, number, dealer, seed, bots)
         unchanged = all(_scores(m) == _scores(clean[m.seat]) for m in honest)
     return CheatRun(
-        kind, players, seed, cheater, number, attack.attempted, verdicts, proofs,
-        _when(honest[0], kind), dict(refused), unchanged, ms,
+        kind,
+        players,
+        seed,
+        cheater,
+        number,
+        attack.attempted,
+        verdicts,
+        proofs,
+        _when(honest[0], kind),
+        dict(refused),
+        unchanged,
+        ms,
     )
 
 
@@ -126,7 +153,9 @@ def _scores(machine: SeatMachine) -> tuple[int, ...] | None:
     return None if machine.audit is None else machine.audit.scores
 
 
-def _audit_proof(machine: SeatMachine, manifest: SignedManifest, audited: dict[bytes, Verdict | None]) -> Verdict | None:
+def _audit_proof(
+    machine: SeatMachine, manifest: SignedManifest, audited: dict[bytes, Verdict | None]
+) -> Verdict | None:
     """Write the seat's proof file and audit it offline, as ``tarot audit`` does."""
     verdict = machine.audit.verdict if machine.audit is not None else None
     if verdict is None:
@@ -160,7 +189,9 @@ def main() -> int:
     parser.add_argument("--players", type=int, choices=(3, 4, 5), default=5)
     parser.add_argument("--seeds", type=int, default=20)
     parser.add_argument("--jobs", type=int, default=1)
-    parser.add_argument("kinds", nargs="*", metavar="KIND", help=f"default: all of {', '.join(CHEATS)}")
+    parser.add_argument(
+        "kinds", nargs="*", metavar="KIND", help=f"default: all of {', '.join(CHEATS)}"
+    )
     args = parser.parse_args()
     unknown = set(args.kinds) - set(CHEATS)
     if unknown:
@@ -174,7 +205,10 @@ def main() -> int:
         runs = list(pool.map(one, jobs))
     elapsed = time.perf_counter() - started
     print(f"cheat lab: {args.players} players, {args.seeds} seeds per kind, bots basic\n")
-    print(f"{'kind':20} {'runs':>4} {'tried':>5} {'caught':>6} {'blamed':>6}  {'when':28} {'median s':>8}  check")
+    print(
+        f"{'kind':20} {'runs':>4} {'tried':>5} {'caught':>6} {'blamed':>6}  {'when':28} "
+        f"{'median s':>8}  check"
+    )
     for kind in kinds:
         mine = [r for r in runs if r.kind == kind]
         tried = [r for r in mine if r.attempted]
@@ -183,15 +217,24 @@ def main() -> int:
         when = ", ".join(sorted({r.when for r in tried}))
         rules = sorted({r.rule.split(" (")[0] for r in tried})
         median = statistics.median(r.ms for r in mine) / 1000
-        check = (rules[0] if rules else "—") + (f" (+{len(rules) - 1} alike)" if len(rules) > 1 else "")
-        print(f"{kind:20} {len(mine):4} {len(tried):5} {caught:6} {blamed:6}  {when:28} {median:8.1f}  {check}")
+        check = (rules[0] if rules else "—") + (
+            f" (+{len(rules) - 1} alike)" if len(rules) > 1 else ""
+        )
+        print(
+            f"{kind:20} {len(mine):4} {len(tried):5} {caught:6} {blamed:6}  {when:28} "
+            f"{median:8.1f}  {check}"
+        )
     tried = [r for r in runs if r.attempted]
     caught = sum(r.caught for r in tried)
     blamed = sum(len(r.blamed) for r in runs)
     share = 100 * caught / len(tried) if tried else 0.0
-    print(f"\n{len(runs)} runs, {len(tried)} attacks carried out, {caught} caught ({share:.1f} %), "
-          f"{blamed} honest seats blamed, {elapsed:.0f} s")
-    return 0 if caught == len(tried) and blamed == 0 else 1  # an attack never tried is reported, not failed
+    print(
+        f"\n{len(runs)} runs, {len(tried)} attacks carried out, {caught} caught ({share:.1f} %), "
+        f"{blamed} honest seats blamed, {elapsed:.0f} s"
+    )
+    return (
+        0 if caught == len(tried) and blamed == 0 else 1
+    )  # an attack never tried is reported, not failed
 
 
 if __name__ == "__main__":
