@@ -88,12 +88,15 @@ def report(
 ) -> list[str]:
     """What ``tarot audit`` prints; ``signed``: the names and rules come from the manifest
     every member signed (a proof file), not from the transcript's unsigned labels."""
+    origin = (
+        "as every member signed them in the manifest"
+        if signed
+        else "unsigned (a transcript file carries no manifest)"
+    )
     lines = [
         f"table {table.table_id.hex()}, deal {transcript.deal}, dealer seat {dealer}, "
         f"{len(transcript.messages)} signed messages, chain and signatures ok",
-        "names and rules: "
-        f"{'as every member signed them in the manifest' if signed else 'unsigned (a transcript file carries no manifest)'}; "
-        f"silence before the reveal costs {table.silence.value}",
+        f"names and rules: {origin}; silence before the reveal costs {table.silence.value}",
     ]
     for seat, (name, key) in enumerate(zip(table.names, table.members)):
         lines.append(f"  seat {seat}: {name} [{fingerprint(key)}]")
@@ -116,7 +119,8 @@ def report(
     else:
         who = "not attributed"
         if verdict.seat is not None:
-            who = f"seat {verdict.seat} ({table.names[verdict.seat]} [{fingerprint(table.members[verdict.seat])}])"
+            seat_key = fingerprint(table.members[verdict.seat])
+            who = f"seat {verdict.seat} ({table.names[verdict.seat]} [{seat_key}])"
         if verdict.fault is Fault.SILENCE:
             reporters = ", ".join(str(seat) for seat in audit.reporters(table.players))
             lines.append(

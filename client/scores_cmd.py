@@ -35,14 +35,18 @@ def _why(deal: dict[str, Any], names: list[str]) -> str:
                 for s in audit.get("reported_by", [])
                 if isinstance(s, int) and 0 <= s < len(names)
             )
-            return f"  abandoned: {who} stopped answering at the {audit['step']} step (unproven: reported silent by {said})"
+            return (
+                f"  abandoned: {who} stopped answering at the {audit['step']} step "
+                f"(unproven: reported silent by {said})"
+            )
         return f"  cheating proven: {who} ({audit['rule']})"
     score = (deal.get("breakdown") or {}).get("score")
     if not score:
         return ""
     whole, half = divmod(score["attack_half_points"], 2)
     points = f"{whole}.5" if half else str(whole)
-    return f"  {points}/{score['needed']} {'made' if score['won'] else 'failed'} by {score['difference']}"
+    made = "made" if score["won"] else "failed"
+    return f"  {points}/{score['needed']} {made} by {score['difference']}"
 
 
 def run(args: argparse.Namespace) -> int:

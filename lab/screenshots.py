@@ -101,7 +101,10 @@ def game(lang: str, env: dict[str, str], workdir: Path, deals: int = 8) -> dict[
     """``scripts/play`` at five: the first bidding, the écart just begun, the fourth card the
     player is asked for, the summary and sheet of the deal in which they made the écart, and
     its replay at the fifth trick."""
-    command = f"cd {ROOT} && scripts/play --players 5 --lang {lang} --name marie --think 0 --home {workdir / 'game'}"
+    command = (
+        f"cd {ROOT} && scripts/play --players 5 --lang {lang} --name marie --think 0 "
+        f"--home {workdir / 'game'}"
+    )
     pane = Pane(command, env, WIDTH, HEIGHT)
     screens: dict[str, str] = {}
     turns = 0

@@ -17,8 +17,9 @@ for a lock's commitments: ≈ 800 at five seats), plus one per re-commitment of 
 daemon may skip the steps of the seats it hosts (``trusted``): it computed each of them
 itself, from that seat's seed and the step published before it — the very inputs the replay
 would use, with the same deterministic derivations and arithmetic — so replaying them could
-only give back what it published.  Trust is for that case only: a step trusted is not checked at all, so a deviation in
-it goes unnoticed by this audit (the other daemons, which do not host that seat, replay it).
+only give back what it published.  Trust is for that case only: a step trusted is not checked
+at all, so a deviation in it goes unnoticed by this audit (the other daemons, which do not host
+that seat, replay it).
 """
 
 from __future__ import annotations

@@ -126,7 +126,8 @@ class Card:
         return f"{rank} of {suit}"
 
     def symbol(self, lang: str = "fr") -> str:
-        """The short form shown in a hand: ``R♥`` / ``K♥``, ``21`` for a trump, ``★`` for the Excuse."""
+        """The short form shown in a hand: ``R♥`` / ``K♥``, ``21`` for a trump, ``★`` for the
+        Excuse."""
         _check_lang(lang)
         if self.is_excuse:
             return "★"
@@ -224,7 +225,8 @@ def trumps(hand: Iterable[Card]) -> list[Card]:
 
 
 def sort_hand(hand: Iterable[Card]) -> list[Card]:
-    """A hand the way a player holds it: trumps high to low, then suits alternating colours, the Excuse last.
+    """A hand the way a player holds it: trumps high to low, then suits alternating colours, the
+    Excuse last.
 
     Suits are ordered spades, hearts, clubs, diamonds so that black and red alternate; within a
     suit from the king down.

@@ -1131,7 +1131,8 @@ class SeatDeck:
         return Shuffle(self.seat, points, proof)
 
     def lock(self, public: PublicDeck) -> Lock:
-        """``Bⱼ = bⱼ·G``, ``Eⱼ = (bⱼ·a⁻¹)·Eᵢ₋₁,ⱼ`` and the proof (2×78 multiplications, 2×78 by G)."""
+        """``Bⱼ = bⱼ·G``, ``Eⱼ = (bⱼ·a⁻¹)·Eᵢ₋₁,ⱼ`` and the proof (2×78 multiplications,
+        2×78 by G)."""
         self._my_turn(public, DeckPhase.LOCK)
         s = self.secrets
         binding = self.setup.binding(self.seat, "lock")

@@ -459,7 +459,8 @@ class Finding:
 
 
 class _Where(TypedDict, total=False):
-    """Where a fault is placed: the keywords of :class:`Finding`, typed so that ``_fault`` passes them on checked."""
+    """Where a fault is placed: the keywords of :class:`Finding`, typed so that ``_fault`` passes
+    them on checked."""
 
     round: int
     table: int
@@ -906,7 +907,10 @@ class _Replay:
             return f"{member} did not sign the row"
         other = next((key for key in self.names if verify(key, signature, signed)), None)
         if other is not None:
-            return f"the row is signed by {self.names[other]} ({fingerprint(other)}), not by the member {member}"
+            return (
+                f"the row is signed by {self.names[other]} ({fingerprint(other)}), "
+                f"not by the member {member}"
+            )
         return f"the row is not signed by {member}: altered, or signed by another key"
 
     def _close(self, index: int, entry: Entry, head: bytes) -> None:

@@ -192,7 +192,8 @@ def _ranking_section(report: EventReport, labels: Labels) -> str:
         rows.append("<tr>" + "".join(cells) + "</tr>")
     header = "".join(f"<th>{html.escape(cell)}</th>" for cell in head)
     return (
-        f'<section class="ranking"><h2>{html.escape(heading)}</h2>\n<table>\n<thead><tr>{header}</tr></thead>\n'
+        f'<section class="ranking"><h2>{html.escape(heading)}</h2>\n'
+        f"<table>\n<thead><tr>{header}</tr></thead>\n"
         f"<tbody>\n" + "\n".join(rows) + "\n</tbody>\n</table>\n</section>"
     )
 
@@ -219,8 +220,9 @@ def _plan_table(report: EventReport, round_: int, labels: Labels) -> str:
                 f'<tr><td class="seat">{orientation}</td><td>{_player(report, key)}</td>'
                 f'<td class="num">{score}{note}</td></tr>'
             )
+        caption = html.escape(labels["table"].format(table=number))
         blocks.append(
-            f'<table class="table"><caption>{html.escape(labels["table"].format(table=number))}</caption>'
+            f'<table class="table"><caption>{caption}</caption>'
             f"<tbody>{''.join(rows)}</tbody></table>"
         )
     return f'<div class="tables">{"".join(blocks)}</div>'
@@ -254,7 +256,10 @@ def _cell(text: str) -> str:
 
 
 _CSS: Final = """
-body { font-family: "DejaVu Sans", Verdana, sans-serif; font-size: 24px; margin: 1.5em; color: #000; background: #fff; }
+body {
+  font-family: "DejaVu Sans", Verdana, sans-serif; font-size: 24px; margin: 1.5em;
+  color: #000; background: #fff;
+}
 h1 { font-size: 2.2em; margin: 0 0 .2em; }
 h2 { font-size: 1.6em; margin: 1.2em 0 .4em; border-bottom: 3px solid #000; }
 .meta { font-size: 1em; }

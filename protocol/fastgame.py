@@ -202,7 +202,8 @@ class FastDeal:
         return bool(self.attack >> seat & 1)
 
     def legal(self) -> int:
-        """The cards the seat to act may play, as a mask (the rules of :func:`rules.legal_plays`)."""
+        """The cards the seat to act may play, as a mask (the rules of
+        :func:`rules.legal_plays`)."""
         hand = self.hands[self.to_act]
         led = self.led
         if led == NO_SUIT:
@@ -294,7 +295,8 @@ class FastDeal:
         return self.last_petit_attack if self.excuse_won_last else None
 
     def unit(self) -> int:
-        """The FFT score ``u`` of the finished deal, from the attack's side (see :mod:`protocol.scoring`)."""
+        """The FFT score ``u`` of the finished deal, from the attack's side
+        (see :mod:`protocol.scoring`)."""
         need = 2 * points_to_make(self.att_bouts)
         won = self.att_half >= need
         s = 1 if won else -1

@@ -168,7 +168,8 @@ class SeatMachine:
                     self.public.apply(message)
             self.public.stall(gone)
             self._sync()
-            self._retry_early()  # the others' reveals that came before our own timeout opened the round
+            # the others' reveals that came before our own timeout opened the round
+            self._retry_early()
         return self._flush()
 
     def waiting_for(self) -> set[int]:

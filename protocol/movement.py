@@ -64,8 +64,8 @@ rencontrer qu'une seule fois un adversaire au cours du tournoi. »  A round is a
   classement à l'issue des positions précédentes »: the standings are cut into tables, best
   first, Swiss-like: each seat takes the best-ranked player left who has met nobody at the
   table yet, looking no further than twice the table's size down the list (else the best
-  left), so the top table holds top players and as few rematches as that allows.  Round 1 has no standings
-  and is drawn at random, as the guide's first position is.
+  left), so the top table holds top players and as few rematches as that allows.  Round 1
+  has no standings and is drawn at random, as the guide's first position is.
 """
 
 from __future__ import annotations

@@ -32,7 +32,8 @@ class RuleError(ValueError):
 
 
 def has_petit_sec(hand: Iterable[Card]) -> bool:
-    """The Petit as the only trump, without the Excuse: the holder must show it and the deal is void."""
+    """The Petit as the only trump, without the Excuse: the holder must show it
+    and the deal is void."""
     hand = list(hand)
     return PETIT in hand and EXCUSE not in hand and sum(1 for c in hand if c.is_trump) == 1
 

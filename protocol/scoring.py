@@ -112,7 +112,8 @@ def _check_int(name: str, value: object, low: int, high: int, unit: str = "") ->
 #: A bout's value in half points (the Petit, the 21 and the Excuse are each 4.5 points).
 _BOUT = EXCUSE.half_points
 #: The Excuse its camp keeps out of a trick the other camp took: 4.5 points, less the low card
-#: given for it (« Il y prend une carte sans valeur […] qu'il donne au camp qui a remporté le pli »).
+#: given for it (« Il y prend une carte sans valeur […] qu'il donne au camp qui a remporté le
+#: pli »).
 _EXCUSE_KEPT = EXCUSE.half_points - 1
 
 
@@ -404,7 +405,10 @@ class DealOutcome:
         aside = {Contract.GARDE_SANS: f" and counts {chien}", Contract.GARDE_CONTRE: ""}.get(
             self.contract, f" and counts {ecart}"
         )
-        text = f"the attack took at least {_tricks(first, v)}{aside}, and the defence at least {_tricks(v.tricks - last, v)}"
+        text = (
+            f"the attack took at least {_tricks(first, v)}{aside}, "
+            f"and the defence at least {_tricks(v.tricks - last, v)}"
+        )
         if self.contract is Contract.GARDE_CONTRE:
             text += f" and {chien}"
         if (first, last) != (1, v.tricks - 1):
@@ -788,7 +792,8 @@ class ScoreSheet:
 
     @classmethod
     def from_json(cls, text: str | bytes) -> ScoreSheet:
-        """Read a sheet written by :meth:`to_json`; :class:`ScoreSheetError` saying what is wrong."""
+        """Read a sheet written by :meth:`to_json`; :class:`ScoreSheetError`
+        saying what is wrong."""
         try:
             data = json.loads(text)
         except (ValueError, TypeError) as exc:

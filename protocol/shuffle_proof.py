@@ -105,10 +105,10 @@ class ShuffleProof:
 
     @classmethod
     def from_wire(cls, obj: object, size: int) -> ShuffleProof:
-        """Parse a proof for ``size`` places: :class:`~protocol.proofs.ProofWireError` for a wrong shape,
-        :class:`~protocol.group.GroupError` for a scalar that is not canonical.  Points are
-        checked by the verification itself: every one of them is multiplied, and libsodium
-        refuses an invalid point there."""
+        """Parse a proof for ``size`` places: :class:`~protocol.proofs.ProofWireError` for a
+        wrong shape, :class:`~protocol.group.GroupError` for a scalar that is not canonical.
+        Points are checked by the verification itself: every one of them is multiplied, and
+        libsodium refuses an invalid point there."""
         fields = _WIRE.read(obj)
         return cls(
             _WIRE.byte_list(fields["commitments"], "commitments", POINT_BYTES, size),

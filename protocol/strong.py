@@ -305,7 +305,8 @@ class StrongPolicy:
         return value
 
     def announce_chelem(self, view: SeatView) -> bool:
-        """Announce when the worlds score the announced chelem (taker's lead) above keeping quiet."""
+        """Announce when the worlds score the announced chelem (taker's lead)
+        above keeping quiet."""
         assert view.contract is not None and view.taker is not None
         seat, v, contract = view.seat, view.variant, view.contract
         if not _chelem_thinkable(view):
@@ -347,7 +348,8 @@ class StrongPolicy:
 
 
 def _sure_trick(view: SeatView, legal: Sequence[Card]) -> bool:
-    """The own camp takes the trick in progress whatever this seat plays, as far as the view tells."""
+    """The own camp takes the trick in progress whatever this seat plays,
+    as far as the view tells."""
     if not view.current:
         return False
     reading = read_table(view)

@@ -86,7 +86,8 @@ def seat_view(deal: Deal, seat: int) -> SeatView:
 
 
 def _known_partner(deal: Deal, seat: int) -> int | None:
-    """The partner is known to its holder at once, and to everybody once the called card is played."""
+    """The partner is known to its holder at once, and to everybody once
+    the called card is played."""
     partner = deal.partner
     if partner is None or deal.called is None:
         return None

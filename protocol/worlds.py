@@ -57,7 +57,8 @@ def opening(
 
 
 def position(view: SeatView, world: Sample) -> FastDeal:
-    """The deal of ``view`` as it stands, in the world ``world`` (the pile is the chien or écart)."""
+    """The deal of ``view`` as it stands, in the world ``world``
+    (the pile is the chien or écart)."""
     assert view.taker is not None and view.contract is not None
     n = view.players
     hands = [world.hand_mask(s) for s in range(n)]

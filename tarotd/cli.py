@@ -233,7 +233,8 @@ def build_parser(prog: str = "tarotd") -> argparse.ArgumentParser:
 
 
 def whole(low: int, high: int | None = None, why: str = "") -> Callable[[str], int]:
-    """The argparse type of a whole number from ``low`` (to ``high``); ``why`` explains the bounds."""
+    """The argparse type of a whole number from ``low`` (to ``high``);
+    ``why`` explains the bounds."""
     accepted = (
         f"a whole number from {low} to {high}"
         if high is not None
@@ -471,9 +472,15 @@ def _conflict(args: argparse.Namespace) -> str | None:
             "itself at HOST:PORT"
         )
     if args.invite is not None and args.table is None:
-        return "--invite is the code of the --table NAME: give both (the client takes the code of a table it joins)"
+        return (
+            "--invite is the code of the --table NAME: give both "
+            "(the client takes the code of a table it joins)"
+        )
     if args.seats is not None and args.table is None:
-        return "--seats is the number of seats at the --table NAME: give both, or neither (the client chooses the seats of the tables it opens)"
+        return (
+            "--seats is the number of seats at the --table NAME: give both, or neither "
+            "(the client chooses the seats of the tables it opens)"
+        )
     seats = args.seats or MAX_SEATS
     if args.table is not None and args.bots >= seats:
         return (
@@ -486,7 +493,10 @@ def _conflict(args: argparse.Namespace) -> str | None:
         ("--autoplay", args.autoplay, "your seat would be timed out before a bot stands in"),
     ):
         if value is not None and value >= args.decision_timeout:
-            return f"{option} {value:g} is not shorter than --decision-timeout {args.decision_timeout:g}: {what}"
+            return (
+                f"{option} {value:g} is not shorter than "
+                f"--decision-timeout {args.decision_timeout:g}: {what}"
+            )
     return None
 
 

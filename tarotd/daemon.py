@@ -78,8 +78,10 @@ HEARTBEAT = (
 REGROUP_AFTER = (
     3  #: timeouts a member is gone between deals before a bots' daemon goes on without it
 )
-RELINK_EVERY = 10.0  #: seconds between two offers of one discovered peer to the mesh (which forgets the silent)
-MAX_RETRY = 8.0  #: seconds at most between two tries to take up a table paused by a fault (doubling from HEARTBEAT)
+#: seconds between two offers of one discovered peer to the mesh (which forgets the silent)
+RELINK_EVERY = 10.0
+#: seconds at most between two tries to take up a table paused by a fault (doubling from HEARTBEAT)
+MAX_RETRY = 8.0
 
 
 #: What binding ``--listen`` fails with when the address is not this machine's (ENODEV: not
@@ -98,7 +100,8 @@ class OptionError(Exception):
 
 @dataclass
 class Paused:
-    """A table paused by a :class:`~tarotd.store.LocalFault` of this machine's (module docstring)."""
+    """A table paused by a :class:`~tarotd.store.LocalFault` of this machine's
+    (module docstring)."""
 
     ready: ReadyTable
     fault: LocalFault
@@ -109,7 +112,10 @@ class Paused:
     @property
     def refusal(self) -> str:
         """Why the local API takes no move for the table meanwhile."""
-        return f"the table is paused: {self.fault.said}; it goes on by itself once {self.fault.clears} (your move was not taken)"
+        return (
+            f"the table is paused: {self.fault.said}; "
+            f"it goes on by itself once {self.fault.clears} (your move was not taken)"
+        )
 
 
 def bot_name(name: str, k: int) -> str:
@@ -156,7 +162,8 @@ class Options:
     cheat: str | None = (
         None  #: the cheat lab: this daemon's own seat runs this attack (lab/cheats/daemon.py)
     )
-    curve: bool = True  #: ZeroMQ CURVE encryption between members, keys derived from the identities (off: --no-curve)
+    #: ZeroMQ CURVE encryption between members, keys derived from the identities (off: --no-curve)
+    curve: bool = True
     silence: SilenceCost = (
         SilenceCost.NOTHING
     )  #: what a seat timed out before the reveal costs (``--silence``)
@@ -1021,8 +1028,9 @@ class Daemon:
 
     def _event_request(self, op: str, request: dict[str, Any]) -> Any:
         """``events``, ``event-open``, ``event-join``, ``event-start``, ``event-close`` (the
-        rows awaited declared lost), ``event-withdraw``, ``event-substitute``, ``event`` (one event's state) and
-        ``event-record`` (its record, in hexadecimal): EventError for the client."""
+        rows awaited declared lost), ``event-withdraw``, ``event-substitute``, ``event`` (one
+        event's state) and ``event-record`` (its record, in hexadecimal): EventError for the
+        client."""
         if op == "events":
             return self.events.listing()
         if op == "event-open":
@@ -1276,7 +1284,8 @@ class Daemon:
         }
 
     def _unreachable_peers(self) -> dict[str, float]:
-        """The ``--peer`` endpoints no daemon has answered at for ``--timeout``, with the seconds."""
+        """The ``--peer`` endpoints no daemon has answered at for ``--timeout``,
+        with the seconds."""
         static = {peer.endpoint for peer in self.options.peers}
         return {
             e: s

@@ -927,7 +927,8 @@ class Lobby:
         return out + self._reveal_if_signed(offer)
 
     def _every_member_in(self, offer: Offer, by_member: dict[bytes, dict[bytes, bytes]]) -> bool:
-        """Whether every member of ``offer`` has its entry in ``by_member`` (signatures, reveals)."""
+        """Whether every member of ``offer`` has its entry in ``by_member``
+        (signatures, reveals)."""
         held = by_member.get(offer.table_id, {})
         return all(m.key in held for m in offer.members)
 

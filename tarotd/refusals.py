@@ -37,7 +37,8 @@ class Cause(enum.Enum):
     HELLO_MISADDRESSED = (
         "hello-misaddressed"  #: a HELLO made for another daemon: a copy replayed to us
     )
-    HELLO_STALE = "hello-stale"  #: a HELLO for a challenge its connection does not hold: replayed, or too late
+    #: a HELLO for a challenge its connection does not hold: replayed, or too late
+    HELLO_STALE = "hello-stale"
     HELLO_IMPERSONATION = "hello-impersonation"  #: a HELLO on a connection made under another key
     BEACONS_FROM_HOST = "beacons-from-host"  #: one address sends more beacons than it may
     NO_DESCRIPTORS = "no-descriptors"  #: a link not opened: this daemon has no file descriptor left

@@ -341,7 +341,8 @@ class TableRunner:
 
     @property
     def stage(self) -> str:
-        """:attr:`deal_stage` as ``tarot status`` says it ("shuffle", "bidding", "play, trick 3"…)."""
+        """:attr:`deal_stage` as ``tarot status`` says it
+        ("shuffle", "bidding", "play, trick 3"…)."""
         stage = self.deal_stage
         game = next(iter(self.machines.values())).public.game if self.machines else None
         if stage is Stage.PLAY and game is not None:
@@ -550,9 +551,15 @@ class TableRunner:
         verdict, names = audit.verdict, self.ready.setup.names
         if audit.abandoned and verdict is not None and verdict.seat is not None:
             if verdict.proven:
-                return f"abandoned: {names[verdict.seat]} cheated, proven by its own signed messages — {verdict.reason}"
+                return (
+                    f"abandoned: {names[verdict.seat]} cheated, "
+                    f"proven by its own signed messages — {verdict.reason}"
+                )
             reporters = ", ".join(names[seat] for seat in audit.reporters(len(names)))
-            return f"abandoned: {names[verdict.seat]} {verdict.reason} — unproven: reported silent by {reporters}"
+            return (
+                f"abandoned: {names[verdict.seat]} {verdict.reason} — "
+                f"unproven: reported silent by {reporters}"
+            )
         referee = audit.referee
         return (referee.void_reason if referee else None) or (
             "abandoned" if audit.abandoned else "void"

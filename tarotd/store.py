@@ -138,7 +138,8 @@ _ERRNO_FAULTS: Final = {
 _SQLITE_FAULTS: Final = {
     sqlite3.SQLITE_FULL: LocalFault.DISK_FULL,
     sqlite3.SQLITE_IOERR: LocalFault.DISK_ERROR,
-    sqlite3.SQLITE_CANTOPEN: LocalFault.NO_DESCRIPTORS,  # once open, what SQLite cannot open is for want of a descriptor
+    # once open, what SQLite cannot open is for want of a descriptor
+    sqlite3.SQLITE_CANTOPEN: LocalFault.NO_DESCRIPTORS,
 }
 
 
@@ -221,7 +222,10 @@ LOG_LIMIT: Final = (
 )  #: bytes the emptied log is cut back to (it is kept, for reuse, up to this)
 #: The settings row that says a daemon has the database open (module docstring).
 _OPEN_MARK: Final = "store/open"
-_SET_SETTING: Final = "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+_SET_SETTING: Final = (
+    "INSERT INTO settings (key, value) VALUES (?, ?) "
+    "ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+)
 
 _SCHEMA_V1: Final = (
     """CREATE TABLE schema_version (version INTEGER NOT NULL) STRICT""",

@@ -57,7 +57,8 @@ THEMES = (DARK, LIGHT)
 
 @dataclass(frozen=True)
 class Pen:
-    """The SGR state: colours as ``("default",)``, ``("ansi", n)`` (0–255) or ``("rgb", r, g, b)``."""
+    """The SGR state: colours as ``("default",)``, ``("ansi", n)`` (0–255) or
+    ``("rgb", r, g, b)``."""
 
     fg: tuple[object, ...] = ("default",)
     bg: tuple[object, ...] = ("default",)
@@ -179,7 +180,10 @@ class Unreadable:
     theme: str
 
     def __str__(self) -> str:
-        return f"{self.theme}: {self.text!r} at row {self.row}, column {self.col}: contrast {self.ratio:.2f} < {READABLE}"
+        return (
+            f"{self.theme}: {self.text!r} at row {self.row}, column {self.col}: "
+            f"contrast {self.ratio:.2f} < {READABLE}"
+        )
 
 
 def unreadable(captured: str, theme: Theme) -> Iterator[Unreadable]:

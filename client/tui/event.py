@@ -56,9 +56,11 @@ def _ranking_line(
     texts: Texts, line: dict[str, Any], ours: bool, compact: bool, width: int
 ) -> StyleAndTextTuples:
     """One player's line, its name padded to ``width`` so that the totals make a column."""
-    text = f"{'→' if ours else ' '} {line['place']:>2}. {str(line['name']).ljust(width)} {int(line['total']):>+6d}"
+    arrow = "→" if ours else " "
+    text = f"{arrow} {line['place']:>2}. {str(line['name']).ljust(width)} {int(line['total']):>+6d}"
     if not compact:
-        text += f"   [{str(line['fingerprint']).split('-')[0]}]   {_round_marks(texts, line.get('rounds', []))}"
+        short_key = str(line["fingerprint"]).split("-")[0]
+        text += f"   [{short_key}]   {_round_marks(texts, line.get('rounds', []))}"
     return [("class:seat.you" if ours else "", text), ("", "\n")]
 
 

@@ -4,9 +4,10 @@
 The client never imports the daemon (DESIGN §7): it starts ``python -m tarotd.cli`` with
 static peers and no discovery — each given by its key, which ``tarotd --print-key`` makes
 and prints before the daemons start, since they encrypt to it (or not, with ``curve=False``:
-``--no-curve``, to measure what encryption costs) — connects a :class:`~client.api.DaemonClient` to every
-daemon's API socket, and stamps every event on arrival.  Every daemon publishes the events
-of its seat there whether a bot or a person plays it, so five bot daemons can be timed too.
+``--no-curve``, to measure what encryption costs) — connects a
+:class:`~client.api.DaemonClient` to every daemon's API socket, and stamps every event on
+arrival.  Every daemon publishes the events of its seat there whether a bot or a person plays
+it, so five bot daemons can be timed too.
 
 * ``loopback_deal_ms`` and ``full_deal_ms`` come from five bot daemons playing deal after
   deal.  A daemon starts deal *k* (its commitment) in the same step in which it records deal
@@ -122,8 +123,8 @@ class LoopbackTable:
     """Five ``tarotd`` on 127.0.0.1 forming the table ``bench`` and playing ``deals`` deals
     (``None``: until they are killed), every one connected to the benchmark by its API;
     ``humans`` are the daemons whose seat is left to the API (the others' seats are ``basic``
-    bots); ``curve=False`` runs them with ``--no-curve``.  Homes and logs live in a temporary directory that is removed afterwards; every
-    daemon still running then is killed."""
+    bots); ``curve=False`` runs them with ``--no-curve``.  Homes and logs live in a temporary
+    directory that is removed afterwards; every daemon still running then is killed."""
 
     def __init__(
         self,

@@ -45,7 +45,8 @@ class CheatRun:
     proofs: dict[
         int, Verdict | None
     ]  #: what ``tarot audit`` gives on each honest seat's proof file
-    when: str  #: "at once", "at once, named by the audit", "at the audit", "at the timeout", "refused"
+    #: "at once", "at once, named by the audit", "at the audit", "at the timeout", "refused"
+    when: str
     refused: dict[int, int]  #: frames that changed nothing, by sending seat
     unchanged: bool  #: the scores are those of the same deal without the attack (flood)
     ms: float
