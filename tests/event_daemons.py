@@ -106,7 +106,8 @@ def start_event_room(
 def open_event(
     room: EventRoom, rounds: int, deals: int, movement: str = "random", tables: int = 4
 ) -> str:
-    """The organiser opens the event; every player's daemon hears it and registers; round 1 opens."""
+    """The organiser opens the event; every player's daemon hears it and registers;
+    round 1 opens."""
     opened = room.ask(
         room.organiser,
         "event-open",

@@ -21,10 +21,10 @@ scalar hashed from its nonce key or seed (a proof nonce; the same nonce derived 
 same symbol, so a reuse shows in the algebra).  A hash of public values only (a Fiat–Shamir
 challenge) is a public constant — but a shuffle proof's challenges ``uⱼ``, taken in the order
 of the prover's permutation (``u'ₚ = u_ψ(p)``, :class:`Challenges`), are symbols of the prover:
-which one stands where *is* the permutation.  A point is a sum of terms ``coefficient · monomial · base``,
-the base a card ``M_c``, ``G`` or a generator ``H_k``.  A scalar the tracer cannot attribute
-counts as a public constant — that can only make a coalition know more, never hide a leak —
-and an untraced point is refused, since its card would be lost.
+which one stands where *is* the permutation.  A point is a sum of terms
+``coefficient · monomial · base``, the base a card ``M_c``, ``G`` or a generator ``H_k``.  A
+scalar the tracer cannot attribute counts as a public constant — that can only make a coalition
+know more, never hide a leak — and an untraced point is refused, since its card would be lost.
 
 The check (:func:`leaks`), for every coalition of n − 1 seats: the coalition knows its own
 symbols, and every symbol the published scalars give away — they are linear forms such as
@@ -153,7 +153,8 @@ class Expr:
         return Expr(terms)
 
     def inverse(self) -> Expr:
-        """The inverse of a scalar monomial (all the deck ever inverts: keys and products of keys)."""
+        """The inverse of a scalar monomial (all the deck ever inverts:
+        keys and products of keys)."""
         ((monomial, base), coefficient), *more = self.terms.items()
         assert base == SCALAR and not more, "the tracer inverts monomials only"
         return Expr({(tuple((s, -e) for s, e in monomial), SCALAR): pow(coefficient, -1, ORDER)})
@@ -313,7 +314,8 @@ class Tracer:
         return self._nonce_of[owner, value]
 
     def permuted(self, owner: int, challenges: Challenges, value: int) -> int:
-        """The symbol of challenge ``value`` of ``challenges`` taken through ``owner``'s permutation."""
+        """The symbol of challenge ``value`` of ``challenges`` taken through
+        ``owner``'s permutation."""
         if (owner, value) not in self._permuted_of:
             symbol = self._symbol(owner, f"u'{owner}.{len(self._permuted_of)}", value)
             self._permuted_of[owner, value] = symbol

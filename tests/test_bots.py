@@ -37,7 +37,8 @@ def table(levels: list[str], seed: int) -> list[Policy]:
 
 
 def play(players: int, seed: int, levels: list[str]) -> Deal:
-    """Deal ``seed`` at a table of these bots; the referee raises RuleError on any illegal choice."""
+    """Deal ``seed`` at a table of these bots; the referee raises RuleError
+    on any illegal choice."""
     return play_deal(Deal.from_seed(variant(players), seed % players, seed), table(levels, seed))
 
 
@@ -122,7 +123,8 @@ TABLES = {
 
 @pytest.mark.parametrize("players", [3, 4, 5])
 def test_bots_only_make_legal_choices(players: int) -> None:
-    """Hundreds of whole deals: every bid, call, écart, poignée and card goes through the referee."""
+    """Hundreds of whole deals: every bid, call, écart, poignée and card
+    goes through the referee."""
     played = 0
     for seed in range(300):
         levels = TABLES[players][seed % 2]

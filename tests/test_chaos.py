@@ -167,7 +167,10 @@ def chaos(tmp_path: Path, seed: int, fault: Fault) -> str:
             table.state(victim)
             moment = f"{delay} s into the first deal"
         table.hit(fault, victim)
-        done = f"{fault.kind} {victim.home.name} for {fault.down:g} s, {moment} (deal {table.seen.get('deal')})"
+        done = (
+            f"{fault.kind} {victim.home.name} for {fault.down:g} s, {moment} "
+            f"(deal {table.seen.get('deal')})"
+        )
         group.wait(daemons)
         sheets = {d.home.name: score_sheet(d) for d in daemons}
     rows = {

@@ -4,8 +4,8 @@ socket or the local API may crash it, stall the game or change a score.
 Three bot daemons play two deals on 127.0.0.1.  Meanwhile this test knocks on the first
 daemon's ZeroMQ ROUTER with DEALER sockets of its own, encrypted as the daemons are (the
 daemon's key is public, and any client key passes the CURVE handshake) — random routing
-ids, and one that claims a member's key — and sends random bytes, truncated msgpack, msgpack of the wrong
-shape, multipart messages, frames over the 2 MiB limit (and over twice it, which ZeroMQ
+ids, and one that claims a member's key — and sends random bytes, truncated msgpack, msgpack of
+the wrong shape, multipart messages, frames over the 2 MiB limit (and over twice it, which ZeroMQ
 answers by dropping the connection), a validly signed HELLO from a stranger's key followed
 by data frames (lobby junk and deal messages signed by the stranger for the real table),
 and random bytes and junk JSON on the local API.  The game must end with identical score

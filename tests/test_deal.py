@@ -19,7 +19,8 @@ def make_deal(players: int, dealer: int, hands: list[str], chien: str) -> Deal:
 
 
 def play_out(deal: Deal, scripts: dict[int, list[str]]) -> None:
-    """Play every trick: seats with a script play its cards in order, others their first legal card."""
+    """Play every trick: seats with a script play its cards in order,
+    others their first legal card."""
     queues = {seat: cards(s) for seat, s in scripts.items()}
     while deal.phase is Phase.PLAYING:
         seat = deal.to_act

@@ -93,7 +93,8 @@ def _everyone_but(setup: DeckSetup, seat: int) -> frozenset[int]:
 
 
 def _hidden_from(setup: DeckSetup, outsider: int) -> set[Place]:
-    """What the seats but ``outsider`` may not see before the chien is turned: its hand and the chien."""
+    """What the seats but ``outsider`` may not see before the chien is turned:
+    its hand and the chien."""
     return {
         Place(False, j) for j, owner in enumerate(setup.layout.owner) if owner in (outsider, CHIEN)
     }

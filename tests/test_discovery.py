@@ -679,7 +679,10 @@ def test_an_address_added_without_brd_gets_the_broadcast_of_its_subnet() -> None
         pytest.skip("no unshare here")
     if made.returncode != 0:
         pytest.skip(f"no network namespace with veth interfaces here: {made.stderr.strip()}")
-    probe = f"{setup} && exec {shlex.quote(sys.executable)} -c 'from tarotd.discovery import broadcast_addresses; print(broadcast_addresses())'"
+    probe = (
+        f"{setup} && exec {shlex.quote(sys.executable)} -c "
+        "'from tarotd.discovery import broadcast_addresses; print(broadcast_addresses())'"
+    )
     found = subprocess.run(
         ["unshare", "--net", "sh", "-c", probe],
         capture_output=True,

@@ -219,7 +219,8 @@ def refusal_lines(tmp_path: Path, cause: str) -> int:
 
 def test_idle_connections_from_one_host_beyond_its_bound_are_turned_away(tmp_path: Path) -> None:
     samples, seen, _, held = run_flood(tmp_path, ["127.0.0.2"], BREAKING_POINT)
-    # The gate closes the excess before ZeroMQ hears of it: an idle connection held costs one descriptor.
+    # The gate closes the excess before ZeroMQ hears of it: an idle connection held costs one
+    # descriptor.
     assert max(samples) < OWN_DESCRIPTORS + PER_HOST, (
         f"the victim held {max(samples)} descriptors:\n{logs(tmp_path, PLAYERS)}"
     )

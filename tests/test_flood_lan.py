@@ -194,6 +194,7 @@ def test_a_table_plays_on_while_a_host_of_its_lan_floods_one_member(
     ):  # the attacker's CPU, shared by its floods, sends an address under 20 beacons a second
         expected.discard(Cause.BEACONS_FROM_HOST)
     assert all(refused.get(cause.value, 0) > 0 for cause in expected), refused
-    # Said once per cause, then at most once every LOGGED_EVERY seconds: a few lines, not one a refusal.
+    # Said once per cause, then at most once every LOGGED_EVERY seconds: a few lines, not one a
+    # refusal.
     most = 2 + (ended - began) / LOGGED_EVERY
     assert all(n <= most for n in lines.values()), lines

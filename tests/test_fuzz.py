@@ -11,11 +11,11 @@ CURVE handshake (the daemon's key is public, and any client key passes it): intr
 under random routing ids, and strangers that complete a valid HELLO with keys of their own
 and then send with the session they were granted, so their data frames get past the session
 check and their bodies reach the lobby and the deal.  The mix: random bytes; valid frames of
-every kind (hi, challenge, hello, hello-ack, data, ping, ack, reauth) truncated, bit-flipped, spliced, or
-with one field replaced, dropped, added or renamed; msgpack of the wrong shape; multipart
-junk; frames between the mesh's 2 MiB limit and ZeroMQ's 4 MiB one; from the strangers,
-data frames carrying mutated lobby frames and mutated deal messages signed for the real
-table.  Sends never block: a frame the socket will not take within a second is dropped and
+every kind (hi, challenge, hello, hello-ack, data, ping, ack, reauth) truncated, bit-flipped,
+spliced, or with one field replaced, dropped, added or renamed; msgpack of the wrong shape;
+multipart junk; frames between the mesh's 2 MiB limit and ZeroMQ's 4 MiB one; from the
+strangers, data frames carrying mutated lobby frames and mutated deal messages signed for the
+real table.  Sends never block: a frame the socket will not take within a second is dropped and
 counted, so the test cannot hang on a daemon that stopped reading.
 
 **Local API** (daemon 1's ``api.sock``): random bytes, mutated valid requests (wrong types,

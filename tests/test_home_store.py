@@ -830,7 +830,8 @@ MADE_AND_KILLED = """
     store.save_table(TableRecord(bytes(16), "finie", 3, TableState.FINISHED, 0.0))
     store.save_table(TableRecord(playing, "en cours", 3, TableState.PLAYING, 1.0))
     store.start_deal(playing, 0, 0)
-    store.record_deal(playing, 0, ScoreSheet(["Anne", "Bruno", "Chloé"]), [{"deal": 0}])  # folded into the file
+    store.record_deal(playing, 0, ScoreSheet(["Anne", "Bruno", "Chloé"]), [{"deal": 0}])  \
+# folded into the file
     store.start_deal(playing, 1, 1)
     store.save_seed(playing, 1, 0, bytes(32))
     os._exit(0)  # no close: a crash, the last commits in the log alone

@@ -1,4 +1,5 @@
-"""The physical deal: packets counter-clockwise from the dealer's right, chien cards one at a time."""
+"""The physical deal: packets counter-clockwise from the dealer's right,
+chien cards one at a time."""
 
 import pytest
 

@@ -90,7 +90,8 @@ def test_what_no_table_needs_is_forgotten_once_silent_and_the_rest_is_kept() -> 
             victim.mesh.connect(
                 nowhere.replace("127.0.0.1", "127.0.0.4"), needed.public_key
             )  # a table's
-            # The stranger's HELLO made the victim connect back to the endpoint it gave: one more link.
+            # The stranger's HELLO made the victim connect back to the endpoint it gave: one more
+            # link.
             assert victim.mesh.connections()["links"] == 4 and len(victim.mesh.peers()) == 3
             await wait_for(lambda: len(victim.mesh.peers()) == 2, "the silent stranger forgotten")
             await wait_for(

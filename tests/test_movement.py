@@ -112,7 +112,8 @@ def test_the_fft_howell_at_four_tables_seats_everybody_against_everybody_once() 
 
 def test_the_howell_tables_are_the_guides() -> None:
     """Player 7's personal sheet as the guide prints it (page 13): tables 2, 2, 1, 3, 3 in
-    orientations Est, Est, Sud, Nord, Sud; and at 3 tables (page 12): 2 E, 1 E, 1 E, 3 O, 2 N, 1 E."""
+    orientations Est, Est, Sud, Nord, Sud; and at 3 tables (page 12): 2 E, 1 E, 1 E, 3 O, 2 N,
+    1 E."""
     places = keys(16)
     sheet = [seat_of(plan, places[6]) for plan in plans(places, 5, Movement.FFT)]
     assert sheet == [(2, "E"), (2, "E"), (1, "S"), (3, "N"), (3, "S")]

@@ -20,7 +20,10 @@ ROOT = Path(__file__).resolve().parent.parent
 FFT_EXAMPLES: list[tuple[list[str], dict[str, object]]] = [
     # Garde, 49 with 2 bouts, poignée and Petit au bout by the taker: (25+8)·2 + 20 + 20 = 106
     (
-        "--players 4 --contract garde --bouts 2 --points 49 --poignee attack:simple --petit-au-bout attack".split(),
+        (
+            "--players 4 --contract garde --bouts 2 --points 49 --poignee attack:simple "
+            "--petit-au-bout attack"
+        ).split(),
         {"won": True, "difference": 8, "taker": 318, "partner": None, "defender": -106},
     ),
     # Garde Sans won by 4, Petit au bout by the defence: (25+4)·4 − 40 = 76
@@ -30,7 +33,10 @@ FFT_EXAMPLES: list[tuple[list[str], dict[str, object]]] = [
     ),
     # Prise lost by 7, poignée and Petit au bout by the taker: −(25+7) − 20 + 10 = −42
     (
-        "--players 4 --contract petite --bouts 1 --points 44 --poignee attack:simple --petit-au-bout attack".split(),
+        (
+            "--players 4 --contract petite --bouts 1 --points 44 --poignee attack:simple "
+            "--petit-au-bout attack"
+        ).split(),
         {"won": False, "difference": 7, "taker": -126, "partner": None, "defender": 42},
     ),
     # Garde won by 11, poignée by the defence: (25+11)·2 + 20 = 92
@@ -55,7 +61,10 @@ OTHER_TABLES: list[tuple[list[str], dict[str, object]]] = [
     ),
     # 3p garde sans, 3 bouts, 91, chelem unannounced, Petit au bout: 80·4 + 40 + 200 = 560
     (
-        "--players 3 --contract garde-sans --bouts 3 --points 91 --chelem attack --petit-au-bout attack".split(),
+        (
+            "--players 3 --contract garde-sans --bouts 3 --points 91 --chelem attack "
+            "--petit-au-bout attack"
+        ).split(),
         {"won": True, "difference": 55, "taker": 1120, "partner": None, "defender": -560},
     ),
     # 5p garde, 2 bouts, 45: u = 29·2 = 58; taker 2u, partner u
@@ -86,7 +95,10 @@ OTHER_TABLES: list[tuple[list[str], dict[str, object]]] = [
     ),
     # 5p garde, 1 bout, 55, poignées of both camps (both to the winner): 29·2 + 20 + 20 = 98
     (
-        "--players 5 --contract garde --bouts 1 --points 55 --poignee defence:simple --poignee attack:simple".split(),
+        (
+            "--players 5 --contract garde --bouts 1 --points 55 --poignee defence:simple "
+            "--poignee attack:simple"
+        ).split(),
         {"won": True, "difference": 4, "taker": 196, "partner": 98, "defender": -98},
     ),
 ]
@@ -267,7 +279,9 @@ def test_a_chelem_announced_and_suffered_pays_both_penalties(
     # il arrive que la défense inflige un Chelem au déclarant. Dans ce cas, chaque défenseur
     # reçoit, en plus de la marque normale, une prime de 200 points. »  4p garde, 0 bouts, 3
     # points (the écart): lost by 53, u = −(25+53)·2 − 200 − 200 = −556; the taker 3u.
-    argv = "--players 4 --contract garde --bouts 0 --points 3 --chelem defence --chelem-announced".split()
+    argv = (
+        "--players 4 --contract garde --bouts 0 --points 3 --chelem defence --chelem-announced"
+    ).split()
     assert _json_of(argv, capsys) == {
         "won": False,
         "difference": 53,
@@ -343,7 +357,8 @@ def test_half_points_where_a_pile_can_hold_them(
             "--players 4 --contract garde --bouts 3 --points 30 --chelem defence",
             "holds 0 or 1 bout, not 3",
         ),
-        # « Sur une Garde contre le Chien, elles sont […] comptabilisées avec les levées de la Défense »
+        # « Sur une Garde contre le Chien, elles sont […] comptabilisées avec les levées de la
+        # Défense »
         (
             "--players 4 --contract garde-contre --bouts 0 --points 3 --chelem defence",
             "exactly 0 points, not 3",

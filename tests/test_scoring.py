@@ -110,7 +110,8 @@ def _add(
 
 
 def test_fft_score_sheet() -> None:
-    """The FFT's example sheet: seats Nord, Sud, Est, Ouest; final balances −446 / +1346 / −390 / −510."""
+    """The FFT's example sheet: seats Nord, Sud, Est, Ouest;
+    final balances −446 / +1346 / −390 / −510."""
     sheet = ScoreSheet(["Nord", "Sud", "Est", "Ouest"])
     nord, sud, est, ouest = range(4)
     takers = [est, ouest, sud, nord, sud]  # read off the + column of each deal on the sheet
@@ -203,7 +204,8 @@ VECTORS: list[tuple[DealOutcome, tuple[bool, int, int, int | None, int]]] = [
     # by the defence goes to the winning attack: u = (25+10)·2 + 30 = 100; taker 200, defenders −100
     (DealOutcome(3, GARDE, hp("50.5"), 2, ((D, DOUBLE),)), (True, 10, 200, None, -100)),
     # 3p garde sans, 3 bouts, 91 pts, chelem made unannounced, Petit au bout by the attack:
-    # d = 91 − 36 = 55, u = (25+55)·4 + 10·4 + 200 = 320 + 40 + 200 = 560; taker 1120, defenders −560
+    # d = 91 − 36 = 55, u = (25+55)·4 + 10·4 + 200 = 320 + 40 + 200 = 560; taker 1120,
+    # defenders −560
     (DealOutcome(3, SANS, hp("91"), 3, petit_au_bout=A, chelem=A), (True, 55, 1120, None, -560)),
     # --- 4 players: taker 3u
     # 4p petite, 0 bouts, 57 pts (never 56.5 at four: see test_no_half_point_at_four_players):
@@ -225,7 +227,8 @@ VECTORS: list[tuple[DealOutcome, tuple[bool, int, int, int | None, int]]] = [
         (False, 3, -174, None, 58),
     ),
     # 4p garde, chelem announced AND the defence took every trick: both −200 apply, C = −400.
-    # 0 bouts, 3 pts (the écart): lost by 53, u = −(25+53)·2 − 400 = −556; taker −1668, defenders +556
+    # 0 bouts, 3 pts (the écart): lost by 53, u = −(25+53)·2 − 400 = −556; taker −1668,
+    # defenders +556
     (
         DealOutcome(4, GARDE, hp("3"), 0, chelem_announced=True, chelem=D),
         (False, 53, -1668, None, 556),
@@ -266,7 +269,8 @@ VECTORS: list[tuple[DealOutcome, tuple[bool, int, int, int | None, int]]] = [
         (False, 6, -102, -51, 51),
     ),
     # 5p garde, 3 bouts, 91 pts, chelem announced and made, Petit au bout (penultimate trick,
-    # the Excuse led last): d = 55, u = (25+55)·2 + 10·2 + 400 = 580; taker 1160, partner 580, defenders −580
+    # the Excuse led last): d = 55, u = (25+55)·2 + 10·2 + 400 = 580; taker 1160, partner 580,
+    # defenders −580
     (
         DealOutcome(5, GARDE, hp("91"), 3, petit_au_bout=A, chelem_announced=True, chelem=A),
         (True, 55, 1160, 580, -580),
@@ -277,13 +281,15 @@ VECTORS: list[tuple[DealOutcome, tuple[bool, int, int, int | None, int]]] = [
     # --- 5 players, taker alone: taker 4u, four defenders −u
     # 5p petite alone, 1 bout, 60 pts: d = 9, u = 34; taker 136, defenders −34
     (DealOutcome(5, PETITE, hp("60"), 1, alone=True), (True, 9, 136, None, -34)),
-    # 5p garde alone, 2 bouts, 40.5 pts → 40, lost by 1: u = −(25+1)·2 = −52; taker −208, defenders +52
+    # 5p garde alone, 2 bouts, 40.5 pts → 40, lost by 1: u = −(25+1)·2 = −52; taker −208,
+    # defenders +52
     (DealOutcome(5, GARDE, hp("40.5"), 2, alone=True), (False, 1, -208, None, 52)),
     # 5p garde sans alone, 2 bouts, 50 pts, triple poignée (13 trumps) by the taker:
     # d = 9, u = (25+9)·4 + 40 = 176; taker 704, defenders −176
     (DealOutcome(5, SANS, hp("50"), 2, ((A, TRIPLE),), alone=True), (True, 9, 704, None, -176)),
     # 5p garde contre alone, 2 bouts, 37 pts, Petit au bout by the taker, simple poignée by the
-    # defence: lost by 4, u = −(25+4)·6 + 10·6 − 20 = −174 + 60 − 20 = −134; taker −536, defenders +134
+    # defence: lost by 4, u = −(25+4)·6 + 10·6 − 20 = −174 + 60 − 20 = −134; taker −536,
+    # defenders +134
     (
         DealOutcome(5, CONTRE, hp("37"), 2, ((D, SIMPLE),), petit_au_bout=A, alone=True),
         (False, 4, -536, None, 134),
@@ -767,7 +773,7 @@ def test_deal_score_is_plain_data() -> None:
     assert DealScore(True, 0, 25, 75, None, -25) == score_deal(DealOutcome(4, PETITE, hp("41"), 2))
 
 
-# ------------------------------------------------------------------ the bounds refuse no played deal
+# ----------------------------------------------------------------- the bounds refuse no played deal
 
 
 class _Lopsided(RandomPolicy):

@@ -304,8 +304,8 @@ def test_a_silence_is_an_abandon_never_cheating_and_a_proof_is(lang: str) -> Non
     other = verdict_line(m, unknown) or ""
     if lang == "en":
         assert (
-            said
-            == "Deal 3 abandoned: david stopped answering at the “play” step (unproven: reported silent by anne, bruno, chloe, emile)."
+            said == "Deal 3 abandoned: david stopped answering at the “play” step "
+            "(unproven: reported silent by anne, bruno, chloe, emile)."
         )
         assert cheat.startswith(
             "Cheating proven in deal 3: bruno — step “deal keys”: a key does not open its position."
