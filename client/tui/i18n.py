@@ -529,8 +529,8 @@ _TEXT: dict[str, dict[str, str]] = {
             "  q              quit (asks first during a game)\n"
             "  mouse          a click on a card or a bid picks it\n\n"
             "  Trumps are their numbers, 1 (the Petit) to 21; ★ is the Excuse;\n"
-            "  K Q C J: king, queen, cavalier, valet. The daemon (tarotd) is the program\n"
-            "  that holds your seat and talks to the other players' daemons.\n"
+            "  K Q N J: king, queen, cavalier (knight), valet (jack). The daemon (tarotd) is\n"
+            "  the program that holds your seat and talks to the other players' daemons.\n"
             "  ? closes the help"
         ),
     },
