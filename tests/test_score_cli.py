@@ -1,5 +1,6 @@
 """``tarot score``: the FFT examples through the command line, its plain and JSON output, and
-one-line usage errors with exit status 2."""
+one-line usage errors with exit status 2.  ``tarot scores``: every row of the sheet shown,
+penalty rows included, so that the totals are the sum of the lines."""
 
 from __future__ import annotations
 
@@ -13,6 +14,9 @@ from pathlib import Path
 import pytest
 
 from client.cli import main
+from client.simulation import Cheat, honest_seat, play_one_deal, sim_table
+from protocol.scoring import ScoreSheet
+from tarotd.runner import deal_result
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -447,3 +451,132 @@ def test_the_bounds_themselves_are_scored(
     argv: str, expected: dict[str, object], capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert _json_of(argv.split(), capsys) == expected
+
+
+# -- tarot scores: the sheet of scores.json as text
+
+
+def _scores_text(
+    home: Path, document: dict[str, object], capsys: pytest.CaptureFixture[str]
+) -> list[str]:
+    """``tarot scores`` on ``document`` written as the daemon's ``scores.json``."""
+    home.mkdir(exist_ok=True)
+    (home / "scores.json").write_text(json.dumps(document, ensure_ascii=False))
+    assert main(["--home", str(home), "scores"]) == 0
+    out, err = capsys.readouterr()
+    assert err == ""
+    return out.splitlines()
+
+
+def _scores_of(line: str, players: int) -> list[int]:
+    """The score columns of a line of the sheet (the 11 columns each after its label)."""
+    return [int(line[17 + 11 * seat : 28 + 11 * seat]) for seat in range(players)]
+
+
+def _adds_up(lines: list[str], players: int) -> None:
+    """Every line between the names and ``total`` is a row, and the totals are their sum."""
+    assert lines[-1].startswith("total")
+    rows = [_scores_of(line, players) for line in lines[2:-1]]
+    assert all(sum(row) == 0 for row in rows), lines
+    assert _scores_of(lines[-1], players) == [sum(column) for column in zip(*rows, strict=True)]
+
+
+def test_the_sheet_of_real_deals_shows_each_penalty_row_and_a_scored_deal_as_scored(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``tarot sim``'s deals, put on a sheet as a daemon does (tarotd/runner.py ``_record``):
+    bot-2 keeps its seed after its last card (scored, then penalised), then bot-1 revokes
+    (proven, penalised).  Before, neither penalty row was shown, so the totals were not the
+    sum of the rows, and the first deal read ``abandoned``."""
+    table, identities = sim_table(3, 0)
+    sheet = ScoreSheet(list(table.names))
+    deals = []
+    for number, cheat in enumerate((Cheat(2, "withhold-reveal"), Cheat(1, "revoke"))):
+        dealer = number % 3
+        machines = play_one_deal(table, identities, number, dealer, number, ["basic"], cheat)
+        audit = honest_seat(machines, cheat).audit
+        assert audit is not None and audit.outcome is not None and audit.penalised == (cheat.seat,)
+        sheet.add_deal(list(audit.scores))
+        audit.charge(sheet)
+        deals.append(deal_result(number, dealer, audit))
+    document = {"table": "club", "seats": list(table.names), "deals": deals}
+    lines = _scores_text(tmp_path, {**document, "totals": sheet.totals()}, capsys)
+    assert len(lines) == 2 + len(sheet.rows) + 1, lines
+    _adds_up(lines, 3)
+    assert [_scores_of(line, 3) for line in lines[2:-1]] == [list(r.scores) for r in sheet.rows]
+    assert lines[2].startswith("  1  garde") and "abandoned" not in lines[2]
+    assert (
+        "scored: bot-2 did not reveal its seed (unproven: reported silent by bot-0, bot-1)"
+        in lines[2]
+    )
+    assert lines[3].startswith("     penalty") and lines[3].endswith(
+        "bot-2: did not reveal its seed"
+    )
+    assert "cheating proven: bot-1 (renonce: " in lines[4]
+    assert lines[5].startswith("     penalty") and "bot-1: renonce: " in lines[5]
+
+
+#: A hand-built sheet at four: a deal, one abandoned by carol under a table whose rule makes a
+#: silence cost the penalty row, and a deal that passed out.
+HAND_BUILT: dict[str, object] = {
+    "table": "club",
+    "seats": ["alice", "bob", "carol", "dave"],
+    "deals": [
+        {
+            "deal": 0,
+            "contract": "garde",
+            "scores": [-58, 174, -58, -58],
+            "penalties": [],
+            "audit": "ok",
+            "breakdown": {
+                "score": {"attack_half_points": 90, "needed": 41, "won": True, "difference": 4}
+            },
+        },
+        {
+            "deal": 1,
+            "contract": None,
+            "scores": [0, 0, 0, 0],
+            "penalties": [2],
+            "audit": {
+                "culprit": 2,
+                "step": "play",
+                "rule": "stopped answering at the play step",
+                "evidence": [],
+                "fault": "silence",
+                "reported_by": [0, 1, 3],
+            },
+            "breakdown": None,
+        },
+        {"deal": 2, "contract": None, "scores": [0, 0, 0, 0], "penalties": [], "audit": "ok"},
+    ],
+    "totals": [-25, 207, -158, -24],
+}
+
+
+def test_a_hand_built_sheet_with_a_penalty_row(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _scores_text(tmp_path, HAND_BUILT, capsys) == [
+        "Table club",
+        "                       alice        bob      carol       dave",
+        "  1  garde               -58       +174        -58        -58  45/41 made by 4",
+        "  2  —                    +0         +0         +0         +0  abandoned: carol stopped "
+        "answering at the play step (unproven: reported silent by alice, bob, dave)",
+        "     penalty             +33        +33       -100        +34  carol: stopped answering "
+        "at the play step",
+        "  3  —                    +0         +0         +0         +0",
+        "total                    -25       +207       -158        -24",
+    ]
+
+
+def test_a_sheet_whose_totals_are_not_its_rows_is_one_line_saying_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "scores.json").write_text(
+        json.dumps({**HAND_BUILT, "totals": [-58, 174, -58, -58]})
+    )
+    assert main(["--home", str(tmp_path), "scores"]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1
+    assert "its rows add up to [-25, 207, -158, -24], but its totals are [-58, 174" in err
+    assert "tarot scores --json" in err
