@@ -879,11 +879,7 @@ class Daemon:
             if runner.table_id in self._paused:
                 continue  # it waits for our disk, not for anybody's answer
             patience = self._patience(runner)
-            if not self.silence.silent(runner.table_id, runner.progress, now, patience):
-                continue
-            if (
-                runner.waiting_for() and runner.deal_stage is not Stage.COMMIT
-            ):  # a player between deals
+            if self.silence.overdue(runner, now, patience):
                 log.warning(
                     "table %s: seats %s silent for %.0f s",
                     runner.table_id.hex()[:8],

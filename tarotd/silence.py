@@ -22,6 +22,24 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass, field
+from typing import Protocol
+
+from protocol.public import Stage
+
+
+class Table(Protocol):
+    """What the clock reads of a table (a :class:`~tarotd.runner.TableRunner`)."""
+
+    @property
+    def table_id(self) -> bytes: ...
+
+    @property
+    def progress(self) -> Hashable: ...
+
+    @property
+    def deal_stage(self) -> Stage: ...
+
+    def waiting_for(self) -> set[int]: ...
 
 
 @dataclass
@@ -40,6 +58,16 @@ class SilenceClock:
             return False  # standing still, not for long yet
         self._since[table] = (progress, now)
         return mark is not None and mark[0] == progress  # standing still for too long
+
+    def overdue(self, table: Table, now: float, patience: float) -> bool:
+        """Whether ``table`` waits for seats that have let it stand still for more than
+        ``patience`` seconds: time to time them out.  Never between deals: the next deal's
+        commitments wait for every member, however long (a player reading the sheet)."""
+        return (
+            self.silent(table.table_id, table.progress, now, patience)
+            and bool(table.waiting_for())
+            and table.deal_stage is not Stage.COMMIT
+        )
 
     def held(self, seconds: float) -> None:
         """This daemon heard nothing for ``seconds`` (its event loop was busy): that time

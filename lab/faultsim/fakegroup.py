@@ -1,0 +1,99 @@
+"""A stand-in for libsodium's Ed25519 group, for the fault simulator only: the additive group
+of integers modulo ℓ, whose "points" are 32-byte little-endian integers and whose generator is 1.
+
+Discrete logarithms are trivial there, so it hides nothing; what it keeps is the algebra —
+``a·(b·P) = (ab)·P``, sums, inverses, a hash onto the group — so that every step, proof and
+check of the deck computes and verifies exactly as on the curve, some fifty times faster.  The
+simulator studies who agrees with whom when the network fails, not secrecy: the deck's
+secrecy is tested on the real group (``tests/test_deck_secrecy.py``).
+
+:func:`install` must run before anything imports :mod:`protocol.group`, which computes the
+card points when it loads; it refuses otherwise rather than mix two groups in one process.
+"""
+
+from __future__ import annotations
+
+import sys
+from types import SimpleNamespace
+
+from nacl.exceptions import CryptoError
+
+ORDER = 2**252 + 27742317777372353535851937790883648493
+
+
+def _int(data: bytes) -> int:
+    return int.from_bytes(data, "little")
+
+
+def _bytes(value: int) -> bytes:
+    return value.to_bytes(32, "little")
+
+
+def _point(data: bytes) -> int:
+    value = _int(data)
+    if len(data) != 32 or not 0 < value < ORDER:
+        raise CryptoError("not a point")
+    return value
+
+
+def _mul(scalar: bytes, point: bytes) -> bytes:
+    product = _int(scalar) * _point(point) % ORDER
+    if product == 0:
+        raise CryptoError("the identity")
+    return _bytes(product)
+
+
+def _base_mul(scalar: bytes) -> bytes:
+    value = _int(scalar) % ORDER
+    if value == 0:
+        raise CryptoError("the identity")
+    return _bytes(value)
+
+
+def _add(p: bytes, q: bytes) -> bytes:
+    return _bytes((_point(p) + _point(q)) % ORDER)
+
+
+def _sub(p: bytes, q: bytes) -> bytes:
+    return _bytes((_point(p) - _point(q)) % ORDER)
+
+
+def _valid(data: bytes) -> bool:
+    return len(data) == 32 and 0 < _int(data) < ORDER
+
+
+def _from_uniform(digest: bytes) -> bytes:
+    return _bytes(_int(digest) % (ORDER - 1) + 1)
+
+
+BINDING = SimpleNamespace(
+    crypto_core_ed25519_is_valid_point=_valid,
+    crypto_scalarmult_ed25519_noclamp=_mul,
+    crypto_scalarmult_ed25519_base_noclamp=_base_mul,
+    crypto_core_ed25519_add=_add,
+    crypto_core_ed25519_sub=_sub,
+    crypto_core_ed25519_scalar_mul=lambda s, t: _bytes(_int(s) * _int(t) % ORDER),
+    crypto_core_ed25519_scalar_invert=lambda s: _bytes(pow(_int(s), -1, ORDER)),
+    crypto_core_ed25519_from_uniform=_from_uniform,
+)
+
+
+def install() -> None:
+    """Make :mod:`protocol.group` compute in the stand-in group (before it is imported)."""
+    if "protocol.group" in sys.modules:
+        group = sys.modules["protocol.group"]
+        if getattr(group, "_sodium", None) is BINDING:
+            return
+        raise RuntimeError(
+            "protocol.group is loaded already: install the simulator's group first "
+            "(run the simulator in its own process: python -m lab.faultsim)"
+        )
+    import nacl
+    import nacl.bindings
+
+    real = nacl.bindings
+    nacl.bindings = BINDING  # type: ignore[assignment]  # what ``from nacl import bindings`` takes
+    try:
+        import protocol.group  # noqa: F401  (loads on the stand-in)
+    finally:
+        nacl.bindings = real
