@@ -34,7 +34,14 @@ from protocol.identity import is_valid_public_key
 from protocol.manifest import SilenceCost
 from tarotd.daemon import Daemon, OptionError, Options, StaticPeer, bot_name
 from tarotd.discovery import MAX_NAME_LENGTH, MAX_SEATS, BeaconError, check_text
-from tarotd.home import Home, HomeError, default_home, load_or_create_identity, path_problem
+from tarotd.home import (
+    Home,
+    HomeError,
+    Unwritable,
+    default_home,
+    load_or_create_identity,
+    path_problem,
+)
 from tarotd.lobby import invite_code
 from tarotd.mesh import MAX_ENDPOINT, WILDCARD_HOSTS, FaultPlan
 from tarotd.store import StoreError
@@ -545,7 +552,15 @@ def main(argv: list[str] | None = None) -> int:
     except OptionError as error:
         print(f"tarotd: error: {error}", file=sys.stderr)
         return 2
-    except (HomeError, StoreError) as error:
+    except (HomeError, StoreError, OSError) as error:
+        # A home the system will not let us write is the player's to mend, like a bad option:
+        # one line and status 2.  Any other OSError is a bug, for its traceback.
+        unwritable = Unwritable.of(error, args.home)
+        if unwritable is not None:
+            print(f"tarotd: {unwritable.advice(args.home, error)}", file=sys.stderr)
+            return 2
+        if isinstance(error, OSError):
+            raise
         print(f"tarotd: {error}", file=sys.stderr)
         return 1
 

@@ -22,6 +22,7 @@ bot daemons) without any of them stepping on another.
 
 from __future__ import annotations
 
+import enum
 import errno
 import fcntl
 import logging
@@ -29,9 +30,11 @@ import os
 import pwd
 import re
 import secrets
+import sqlite3
 import stat
 from pathlib import Path
 from types import TracebackType
+from typing import Final
 
 from protocol.identity import PRIVATE_KEY_SIZE, Identity
 from tarotd.api import MAX_SOCKET_PATH, staging_path
@@ -45,6 +48,82 @@ _KEY_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 
 class HomeError(Exception):
     """The home directory, a key file or the lock cannot be used; the text says what to do."""
+
+
+class Unwritable(enum.Enum):
+    """Why the home could not be written, read from the system's error behind a failure: the
+    player's to mend — a remount, a permission, some space — not a bug, so ``tarotd`` says it
+    in one line and what to do rather than with a traceback."""
+
+    READ_ONLY = "read-only"
+    DENIED = "denied"
+    FULL = "full"
+
+    @classmethod
+    def of(cls, error: BaseException, home: Path) -> Unwritable | None:
+        """The cause behind ``error`` — itself, or what it was raised from (a
+        :class:`HomeError` or a :class:`~tarotd.store.StoreError` wraps an ``OSError`` or an
+        SQLite error) — or None for any other failure.  SQLite says a disk full as it extends
+        its shared memory file as ``disk I/O error``: a system error with less than
+        :data:`HOME_NEEDS` free on the home's disk is that disk full."""
+        causes: list[BaseException] = []
+        cause: BaseException | None = error
+        while cause is not None:
+            if isinstance(cause, OSError) and cause.errno in _ERRNOS:
+                return _ERRNOS[cause.errno]
+            code = getattr(cause, "sqlite_errorcode", None)
+            if isinstance(cause, sqlite3.Error) and code is not None and code & 0xFF in _SQLITE:
+                return _SQLITE[code & 0xFF]
+            causes.append(cause)
+            cause = cause.__cause__ or cause.__context__
+        system = any(isinstance(c, (OSError, sqlite3.Error)) for c in causes)
+        return Unwritable.FULL if system and free_space(home) < HOME_NEEDS else None
+
+    def advice(self, home: Path, error: BaseException) -> str:
+        """What happened to ``home`` — and, from ``error``, at which file — and what to do:
+        the line ``tarotd`` prints."""
+        said, remedy = _WORDS[self]
+        return f"cannot write the home {home}: {said} ({error}); {remedy}"
+
+
+#: The space a home needs free to start (docs/operations.md, "Space"), besides 200 KiB a deal.
+HOME_NEEDS: Final = 5 * 1024 * 1024
+
+
+def free_space(path: Path) -> int:
+    """Bytes free for this user on the disk of ``path`` (or of its nearest existing parent)."""
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    disk = os.statvfs(path)
+    return (disk.f_bfree if os.geteuid() == 0 else disk.f_bavail) * disk.f_frsize
+
+
+_WORDS: Final = {
+    Unwritable.READ_ONLY: (
+        "it is on a read-only file system",
+        "remount that disk read-write, or start with --home on a writable one",
+    ),
+    Unwritable.DENIED: (
+        "you may not write there",
+        "make it writable by you, or start with --home a directory of yours",
+    ),
+    Unwritable.FULL: (
+        "its disk is full",
+        f"free some space there (a home needs {HOME_NEEDS >> 20} MiB free, plus 200 KiB a deal "
+        "to come) and start again",
+    ),
+}
+_ERRNOS: Final = {
+    errno.EROFS: Unwritable.READ_ONLY,
+    errno.EACCES: Unwritable.DENIED,
+    errno.EPERM: Unwritable.DENIED,
+    errno.ENOSPC: Unwritable.FULL,
+    errno.EDQUOT: Unwritable.FULL,
+}
+_SQLITE: Final = {
+    sqlite3.SQLITE_READONLY: Unwritable.READ_ONLY,
+    sqlite3.SQLITE_FULL: Unwritable.FULL,
+}
 
 
 def default_home() -> Path:
@@ -251,9 +330,14 @@ class DaemonLock:
 
     def __init__(self, home: Home) -> None:
         self.path = home.pid_file
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as exc:  # a read-only home (the cause says, for Unwritable)
+            raise HomeError(f"could not lock {self.path}: {exc.strerror or exc}") from exc
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)  # a full disk refuses this
         except BlockingIOError:
             os.close(fd)
             raise HomeError(
@@ -263,8 +347,6 @@ class DaemonLock:
         except OSError as exc:
             os.close(fd)
             raise HomeError(f"could not lock {self.path}: {exc.strerror or exc}") from exc
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         self._fd: int | None = fd
 
     def release(self) -> None:
@@ -315,9 +397,12 @@ def _private_directory(path: Path) -> None:
         )
     mode = stat.S_IMODE(info.st_mode)
     if mode != 0o700:
+        try:
+            os.chmod(path, 0o700)
+        except OSError as exc:  # a read-only home
+            raise HomeError(f"could not make {path} mode 0700: {exc.strerror or exc}") from exc
         if mode & 0o077:
             log.warning("%s had mode %04o; narrowed to 0700", path, mode)
-        os.chmod(path, 0o700)
 
 
 def _user(uid: int) -> str:

@@ -65,6 +65,7 @@ DAEMON_MODULES = frozenset(
         "test_mesh_bounds",
         "test_play_tmux",
         "test_regroup",
+        "test_start_errors",
         "test_table_start",
         "test_tui_app",
         "test_tui_terminal",

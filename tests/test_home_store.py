@@ -24,7 +24,14 @@ from protocol.messages import Kind, Message, encode, sign_message
 from protocol.scoring import ScoreSheet
 from tarotd import store as store_module
 from tarotd.ahead import TEMPORARY, FileAhead
-from tarotd.home import DaemonLock, Home, HomeError, default_home, load_or_create_identity
+from tarotd.home import (
+    DaemonLock,
+    Home,
+    HomeError,
+    Unwritable,
+    default_home,
+    load_or_create_identity,
+)
 from tarotd.store import (
     LOG_LIMIT,
     LOG_PAGES,
@@ -312,6 +319,37 @@ def test_lock_is_exclusive_within_one_process_too(home: Home) -> None:
     with DaemonLock(home), pytest.raises(HomeError, match=f"pid {os.getpid()}"):
         DaemonLock(home)
     DaemonLock(home).release()
+
+
+def _raised_from(error: BaseException, cause: BaseException) -> BaseException:
+    error.__cause__ = cause
+    return error
+
+
+def _sqlite(code: int) -> sqlite3.Error:
+    error = sqlite3.OperationalError("SQLite's message")
+    error.sqlite_errorcode = code
+    return error
+
+
+@pytest.mark.parametrize(
+    ("error", "expected"),
+    [
+        (_raised_from(HomeError("could not lock"), OSError(errno.EROFS, "")), Unwritable.READ_ONLY),
+        (_raised_from(HomeError("could not create"), OSError(errno.EACCES, "")), Unwritable.DENIED),
+        (OSError(errno.ENOSPC, "No space left on device"), Unwritable.FULL),
+        (_raised_from(StoreError("could not open"), _sqlite(sqlite3.SQLITE_FULL)), Unwritable.FULL),
+        (_raised_from(StoreError("open"), _sqlite(sqlite3.SQLITE_READONLY)), Unwritable.READ_ONLY),
+        # A disk I/O error with room on the disk is no full disk; nor a refusal with no cause.
+        (_raised_from(StoreError("could not open"), _sqlite(sqlite3.SQLITE_IOERR)), None),
+        (HomeError("identity key is not a regular file"), None),
+    ],
+)
+def test_why_a_home_cannot_be_written_is_read_from_the_error_behind(
+    tmp_path: Path, error: BaseException, expected: Unwritable | None
+) -> None:
+    """What ``tarotd`` says in one line, with exit status 2, rather than a traceback."""
+    assert Unwritable.of(error, tmp_path) is expected
 
 
 # --- the store: the file ---------------------------------------------------------------------
