@@ -54,6 +54,12 @@ class TableStatus(TypedDict):
     stage: str  #: "bidding", "play, trick 3"… ("done" between deals)
     scored: int
     waiting_for: list[int]
+    #: The deal is over here but its record waits for the other members' closing: this
+    #: daemon timed out as many members as answered (docs/agreement.md).
+    unsettled: bool
+    #: At a finished table, the members not yet known to hold its last row: the daemon
+    #: stays (within a bound) and serves it to them.
+    rows_awaited: list[str]
     paused: PauseDocument | None
 
 

@@ -19,7 +19,7 @@ Only this seat's secrets ever go into what it sends; the seed only in the final 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
@@ -51,6 +51,7 @@ from protocol.payloads import (
     ScoreSignPayload,
     decode_payload,
     encode_payload,
+    timed_out_in,
 )
 from protocol.public import PublicDeal, Stage, TableSetup, action_of
 from protocol.rules import RuleError, has_petit_sec
@@ -107,6 +108,10 @@ class SeatMachine:
         self._events: list[Event] = []
         self._rejected: list[Verdict] = []
         self._stall_point: bytes | None = None  #: the head at this seat's first timeout in the deal
+        self._following = False  #: replaying a closing chain: the seat sends nothing itself
+        #: It timed out as many seats as answered, so did not stall them: it waits for the
+        #: others' word (their next message, or their closing).  Cleared as the chain moves.
+        self.outvoted = False
 
     # --- The caller's side ------------------------------------------------------------
 
@@ -160,9 +165,15 @@ class SeatMachine:
         reveal and the signatures, the messages of the seats that did answer count: the
         round closes with them (the audit needs every seed it can get)."""
         if not self.done:
+            gone = self.waiting_for() - {self.seat}
+            if not settled(self.players, {*self.public.stalled, *gone}):
+                # Those it would time out are as many as those left: it cannot tell their
+                # silence from its own cut cable, and a record of its own could not stand.
+                # It waits for their word — their messages, or their closing of the deal.
+                self.outvoted = True
+                return self._flush()
             if self._stall_point is None:
                 self._stall_point = self.transcript.head
-            gone = self.waiting_for() - {self.seat}
             if self.public.stage in (Stage.REVEAL, Stage.SIGN):
                 for message in self.transcript.close_round():
                     self.public.apply(message)
@@ -251,6 +262,65 @@ class SeatMachine:
         if not signed <= regenerated | {m.digest for m in outbox}:
             raise ValueError("the stored messages were not signed with this seed: cannot resume")
         return machine, outbox
+
+    @classmethod
+    def follow(
+        cls,
+        table: TableSetup,
+        deal_number: int,
+        dealer: int,
+        seat: int,
+        identity: Identity,
+        seed: bytes,
+        closing: Sequence[Message],
+        audits: Audits | None = None,
+        trusted: frozenset[int] = frozenset(),
+    ) -> SeatMachine | None:
+        """The seat's machine at the end of a deal the other members closed, if ``closing`` is
+        a valid closing chain of it (:mod:`protocol.agreement`); None otherwise.
+
+        The chain is taken as it stands, this seat's own messages in it included: the seat
+        signs nothing while following it, so that what it had signed beyond the point where
+        the others left it (a reveal of its own timeout, say) is simply not part of the deal.
+        Every message must fit in turn, and the chain must end the deal with the score signed
+        by every member that answered — a quorum (:func:`~protocol.agreement.settled`).  A
+        member alone, or a minority, cannot close a deal for the others."""
+        machine = cls(table, deal_number, dealer, seat, identity, seed)
+        machine.audits = audits or Audits()
+        machine.trusted_seats = trusted
+        machine._following = True
+        machine.start()
+        for message in closing:
+            if message.deal != deal_number or message.table_id != table.table_id:
+                return None
+            machine._timed_out_as(message)
+            machine._offer(message)
+            if not machine.transcript.accepted(message) or machine._early:
+                return None
+        if machine.public.stage is Stage.SIGN:  # they closed the signatures without some
+            machine._close_round_without(machine.public.signatures)
+        machine._following = False
+        machine._flush()
+        return machine if machine.done and machine.audit is not None else None
+
+    def _timed_out_as(self, message: Message) -> None:
+        """Before a closing's reveal or signature that comes ahead of its round, time out the
+        seats its signer had timed out, as its signer did: a reveal names them; a signature
+        made in the reveal round, those whose reveal the round was closed without."""
+        stage = self.public.stage
+        if message.kind is Kind.REVEAL and stage not in (Stage.REVEAL, Stage.SIGN, Stage.DONE):
+            self.public.stall(timed_out_in(message))
+            self._sync()
+        elif message.kind is Kind.SCORE_SIGN and stage is Stage.REVEAL:
+            self._close_round_without(self.public.revealed)
+
+    def _close_round_without(self, answered: Collection[int]) -> None:
+        """Close the round being collected with what it has, the seats missing from
+        ``answered`` timed out — this seat too, if it is one of them."""
+        for message in self.transcript.close_round():
+            self.public.apply(message)
+        self.public.stall(set(range(self.players)) - set(answered))
+        self._sync()
 
     def _action_of(self, message: Message) -> Action:
         """The decision one of this seat's own stored messages carries."""
@@ -389,6 +459,7 @@ class SeatMachine:
             if before is None and self.public.verdict is not None:
                 self._event_verdict(self.public.verdict)
         if added:
+            self.outvoted = False
             self._sync()
             self._retry_early()
 
@@ -416,13 +487,12 @@ class SeatMachine:
         if (
             before is None
             and self._stall_point is not None
-            and self._stall_point != transcript.head
             and timed_out_before_reveal(self.seat, self.players, self._early, lambda head: True)
             is not None
         ):
             # They left this seat at a head it has not reached: its own timeout cut off what
             # led there.  Back to where it timed them out, and on with what they sent.
-            self._rewind(self._stall_point)
+            self._rewind(self._stall_point, replay=True)
             self._stall_point = None
             self._sync()
             self._retry_early()
@@ -480,9 +550,10 @@ class SeatMachine:
         self._sync()
         self._retry_early()
 
-    def _rewind(self, head: bytes) -> None:
-        """Cut the chain back to ``head`` and replay the deal's public course to there."""
-        if self.transcript.rewind(head):
+    def _rewind(self, head: bytes, replay: bool = False) -> None:
+        """Cut the chain back to ``head`` and replay the deal's public course to there — also
+        with the chain already there (``replay``): its own timeouts are undone."""
+        if self.transcript.rewind(head) or replay:
             self.public = self._replayed()
             for kind in (Kind.REVEAL, Kind.SCORE_SIGN):  # sent on a head now cut off: again
                 self._sent_rounds.pop(kind, None)
@@ -532,6 +603,8 @@ class SeatMachine:
             self._score_signature()
         if self.public.stage is Stage.DONE and self.audit is not None:
             self._check_signatures()
+        if self._following:
+            return
         try:
             self._automatic()
         except DeckUsageError:

@@ -60,6 +60,9 @@ from tarotd.lobby import BROADCAST, FrameOut, Lobby, Member, OfferState, ReadyTa
 from tarotd.mesh import WILDCARD_HOSTS, FaultPlan, Mesh, NotHandled, PeerState, PeerStatus
 from tarotd.refusals import Cause
 from tarotd.runner import TableRunner, WireOut, bot_policies, decoded, relayed, seeded_entropy
+from tarotd.settlement import LINGER_TIMEOUTS, Settlement, SettleOut, served
+from tarotd.settlement import FrameError as SettleFrameError
+from tarotd.settlement import parse as parse_settle
 from tarotd.silence import SilenceClock
 from tarotd.store import LocalFault, MemberRecord, Store, StoreFault, TableRecord, TableState
 from tarotd.ticks import ticks
@@ -67,7 +70,7 @@ from tarotd.views import scores_document, seat_state
 
 log = logging.getLogger("tarotd")
 
-LOBBY, DEAL, RELAYS = "lobby", "deal", "relays"
+LOBBY, DEAL, RELAYS, SETTLE = "lobby", "deal", "relays", "settle"
 #: Seconds relays wait to go out together (tarotd/runner.py, "Relays"): long enough for a
 #: batch to gather the messages of a whole trick between bots, short enough for a proof to be
 #: everywhere before a person has played the next card.  (0.1 s gave 2–4 % slower deals.)
@@ -188,6 +191,8 @@ class Daemon:
         init=False
     )  #: the events this daemon organises or plays in (issue 23)
     runners: dict[bytes, TableRunner] = field(init=False, default_factory=dict)
+    #: How each table's deals are settled with its members (tarotd/settlement.py).
+    settlements: dict[bytes, Settlement] = field(init=False, default_factory=dict)
     done: asyncio.Event = field(init=False, default_factory=asyncio.Event)
     _lock: DaemonLock | None = field(init=False, default=None)
     silence: SilenceClock = field(init=False, default_factory=SilenceClock)
@@ -352,11 +357,12 @@ class Daemon:
             if self.options.autoplay is not None:
                 tasks.append(asyncio.create_task(self._autoplay_loop(self.options.autoplay)))
             await self.done.wait()
-            for task in tasks:
-                task.cancel()
             for runner in self.runners.values():
                 self._send_relays(runner)
             await self._linger(self.options.timeout)
+            await self._until_rows_are_held()
+            for task in tasks:
+                task.cancel()
         finally:
             await self.close()
         return 0
@@ -368,6 +374,29 @@ class Daemon:
         deadline = time.monotonic() + limit
         while self.mesh.unacknowledged() and time.monotonic() < deadline:
             await asyncio.sleep(0.05)
+
+    async def _until_rows_are_held(self) -> None:
+        """Before exiting at the end of a finite table, wait — within
+        ``LINGER_TIMEOUTS`` timeouts — until every member holds its last row (the heartbeat
+        goes on meanwhile: it serves the closing to a member that asks), and say whose."""
+        said: set[bytes] = set()
+        while not all(s.may_leave(time.monotonic()) for s in self.settlements.values()):
+            for settlement in self.settlements.values():
+                waiting = set(settlement.waiting_for_rows()) - said
+                if waiting:
+                    said |= waiting
+                    log.info(
+                        "table %s is over: waiting (at most %.0f s) until %s hold its last row",
+                        settlement.runner.table_id.hex()[:8],
+                        LINGER_TIMEOUTS * self.options.timeout,
+                        ", ".join(self._member_name(settlement.runner, d) for d in waiting),
+                    )
+            await asyncio.sleep(HEARTBEAT / 2)
+
+    @staticmethod
+    def _member_name(runner: TableRunner, daemon: bytes) -> str:
+        names = [m.name for m in runner.ready.members if m.daemon == daemon]
+        return "/".join(names) or daemon.hex()[:8]
 
     async def close(self) -> None:
         if self.discovery is not None:
@@ -419,6 +448,34 @@ class Daemon:
             self._seat_event_tables()
         elif channel in (DEAL, RELAYS):
             self._on_deal_message(peer, channel, body)
+        elif channel == SETTLE:
+            self._on_settle(peer, body)
+
+    def _on_settle(self, peer: bytes, body: bytes) -> None:
+        """A settle frame: to the table's settlement if it is played here; a ``want`` of a
+        table played here before (finished, or left) is served from the store, to a member."""
+        try:
+            frame = parse_settle(body)
+        except SettleFrameError:
+            return
+        runner = self.runners.get(frame.table_id)
+        settlement = self.settlements.get(frame.table_id)
+        if runner is not None and settlement is not None:
+            self._send_settle(settlement.receive(peer, body, time.monotonic()))
+            self._drive(runner, settlement.take_adopted)
+            return
+        record = self.store.table(frame.table_id)
+        if record is None or record.manifest is None:
+            return
+        members = ReadyTable.from_bytes(record.manifest).members
+        if peer in {m.daemon for m in members}:
+            answer = served(self.store, frame)
+            if answer is not None:
+                self.mesh.send(peer, SETTLE, answer)
+
+    def _send_settle(self, outs: list[SettleOut]) -> None:
+        for daemon, body in outs:
+            self.mesh.send(daemon, SETTLE, body)
 
     def _on_deal_message(self, peer: bytes, channel: str, body: bytes) -> None:
         """Hand a message of play (or a batch of relays) to the runners of the tables it names.
@@ -640,6 +697,9 @@ class Daemon:
             proofs=self._proof_files,
             deal_seed=self.options.deal_seed,
         )
+        self.settlements[ready.setup.table_id] = Settlement(
+            runner, self.store, self.options.timeout
+        )
         runner.on_events = functools.partial(self._publish, runner)
         runner.on_scored = functools.partial(self._on_scored, runner)
         self._thinking.discard(
@@ -734,6 +794,9 @@ class Daemon:
             self._relaying.add(runner.table_id)
             loop.call_later(RELAY_DELAY, self._send_relays, runner)
         self._publish(runner)
+        settlement = self.settlements.get(runner.table_id)
+        if settlement is not None:
+            self._send_settle(settlement.after_step(time.monotonic()))
         if runner.finished:
             self.store.set_table_state(runner.table_id, TableState.FINISHED)
             if self.options.deals is not None and all(r.finished for r in self.runners.values()):
@@ -868,6 +931,8 @@ class Daemon:
 
     def _heartbeat(self, now: float) -> None:
         self._send(self.lobby.announcements())
+        self._send(self.lobby.heartbeat(now))  # the dealer coin's rounds
+        self._start_ready_tables()
         self._send_event(self.events.heartbeat(now))
         self._seat_event_tables()
         self._say_unreachable()
@@ -875,6 +940,10 @@ class Daemon:
         if self.discovery is not None:  # links the mesh forgot, to peers still beaconing
             self._on_peers(self.discovery.peers())
         self._retry_paused()
+        up = [p.key for p in self.mesh.peers() if p.state is PeerState.UP]
+        for table_id, settlement in list(self.settlements.items()):
+            if table_id not in self._paused and self.runners.get(table_id) is settlement.runner:
+                self._send_settle(settlement.heartbeat(now, up))
         for runner in list(self.runners.values()):
             if runner.table_id in self._paused:
                 continue  # it waits for our disk, not for anybody's answer
@@ -1144,6 +1213,7 @@ class Daemon:
             )
         self.store.set_table_state(runner.table_id, TableState.REGROUPED)
         del self.runners[runner.table_id]
+        self.settlements.pop(runner.table_id, None)
         self._peer_keys.update(m.daemon for m in left if m.daemon != self.identity.public_key)
         name = runner.ready.name or "tarot"
         log.info(
@@ -1171,6 +1241,7 @@ class Daemon:
         without = ", ".join(names[seat] for seat in gone)
         self.store.set_table_state(runner.table_id, TableState.REGROUPED)
         del self.runners[runner.table_id]
+        self.settlements.pop(runner.table_id, None)
         log.info(
             "event table %s: %s gone for good — the %d deals left of the round are signed "
             "abandoned",
@@ -1273,6 +1344,13 @@ class Daemon:
                     "stage": r.stage,
                     "scored": r.completed,
                     "waiting_for": sorted(r.waiting_for()),
+                    "unsettled": r.unsettled,
+                    "rows_awaited": [
+                        self._member_name(r, daemon)
+                        for daemon in self.settlements[r.table_id].waiting_for_rows()
+                    ]
+                    if r.table_id in self.settlements
+                    else [],
                     "paused": self._pause_said(r),
                 }
                 for r in self.runners.values()

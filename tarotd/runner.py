@@ -84,9 +84,15 @@ class Journal(Protocol):
     def deals(self, table_id: bytes) -> Sequence[StoredDeal]: ...
 
     def record_deal(
-        self, table_id: bytes, deal: int, sheet: ScoreSheet, results: Sequence[Mapping[str, object]]
+        self,
+        table_id: bytes,
+        deal: int,
+        sheet: ScoreSheet,
+        results: Sequence[Mapping[str, object]],
+        closing: Sequence[Message] = (),
     ) -> None:
-        """The deal :attr:`DealState.SCORED`, with the sheet and results that hold it, at once."""
+        """The deal :attr:`DealState.SCORED`, with the sheet and results that hold it and its
+        closing chain (served to the members that lack it), at once."""
 
     def sheet(self, table_id: bytes) -> ScoreSheet | None: ...
 
@@ -309,7 +315,7 @@ class TableRunner:
             for action in decide(machine.game, self.bots[seat]):
                 outs += self._dispatch(machine.act(action))
             taken += 1
-        if self.machines and all(m.done for m in self.machines.values()):
+        if self.settled:
             self._record()
             if not self.finished:
                 self.deal_number += 1
@@ -375,6 +381,48 @@ class TableRunner:
         for machine in self.machines.values():
             outgoing.extend(machine.stall())
         return self._dispatch(outgoing) + self.step()
+
+    def adopt(self, deal: int, closing: Sequence[Message]) -> bool:
+        """Take the other members' closing chain of the deal being played here, if it is one
+        (:meth:`SeatMachine.follow`) and the deal is not settled here yet: every hosted seat
+        then stands where the chain ends it, and :meth:`step` scores it.  False, and nothing
+        changed, otherwise.  Not journaled message by message: the closing is written with
+        the deal's row, and a crash before that asks for it again."""
+        if deal != self.deal_number or not self.machines or self.settled:
+            return False
+        followed: dict[int, SeatMachine] = {}
+        for seat, machine in self.machines.items():
+            follower = self._machine_class(seat).follow(
+                self.ready.setup,
+                deal,
+                self.dealer,
+                seat,
+                self._identity(seat),
+                machine.seed,
+                closing,
+                self._audits,
+                self._trusted,
+            )
+            if follower is None:
+                return False
+            followed[seat] = follower
+        self.machines = followed
+        self._seen.update(message.digest for message in closing)
+        return True
+
+    @property
+    def settled(self) -> bool:
+        """The deal being played here is over and its record stands (nothing to adopt)."""
+        return bool(self.machines) and all(m.done for m in self.machines.values())
+
+    @property
+    def unsettled(self) -> bool:
+        """This daemon's seats timed out as many members as answered: it cannot end the deal
+        alone, and waits for the others' word or closing (:mod:`protocol.agreement`)."""
+        return any(
+            m.outvoted or (m.public.stage is Stage.DONE and not m.done)
+            for m in self.machines.values()
+        )
 
     def waiting_for(self) -> set[int]:
         waiting: set[int] = set()
@@ -530,7 +578,9 @@ class TableRunner:
         results = [*self.results, result]
         if self.on_scored is not None:
             self.on_scored(self.deal_number, witness.transcript.head, audit)
-        self.journal.record_deal(self.table_id, self.deal_number, sheet, results)
+        self.journal.record_deal(
+            self.table_id, self.deal_number, sheet, results, witness.transcript.messages
+        )
         self.sheet, self.results = sheet, results
         self.last_views = {
             seat: view for seat, m in self.machines.items() if (view := m.view()) is not None

@@ -1,36 +1,237 @@
-"""How the members of a table settle each deal between themselves (first step: the daemon's
-behaviour before certificates — it lingers after the last deal for ``timeout``, then leaves)."""
+"""How the members of a table end every deal on one row, with no server: closings asked for,
+served and adopted, and the last row of a finished table brought to every member.
+
+**A deal is settled by its closing chain**: its transcript through the score signatures of
+the members that answered — a quorum (:func:`protocol.agreement.settled`).  That chain is
+the certificate: signed message by message, it shows every step, who was timed out and where
+(their reveals name them), and the score each signer gave.  Any member verifies it by
+replaying it on its own seat (:meth:`~protocol.machine.SeatMachine.follow`) and adopts it:
+a member whose cable was cut at a deck step, one that timed the others out alone, one killed
+and started again after the others moved on.  A member or a minority cannot make one: the
+signatures of a quorum are needed.
+
+**What a member lacks, it asks for** (``want``), rather than wait for the next message to
+bring it: as soon as its deal is unsettled here or has stood still for ``--timeout``, and
+again whenever a member comes back.  **Any member that has the deal scored serves it**
+(``closing``) from its store, whenever it runs — at the table, at another one or idle
+(:func:`served`).  A member that scores a deal says so to the others (``holds``); one that
+has played a finite table's last deal stays, within :data:`LINGER_TIMEOUTS` timeouts, until
+every member holds the last row, and says whose it waits for.
+
+Frames, on the mesh's ``settle`` channel, are msgpack maps; each is checked here before use::
+
+    {"t": "want",    "table": id, "deal": n}
+    {"t": "closing", "table": id, "deal": n, "chain": [message, …]}
+    {"t": "holds",   "table": id, "deal": n}
+
+Sans IO like the runner: the daemon (and the fault simulator, ``lab/faultsim``) passes the
+time in and moves the frames.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import enum
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Final, Protocol
 
+import msgpack
+
+from protocol.messages import Message, MessageError, decode, encode
 from tarotd.runner import TableRunner, WireOut
-from tarotd.store import Store
 
 SettleOut = tuple[bytes, bytes]  #: (destination daemon key, frame body)
 
+ASK_EVERY: Final = 2.0  #: seconds between two rounds of asking for a closing (and serving one)
+LINGER_TIMEOUTS: Final = 6  #: a finished table's member waits this many timeouts at most
+MAX_CHAIN: Final = 4096  #: messages in a closing (a deal at five has about 250)
+MAX_FRAME: Final = 4 * 1024 * 1024  #: bytes of a settle frame
+
+
+class FrameKind(enum.StrEnum):
+    WANT = "want"
+    CLOSING = "closing"
+    HOLDS = "holds"
+
+
+@dataclass(frozen=True)
+class SettleFrame:
+    kind: FrameKind
+    table_id: bytes
+    deal: int
+    chain: tuple[Message, ...] = ()
+
+    def encode(self) -> bytes:
+        body: dict[str, object] = {"t": self.kind.value, "table": self.table_id, "deal": self.deal}
+        if self.kind is FrameKind.CLOSING:
+            body["chain"] = [encode(m) for m in self.chain]
+        packed: bytes = msgpack.packb(body, use_bin_type=True)
+        return packed
+
+
+class FrameError(ValueError):
+    """A settle frame that is not one (the text says why): dropped, nothing changed."""
+
+
+def parse(body: bytes) -> SettleFrame:
+    """The one gate for a settle frame's untrusted bytes."""
+    if len(body) > MAX_FRAME:
+        raise FrameError("a settle frame over the size limit")
+    try:
+        data = msgpack.unpackb(body, raw=False, max_array_len=MAX_CHAIN)
+    except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError) as exc:
+        raise FrameError(f"not msgpack ({exc})") from None
+    if type(data) is not dict:
+        raise FrameError("not a map")
+    kinds = {kind.value: kind for kind in FrameKind}
+    kind = kinds.get(data["t"]) if type(data.get("t")) is str else None
+    if kind is None:
+        raise FrameError(f"unknown kind {data.get('t')!r}")
+    table_id, deal = data.get("table"), data.get("deal")
+    if type(table_id) is not bytes or len(table_id) != 16:
+        raise FrameError("the table is not a 16-byte id")
+    if type(deal) is not int or not 0 <= deal < 2**31:
+        raise FrameError("the deal is not a number")
+    chain: tuple[Message, ...] = ()
+    if kind is FrameKind.CLOSING:
+        raw = data.get("chain")
+        if type(raw) is not list or not all(type(m) is bytes for m in raw):
+            raise FrameError("the chain is not a list of messages")
+        try:
+            chain = tuple(decode(m) for m in raw)
+        except MessageError as exc:
+            raise FrameError(f"a message of the chain does not decode ({exc})") from None
+    return SettleFrame(kind, table_id, deal, chain)
+
+
+class Closings(Protocol):
+    """Where a daemon's scored deals' closings are (the store)."""
+
+    def closing(self, table_id: bytes, deal: int) -> list[Message] | None: ...
+
+
+def served(closings: Closings, frame: SettleFrame) -> bytes | None:
+    """The answer to a ``want``: the deal's closing, if this daemon has the deal scored.  The
+    caller has checked that the asker is a member of the table."""
+    if frame.kind is not FrameKind.WANT:
+        return None
+    chain = closings.closing(frame.table_id, frame.deal)
+    if not chain:
+        return None
+    return SettleFrame(FrameKind.CLOSING, frame.table_id, frame.deal, tuple(chain)).encode()
+
 
 class Settlement:
-    def __init__(self, runner: TableRunner, store: Store, timeout: float) -> None:
+    """One table's settling at one daemon, beside its runner."""
+
+    def __init__(self, runner: TableRunner, closings: Closings, timeout: float) -> None:
         self.runner = runner
-        self.store = store
+        self.closings = closings
         self.timeout = timeout
-        self._finished_at: float | None = None
+        #: Deal → the daemons known to hold its row (this one included once it does).
+        self.holders: dict[int, set[bytes]] = {}
+        self.finished_at: float | None = None
+        self._told = runner.completed  #: rows said to the others (those before, at the start)
+        self._asked_at = -math.inf
+        self._served: dict[tuple[bytes, int], float] = {}
+        self._heard: set[bytes] = set()
+        self._progress: object = None
+        self._still_since = 0.0
+        self._pending: SettleFrame | None = None
+
+    @property
+    def members(self) -> list[bytes]:
+        """The other members' daemons."""
+        return self.runner.other_daemons()
+
+    # --- what the daemon calls ------------------------------------------------------------
 
     def after_step(self, now: float) -> list[SettleOut]:
-        if self.runner.finished and self._finished_at is None:
-            self._finished_at = now
-        return []
+        """After each move of the table: a new row here is said to every member."""
+        runner, outs = self.runner, []
+        me = runner.daemon_key
+        while self._told < runner.completed:
+            deal = self._told
+            self.holders.setdefault(deal, set()).add(me)
+            body = SettleFrame(FrameKind.HOLDS, runner.table_id, deal).encode()
+            outs += [(daemon, body) for daemon in self.members]
+            self._told += 1
+        if runner.finished and self.finished_at is None:
+            self.finished_at = now
+        return outs
+
+    def heartbeat(self, now: float, up: Iterable[bytes]) -> list[SettleOut]:
+        """Every heartbeat, with the members the mesh reaches now: ask for the closing this
+        daemon lacks, at once for a member that came back, else every :data:`ASK_EVERY` s."""
+        up_now = set(up) & set(self.members)
+        came_back, self._heard = up_now - self._heard, up_now
+        if not self.lacking(now):
+            return []
+        asked = up_now if now - self._asked_at >= ASK_EVERY else came_back
+        if not asked:
+            return []
+        self._asked_at = now
+        body = SettleFrame(FrameKind.WANT, self.runner.table_id, self.runner.deal_number).encode()
+        return [(daemon, body) for daemon in sorted(asked)]
+
+    def lacking(self, now: float) -> bool:
+        """Whether the deal being played here may be closed elsewhere: it is unsettled here,
+        or has stood still for a timeout (the others may have closed it without us)."""
+        runner = self.runner
+        if runner.finished or not runner.machines:
+            return False
+        if runner.unsettled:
+            return True
+        if runner.progress != self._progress:
+            self._progress, self._still_since = runner.progress, now
+            return False
+        return now - self._still_since >= self.timeout
 
     def receive(self, peer: bytes, body: bytes, now: float) -> list[SettleOut]:
+        """A settle frame from ``peer``: served, kept for adoption or noted.  A frame from a
+        daemon that is not a member, or that does not parse, changes nothing."""
+        if peer not in self.members:
+            return []
+        try:
+            frame = parse(body)
+        except FrameError:
+            return []
+        if frame.table_id != self.runner.table_id:
+            return []
+        if frame.kind is FrameKind.HOLDS:
+            self.holders.setdefault(frame.deal, set()).add(peer)
+        elif frame.kind is FrameKind.CLOSING:
+            if frame.deal == self.runner.deal_number and not self.runner.settled:
+                self._pending = frame
+        elif now - self._served.get((peer, frame.deal), -math.inf) >= ASK_EVERY / 2:
+            answer = served(self.closings, frame)
+            if answer is not None:
+                self._served[(peer, frame.deal)] = now
+                return [(peer, answer)]
         return []
 
     def take_adopted(self) -> list[WireOut]:
+        """Adopt the closing received, if it is one (the daemon drives this as a move of the
+        table: the runner then scores the deal and deals the next)."""
+        frame, self._pending = self._pending, None
+        if frame is not None:
+            self.runner.adopt(frame.deal, frame.chain)
         return []
 
-    def heartbeat(self, now: float, peers: Sequence[bytes]) -> list[SettleOut]:
-        return []
+    def waiting_for_rows(self) -> list[bytes]:
+        """At a finished table, the members not known to hold its last row."""
+        runner = self.runner
+        if not runner.finished or not runner.completed:
+            return []
+        holders = self.holders.get(runner.completed - 1, set())
+        return [daemon for daemon in self.members if daemon not in holders]
 
     def may_leave(self, now: float) -> bool:
-        return self._finished_at is not None and now - self._finished_at >= self.timeout
+        """A finished table's member may go: every member holds the last row, or it has
+        waited :data:`LINGER_TIMEOUTS` timeouts (they will ask any member they meet)."""
+        if self.finished_at is None:
+            return False
+        if not self.waiting_for_rows():
+            return True
+        return now - self.finished_at >= LINGER_TIMEOUTS * self.timeout

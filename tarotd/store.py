@@ -76,6 +76,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Final, TypeVar
 
+import msgpack
+
 from protocol.messages import Message, MessageError, decode, encode
 from protocol.scoring import ScoreSheet, ScoreSheetError
 
@@ -334,9 +336,21 @@ _SCHEMA_V4: Final = (
     ) STRICT""",
 )
 
+#: Version 5: each scored deal's closing chain (issue 35) — the transcript through the score
+#: signatures of the members that answered, which any member verifies and adopts: kept and
+#: served to a member that lacks the deal, whenever this daemon runs.
+_SCHEMA_V5: Final = (
+    """CREATE TABLE closings (
+        table_id BLOB NOT NULL,
+        deal INTEGER NOT NULL,
+        chain BLOB NOT NULL,
+        PRIMARY KEY (table_id, deal)
+    ) STRICT""",
+)
+
 #: ``_MIGRATIONS[n]`` takes the schema from version ``n`` to ``n + 1`` (0 is an empty file).
 #: A change of schema is a new entry here, never an edit of an old one.
-_MIGRATIONS: Final = (_SCHEMA_V1, _SCHEMA_V2, _SCHEMA_V3, _SCHEMA_V4)
+_MIGRATIONS: Final = (_SCHEMA_V1, _SCHEMA_V2, _SCHEMA_V3, _SCHEMA_V4, _SCHEMA_V5)
 SCHEMA_VERSION: Final = len(_MIGRATIONS)
 
 
@@ -752,15 +766,27 @@ class Store:
         ]
 
     def record_deal(
-        self, table_id: bytes, deal: int, sheet: ScoreSheet, results: Sequence[Mapping[str, object]]
+        self,
+        table_id: bytes,
+        deal: int,
+        sheet: ScoreSheet,
+        results: Sequence[Mapping[str, object]],
+        closing: Sequence[Message] = (),
     ) -> None:
         """Deal ``deal`` is scored: the table's score sheet and results (the rows of ``tarot
-        scores --json``) with it, and the deal :attr:`DealState.SCORED`, in one transaction.  A
-        crash or a full disk leaves all three as they were or all three new — never a sheet
-        holding a deal whose state says it is still being played, which taken up again would
-        be scored twice.  Then the log is folded into the database: between deals
+        scores --json``) with it, its closing chain, and the deal :attr:`DealState.SCORED`, in
+        one transaction.  A crash or a full disk leaves them all as they were or all new —
+        never a sheet holding a deal whose state says it is still being played, which taken up
+        again would be scored twice.  Then the log is folded into the database: between deals
         ``tarot.db`` alone holds every scored deal."""
         with self._write(f"record deal {deal} of table {table_id.hex()}") as db:
+            if closing:
+                chain = msgpack.packb([encode(m) for m in closing], use_bin_type=True)
+                db.execute(
+                    "INSERT INTO closings (table_id, deal, chain) VALUES (?, ?, ?)"
+                    " ON CONFLICT DO UPDATE SET chain = excluded.chain",
+                    (table_id, deal, chain),
+                )
             changed = db.execute(
                 "UPDATE deals SET state = ? WHERE table_id = ? AND deal = ?",
                 (DealState.SCORED, table_id, deal),
@@ -774,6 +800,23 @@ class Store:
             )
             db.execute(_SET_SETTING, (_results_key(table_id), json.dumps(list(results))))
         self.checkpoint()
+
+    def closing(self, table_id: bytes, deal: int) -> list[Message] | None:
+        """The closing chain of a scored deal (:meth:`record_deal`), or None if this daemon
+        has none: the deal is not scored here, or was scored before closings were kept."""
+        rows = self._read(
+            "a closing",
+            "SELECT chain FROM closings WHERE table_id = ? AND deal = ?",
+            (table_id, deal),
+        )
+        if not rows:
+            return None
+        try:
+            return [decode(data) for data in msgpack.unpackb(rows[0][0], raw=False)]
+        except (MessageError, ValueError, TypeError, msgpack.ExtraData) as exc:
+            raise StoreError(
+                f"{self.path}: the closing of deal {deal} is damaged ({exc})"
+            ) from None
 
     def results(self, table_id: bytes) -> list[dict[str, object]]:
         """The table's results as :meth:`record_deal` last saved them, oldest deal first."""

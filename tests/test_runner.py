@@ -62,7 +62,12 @@ class MemoryJournal:
         return [self.started[d] for d in sorted(self.started)]
 
     def record_deal(
-        self, table_id: bytes, deal: int, sheet: ScoreSheet, results: Sequence[Mapping[str, object]]
+        self,
+        table_id: bytes,
+        deal: int,
+        sheet: ScoreSheet,
+        results: Sequence[Mapping[str, object]],
+        closing: Sequence[Message] = (),
     ) -> None:
         self.started[deal] = Deal(deal, DealState.SCORED)
         self.sheets.append(ScoreSheet.from_json(sheet.to_json()))

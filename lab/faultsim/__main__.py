@@ -27,6 +27,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--deals", type=int, default=2)
     parser.add_argument("--timeout", type=float, default=10.0)
     parser.add_argument("--verbose", action="store_true")
+    parser.add_argument(
+        "--without-closings",
+        action="store_true",
+        help="members only time each other out (no closings asked, served or adopted): "
+        "shows what the invariants catch",
+    )
     parser.add_argument("--json", action="store_true", help="a summary as JSON on stdout")
     args = parser.parse_args(argv)
     install()
@@ -36,7 +42,9 @@ def main(argv: list[str] | None = None) -> int:
     started, runs, failed = time.monotonic(), 0, []
     for players in args.players or [3, 4, 5]:
         for seed in seeds:
-            outcome = simulate(players, seed, args.deals, args.timeout)
+            outcome = simulate(
+                players, seed, args.deals, args.timeout, closings=not args.without_closings
+            )
             runs += 1
             if args.verbose:
                 print("\n".join(outcome.log))

@@ -26,6 +26,7 @@ class Outcome:
     time: float = 0.0  #: simulated seconds
     frames: int = 0
     log: list[str] = field(default_factory=list)
+    came_back: list[int] = field(default_factory=list)  #: members started again to serve a row
 
     @property
     def ok(self) -> bool:
@@ -51,8 +52,10 @@ def faulted(faults: list[Fault]) -> set[int]:
     return seats
 
 
-def simulate(players: int, seed: int, deals: int = 2, timeout: float = 10.0) -> Outcome:
-    world = World(players, seed, deals, timeout)
+def simulate(
+    players: int, seed: int, deals: int = 2, timeout: float = 10.0, closings: bool = True
+) -> Outcome:
+    world = World(players, seed, deals, timeout, closings=closings)
     faults = draw(world.rng, players, timeout, HORIZON)
     outcome = Outcome(players, seed, deals, faults)
     try:
@@ -61,7 +64,16 @@ def simulate(players: int, seed: int, deals: int = 2, timeout: float = 10.0) -> 
         world.start()
         healed = max((f.at + f.length for f in faults), default=0.0)
         end = healed + SETTLE_TIMEOUTS * timeout
-        world.clock.run_until(end, lambda: all(d.state is State.EXITED for d in world.daemons))
+        everyone_left = lambda: all(d.state is State.EXITED for d in world.daemons)  # noqa: E731
+        world.clock.run_until(end, everyone_left)
+        if not complete(world):
+            # Whoever left is started again, as a player does another evening: an idle daemon
+            # still serves the rows it holds, and nothing may be lost.
+            outcome.came_back = [d.seat for d in world.daemons if d.state is State.EXITED]
+            for daemon in world.daemons:
+                if daemon.state is State.EXITED:
+                    daemon.start()
+            world.clock.run_until(world.clock.now + SETTLE_TIMEOUTS * timeout, everyone_left)
         outcome.failures = check(world, faults)
     except Exception as error:  # a crash is a finding, with its seed
         outcome.failures = [f"crashed: {type(error).__name__}: {error}"]
@@ -71,6 +83,12 @@ def simulate(players: int, seed: int, deals: int = 2, timeout: float = 10.0) -> 
             daemon.store.close()
         shutil.rmtree(world.directory, ignore_errors=True)
     return outcome
+
+
+def complete(world: World) -> bool:
+    """Every member holds a row for every deal."""
+    table_id = world.ready.setup.table_id
+    return all(len(d.store.results(table_id)) == world.deals for d in world.daemons)
 
 
 def check(world: World, faults: list[Fault]) -> list[str]:

@@ -48,7 +48,7 @@ RELAY_DELAY = 0.25  #: seconds a daemon gathers relays before sending them (taro
 LATENCY = (0.001, 0.02)  #: a frame's time on the wire, drawn uniformly
 THINK = (0.05, 0.5)  #: seconds a bot takes over a decision (tarotd --think)
 DECK_STEP = (0.1, 0.6)  #: seconds of CPU a move of the deck costs (a shuffle, a lock, keys)
-DECK_STAGES = frozenset({Stage.COMMIT, Stage.SHUFFLE, Stage.LOCK, Stage.DEAL_KEYS, Stage.CHIEN})
+DECK_STAGES = frozenset({Stage.SHUFFLE, Stage.LOCK, Stage.DEAL_KEYS})
 
 
 class Channel(enum.StrEnum):
@@ -117,7 +117,6 @@ class SimDaemon:
         self.silence = SilenceClock()
         self.paused_at = 0.0
         self.relaying = False
-        self.finished_at: float | None = None
         self.thinking = False
         self.busy_until = 0.0  #: outputs leave once the CPU work of the move is done
         self.starts = 0
@@ -141,7 +140,6 @@ class SimDaemon:
         self.state = State.RUNNING
         self.silence = SilenceClock()
         self.relaying = self.thinking = False
-        self.finished_at = None
         self.runner = TableRunner(
             ready,
             self.key,
@@ -187,15 +185,18 @@ class SimDaemon:
             world.network.send(self.seat, world.seat_of[daemon], channel, data, self.busy_until)
 
     def _send_settle(self, outs: list[SettleOut]) -> None:
-        self._send(outs, Channel.SETTLE)
+        if self.world.closings:
+            self._send(outs, Channel.SETTLE)
 
     def _drive(self, move: Callable[[], list[WireOut]]) -> None:
         """A move of the table, then the bots and the relays (Daemon._drive, _after_step)."""
         runner, world = self.runner, self.world
         assert runner is not None and self.settlement is not None
-        if runner.deal_stage in DECK_STAGES:
+        stage = runner.deal_stage
+        outs = move()
+        if outs and stage in DECK_STAGES:  # this seat computed a step of the deck
             self.busy_until = max(world.clock.now, self.busy_until) + world.rng.uniform(*DECK_STEP)
-        self._send(move())
+        self._send(outs)
         self._send(runner.step(decisions=0))
         if runner.bot_to_decide() is not None and not self.thinking:
             self.thinking = True
@@ -204,8 +205,6 @@ class SimDaemon:
         if runner.relays and not self.relaying:
             self.relaying = True
             self.world.clock.later(RELAY_DELAY, self._relay)
-        if runner.finished and self.finished_at is None:
-            self.finished_at = self.world.clock.now
 
     def _bot_turn(self) -> None:
         self.thinking = False
@@ -251,7 +250,7 @@ class SimDaemon:
         if self.silence.overdue(runner, now, world.timeout):
             self._drive(runner.stall)
         self._send_settle(settlement.heartbeat(now, world.peers_heard(self.seat)))
-        if self.finished_at is not None and settlement.may_leave(now):
+        if settlement.may_leave(now):
             self.state = State.EXITED
             world.network.lost_from(self.seat)
 
@@ -326,6 +325,9 @@ class World:
     deals: int = 2
     timeout: float = 10.0
     silence: SilenceCost = SilenceCost.NOTHING
+    #: Members ask for, serve and adopt closings; off, they only time each other out (the
+    #: agreement before issue 35): the invariants must then fail on some seeds.
+    closings: bool = True
     directory: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="faultsim-")))
     log: list[str] = field(default_factory=list)
 
