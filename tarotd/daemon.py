@@ -931,8 +931,6 @@ class Daemon:
 
     def _heartbeat(self, now: float) -> None:
         self._send(self.lobby.announcements())
-        self._send(self.lobby.heartbeat(now))  # the dealer coin's rounds
-        self._start_ready_tables()
         self._send_event(self.events.heartbeat(now))
         self._seat_event_tables()
         self._say_unreachable()
