@@ -290,6 +290,7 @@ class Daemon:
             entropy,
             trusts=self._peer_keys.__contains__,
             silence=options.silence,
+            timeout=options.timeout,
         )
         self._peer_keys.update(peer.key for peer in options.peers if peer.key is not None)
         self.events = EventDesk(self.identity, lambda: self.mesh.endpoint, self.store)
@@ -931,6 +932,8 @@ class Daemon:
 
     def _heartbeat(self, now: float) -> None:
         self._send(self.lobby.announcements())
+        self._send(self.lobby.heartbeat(now))  # the dealer coin's rounds
+        self._start_ready_tables()
         self._send_event(self.events.heartbeat(now))
         self._seat_event_tables()
         self._say_unreachable()

@@ -6,7 +6,10 @@ each with its own identity key).  The opener keeps the list of members in the or
 joined — it has no other power: once the table is full it sends the manifest (table id,
 name, members in seat order with their daemons' endpoints, and the table's rule for silence:
 :mod:`protocol.manifest`), **every member signs it**, and the first dealer is drawn by a
-commit-reveal coin that every member contributes to, so no one chooses it.
+commit-reveal coin that every member contributes to, so no one chooses it — and no one
+re-rolls it by keeping its coin: the coins are awaited for ``tarotd --timeout`` (the time comes
+with :meth:`Lobby.heartbeat`), a member that kept its coin is named and the dealer drawn
+without it, the same at every member (:mod:`tarotd.coin`).
 
 **Ids bound to their openers.**  A table id is ``SHA-256(TABLE_DOMAIN ‖ opener's key ‖ nonce)``
 cut to 16 bytes (:func:`table_id_of`), the nonce drawn by the opener and carried in every
@@ -68,6 +71,7 @@ from protocol.identity import Identity, fingerprint, is_valid_public_key, verify
 from protocol.manifest import MANIFEST_DOMAIN as MANIFEST_DOMAIN
 from protocol.manifest import ManifestError, SignedManifest, SilenceCost, manifest_document
 from protocol.public import TableSetup
+from tarotd.coin import COIN_SIZE, COMMITMENT_SIZE, CoinToss, commitment
 
 log = logging.getLogger(__name__)
 
@@ -75,13 +79,13 @@ ID_SIZE = 16
 NONCE_SIZE: Final = 16
 PROOF_SIZE: Final = 32
 MAX_OFFERS = 64  #: offers of other daemons remembered at once
+REVEAL_TIMEOUT: Final = 30.0  #: seconds of a round of the dealer coin's reveals, by default
 MAX_EARLY_SLOTS: Final = 16  #: offers of event tables kept until their round is heard of
 MAX_REFUSALS_LOGGED: Final = (
     64  #: (cause, daemon) pairs told in the log, then one line saying the rest are not
 )
 #: Frames to one daemon (its key) or to every known peer (``BROADCAST``).
 BROADCAST = b""
-COIN_DOMAIN = b"tarot/v2/dealer-coin"
 TABLE_DOMAIN: Final = b"tarot/v2/table"
 INVITE_DOMAIN: Final = (
     b"tarot/lobby-invite\x00"  #: the stretching salt and HMAC domain of invite codes
@@ -98,8 +102,9 @@ class OfferState(enum.StrEnum):
     """Where an offer is; the value is what the ``offer`` frame and the local API carry."""
 
     OPEN = "open"  #: taking seats
-    FULL = "full"  #: the manifest is out; signatures and coins are coming in
-    READY = "ready"  #: every member signed and revealed: the first dealer is drawn
+    FULL = "full"  #: the manifest is out; signatures, seals and coins are coming in
+    #: Every member signed and sealed, every coin is in or its time is up: the dealer is drawn.
+    READY = "ready"
     WITHDRAWN = "withdrawn"  #: its opener took it back before it filled
 
 
@@ -197,6 +202,8 @@ class Offer:
     invite: Invite | None = None
     #: The table's rule for a seat timed out mid-deal: its opener's, in the manifest.
     silence: SilenceCost = SilenceCost.NOTHING
+    #: The members that kept their coin: the first dealer was drawn without it.
+    withheld: tuple[bytes, ...] = ()
 
     @property
     def full(self) -> bool:
@@ -278,12 +285,6 @@ def manifest_bytes(
     return manifest_document(table_id, name, [m.to_wire() for m in members], silence)
 
 
-def first_dealer(coins: list[bytes], players: int) -> int:
-    """The dealer drawn from every member's revealed coin: no member can choose it alone."""
-    digest = hashlib.sha256(COIN_DOMAIN + b"".join(coins)).digest()
-    return int.from_bytes(digest, "big") % players
-
-
 class ManifestRefused(ValueError):
     """A manifest that does not hold as a whole; the text says why, for the log."""
 
@@ -318,6 +319,7 @@ class Lobby:
         *,
         trusts: Callable[[bytes], bool] = lambda daemon: False,
         silence: SilenceCost = SilenceCost.NOTHING,
+        timeout: float = REVEAL_TIMEOUT,
     ) -> None:
         """``seats``: the identities this daemon hosts, with the names shown to players.
         ``entropy``: where table ids, invite codes and dealer coins come from — the OS, but for
@@ -326,7 +328,9 @@ class Lobby:
         a peer given without its key is known by the key it proves).
         ``silence``: what a seat timed out before the reveal costs, at the tables we open
         (every member signs it in the manifest) and the only rule we join a table under:
-        nobody is bound by a rule it did not choose."""
+        nobody is bound by a rule it did not choose.
+        ``timeout``: how long a round of the dealer coin's reveals lasts (``tarotd --timeout``,
+        :mod:`tarotd.coin`)."""
         self.daemon_key = daemon_key
         self.silence = silence
         self._entropy = entropy
@@ -339,10 +343,11 @@ class Lobby:
             None  #: the wanted table's code: given, or drawn when we open it
         )
         self.joined: bytes | None = None  #: the offer our seats are in
+        self.timeout = timeout
+        self._now: float | None = None  #: the time of the last heartbeat
         self._coins: dict[bytes, bytes] = {}  #: our secret coin per table
         self._signatures: dict[bytes, dict[bytes, bytes]] = {}  #: table → member → signature
-        self._commits: dict[bytes, dict[bytes, bytes]] = {}  #: table → member → H(coin)
-        self._reveals: dict[bytes, dict[bytes, bytes]] = {}
+        self._tosses: dict[bytes, CoinToss] = {}  #: the dealer coin of each full table
         self._ready: list[ReadyTable] = []
         self._early: dict[
             bytes, list[tuple[bytes, dict[str, Any]]]
@@ -375,7 +380,7 @@ class Lobby:
             raise ValueError("a table has 3, 4 or 5 seats")
         nonce = self._entropy(NONCE_SIZE)
         table_id = table_id_of(self.daemon_key, nonce)
-        self._coins[table_id] = self._entropy(32)
+        self._coins[table_id] = self._entropy(COIN_SIZE)
         invite = invite or Invite.draw(self._entropy)
         proof = invite.proof(Proof.OFFER, table_id, self.daemon_key)
         offer = Offer(
@@ -459,7 +464,7 @@ class Lobby:
             early = self._early_slots.pop(slot.table_id, None)
             return [] if early is None else self.receive(*early)
         members = [m for m in self.members_here() if m.key == slot.opener]
-        self._coins[slot.table_id] = self._entropy(32)
+        self._coins[slot.table_id] = self._entropy(COIN_SIZE)
         offer = Offer(
             slot.table_id,
             slot.name,
@@ -794,27 +799,50 @@ class Lobby:
         if offer.state is not OfferState.FULL:
             return []
         member = next((m for m in offer.members if m.key == key and m.daemon == sender), None)
-        signature = bytes(frame["sig"])
+        signature, commit = bytes(frame["sig"]), _blob(frame["commit"], COMMITMENT_SIZE)
         if member is None or not verify(key, signature, MANIFEST_DOMAIN + _manifest_of(offer)):
             return []
-        self._signatures.setdefault(table_id, {})[key] = signature
-        self._commits.setdefault(table_id, {})[key] = bytes(frame["commit"])
-        return self._reveal_if_signed(offer)
+        self._signatures.setdefault(table_id, {}).setdefault(key, signature)
+        self._tosses[table_id].commit(key, commit)
+        return self._seal_if_signed(offer, self._tosses[table_id])
+
+    def _toss_of(self, sender: bytes, frame: dict[str, Any]) -> tuple[Offer, CoinToss] | None:
+        """The full table a ``seal`` or ``coin`` frame is for, and its coin, if ``sender`` is
+        the daemon of one of its members.  Neither can overtake the manifest: a member seals
+        only once it holds our commitment, sent once we had the manifest."""
+        offer = self.offers.get(_id(frame["table"]))
+        toss = self._tosses.get(offer.table_id) if offer is not None else None
+        if offer is None or toss is None or offer.state is not OfferState.FULL:
+            return None
+        return (offer, toss) if sender in toss.daemons.values() else None
+
+    def _on_seal(self, sender: bytes, frame: dict[str, Any]) -> list[FrameOut]:
+        found = self._toss_of(sender, frame)
+        seals = frame["seals"]
+        if found is None or not isinstance(seals, list) or len(seals) > len(found[1].daemons):
+            return []
+        offer, toss = found
+        for entry in seals:
+            if isinstance(entry, list) and len(entry) == 2:
+                toss.add_seal(entry[0], sender, entry[1])
+        return self._reveal_if_sealed(offer, toss)
 
     def _on_coin(self, sender: bytes, frame: dict[str, Any]) -> list[FrameOut]:
-        table_id, key, coin = _id(frame["table"]), bytes(frame["key"]), bytes(frame["coin"])
-        offer = self.offers.get(table_id)
-        if offer is None:
+        """Coins revealed or relayed.  One before we revealed ours is no honest member's: an
+        honest member sends its coins after every seal, which make our set whole."""
+        found = self._toss_of(sender, frame)
+        coins = frame["coins"]
+        if found is None or not isinstance(coins, list) or len(coins) > len(found[1].daemons):
             return []
-        if offer.state in (OfferState.OPEN, OfferState.WITHDRAWN):
-            return self._wait_for_manifest(sender, frame)
-        commits = self._commits.get(table_id, {})
-        if key not in commits or hashlib.sha256(coin).digest() != commits[key]:
+        offer, toss = found
+        if not toss.revealed:
             return []
-        if not any(m.key == key and m.daemon == sender for m in offer.members):
-            return []
-        self._reveals.setdefault(table_id, {})[key] = coin
-        self._ready_if_revealed(offer)
+        for entry in coins:
+            if isinstance(entry, list) and len(entry) == 3:
+                key, coin, relays = entry
+                toss.take(key, coin, relays, self._now)
+        if not toss.withheld:
+            self._draw(offer, toss)
         return []
 
     # --- Our side of the protocol ----------------------------------------------------
@@ -904,72 +932,106 @@ class Lobby:
             out += self._sign(offer)
         return out
 
+    def _to_members(self, offer: Offer, frame: dict[str, Any]) -> list[FrameOut]:
+        """``frame`` to the daemon of every member of ``offer`` but ours."""
+        return [(daemon, frame) for daemon in _daemons(offer) if daemon != self.daemon_key]
+
     def _sign(self, offer: Offer) -> list[FrameOut]:
-        """Each seat hosted here signs the manifest and commits to a coin for the dealer."""
-        document = MANIFEST_DOMAIN + _manifest_of(offer)
-        coin = self._coins.setdefault(offer.table_id, self._entropy(32))
+        """Each seat hosted here signs the manifest and commits to our coin for the dealer."""
+        manifest = _manifest_of(offer)
+        coin = self._coins.setdefault(offer.table_id, self._entropy(COIN_SIZE))
+        ours = [self.hosted[m.key][0] for m in offer.members if m.key in self.hosted]
+        daemons = {m.key: m.daemon for m in offer.members}
+        toss = CoinToss(offer.table_id, manifest, daemons, ours[0], self.timeout)
+        self._tosses[offer.table_id] = toss
         out: list[FrameOut] = []
-        for member in offer.members:
-            if member.key in self.hosted:
-                identity, _ = self.hosted[member.key]
-                signature = identity.sign(document)
-                commit = hashlib.sha256(coin + member.key).digest()
-                self._signatures.setdefault(offer.table_id, {})[member.key] = signature
-                self._commits.setdefault(offer.table_id, {})[member.key] = commit
-                frame = {
-                    "t": "sign",
-                    "table": offer.table_id,
-                    "key": member.key,
-                    "sig": signature,
-                    "commit": commit,
-                }
-                out += [(daemon, frame) for daemon in _daemons(offer) if daemon != self.daemon_key]
-        return out + self._reveal_if_signed(offer)
+        for identity in ours:
+            key = identity.public_key
+            signature = identity.sign(MANIFEST_DOMAIN + manifest)
+            commit = commitment(offer.table_id, key, coin)
+            self._signatures.setdefault(offer.table_id, {})[key] = signature
+            toss.commit(key, commit)
+            frame = {"t": "sign", "table": offer.table_id, "key": key, "sig": signature}
+            out += self._to_members(offer, {**frame, "commit": commit})
+        return out + self._seal_if_signed(offer, toss)
 
-    def _every_member_in(self, offer: Offer, by_member: dict[bytes, dict[bytes, bytes]]) -> bool:
-        """Whether every member of ``offer`` has its entry in ``by_member``
-        (signatures, reveals)."""
-        held = by_member.get(offer.table_id, {})
-        return all(m.key in held for m in offer.members)
+    def _hosted_in(self, offer: Offer) -> list[bytes]:
+        """The keys of the seats of ``offer`` hosted here, in seat order."""
+        return [m.key for m in offer.members if m.key in self.hosted]
 
-    def _reveal_if_signed(self, offer: Offer) -> list[FrameOut]:
-        if not self._every_member_in(offer, self._signatures) or offer.table_id not in self._coins:
+    def _seal_if_signed(self, offer: Offer, toss: CoinToss) -> list[FrameOut]:
+        """Once every member's signature and commitment is in, each seat hosted here seals
+        the commitments: no coin is revealed before every member sealed the same ones."""
+        document = toss.document
+        if document is None or toss.signer.public_key in toss.seals:
             return []
-        coin = self._coins[offer.table_id]
+        seals = [[key, self.hosted[key][0].sign(document)] for key in self._hosted_in(offer)]
+        for key, seal in seals:
+            toss.add_seal(key, self.daemon_key, seal)
+        frame = {"t": "seal", "table": offer.table_id, "seals": seals}
+        return self._to_members(offer, frame) + self._reveal_if_sealed(offer, toss)
+
+    def _reveal_if_sealed(self, offer: Offer, toss: CoinToss) -> list[FrameOut]:
+        """Once every member's seal is in: every seal on to the others (one that reached us
+        alone reaches them), then our coins; the rounds of reveals start now."""
+        if not toss.sealed or toss.revealed:
+            return []
+        toss.reveal(self._now)
+        coin, hosted = self._coins[offer.table_id], self._hosted_in(offer)
+        for key in hosted:
+            toss.take(key, coin, [], self._now)
+        seals = {"t": "seal", "table": offer.table_id, "seals": [*map(list, toss.seals.items())]}
+        coins = {"t": "coin", "table": offer.table_id, "coins": [[key, coin, []] for key in hosted]}
+        if not toss.withheld:
+            self._draw(offer, toss)
+        return self._to_members(offer, seals) + self._to_members(offer, coins)
+
+    def heartbeat(self, now: float) -> list[FrameOut]:
+        """The time, at the daemon's heartbeat: the dealer coins' rounds run on it.  The coins
+        taken since the last one are relayed, and a table whose last round is over draws its
+        dealer without the coins that did not come (:mod:`tarotd.coin`)."""
+        self._now = now
         out: list[FrameOut] = []
-        for member in offer.members:
-            if member.key in self.hosted and member.key not in self._reveals.get(
-                offer.table_id, {}
-            ):
-                revealed = coin + member.key
-                self._reveals.setdefault(offer.table_id, {})[member.key] = revealed
-                frame = {"t": "coin", "table": offer.table_id, "key": member.key, "coin": revealed}
-                out += [(daemon, frame) for daemon in _daemons(offer) if daemon != self.daemon_key]
-        self._ready_if_revealed(offer)
+        for table_id, toss in list(self._tosses.items()):
+            offer = self.offers.get(table_id)
+            if offer is None:  # forgotten: a table left for another
+                del self._tosses[table_id]
+                continue
+            toss.clock(now)
+            for daemon, coins in toss.take_relays().items():
+                out.append((daemon, {"t": "coin", "table": table_id, "coins": coins}))
+            if offer.state is OfferState.FULL and toss.due(now):
+                self._draw(offer, toss)
+            if offer.state is not OfferState.FULL:  # drawn, and its last coins relayed
+                del self._tosses[table_id]
         return out
 
-    def _ready_if_revealed(self, offer: Offer) -> None:
-        if offer.state is not OfferState.FULL:
-            return
-        if not (
-            self._every_member_in(offer, self._reveals)
-            and self._every_member_in(offer, self._signatures)
-        ):
-            return
+    def _draw(self, offer: Offer, toss: CoinToss) -> None:
+        """The first dealer, from the coins taken; each member whose coin is missing named."""
         members = tuple(offer.members)
-        reveals, signed = self._reveals[offer.table_id], self._signatures[offer.table_id]
+        offer.withheld = toss.withheld
+        for member in members:
+            if member.key in offer.withheld:
+                log.warning(
+                    "lobby: table %s (%s): %s (%s) did not reveal its coin: the first dealer "
+                    "is drawn without it",
+                    offer.name,
+                    offer.table_id.hex()[:8],
+                    member.name,
+                    fingerprint(member.key),
+                )
         setup = TableSetup(
             offer.table_id,
             tuple(m.key for m in members),
             tuple(m.name for m in members),
             offer.silence,
         )
-        dealer = first_dealer([reveals[m.key] for m in members], offer.seats)
+        signed = self._signatures[offer.table_id]
         signatures = tuple(signed[m.key] for m in members)
-        manifest = _manifest_of(offer)
         offer.state = OfferState.READY
-        if any(m.key in self.hosted for m in members):
-            self._ready.append(ReadyTable(setup, members, dealer, manifest, signatures, offer.name))
+        self._ready.append(
+            ReadyTable(setup, members, toss.dealer(), toss.manifest, signatures, offer.name)
+        )
 
 
 def _manifest_of(offer: Offer) -> bytes:
@@ -1021,5 +1083,6 @@ _HANDLERS = {
     "leave": Lobby._on_leave,
     "manifest": Lobby._on_manifest,
     "sign": Lobby._on_sign,
+    "seal": Lobby._on_seal,
     "coin": Lobby._on_coin,
 }

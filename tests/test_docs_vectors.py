@@ -10,10 +10,14 @@ import pytest
 
 from protocol.group import CARD_POINTS, hash_to_point
 from protocol.identity import Identity
+from protocol.manifest import SilenceCost
 from protocol.messages import Kind, encode, sign_message
 from protocol.seeds import commitment
 from protocol.transcript import genesis, next_head
+from tarotd.coin import commitment as coin_commitment
+from tarotd.coin import first_dealer, seal_document
 from tarotd.discovery import Beacon, TableInfo, encode_beacon
+from tarotd.lobby import Member, manifest_bytes
 
 SPEC = Path(__file__).resolve().parent.parent / "docs" / "protocol.md"
 IDENTITY = Identity.from_private_bytes(bytes(range(32)))
@@ -38,6 +42,9 @@ def computed() -> dict[str, bytes]:
         False,
         1764633600,
     )
+    coin = coin_commitment(TABLE, IDENTITY.public_key, bytes(32))
+    alice = Member(IDENTITY.public_key, "alice", IDENTITY.public_key, "tcp://127.0.0.1:47475")
+    manifest = manifest_bytes(TABLE, "club", [alice], SilenceCost.NOTHING)
     return {
         "public key": IDENTITY.public_key,
         "M_0": CARD_POINTS[0],
@@ -52,6 +59,8 @@ def computed() -> dict[str, bytes]:
         "bid digest": bid.digest,
         "head after the bid": next_head(head, bid),
         "beacon": encode_beacon(beacon, IDENTITY),
+        "dealer-coin commitment": coin,
+        "dealer-coin seal": IDENTITY.sign(seal_document(TABLE, manifest, [coin])),
     }
 
 
@@ -63,3 +72,10 @@ def test_vector_in_the_specification(name: str) -> None:
 
 def test_fingerprint_in_the_specification() -> None:
     assert f"`{IDENTITY.fingerprint}`" in SPEC.read_text(encoding="utf-8")
+
+
+def test_first_dealer_in_the_specification() -> None:
+    zero, one, two = bytes(32), bytes([1]) * 32, bytes([2]) * 32
+    kept, revealed = first_dealer(TABLE, [zero, None, one]), first_dealer(TABLE, [zero, two, one])
+    sentence = f"is seat **{kept}**; with `02…02` for the second, seat **{revealed}**"
+    assert sentence in " ".join(SPEC.read_text(encoding="utf-8").split())

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import random
 from collections.abc import Callable
@@ -13,6 +12,7 @@ import pytest
 
 from protocol.identity import Identity
 from protocol.manifest import SilenceCost
+from tarotd.coin import commitment
 from tarotd.lobby import (
     BROADCAST,
     INVITE_ALPHABET,
@@ -474,17 +474,18 @@ def test_signatures_and_coins_for_more_members_than_seats_never_wedge_the_lobby(
     document = MANIFEST_DOMAIN + manifest_bytes(joined.table, "club", members)
     for identity in (joined.opener.hosted[members[0].key][0], extra[0]):
         coin = random.randbytes(32)
+        key = identity.public_key
         sign = {
             "t": "sign",
             "table": joined.table,
-            "key": identity.public_key,
+            "key": key,
             "sig": identity.sign(document),
-            "commit": hashlib.sha256(coin).digest(),
+            "commit": commitment(joined.table, key, coin),
         }
         joined.me.receive(joined.opener.daemon_key, sign)
         joined.me.receive(
             joined.opener.daemon_key,
-            {"t": "coin", "table": joined.table, "key": identity.public_key, "coin": coin},
+            {"t": "coin", "table": joined.table, "coins": [[key, coin, []]]},
         )
     assert joined.offer.state is OfferState.OPEN and joined.me.take_ready() == []
     assert joined.me.leave() != [] and joined.me.joined is None  # not wedged: it can leave
@@ -530,7 +531,7 @@ def test_a_manifest_wrong_anywhere_changes_nothing(
         assert joined.manifest(members(joined)) == []
     assert why in caplog.text, caplog.text
     assert joined.offer.state is OfferState.OPEN and joined.offer.members == joined.seated
-    assert joined.me._signatures == {} and joined.me._commits == {}
+    assert joined.me._signatures == {} and joined.me._tosses == {}
 
 
 def test_only_daemons_with_the_same_rule_for_silence_sit_together(

@@ -9,7 +9,9 @@
 * **A manifest with more members than seats**, from an opener the daemon trusts, with the
   signatures and coins of three of the four: it used to set the table ready and raise a
   ``KeyError``, the lobby wedged for good (neither started nor left).  Now it is refused
-  whole, said in the log, and the opener's next, well-formed manifest starts the table.
+  whole, said in the log, and the opener's next, well-formed manifest starts the table — its
+  coins open none of its commitments (they are of another form), so the daemon names its two
+  seats after ``--timeout`` and draws the first dealer without them (``tarotd/coin.py``).
 """
 
 from __future__ import annotations
@@ -37,7 +39,8 @@ from intruder import Intruder
 
 from client.api import DaemonRefused, DaemonUnavailable, ask
 from protocol.identity import Identity
-from tarotd.lobby import Member
+from tarotd.coin import seal_document
+from tarotd.lobby import Member, manifest_bytes
 
 NAMES = ["joueur0", "joueur1", "joueur2"]
 
@@ -182,7 +185,7 @@ async def check(intruder: Intruder, homes: list[Path], ours: set[bytes]) -> None
 
 
 def test_a_manifest_with_more_members_than_seats_is_refused_and_the_next_one_starts_the_table(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     victim_port, port = free_ports(2)
     home = tmp_path / "d0"
@@ -194,13 +197,24 @@ def test_a_manifest_with_more_members_than_seats_is_refused_and_the_next_one_sta
         [],
         table=None,
         timeout=10,
-        extra=["--peer", f"{stranger.public_key.hex()}@127.0.0.1:{port}"],
+        extra=[
+            *("--peer", f"{stranger.public_key.hex()}@127.0.0.1:{port}"),
+            *("--silence", "nothing"),  # the rule of the stranger's manifest, which says none
+        ],
     )  # the stranger is its --peer
     processes = [spawn(argv, log_path(tmp_path, 0))]
     extra = [Identity.generate() for _ in range(2)]
 
     async def attack() -> None:
         rogue = Intruder(port, identity=stranger)
+        sent: list[dict[str, Any]] = []
+        send = rogue.send
+
+        def sending(daemon: bytes, frame: dict[str, Any]) -> None:
+            sent.append(frame)
+            send(daemon, frame)
+
+        monkeypatch.setattr(rogue, "send", sending)
         await rogue.start([(f"tcp://127.0.0.1:{victim_port}", home_key(home))])
         table = rogue.offer_opened("club", 3)["table"]
         try:
@@ -233,14 +247,29 @@ def test_a_manifest_with_more_members_than_seats_is_refused_and_the_next_one_sta
             )
             assert "refused the manifest" in log_path(tmp_path, 0).read_text()
             assert "4 members for 3 seats" in log_path(tmp_path, 0).read_text()
-            rogue.seat(table, "club", [rogue.member, victim, others[0]], [rogue.identity, extra[0]])
+            seated = [rogue.member, victim, others[0]]
+            rogue.seat(table, "club", seated, [rogue.identity, extra[0]])
+
+            def signs() -> list[dict[str, Any]]:
+                return [f for f in sent + [f for _, f in rogue.received] if f.get("t") == "sign"]
+
+            await until("the member's signature", lambda: len(signs()) > 4, 15, tmp_path, 1)
+            commits = {f["key"]: f["commit"] for f in signs()}  # the last of each member
+            document = seal_document(
+                table, manifest_bytes(table, "club", seated), [commits[m.key] for m in seated]
+            )
+            seals = [[s.public_key, s.sign(document)] for s in (rogue.identity, extra[0])]
+            rogue.send(victim.daemon, {"t": "seal", "table": table, "seals": seals})
 
             async def playing() -> Any:
                 status = await answer(home, "status")
                 return status["tables"] if status else None
 
-            (started,) = await until("the table started", playing, 15, tmp_path, 1)
+            (started,) = await until("the table started", playing, 30, tmp_path, 1)
             assert started["seats"] == ["intrus", "joueur0", "x0"]
+            told = log_path(tmp_path, 0).read_text()
+            assert "intrus (" in told and "x0 (" in told, told
+            assert "did not reveal its coin: the first dealer is drawn without it" in told
         finally:
             await rogue.close()
 
