@@ -9,6 +9,8 @@ from pathlib import Path
 from client.cli import SubParsers, UsageError
 from client.simulation import Cheat, simulate
 from protocol.bots import BOTS
+from protocol.scoring import RENONCE_PENALTY
+from protocol.verdict import Fault
 
 
 def register(subparsers: SubParsers) -> None:
@@ -126,10 +128,26 @@ def _line(report: dict[str, object]) -> str:
     row = report["scores"]
     assert isinstance(row, list), "simulation.deal_report lists the deal's row"
     scores = " ".join(f"{s:+d}" for s in row)
-    audit = report["audit"] if report["audit"] == "ok" else f"TRICHE : {report['audit']}"
+    audit = f"{_audit(report['audit'])}{_penalties(report['penalties'])}"
     if report["contract"] is None:
         return f"donne {report['deal']}: nulle ({report['void'] or 'abandonnée'}) — audit {audit}"
     return (
         f"donne {report['deal']}: seat {report['taker']} {report['contract']}, "
         f"{report['points']} points, {report['bouts']} bouts — {scores} — audit {audit}"
     )
+
+
+def _audit(verdict: object) -> str:
+    """The verdict: a silence is said as one, never as cheating (``protocol/verdict.py``)."""
+    if verdict == "ok":
+        return "ok"
+    silent = isinstance(verdict, dict) and verdict.get("fault") == Fault.SILENCE.value
+    return f"{'SILENCE' if silent else 'TRICHE'} : {verdict}"
+
+
+def _penalties(seats: object) -> str:
+    """Who takes a penalty row in the deal, as the sheet charges it."""
+    assert isinstance(seats, list), "simulation.deal_report lists the penalised seats"
+    if not seats:
+        return ""
+    return f" — pénalité de {RENONCE_PENALTY} points : seat {', '.join(map(str, seats))}"

@@ -25,9 +25,11 @@ runs it on a saved transcript: the same function, so the verdict is the same eve
      annuls the deal, with the same penalty.
    * **A deal stopped before its last card** scores nothing and is recorded as abandoned.  A
      proven deviation costs its culprit the penalty; a seat that stopped answering before the
-     reveal pays what the table's rule says (:class:`~protocol.manifest.SilenceCost`: nothing
-     by default, a cable being no crime), and so does a seat that then keeps its seed — its
-     reveal is timed out on each daemon's own clock, which is no proof against it.
+     reveal pays what the table's rule says (:class:`~protocol.manifest.SilenceCost`: by
+     default the penalty once it could read its hand, nothing before — a cable cut is no
+     crime, a free redeal of a hand seen is one), and a seat that then keeps its seed pays
+     only under the rule ``penalty`` — its reveal is timed out on each daemon's own clock,
+     which is no proof against it.
 
    The deal's verdict is the first proven deviation, else the first silence
    (:class:`~protocol.verdict.Fault`).
@@ -41,7 +43,7 @@ from dataclasses import dataclass, replace
 from protocol.audit_deck import audit_deck, open_deck
 from protocol.cards import Card
 from protocol.deal import Deal, Phase, Play
-from protocol.manifest import ManifestError, SignedManifest, SilenceCost
+from protocol.manifest import ManifestError, SignedManifest
 from protocol.messages import Kind, Message, WireValue
 from protocol.public import PublicDeal, Stage, TableSetup, action_of, silence_verdict, unused_kind
 from protocol.rules import RuleError, has_petit_sec
@@ -294,7 +296,7 @@ def _settled(public: PublicDeal, audit: DealAudit, after: Verdict | None = None)
     costly = [
         silence_verdict(seat, stage)
         for seat, stage in sorted(public.stalled_at.items())
-        if _costs(public, stage)
+        if _costs(public, seat, stage)
     ]
     verdicts = [*found, *costly]
     verdict = next((v for v in verdicts if v.proven), verdicts[0] if verdicts else None)
@@ -306,10 +308,11 @@ def _settled(public: PublicDeal, audit: DealAudit, after: Verdict | None = None)
     )
 
 
-def _costs(public: PublicDeal, stage: Stage) -> bool:
-    """Whether a seat timed out at ``stage`` takes the penalty row: at the reveal of a deal
+def _costs(public: PublicDeal, seat: int, stage: Stage) -> bool:
+    """Whether ``seat``, timed out at ``stage``, takes the penalty row: at the reveal of a deal
     whose every card was played (it kept its seed, and the deal is scored without it), never
-    once it revealed, and otherwise as the table's rule says.
+    once it revealed, and otherwise as the table's rule says — under the default, whether it
+    could read its hand then (:attr:`~protocol.public.PublicDeal.could_read`).
 
     A deal stopped before its last card — passed out, or abandoned by a seat that stopped
     answering — costs nothing at its reveal by default: each daemon times the reveal out on
@@ -317,7 +320,7 @@ def _costs(public: PublicDeal, stage: Stage) -> bool:
     be timed out with it by a faster one, and an honest seat would pay for a cable."""
     if stage is Stage.REVEAL and public.played_out:
         return True
-    return stage is not Stage.SIGN and public.table.silence is SilenceCost.PENALTY
+    return stage is not Stage.SIGN and public.table.silence.costs(seat in public.could_read)
 
 
 def _one_each(verdicts: Iterable[Verdict]) -> tuple[Verdict, ...]:

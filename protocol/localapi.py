@@ -89,4 +89,4 @@ class TableOffer(TypedDict):
     members: list[str]
     state: Literal["open", "full", "ready", "withdrawn"]
     invite: str | None
-    silence: str
+    silence: str  #: the table's signed rule for silence: a ``SilenceCost`` value, said in the lobby

@@ -14,13 +14,16 @@ does not hold.
 
 **The table's rule for silence** (:class:`SilenceCost`) says what a seat that stops answering
 *before the reveal* costs it.  Such a deal is abandoned whatever the rule — its cards are
-missing — and a cable pulled or a laptop gone flat is no crime, so by default it costs
-nothing.  A table that prefers silence to cost the 100-point penalty row, as a proven deviation
-does, says so here, where every member signs it.  Silence *at* the reveal is no table rule:
-the deal is scored from its open record and the seat that kept its seed takes the penalty
+missing.  A cable pulled or a laptop gone flat is no crime, but a seat that has read its hand
+and then goes silent gets the deal dealt again for free: so by default (:data:`DEFAULT_SILENCE`)
+a silence costs the 100-point penalty row once the seat could read its hand, and nothing before.
+A table may choose that silence never costs, or always, as a proven deviation does; it says so
+here, where every member signs it.  Silence *at* the reveal is no table rule: the deal is
+scored from its open record and the seat that kept its seed takes the penalty
 (``protocol/audit.py``).
 
-A manifest of three fields — signed before tables had rules — reads with the default rules.
+A manifest reads as it was signed: one of three fields — signed before tables had rules — and
+one signed ``nothing`` read ``nothing``; only new tables get the new default.
 """
 
 from __future__ import annotations
@@ -46,7 +49,10 @@ class ManifestError(ValueError):
 class SilenceCost(enum.StrEnum):
     """What a seat timed out before the reveal costs it (the deal is abandoned either way)."""
 
-    NOTHING = "nothing"  #: nobody takes a penalty: a cable is not a crime (the default)
+    NOTHING = "nothing"  #: nobody takes a penalty: a cable is not a crime (the rule of old tables)
+    #: The penalty row if it could read its hand (or the chien) when it went silent, nothing
+    #: before: leaving after seeing one's cards is no free redeal (the default).
+    AFTER_SEEING = "after-seeing"
     PENALTY = "penalty"  #: the silent seat takes the 100-point penalty row, as for a deviation
 
     @classmethod
@@ -58,12 +64,21 @@ class SilenceCost(enum.StrEnum):
         known = ", ".join(cost.value for cost in cls)
         raise ManifestError(f"unknown rule for silence {value!r}: one of {known}")
 
+    def costs(self, seen: bool) -> bool:
+        """Whether a seat timed out before the reveal takes the penalty row under this rule;
+        ``seen``: it could read its hand when it went silent (``PublicDeal.could_read``)."""
+        return self is SilenceCost.PENALTY or (self is SilenceCost.AFTER_SEEING and seen)
+
+
+#: The rule a new table signs unless its opener chooses another (``tarotd --silence``).
+DEFAULT_SILENCE: Final = SilenceCost.AFTER_SEEING
+
 
 def manifest_document(
     table_id: bytes,
     name: str,
     members: Sequence[Sequence[object]],
-    silence: SilenceCost = SilenceCost.NOTHING,
+    silence: SilenceCost = DEFAULT_SILENCE,
 ) -> bytes:
     """The canonical bytes every member signs; ``members`` are the entries, ``[key, name, …]``."""
     document = [table_id, name, [list(member) for member in members], {SILENCE_RULE: silence.value}]
@@ -126,7 +141,7 @@ def _name(value: object, what: str) -> str:
 
 def _silence(rules: object) -> SilenceCost:
     """The silence rule of a manifest's rules: a map with that one key, of a known value;
-    absent (an older manifest) it is the default."""
+    absent, the manifest was signed before tables had rules, under the rule of then: nothing."""
     if type(rules) is not dict or not set(rules) <= {SILENCE_RULE}:
         raise ManifestError(f"a manifest's rules are a map of {SILENCE_RULE!r} only")
     return SilenceCost.parse(rules.get(SILENCE_RULE, SilenceCost.NOTHING.value))
@@ -163,7 +178,7 @@ def sign_manifest(
     table_id: bytes,
     name: str,
     seats: Sequence[tuple[Identity, str]],
-    silence: SilenceCost = SilenceCost.NOTHING,
+    silence: SilenceCost = DEFAULT_SILENCE,
 ) -> SignedManifest:
     """A manifest every seat signs at once, for tables formed in one process (``tarot sim``,
     tests): ``seats`` are the identities and names in seat order."""

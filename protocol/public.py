@@ -37,7 +37,7 @@ from protocol.deck import (
     PublicDeck,
     Shuffle,
 )
-from protocol.manifest import Manifest, SilenceCost
+from protocol.manifest import DEFAULT_SILENCE, Manifest, SilenceCost
 from protocol.messages import Kind, Message, WireValue
 from protocol.payloads import (
     UNUSED_KIND,
@@ -91,6 +91,9 @@ class Cause(enum.Enum):
 
 
 _BEFORE_REVEAL: Final = tuple(s for s in Stage if s not in (Stage.REVEAL, Stage.SIGN, Stage.DONE))
+#: The stages at which every seat can read its own hand: every deal key is in (the hand check
+#: is sent once it is read), and the reveal has not come.  The chien round is one of them.
+_HAND_READ: Final = frozenset(_BEFORE_REVEAL[_BEFORE_REVEAL.index(Stage.HAND_CHECK) :])
 #: (stage, cause) → the next stage, as h11 does it; a pair not here leaves the stage as it is.
 _TRANSITIONS: Final[Mapping[tuple[Stage, Cause], Stage]] = MappingProxyType(
     {
@@ -158,7 +161,7 @@ class TableSetup:
     table_id: bytes
     members: tuple[bytes, ...]  #: Ed25519 public keys, by seat
     names: tuple[str, ...]
-    silence: SilenceCost = SilenceCost.NOTHING  #: the table's rule for a seat timed out mid-deal
+    silence: SilenceCost = DEFAULT_SILENCE  #: the table's rule for a seat timed out mid-deal
 
     @classmethod
     def from_manifest(cls, manifest: Manifest) -> TableSetup:
@@ -195,6 +198,9 @@ class PublicDeal:
     #: Seats that stopped answering, and the stage the deal was at when they were timed out:
     #: before the reveal the deal is abandoned; at the reveal the seed was kept.
     stalled_at: dict[int, Stage] = field(init=False, default_factory=dict)
+    #: The seats among them that could read their own hand when they were timed out
+    #: (:meth:`_could_read_hand`): what their silence costs depends on it (``SilenceCost``).
+    could_read: set[int] = field(init=False, default_factory=set)
     hand_reports: dict[int, HandCheckPayload] = field(init=False, default_factory=dict)
     seeds: dict[int, bytes] = field(init=False, default_factory=dict)
     revealed: set[int] = field(
@@ -274,9 +280,23 @@ class PublicDeal:
         if not gone or self.stage is Stage.DONE:
             return
         self.stalled_at.update((seat, self.stage) for seat in gone)
+        self.could_read.update(seat for seat in gone if self._could_read_hand(seat))
         if self.verdict is None and self.stage not in (Stage.REVEAL, Stage.SIGN):
             self.verdict = silence_verdict(gone[0], self.stage)
         self._advance(Cause.STALL)
+
+    def _could_read_hand(self, seat: int) -> bool:
+        """Whether ``seat``, timed out now, could read its own hand, from the public record.
+
+        The deal keys come in no order, so the last seat to send holds every other seat's keys
+        for its positions before it sends its own.  A round enters the chain only whole, and
+        the seats timed out at it are those whose message had not come (the others' reveals
+        name them): timed out alone, the seat had every other seat's keys — it could read its
+        hand; two timed out, neither had the other's.  From the hand check to the reveal,
+        every seat could."""
+        if self.stage is Stage.DEAL_KEYS:
+            return self.stalled == (seat,)
+        return self.stage in _HAND_READ
 
     def stall_implied_by(self, message: Message) -> bool:
         """A reveal or a signature before its round means its sender gave up waiting for some

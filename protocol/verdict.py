@@ -8,8 +8,9 @@ settled later by the audit, which replays the deal from the revealed seeds.
 A verdict also says what it rests on (:class:`Fault`): a *proven* deviation — the culprit's own
 signed messages, or the seed it revealed, show it — or a *silence*, which only the other seats'
 word backs (they timed it out).  The rules give the two different outcomes: a deviation costs
-its culprit the penalty row, a silence before the reveal costs what the table's rule says
-(nothing by default: a pulled cable is no crime).
+its culprit the penalty row, a silence before the reveal costs what the table's rule says (by
+default the penalty once the silent seat could read its hand, nothing before: a pulled cable
+is no crime, leaving after seeing one's cards is no free redeal).
 
 The reason is for people; code that must tell verdicts apart reads :class:`Code` (and, for a
 card that did not open, :attr:`Verdict.position`).  Neither goes on the wire: a proof file and

@@ -31,7 +31,7 @@ from typing import Final, NoReturn
 from protocol.bots import BOTS
 from protocol.group import use_scheduler
 from protocol.identity import is_valid_public_key
-from protocol.manifest import SilenceCost
+from protocol.manifest import DEFAULT_SILENCE, SilenceCost
 from tarotd.daemon import Daemon, OptionError, Options, StaticPeer, bot_name
 from tarotd.discovery import MAX_NAME_LENGTH, MAX_SEATS, BeaconError, check_text
 from tarotd.home import (
@@ -205,11 +205,12 @@ def build_parser(prog: str = "tarotd") -> argparse.ArgumentParser:
     parser.add_argument(
         "--silence",
         choices=[cost.value for cost in SilenceCost],
-        default=SilenceCost.NOTHING.value,
+        default=DEFAULT_SILENCE.value,
         help="what a seat that stops answering before the reveal costs at the tables this daemon "
-        "opens, "
-        "and the only rule it joins a table under: nothing (the default: a cable is no crime) or "
-        "penalty (the 100-point row of a proven deviation); every member signs it",
+        "opens, and the only rule it joins a table under: after-seeing (the default: the "
+        "100-point penalty row once it could read its hand, nothing before — leaving after "
+        "seeing one's cards is no free redeal, a cable cut before is no crime), nothing, or "
+        "penalty (always, as a proven deviation); every member signs it",
     )
     parser.add_argument(
         "--faults",

@@ -1,7 +1,8 @@
 """Cheating is never free (issue 26, item 7): once every card is played the deal is scored,
 whatever a seat does after its last card; the seat that keeps its seed or deviates then takes
 the penalty row; a proven deviation always costs its culprit the penalty; a silence before the
-reveal costs what the table's signed rule says — nothing by default."""
+reveal costs what the table's signed rule says — by default, the penalty once the silent seat
+could read its hand (``tests/test_leaving.py``)."""
 
 from __future__ import annotations
 
@@ -103,15 +104,16 @@ def _played_to(table: Table, seat: int, kind: Kind) -> None:
     assert all(m.public.played_out for m in table.machines)
 
 
-def _finish_without(table: Table, seat: int) -> list[SeatMachine]:
+def finish_without(table: Table, *cut: int) -> list[SeatMachine]:
     """Deliver among the other seats only, timing out whoever they still wait for, until
-    they are done (``seat``'s own machine holds whatever it really sent, which nobody got)."""
-    honest = [m for m in table.machines if m.seat != seat]
+    they are done (each ``cut`` seat's own machine holds whatever it really sent, which nobody
+    got)."""
+    honest = [m for m in table.machines if m.seat not in cut]
     others = [m.seat for m in honest]
     for _ in range(4):
         while table.queue:
             message = table.queue.pop(0)
-            if message.seat != seat:
+            if message.seat not in cut:
                 table.deliver(message, to=others)
         if all(m.done for m in honest):
             return honest
@@ -158,7 +160,7 @@ def test_a_bad_reveal_after_the_last_card_costs_the_penalty_and_the_deal_stands(
             cheater, Kind.REVEAL, {"deck": Reveal(cheater, bytes(32)).to_wire(), "gone": []}
         )
     )
-    for machine in _finish_without(table, cheater):
+    for machine in finish_without(table, cheater):
         audit = _scored_with_the_penalty(machine, cheater)
         assert audit.verdict is not None and "does not match its commitment" in audit.verdict.reason
         # The bad reveal was its answer: the round closed with it, nobody was timed out at the
@@ -174,7 +176,7 @@ def test_a_score_signed_wrongly_costs_the_penalty_and_the_deal_stands() -> None:
             cheater, Kind.SCORE_SIGN, {"scores": [0, 0, 0, 0], "culprit": None, "rule": None}
         )
     )
-    for machine in _finish_without(table, cheater):
+    for machine in finish_without(table, cheater):
         audit = _scored_with_the_penalty(machine, cheater)
         assert (
             audit.verdict is not None
@@ -183,7 +185,8 @@ def test_a_score_signed_wrongly_costs_the_penalty_and_the_deal_stands() -> None:
 
 
 @pytest.mark.parametrize(
-    ("rule", "penalised"), [(SilenceCost.NOTHING, False), (SilenceCost.PENALTY, True)]
+    ("rule", "penalised"),
+    [(SilenceCost.NOTHING, False), (SilenceCost.AFTER_SEEING, True), (SilenceCost.PENALTY, True)],
 )
 def test_silence_mid_deal_abandons_it_and_costs_what_the_table_rule_says(
     rule: SilenceCost, penalised: bool
@@ -195,7 +198,7 @@ def test_silence_mid_deal_abandons_it_and_costs_what_the_table_rule_says(
     game = table.machines[0].public.game
     assert game is not None and game.to_act is not None
     silent = game.to_act  # its cable is pulled: it never plays
-    honest = _finish_without(table, silent)
+    honest = finish_without(table, silent)
     offline = audit_deal(replace(table.table, silence=rule), 0, 0, honest[0].transcript.messages)
     for audit in (*map(_audit, honest), offline):
         assert audit.abandoned and set(audit.scores) == {0}

@@ -17,14 +17,18 @@ from deck_tables import dealt_table
 from test_replicated_deal import allowed_for, cards_in
 
 from client.cli import main as tarot
+from client.simulation import sim_manifest
 from lab.cheats.attacks import CHEATS, Cheater, Peek, points_by_position, try_every_key
 from lab.cheats.runs import CheatRun, run_cheat
+from protocol.audit import audit_transcript
 from protocol.cards import Card
 from protocol.deck import Shuffle
 from protocol.group import card_of, invert, mul, scalar_product
 from protocol.machine import Event, SeatMachine
+from protocol.manifest import SilenceCost
 from protocol.messages import Kind
-from protocol.transcript import proof_file, read_proof_file
+from protocol.public import Stage
+from protocol.transcript import Transcript, proof_file, read_proof_file
 from protocol.verdict import Verdict
 
 KINDS = sorted(CHEATS)
@@ -47,6 +51,7 @@ WHEN: dict[str, str] = {
     "impersonate": "at once",
     "withhold-reveal": "at the audit",
     "withhold-keys": "at the timeout",
+    "withhold-chien-keys": "at the timeout",
     "peek": "at once",
     "flood": "refused",
 }
@@ -93,28 +98,42 @@ def assert_refused_at_its_step(run: CheatRun, machines: dict[int, SeatMachine]) 
 class Watch:
     """After every step of the cheater, every card it holds or logged (its view, its events,
     what its attack found out) must be one its seat may know at that moment: no attack —
-    the tracers, the peek — ever learns a card.  Keeps the last deal's machines."""
+    the tracers, the peek — ever learns a card (but the chien, read by the last seat of the
+    chien round).  Keeps the last deal's machines."""
 
     def __init__(self) -> None:
         self.machine: Cheater | None = None
         self.events: list[Event] = []
         self.machines: dict[int, SeatMachine] = {}
+        self.chien: set[int] = set()  #: the chien's positions, once it could read them
 
     def __call__(self, machine: SeatMachine) -> None:
         self.machines[machine.seat] = machine
         if not isinstance(machine, Cheater):
             return
         if machine is not self.machine:  # the next deal
-            self.machine, self.events = machine, []
+            self.machine, self.events, self.chien = machine, [], set()
         self.events.extend(machine.take_events())
         allowed = allowed_for(machine)
         seen = set(cards_in(machine.view())) | set(cards_in(self.events))
         assert not seen - allowed, f"{machine.kind} saw {sorted(c.code for c in seen - allowed)}"
         owner = machine.public.deck.setup.layout.owner
+        if last_for_the_chien(machine):
+            self.chien = set(machine.public.deck.setup.layout.chien_positions)
         learned = {
-            c for j, c in machine.learned.items() if c not in allowed and owner[j] != machine.seat
+            c
+            for j, c in machine.learned.items()
+            if c not in allowed and owner[j] != machine.seat and j not in self.chien
         }
         assert not learned, f"{machine.kind} learned {sorted(c.code for c in learned)}"
+
+
+def last_for_the_chien(machine: SeatMachine) -> bool:
+    """Whether the chien round waits for this seat alone: it holds every other seat's chien
+    keys.  The round has no order, so the last seat to send may read the chien first — nothing
+    prevents it; leaving then costs it (``test_leaving_after_seeing_costs_…`` below)."""
+    awaiting = {slot.seat for slot in machine.transcript.awaiting}
+    return machine.public.stage is Stage.CHIEN and awaiting == {machine.seat}
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -183,11 +202,13 @@ class Unchecked:
             self.bids = sum(m.kind is Kind.BID for m in machine.transcript.messages)
 
     def card_at(self, position: int) -> int | None:
-        """The card a position holds, opened with every seat's key."""
-        keys = scalar_product(m.secret.secrets.lock_keys[position] for m in self.machines.values())
-        return card_of(
-            mul(invert(keys), self.machines[self.cheater].public.deck.final_point(position))
-        )
+        return card_at(self.machines, position)
+
+
+def card_at(machines: dict[int, SeatMachine], position: int) -> int | None:
+    """The card a position holds, opened with every seat's key."""
+    keys = scalar_product(m.secret.secrets.lock_keys[position] for m in machines.values())
+    return card_of(mul(invert(keys), machines[0].public.deck.final_point(position)))
 
 
 @pytest.mark.parametrize("kind", ["tracer", "lock-tracer", "lock-tracer-half-fix"])
@@ -203,9 +224,53 @@ def test_unchecked_the_tracers_would_read_hidden_cards_before_the_first_bid(kind
         assert set(chien) < set(unchecked.learned)
 
 
-@pytest.mark.parametrize("kind", ["bad-key", "equivocate", "withhold-keys", "revoke"])
+@pytest.mark.parametrize(
+    "kind", ["bad-key", "equivocate", "withhold-keys", "withhold-chien-keys", "revoke"]
+)
 def test_attacks_are_caught_at_three(kind: str) -> None:
     assert_caught(run_cheat(kind, 3, seed=4))
+
+
+@pytest.mark.parametrize("players", [5, 3])
+@pytest.mark.parametrize("kind", ["withhold-keys", "withhold-chien-keys"])
+def test_leaving_after_seeing_costs_the_leaver_the_penalty_and_nobody_else(
+    kind: str, players: int
+) -> None:
+    """The seat that read its hand (as taker, the chien) before sending its keys, then went
+    silent, takes the penalty row under the table's default rule — before, it left for free:
+    a redeal of a bad hand, a way out of a garde with a bad chien.  At every honest seat, and
+    in the audit of each one's transcript under the manifest every member signed."""
+    watch = Watch()
+    run = run_cheat(kind, players, seed=2, watch=watch)
+    assert_caught(run)
+    machines = [watch.machines[seat] for seat in sorted(watch.machines)]
+    cheater = machines[run.seat]
+    assert isinstance(cheater, Cheater) and cheater.learned, "it left before it saw anything"
+    assert all(card_at(watch.machines, j) == c.index for j, c in cheater.learned.items())
+    manifest = sim_manifest(machines)
+    for machine in machines:
+        if machine is cheater:
+            continue
+        assert machine.table.silence is SilenceCost.AFTER_SEEING
+        assert machine.audit is not None and machine.audit.penalised == (run.seat,)
+        offline = audit_transcript(Transcript.from_bytes(machine.transcript.to_bytes()), manifest)
+        assert offline[2].penalised == (run.seat,)
+
+
+def test_tarot_sim_charges_the_seat_that_withheld_its_deal_keys(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The issue's run: it scored 0 for everybody, no penalty; now seat 1 takes a row a deal."""
+    argv = ["sim", "--players", "5", "--deals", "2", "--cheat", "1:withhold-keys", "--seed", "21"]
+    assert tarot([*argv, "--json"]) == 0
+    *reports, summary = map(json.loads, capsys.readouterr().out.splitlines())
+    assert [r["penalties"] for r in reports] == [[1], [1]]
+    assert [r["audit"]["fault"] for r in reports] == ["silence", "silence"]
+    assert summary["totals"] == [50, -200, 50, 50, 50]
+    assert tarot(argv) == 0
+    said = capsys.readouterr().out
+    assert "audit SILENCE" in said and "TRICHE" not in said
+    assert "pénalité de 100 points : seat 1" in said
 
 
 def test_tarot_sim_names_the_cheater_and_its_proof_files_hold(

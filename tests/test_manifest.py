@@ -71,6 +71,8 @@ def test_a_manifest_reads_back_only_as_every_member_signed_it() -> None:
     fields = msgpack.unpackb(signed.document)
     older = Manifest.from_bytes(msgpack.packb(fields[:3]))  # signed before tables had rules
     assert older.silence is SilenceCost.NOTHING and older.names == manifest.names
+    # A new table's rule, unless its opener chose another: leaving after seeing costs.
+    assert sign_manifest(TABLE, "club", SEATS).verified().silence is SilenceCost.AFTER_SEEING
     for rules in ({"silence": "sometimes"}, {"silence": "nothing", "ban": 1}, ["nothing"]):
         with pytest.raises(ManifestError):
             Manifest.from_bytes(msgpack.packb([*fields[:3], rules]))

@@ -295,6 +295,14 @@ def test_good_values_are_taken_as_given(tmp_path: Path) -> None:
     assert args.invite == "7KQ2M9X0"  # as typed from a screen: any case, a dash, O for 0
 
 
+def test_a_silence_after_seeing_ones_cards_costs_by_default(tmp_path: Path) -> None:
+    """``--silence``: a new table's rule is ``after-seeing`` unless the opener says otherwise;
+    the rules of before are still offered."""
+    assert parse(["--home", str(tmp_path / "anne")]).silence == "after-seeing"
+    for rule in ("nothing", "penalty", "after-seeing"):
+        assert parse(["--home", str(tmp_path / "anne"), "--silence", rule]).silence == rule
+
+
 # --- scripts/play and tarot -----------------------------------------------------------------
 
 

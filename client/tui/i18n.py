@@ -145,6 +145,9 @@ _TEXT: dict[str, dict[str, str]] = {
         "contre des bots : scripts/play",
         "peer_away": "{who} ne répond plus depuis {seconds} s ; la table l'attend (w : continuer "
         "sans, à une nouvelle table).",
+        "lobby_silence_nothing": " — un joueur muet avant la révélation ne paie rien",
+        "lobby_silence_after-seeing": " — un joueur muet après avoir vu ses cartes paie la "
+        "pénalité de 100 points",
         "lobby_silence_penalty": " — un joueur muet avant la révélation paie la pénalité de 100 "
         "points",
         "regrouped": "Nouvelle table « {table} » à {seats}, sans {gone} : les autres joueurs "
@@ -404,6 +407,9 @@ _TEXT: dict[str, dict[str, str]] = {
         "scripts/play",
         "peer_away": "{who} has not answered for {seconds} s; the table waits for them (w: go on "
         "without them, at a new table).",
+        "lobby_silence_nothing": " — a player silent before the reveal pays nothing",
+        "lobby_silence_after-seeing": " — a player silent after seeing their cards takes the "
+        "100-point penalty",
         "lobby_silence_penalty": " — a player silent before the reveal takes the 100-point penalty",
         "regrouped": "A new table “{table}” of {seats}, without {gone}: the other players press w "
         "to join you there.",

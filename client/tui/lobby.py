@@ -46,8 +46,9 @@ def lobby_fragments(model: Model) -> StyleAndTextTuples:
             else state,
             members=", ".join(member_label(model, str(m)) for m in table.get("members", ())),
         )
-        if table.get("silence") == "penalty":  # the table's signed rule, when it is not the default
-            line += texts("lobby_silence_penalty")
+        rule = f"lobby_silence_{table.get('silence')}"  # the table's signed rule for silence
+        if rule in texts.keys():
+            line += texts(rule)
         style = "class:option.cursor" if i == model.lobby_index else "class:option"
         out += [("", "  "), (style, line)]
         if table is ours:

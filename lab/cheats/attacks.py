@@ -63,7 +63,7 @@ from protocol.identity import Identity
 from protocol.lock_proof import LockProof, prove_lock
 from protocol.machine import SeatMachine
 from protocol.messages import Kind, Message, WireValue, encode, sign_message
-from protocol.payloads import CallPayload, Opened, PlayPayload, PoigneePayload
+from protocol.payloads import CallPayload, Opened, PlayPayload, PoigneePayload, decode_payload
 from protocol.public import Stage
 from protocol.seeds import DECK_SIZE, SeatSecrets
 from protocol.shuffle_proof import prove_shuffle
@@ -661,16 +661,21 @@ class Impersonate(Cheater):
 
 
 class _Withholding(Cheater):
-    """Sends nothing more once ``stage`` comes: the others must time out."""
+    """Sends nothing more once ``stage`` comes (if it :meth:`_withholds` in this deal): the
+    others must time out."""
 
     stage: ClassVar[Stage]
 
     def _automatic(self) -> None:
-        if self.public.stage is self.stage:
+        if self.public.stage is self.stage and self._withholds():
             self._attempted = True
             self._look()
             return
         super()._automatic()
+
+    def _withholds(self) -> bool:
+        """Whether the attack is worth it in this deal, now that ``stage`` has come."""
+        return True
 
     def _look(self) -> None:
         """What it does while the others wait."""
@@ -683,17 +688,81 @@ class WithholdReveal(_Withholding):
     stage = Stage.REVEAL
 
 
-class WithholdKeys(_Withholding):
+class _KeysWithholding(_Withholding):
+    """Withholds its keys of a round that has no order (the deal keys, the chien keys), and
+    opens its :meth:`_targets` with the other seats' keys as they come — held in the round,
+    which enters the chain only whole — and its own: once it holds every other seat's, it has
+    seen them, and may leave."""
+
+    round_kind: ClassVar[Kind]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._their_keys: dict[int, dict[int, Scalar]] = {}  #: seat → position → its key
+
+    def receive(self, message: Message) -> list[Message]:
+        out = super().receive(message)
+        if message.kind is self.round_kind and self.transcript.accepted(message):
+            keys = decode_payload(message)
+            assert isinstance(keys, DealKeys | ChienKeys)  # what the round accepted
+            self._their_keys[message.seat] = dict(zip(self._keyed_by(message.seat), keys.keys))
+            if self._attempted:
+                self._look()
+        return out
+
+    def _keyed_by(self, seat: int) -> tuple[int, ...]:
+        """The positions whose keys ``seat`` sends in the round, in its payload's order."""
+        raise NotImplementedError
+
+    def _targets(self) -> tuple[int, ...]:
+        """The positions it reads once every other seat's keys are in."""
+        raise NotImplementedError
+
+    def _look(self) -> None:
+        if self.learned or set(self._their_keys) != set(self._others()):
+            return
+        deck, own = self.public.deck, self.secret.secrets.lock_keys
+        for j in self._targets():
+            keys = [own[j], *(theirs[j] for theirs in self._their_keys.values())]
+            index = card_of(mul(invert(scalar_product(keys)), deck.final_point(j)))
+            if index is not None:
+                self.learned[j] = DECK[index]
+
+
+class WithholdKeys(_KeysWithholding):
     """Decrypts its own hand once the others' deal keys are in, and withholds its own: with a
     bad hand it would like the deal to be dealt again."""
 
     kind = "withhold-keys"
     stage = Stage.DEAL_KEYS
+    round_kind = Kind.DEAL_KEYS
 
-    def _look(self) -> None:
-        deck = self.public.deck
-        if all(deck.has_deal_keys(s) for s in self._others()) and not self.learned:
-            self.learned.update(self.secret.hand(deck))
+    def _keyed_by(self, seat: int) -> tuple[int, ...]:
+        return self.public.deck.setup.dealt_to_others(seat)
+
+    def _targets(self) -> tuple[int, ...]:
+        return tuple(self.public.deck.setup.layout.positions_of(self.seat))
+
+
+class WithholdChienKeys(_KeysWithholding):
+    """Takes a Garde, reads the chien once the other seats' chien keys are in, and withholds
+    its own: with a bad chien it would rather have the deal dealt again than lose it.  Only as
+    the taker: another seat's garde is not its to escape."""
+
+    kind = "withhold-chien-keys"
+    stage = Stage.CHIEN
+    round_kind = Kind.CHIEN_OPEN
+    contract = Contract.GARDE  # the highest contract whose chien is turned
+
+    def _withholds(self) -> bool:
+        game = self.public.game
+        return game is not None and game.taker == self.seat
+
+    def _keyed_by(self, seat: int) -> tuple[int, ...]:
+        return self._targets()
+
+    def _targets(self) -> tuple[int, ...]:
+        return tuple(self.public.deck.setup.layout.chien_positions)
 
 
 class Peek(_Reader):
@@ -888,6 +957,7 @@ CHEATS: dict[str, type[Cheater]] = {
         Impersonate,
         WithholdReveal,
         WithholdKeys,
+        WithholdChienKeys,
         Peek,
         Flood,
     )
