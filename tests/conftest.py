@@ -62,6 +62,7 @@ DAEMON_MODULES = frozenset(
         "test_lan_daemons",
         "test_load",
         "test_lobby_hijack",
+        "test_local_flood",
         "test_mesh",
         "test_mesh_bounds",
         "test_play_tmux",

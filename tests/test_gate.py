@@ -1,6 +1,7 @@
-"""The gate in front of ZeroMQ (:mod:`tarotd.gate`), against a stand-in for the ROUTER: what
-it passes on, what it closes before the ROUTER hears of it, and that the mesh still learns
-which host each connection comes from.
+"""The gate in front of ZeroMQ (:mod:`tarotd.gate`), against a stand-in for the ROUTER on the
+gate's inner listener: what it passes on, what it closes before the ROUTER hears of it, that
+the mesh still learns which host each connection comes from, that a member's connection
+leaves the bounds, and that nobody reaches the ROUTER but through the gate.
 
 The far hosts are 127.0.0.2, 127.0.0.3, … — other hosts as far as the gate can tell.
 """
@@ -10,13 +11,21 @@ from __future__ import annotations
 import asyncio
 import errno
 import logging
-from collections.abc import AsyncIterator
+import socket
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 import pytest
 
-from tarotd.gate import ZMTP_SIGNATURE, CannotListen, Gate, gate_possible, looks_like_zmtp
-from tarotd.guard import ConnectionBounds
+from tarotd.gate import (
+    INNER_HOST,
+    ZMTP_SIGNATURE,
+    CannotListen,
+    Gate,
+    gate_possible,
+    looks_like_zmtp,
+)
+from tarotd.guard import ConnectionBounds, Far
 from tarotd.refusals import Refusals
 
 pytestmark = pytest.mark.skipif(
@@ -49,13 +58,14 @@ class Router:
 
 
 @asynccontextmanager
-async def gate(total: int = 10, per_host: int = 3) -> AsyncIterator[tuple[Gate, Router, Refusals]]:
-    router = Router()
-    router.server = await asyncio.start_server(router._serve, "127.0.0.1", 0)
+async def gate(
+    total: int = 12, per_host: int = 3, members: Callable[[str], bool] = lambda host: False
+) -> AsyncIterator[tuple[Gate, Router, Refusals]]:
     refusals = Refusals(logging.getLogger("test-gate"))
-    door = Gate(
-        "127.0.0.1", 0, router.port, ConnectionBounds(total, per_host), refusals, deadline=DEADLINE
-    )
+    bounds = ConnectionBounds(total, per_host)
+    door = Gate("127.0.0.1", 0, bounds, refusals, deadline=DEADLINE, members=members)
+    router = Router()
+    router.server = await asyncio.start_server(router._serve, sock=door.take_inner())
     try:
         yield door, router, refusals
     finally:
@@ -141,14 +151,20 @@ def test_a_silent_connection_is_closed_at_the_deadline_and_frees_its_place() -> 
 
 
 def test_connections_beyond_the_bounds_are_closed_at_once() -> None:
+    """Per host, and in all: the last quarter of the total only for a host a member proved
+    itself from."""
+
     async def test() -> None:
-        async with gate(total=4, per_host=2) as (door, _, refusals):
+        member_host = "127.0.0.8"
+        async with gate(total=4, per_host=2, members=member_host.__eq__) as (door, _, refusals):
             held = [await connect(door, "127.0.0.5") for _ in range(2)]
             over_host = await connect(door, "127.0.0.5")
             assert await closed(over_host[0], within=DEADLINE / 2)  # long before any deadline
-            held += [await connect(door, "127.0.0.6") for _ in range(2)]
+            held.append(await connect(door, "127.0.0.6"))
             over_total = await connect(door, "127.0.0.7")
             assert await closed(over_total[0], within=DEADLINE / 2)
+            held.append(await connect(door, member_host))  # the place kept for members
+            assert not await closed(held[-1][0], within=DEADLINE / 2)
             assert refusals.counts() == {"connections-from-host": 1, "connections-total": 1}
             assert len(door) == 4
             for _, writer in [*held, over_host, over_total]:
@@ -157,14 +173,80 @@ def test_connections_beyond_the_bounds_are_closed_at_once() -> None:
     asyncio.run(test())
 
 
+def test_this_machine_is_bounded_like_any_host_until_a_connection_proves_a_members_key() -> None:
+    """127.0.0.1 takes ``per_host`` connections like any host; one that proved a member's key
+    leaves the bounds, one a key: the member's earlier one counts again."""
+
+    async def test() -> None:
+        async with gate(per_host=2) as (door, router, refusals):
+            member = await connect(door, "127.0.0.1")
+            member[1].write(GREETING)
+            await member[0].readexactly(ZMTP_SIGNATURE)
+            door.prove(router.sources[0], b"member key")
+            idle = [await connect(door, "127.0.0.1") for _ in range(2)]
+            over = await connect(door, "127.0.0.1")
+            assert await closed(over[0], within=DEADLINE / 2)
+            assert refusals.counts() == {"connections-from-host": 1} and len(door) == 3
+            idle[0][1].close()
+            await asyncio.sleep(0.1)
+            again = await connect(door, "127.0.0.1")  # the member's second connection
+            again[1].write(GREETING)
+            await again[0].readexactly(ZMTP_SIGNATURE)
+            door.prove(router.sources[1], b"member key")  # the first one counts again
+            assert await closed((await connect(door, "127.0.0.1"))[0], within=DEADLINE / 2)
+            assert refusals.counts() == {"connections-from-host": 2}
+            door.prove("127.0.0.9", b"member key")  # no connection of the gate's: nothing
+            for _, writer in [member, *idle, over, again]:
+                writer.close()
+
+    asyncio.run(test())
+
+
+def test_a_connection_exempt_counts_again_when_it_closes_or_its_key_moves() -> None:
+    bounds = ConnectionBounds(total=8, per_host=2)
+    for fd in (3, 4):
+        assert bounds.admit(fd, Far("127.0.0.1", 1000 + fd)) is None
+    bounds.exempt(3, b"a")
+    bounds.exempt(3, b"a")  # again: nothing changes
+    assert bounds.counted == 1 and len(bounds) == 2
+    bounds.exempt(3, b"b")  # the connection proves another key: one exempt still
+    bounds.exempt(4, b"a")
+    assert bounds.counted == 0
+    bounds.exempt(4, b"b")  # key b moves to 4: 3 counts again
+    assert bounds.counted == 1
+    bounds.closed(4)
+    bounds.closed(3)
+    assert bounds.counted == 0 and len(bounds) == 0
+    bounds.exempt(5, b"b")  # not held: nothing
+    assert bounds.admit(5, Far("127.0.0.1", 5)) is None and bounds.counted == 1
+
+
+def test_nobody_reaches_the_router_but_through_the_gate() -> None:
+    """The ROUTER's listener takes signed connections only: the kernel drops one made to it
+    directly at its first packet, from any address of this machine."""
+
+    async def test() -> None:
+        async with gate() as (door, router, _):
+            inner = router.port
+            for source in ("127.0.0.1", "127.1.0.0"):
+                with socket.socket() as direct:
+                    direct.bind((source, 0))
+                    direct.settimeout(1.0)
+                    with pytest.raises(TimeoutError):
+                        direct.connect((INNER_HOST, inner))
+            assert router.sources == [] and len(door) == 0
+
+    asyncio.run(test())
+
+
 def test_a_port_taken_is_refused_with_its_reason() -> None:
     async def test() -> None:
         async with gate() as (door, router, refusals):
             with pytest.raises(CannotListen) as raised:
-                Gate("127.0.0.1", door.address[1], router.port, ConnectionBounds(1), refusals)
+                Gate("127.0.0.1", door.address[1], ConnectionBounds(1), refusals)
             assert raised.value.errno == errno.EADDRINUSE
             with pytest.raises(CannotListen) as raised:
-                Gate("no-such-host.invalid", 0, router.port, ConnectionBounds(1), refusals)
+                Gate("no-such-host.invalid", 0, ConnectionBounds(1), refusals)
             assert raised.value.errno == errno.EADDRNOTAVAIL
 
     asyncio.run(test())

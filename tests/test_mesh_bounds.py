@@ -19,6 +19,7 @@ import zmq
 from test_mesh import Node, challenge, hello, raw_socket, run, running, wait_for
 
 from protocol.identity import Identity
+from tarotd.guard import MEMBERS_SHARE
 from tarotd.mesh import Limits, PeerState
 from tarotd.refusals import Cause
 
@@ -119,24 +120,20 @@ def test_links_opened_for_discovery_are_bounded() -> None:
 
 @pytest.mark.parametrize("gate", [True, False], ids=["gate", "zeromq-listening"])
 def test_incoming_connections_are_bounded_per_host_and_in_all(gate: bool) -> None:
-    """Through the gate, or where it cannot run, with ZeroMQ listening itself."""
+    """Through the gate, or where it cannot run, with ZeroMQ listening itself.  None of the
+    hosts is a member's: the places kept for members stay free."""
+    strangers = 10 - 10 // MEMBERS_SHARE
 
     async def test() -> None:
         victim = Node("victim", limits=Limits(connections=10, connections_per_host=3, gate=gate))
         async with running(victim):
-            port = victim.mesh.port
-            held = []
-            for n in range(2, 10):
-                for _ in range(5):  # five from each of eight hosts: three each would be 24
-                    sock = socket.socket()
-                    sock.bind((f"127.0.0.{n}", 0))
-                    sock.connect(("127.0.0.1", port))
-                    held.append(sock)
+            # five from each of eight hosts: three each would be 24
+            held = idle(victim, [f"127.0.0.{n}" for n in range(2, 10) for _ in range(5)])
             await wait_for(
-                lambda: sum(victim.mesh.refusals.counts().values()) == 40 - 10,
+                lambda: sum(victim.mesh.refusals.counts().values()) == 40 - strangers,
                 "the excess turned away",
             )
-            assert victim.mesh.connections()["incoming"] == 10
+            assert victim.mesh.connections()["incoming"] == strangers
             counts = victim.mesh.refusals.counts()
             assert counts["connections-from-host"] > 0 and counts["connections-total"] > 0, counts
             for sock in held:
@@ -150,9 +147,10 @@ def test_incoming_connections_are_bounded_per_host_and_in_all(gate: bool) -> Non
 
 
 def test_a_member_reconnecting_gets_in_while_strangers_hold_every_place() -> None:
-    """A member's host is bounded per host only: strangers' idle connections filling the total
-    must not lock out a member whose connection broke (before it, the member waited until the
-    strangers' handshake deadline let a place go — and a flood reopens its connections at once)."""
+    """A member's host may take the places kept for members: strangers' idle connections filling
+    every other place must not lock out a member whose connection broke (before it, the member
+    waited until the strangers' handshake deadline let a place go — and a flood reopens its
+    connections at once)."""
 
     async def test() -> None:
         member = Node("member")
@@ -171,14 +169,8 @@ def test_a_member_reconnecting_gets_in_while_strangers_hold_every_place() -> Non
             await wait_for(
                 lambda: victim.mesh.connections()["incoming"] == 0, "the member's connection gone"
             )
-            strangers = []
-            for host in ("127.0.0.2", "127.0.0.3"):
-                for _ in range(3):
-                    sock = socket.socket()
-                    sock.bind((host, 0))
-                    sock.connect(("127.0.0.1", victim.mesh.port))
-                    strangers.append(sock)
-            await wait_for(lambda: victim.mesh.connections()["incoming"] == 4, "every place taken")
+            strangers = idle(victim, [host for host in ("127.0.0.2", "127.0.0.3") for _ in "abc"])
+            await wait_for(lambda: victim.mesh.connections()["incoming"] == 3, "every place taken")
             back = Node("member", identity=member.identity)
             async with running(back):
                 back.mesh.connect(victim.mesh.endpoint, victim.key)
@@ -186,9 +178,50 @@ def test_a_member_reconnecting_gets_in_while_strangers_hold_every_place() -> Non
                     lambda: back.state_of(victim) is PeerState.UP, "the member back", timeout=3.0
                 )
             assert (
-                victim.mesh.refusals.count(Cause.CONNECTIONS_TOTAL) >= 2
+                victim.mesh.refusals.count(Cause.CONNECTIONS_TOTAL) == 3
             )  # the strangers beyond the total
             for sock in strangers:
                 sock.close()
 
     run(test)
+
+
+def test_this_machine_is_bounded_like_any_host_but_a_members_proven_connection() -> None:
+    """127.0.0.1 — a member's host here — takes ``connections_per_host`` like any host: a
+    flood from a process of this machine neither goes past it nor counts the member's own
+    connection, which proved its key, against it.  Before, 127.0.0.1 was bounded by nothing
+    but the descriptors."""
+
+    async def test() -> None:
+        member = Node("member")
+        victim = Node(
+            "victim",
+            limits=Limits(connections=40, connections_per_host=3),
+            keeps={member.key}.__contains__,
+        )
+        async with running(victim, member):
+            member.mesh.connect(victim.mesh.endpoint, victim.key)
+            await wait_for(lambda: victim.state_of(member) is PeerState.UP, "the member up")
+            flood = idle(victim, ["127.0.0.1"] * 10)
+            await wait_for(
+                lambda: victim.mesh.refusals.count(Cause.CONNECTIONS_FROM_HOST) == 10 - 3,
+                "the flood beyond the host's bound turned away",
+            )
+            assert victim.mesh.connections()["incoming"] == 3 + 1  # and the member's
+            victim.mesh.send(member.key, "deal", b"still there")
+            await wait_for(lambda: member.bodies_from(victim) == [b"still there"], "delivered")
+            for sock in flood:
+                sock.close()
+
+    run(test)
+
+
+def idle(victim: Node, hosts: list[str]) -> list[socket.socket]:
+    """Idle TCP connections to ``victim``'s peer port, one from each of ``hosts``."""
+    held = []
+    for host in hosts:
+        sock = socket.socket()
+        sock.bind((host, 0))
+        sock.connect(("127.0.0.1", victim.mesh.port))
+        held.append(sock)
+    return held

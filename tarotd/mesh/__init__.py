@@ -8,7 +8,9 @@ of tarot.
 **Sockets.**  Each daemon binds one ROUTER and opens one DEALER per peer (``connect``), plain
 ZeroMQ sockets the event loop drives directly (:mod:`tarotd.zsocket`: pyzmq's asyncio layer
 cost a third of the mesh's CPU).  The ROUTER listens on loopback, behind the daemon's own door
-on ``listen`` (:mod:`tarotd.gate`), which bounds the connections before ZeroMQ sees them.
+on ``listen`` (:mod:`tarotd.gate`), which bounds the connections before ZeroMQ sees them, from
+127.0.0.1 as from any host, and alone can reach it; a connection whose HELLO proves the key of
+a peer a table needs leaves the bounds (:meth:`~tarotd.gate.Gate.prove`).
 Traffic *from* A *to* B always travels on A's DEALER to B's ROUTER, and B's answers about that
 stream (the HELLO-ACK, acknowledgements) come back on the same connection, so each TCP
 connection carries one direction of data and its own feedback.  A DEALER's ZeroMQ routing id is

@@ -100,7 +100,8 @@ class Limits:
     hwm: int = 10_000  #: ZeroMQ send and receive high-water marks, per connection
     #: incoming connections in all (None: from the descriptor limit, :mod:`tarotd.guard`)
     connections: int | None = None
-    connections_per_host: int = PER_HOST  #: incoming connections from one host (127.0.0.1 excepted)
+    #: incoming connections from one host, 127.0.0.1 too (a member's, once proven, apart)
+    connections_per_host: int = PER_HOST
     #: accept through :mod:`tarotd.gate` where the system allows (False: ZeroMQ listens itself)
     gate: bool = True
     links: int = 64  #: links no table needs (opened on behalf of discovery) held at once
@@ -357,12 +358,16 @@ class Mesh:
             router.setsockopt(zmq.CURVE_SECRETKEY, self._curve[1])
         gated = self._limits.gate and gate_possible()
         try:
-            router.bind("tcp://127.0.0.1:0" if gated else self._listen)
-            self._endpoint = router.getsockopt_string(zmq.LAST_ENDPOINT)
             if gated:
-                self._endpoint = self._open_gate(int(self._endpoint.rpartition(":")[2]))
+                self._endpoint = self._open_gate(router)
+            else:
+                router.bind(self._listen)
+                self._endpoint = router.getsockopt_string(zmq.LAST_ENDPOINT)
         except zmq.ZMQError as error:
             router.close(linger=0)
+            if self._gate is not None:
+                await self._gate.close()
+                self._gate = None
             raise CannotListen(error.errno or errno.EINVAL, error.strerror) from None
         except CannotListen:
             router.close(linger=0)
@@ -373,18 +378,22 @@ class Mesh:
             self._spawn(self._guard_loop(_monitor(router, GUARDED_EVENTS)))
         self._spawn(self._tick_loop())
 
-    def _open_gate(self, router_port: int) -> str:
-        """Listen on ``listen`` through the gate, for the ROUTER on ``router_port``; return the
-        endpoint."""
+    def _open_gate(self, router: zmq.Socket[Any]) -> str:
+        """Listen on ``listen`` through the gate, and ``router`` on the gate's inner listener
+        (handed over as a descriptor already listening, ``USE_FD``: ZeroMQ closes it); return
+        the endpoint."""
         host, _, port = self._listen[len("tcp://") :].rpartition(":")
         self._gate = Gate(
             host,
             int(port),
-            router_port,
             self._bounds,
             self.refusals,
             members=lambda host: host in self._member_hosts,
         )
+        inner = self._gate.take_inner()
+        inner_host, inner_port = inner.getsockname()[:2]
+        router.setsockopt(zmq.USE_FD, inner.detach())
+        router.bind(tcp_endpoint(inner_host, inner_port))
         return tcp_endpoint(*self._gate.address)
 
     async def close(self) -> None:
@@ -732,7 +741,9 @@ class Mesh:
             self._bounds.closed(fd)
         else:
             far = peer_of(fd, self.port)
-            cause = None if far is None else self._bounds.admit(fd, far)
+            cause = (
+                None if far is None else self._bounds.admit(fd, far, far.host in self._member_hosts)
+            )
             if far is not None and cause is not None:
                 turn_away(fd)
                 self.refusals.refuse(
@@ -825,7 +836,8 @@ class Mesh:
         if not verify(key, msg["sig"], signing_bytes("hello", msg)):
             self.stats.bad_hello += 1
             return
-        seen_from = self._far_host(_property(frame, "Peer-Address"))
+        peer_address = _property(frame, "Peer-Address")
+        seen_from = self._far_host(peer_address)
         if msg["to"] != self.key or msg["challenge"] not in challenges:
             self.stats.bad_hello += 1
             if msg["to"] != self.key:
@@ -859,6 +871,8 @@ class Mesh:
             return
         peer = self._peer(key)
         peer.host = seen_from
+        if self._gate is not None and self._kept(peer):
+            self._gate.prove(peer_address, key)  # a member's connection: out of the bounds
         if peer.route != rid:  # a new connection of the peer's: answer there from now on
             self._routes.pop(peer.route or b"", None)
             peer.route, self._routes[rid] = rid, peer
