@@ -59,6 +59,17 @@ def run(args: argparse.Namespace) -> int:
             f"  table {table['table'][:8]}: {', '.join(table['seats'])} — deal {table['deal']}, "
             f"{table['scored']} scored{waiting}"
         )
+        if table.get("unsettled"):
+            print(
+                f"    deal {table['deal']} unsettled here: this daemon timed out as many members "
+                "as answered, so it ends nothing alone; it asks every member it reaches how the "
+                "deal ended, and takes that row"
+            )
+        if table.get("rows_awaited"):
+            print(
+                "    the table is over; waiting until "
+                f"{', '.join(table['rows_awaited'])} hold its last row (it serves it to them)"
+            )
     return 0
 
 

@@ -31,10 +31,13 @@ anyway, so nothing waits that could have gone on.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
+from typing import Final
 
+from protocol.identity import Identity, verify
 from protocol.messages import Kind, Message
 from protocol.payloads import timed_out_in
+from protocol.proofs import frame
 from protocol.transcript import Transcript, next_head
 
 
@@ -85,3 +88,41 @@ def left_out_of_reveal(
         head = next_head(head, message)
     signers = {m.seat for m in kept if m.kind is Kind.SCORE_SIGN and m.prev == head}
     return (start, others) if signers >= {m.seat for m in others} else None
+
+
+#: The domain of a vote to void a deal: no message, manifest or mesh frame shares it.
+VOID_DOMAIN: Final = b"tarot/v2/void-deal"
+
+
+def void_statement(table_id: bytes, deal: int) -> bytes:
+    """What a seat signs to vote that a deal be void (:func:`void_certified`)."""
+    return frame(VOID_DOMAIN, table_id, deal.to_bytes(4, "big"))
+
+
+def void_vote(identity: Identity, table_id: bytes, deal: int) -> bytes:
+    """A seat's vote to void the deal: it will sign nothing more in it."""
+    return identity.sign(void_statement(table_id, deal))
+
+
+def void_certified(
+    table_id: bytes, members: tuple[bytes, ...], deal: int, votes: Mapping[int, bytes]
+) -> bool:
+    """Whether ``votes`` (seat → signature) void the deal: a quorum of seats, each vote its
+    seat's own signature.
+
+    **Why a void certificate.**  Members cut off from each other in several places at once
+    can each time out a different seat, each with a quorum in its own view — A times out C,
+    B times out A, C times out B — and then none of their records can stand, whatever comes
+    later: each revealed its seed on a chain the others do not share.  A seat that cannot
+    settle (it would time out as many seats as answer) and hears that a quorum is in the same
+    state votes to void the deal and signs nothing more in it; a quorum of votes voids it for
+    everyone, scoring nothing and charging nobody.  A void and a closing of one deal cannot
+    both be certified: their quorums share a seat, which would have voted and signed a score
+    — an honest seat does one or the other."""
+    players = len(members)
+    if not votes or not all(0 <= seat < players for seat in votes):
+        return False
+    statement = void_statement(table_id, deal)
+    if not all(verify(members[seat], sig, statement) for seat, sig in votes.items()):
+        return False
+    return settled(players, set(range(players)) - set(votes))

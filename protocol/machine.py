@@ -23,7 +23,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
-from protocol.agreement import left_out_of_reveal, settled, timed_out_before_reveal
+from protocol.agreement import left_out_of_reveal, settled, timed_out_before_reveal, void_vote
 from protocol.audit import (
     Audits,
     DealAudit,
@@ -112,6 +112,9 @@ class SeatMachine:
         #: It timed out as many seats as answered, so did not stall them: it waits for the
         #: others' word (their next message, or their closing).  Cleared as the chain moves.
         self.outvoted = False
+        #: It voted to void the deal (:func:`~protocol.agreement.void_vote`): it signs
+        #: nothing more in it, and ends on a void certificate or the others' closing.
+        self.voted = False
 
     # --- The caller's side ------------------------------------------------------------
 
@@ -166,10 +169,12 @@ class SeatMachine:
         round closes with them (the audit needs every seed it can get)."""
         if not self.done:
             gone = self.waiting_for() - {self.seat}
-            if not settled(self.players, {*self.public.stalled, *gone}):
+            proven = self.public.verdict is not None and self.public.verdict.proven
+            if not proven and not settled(self.players, {*self.public.stalled, *gone}):
                 # Those it would time out are as many as those left: it cannot tell their
                 # silence from its own cut cable, and a record of its own could not stand.
                 # It waits for their word — their messages, or their closing of the deal.
+                # (A deal stopped by a proof goes on to its reveal: every seat holds the proof.)
                 self.outvoted = True
                 return self._flush()
             if self._stall_point is None:
@@ -182,6 +187,17 @@ class SeatMachine:
             # the others' reveals that came before our own timeout opened the round
             self._retry_early()
         return self._flush()
+
+    def vote_void(self) -> bytes | None:
+        """This seat's vote to void the deal, if it may give one: it cannot settle the deal
+        (``outvoted``) and has signed no score in it, which a closing could count.  Once
+        given, it signs nothing more in the deal."""
+        if self.done or Kind.SCORE_SIGN in self._sent_rounds:
+            return None
+        if not (self.outvoted or self.voted):
+            return None
+        self.voted = True
+        return void_vote(self.identity, self.table.table_id, self.public.deal_number)
 
     def waiting_for(self) -> set[int]:
         """The seats the deal waits for here; once it is over but unsettled (this seat alone
@@ -203,7 +219,7 @@ class SeatMachine:
     def decision(self) -> Phase | None:
         """The phase of the decision this seat owes now, or None."""
         game = self.public.mine
-        if game is None or self.deciding != self.seat:
+        if game is None or self.deciding != self.seat or self.voted:
             return None
         return game.phase
 
@@ -214,6 +230,8 @@ class SeatMachine:
     def act(self, action: Action) -> list[Message]:
         """This seat's decision.  RuleError (and nothing sent) if the rules forbid it."""
         game = self.public.mine
+        if self.voted:
+            raise RuleError("this seat voted to void the deal: it plays no more in it")
         if self.decision() is None or game is None:
             raise RuleError("it is not this seat's turn to decide")
         if action.seat != self.seat:
@@ -295,7 +313,7 @@ class SeatMachine:
                 return None
             machine._timed_out_as(message)
             machine._offer(message)
-            if not machine.transcript.accepted(message) or machine._early:
+            if not machine.transcript.accepted(message):
                 return None
         if machine.public.stage is Stage.SIGN:  # they closed the signatures without some
             machine._close_round_without(machine.public.signatures)
@@ -603,7 +621,7 @@ class SeatMachine:
             self._score_signature()
         if self.public.stage is Stage.DONE and self.audit is not None:
             self._check_signatures()
-        if self._following:
+        if self._following or self.voted:
             return
         try:
             self._automatic()

@@ -1039,7 +1039,16 @@ class Daemon:
         return {
             **seat_state(runner, self.identity.public_key, self._away(runner)),
             "paused": self._pause_said(runner),
+            "unsettled": runner.unsettled,
+            "rows_awaited": self._rows_awaited(runner),
         }
+
+    def _rows_awaited(self, runner: TableRunner) -> list[str]:
+        """The members a finished table waits for, to hold its last row (by name)."""
+        settlement = self.settlements.get(runner.table_id)
+        if settlement is None:
+            return []
+        return [self._member_name(runner, d) for d in settlement.waiting_for_rows()]
 
     def _tables(self) -> list[TableOffer]:
         return [
@@ -1346,12 +1355,7 @@ class Daemon:
                     "scored": r.completed,
                     "waiting_for": sorted(r.waiting_for()),
                     "unsettled": r.unsettled,
-                    "rows_awaited": [
-                        self._member_name(r, daemon)
-                        for daemon in self.settlements[r.table_id].waiting_for_rows()
-                    ]
-                    if r.table_id in self.settlements
-                    else [],
+                    "rows_awaited": self._rows_awaited(r),
                     "paused": self._pause_said(r),
                 }
                 for r in self.runners.values()

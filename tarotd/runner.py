@@ -37,6 +37,7 @@ from typing import Protocol
 
 import msgpack
 
+from protocol.agreement import void_certified
 from protocol.audit import Audits, DealAudit
 from protocol.bots import make_bot
 from protocol.deal import Action
@@ -89,10 +90,10 @@ class Journal(Protocol):
         deal: int,
         sheet: ScoreSheet,
         results: Sequence[Mapping[str, object]],
-        closing: Sequence[Message] = (),
+        closing: Sequence[Message] | Mapping[int, bytes] = (),
     ) -> None:
         """The deal :attr:`DealState.SCORED`, with the sheet and results that hold it and its
-        closing chain (served to the members that lack it), at once."""
+        certificate (served to the members that lack it), at once."""
 
     def sheet(self, table_id: bytes) -> ScoreSheet | None: ...
 
@@ -409,6 +410,52 @@ class TableRunner:
         self.machines = followed
         self._seen.update(message.digest for message in closing)
         return True
+
+    def vote_void(self) -> dict[int, bytes]:
+        """The hosted seats' votes to void the deal, if every one of them may vote
+        (:meth:`SeatMachine.vote_void`); none otherwise — a daemon's seats vote together."""
+        if not self.machines or not all(m.outvoted or m.voted for m in self.machines.values()):
+            return {}
+        votes = {seat: m.vote_void() for seat, m in self.machines.items()}
+        return {seat: vote for seat, vote in votes.items() if vote is not None}
+
+    def void(self, deal: int, votes: Mapping[int, bytes]) -> list[WireOut]:
+        """Record the deal being played here as void, on a quorum's votes
+        (:func:`~protocol.agreement.void_certified`) — no score, nobody charged — and deal
+        the next.  Nothing changes if the votes do not certify it or the deal is settled
+        here."""
+        setup = self.ready.setup
+        if deal != self.deal_number or not self.machines or self.settled:
+            return []
+        if not void_certified(setup.table_id, setup.members, deal, votes):
+            return []
+        reason = (
+            "abandoned: the members were cut off from each other and could not agree where "
+            "the deal stopped — nobody charged"
+        )
+        sheet = ScoreSheet.from_json(self.sheet.to_json())
+        sheet.add_void(reason)
+        result: dict[str, object] = {
+            "deal": deal,
+            "dealer": self.dealer,
+            "contract": None,
+            "taker": None,
+            "scores": [0] * setup.players,
+            "penalties": [],
+            "audit": "void",
+            "void": reason,
+            "breakdown": None,
+        }
+        results = [*self.results, result]
+        self.journal.record_deal(self.table_id, deal, sheet, results, dict(votes))
+        self.sheet, self.results = sheet, results
+        self.last_views = {}
+        self.machines = {}
+        self._seen.clear()
+        if self.finished:
+            return []
+        self.deal_number += 1
+        return self._deal_again()
 
     @property
     def settled(self) -> bool:

@@ -32,12 +32,14 @@ from __future__ import annotations
 
 import enum
 import math
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Final, Protocol
 
 import msgpack
 
+from protocol.agreement import settled, void_certified, void_statement
+from protocol.identity import verify
 from protocol.messages import Message, MessageError, decode, encode
 from tarotd.runner import TableRunner, WireOut
 
@@ -47,12 +49,16 @@ ASK_EVERY: Final = 2.0  #: seconds between two rounds of asking for a closing (a
 LINGER_TIMEOUTS: Final = 6  #: a finished table's member waits this many timeouts at most
 MAX_CHAIN: Final = 4096  #: messages in a closing (a deal at five has about 250)
 MAX_FRAME: Final = 4 * 1024 * 1024  #: bytes of a settle frame
+MAX_SEATS: Final = 5
+#: Seconds a member's word that it cannot settle the deal counts, unless said again.
+STUCK_FOR: Final = 3 * ASK_EVERY
 
 
 class FrameKind(enum.StrEnum):
     WANT = "want"
     CLOSING = "closing"
     HOLDS = "holds"
+    VOID = "void"
 
 
 @dataclass(frozen=True)
@@ -61,11 +67,19 @@ class SettleFrame:
     table_id: bytes
     deal: int
     chain: tuple[Message, ...] = ()
+    #: A ``want``'s seats that cannot settle the deal (``outvoted``, or voted already).
+    outvoted: tuple[int, ...] = ()
+    #: A ``void``'s votes to void the deal, seat → signature.
+    votes: Mapping[int, bytes] = field(default_factory=dict)
 
     def encode(self) -> bytes:
         body: dict[str, object] = {"t": self.kind.value, "table": self.table_id, "deal": self.deal}
         if self.kind is FrameKind.CLOSING:
             body["chain"] = [encode(m) for m in self.chain]
+        elif self.kind is FrameKind.WANT and self.outvoted:
+            body["outvoted"] = list(self.outvoted)
+        elif self.kind is FrameKind.VOID:
+            body["votes"] = dict(self.votes)
         packed: bytes = msgpack.packb(body, use_bin_type=True)
         return packed
 
@@ -79,8 +93,20 @@ def parse(body: bytes) -> SettleFrame:
     if len(body) > MAX_FRAME:
         raise FrameError("a settle frame over the size limit")
     try:
-        data = msgpack.unpackb(body, raw=False, max_array_len=MAX_CHAIN)
-    except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError) as exc:
+        data = msgpack.unpackb(
+            body,
+            raw=False,
+            max_array_len=MAX_CHAIN,
+            max_map_len=MAX_SEATS + 8,
+            strict_map_key=False,
+        )
+    except (
+        ValueError,
+        TypeError,  # an unhashable map key
+        msgpack.ExtraData,
+        msgpack.FormatError,
+        msgpack.StackError,
+    ) as exc:
         raise FrameError(f"not msgpack ({exc})") from None
     if type(data) is not dict:
         raise FrameError("not a map")
@@ -94,6 +120,21 @@ def parse(body: bytes) -> SettleFrame:
     if type(deal) is not int or not 0 <= deal < 2**31:
         raise FrameError("the deal is not a number")
     chain: tuple[Message, ...] = ()
+    outvoted: tuple[int, ...] = ()
+    votes: dict[int, bytes] = {}
+    if kind is FrameKind.WANT and "outvoted" in data:
+        seats = data["outvoted"]
+        if type(seats) is not list or not all(_seat(seat) for seat in seats):
+            raise FrameError("the seats outvoted are not a list of seats")
+        outvoted = tuple(seats)
+    if kind is FrameKind.VOID:
+        raw_votes = data.get("votes")
+        if type(raw_votes) is not dict or not all(
+            _seat(seat) and type(vote) is bytes and len(vote) == 64
+            for seat, vote in raw_votes.items()
+        ):
+            raise FrameError("the votes are not a map of seat to signature")
+        votes = dict(raw_votes)
     if kind is FrameKind.CLOSING:
         raw = data.get("chain")
         if type(raw) is not list or not all(type(m) is bytes for m in raw):
@@ -102,24 +143,31 @@ def parse(body: bytes) -> SettleFrame:
             chain = tuple(decode(m) for m in raw)
         except MessageError as exc:
             raise FrameError(f"a message of the chain does not decode ({exc})") from None
-    return SettleFrame(kind, table_id, deal, chain)
+    return SettleFrame(kind, table_id, deal, chain, outvoted, votes)
+
+
+def _seat(value: object) -> bool:
+    return type(value) is int and 0 <= value < MAX_SEATS
 
 
 class Closings(Protocol):
-    """Where a daemon's scored deals' closings are (the store)."""
+    """Where a daemon's scored deals' certificates are (the store)."""
 
-    def closing(self, table_id: bytes, deal: int) -> list[Message] | None: ...
+    def closing(self, table_id: bytes, deal: int) -> list[Message] | dict[int, bytes] | None: ...
 
 
 def served(closings: Closings, frame: SettleFrame) -> bytes | None:
-    """The answer to a ``want``: the deal's closing, if this daemon has the deal scored.  The
-    caller has checked that the asker is a member of the table."""
+    """The answer to a ``want``: the deal's certificate — its closing chain, or the votes
+    that voided it — if this daemon has the deal scored.  The caller has checked that the
+    asker is a member of the table."""
     if frame.kind is not FrameKind.WANT:
         return None
-    chain = closings.closing(frame.table_id, frame.deal)
-    if not chain:
+    kept = closings.closing(frame.table_id, frame.deal)
+    if not kept:
         return None
-    return SettleFrame(FrameKind.CLOSING, frame.table_id, frame.deal, tuple(chain)).encode()
+    if isinstance(kept, dict):
+        return SettleFrame(FrameKind.VOID, frame.table_id, frame.deal, votes=kept).encode()
+    return SettleFrame(FrameKind.CLOSING, frame.table_id, frame.deal, tuple(kept)).encode()
 
 
 class Settlement:
@@ -139,6 +187,11 @@ class Settlement:
         self._progress: object = None
         self._still_since = 0.0
         self._pending: SettleFrame | None = None
+        self._deal = runner.deal_number
+        #: Seats known not to be able to settle the deal being played, since when.
+        self._stuck: dict[int, float] = {}
+        #: Valid votes to void the deal being played, seat → signature.
+        self.votes: dict[int, bytes] = {}
 
     @property
     def members(self) -> list[bytes]:
@@ -166,14 +219,48 @@ class Settlement:
         daemon lacks, at once for a member that came back, else every :data:`ASK_EVERY` s."""
         up_now = set(up) & set(self.members)
         came_back, self._heard = up_now - self._heard, up_now
+        self._new_deal()
         if not self.lacking(now):
             return []
         asked = up_now if now - self._asked_at >= ASK_EVERY else came_back
         if not asked:
             return []
         self._asked_at = now
-        body = SettleFrame(FrameKind.WANT, self.runner.table_id, self.runner.deal_number).encode()
-        return [(daemon, body) for daemon in sorted(asked)]
+        runner = self.runner
+        outvoted = tuple(s for s, m in runner.machines.items() if m.outvoted or m.voted)
+        for seat in outvoted:
+            self._stuck[seat] = now
+        want = SettleFrame(FrameKind.WANT, runner.table_id, runner.deal_number, outvoted=outvoted)
+        outs = [(daemon, want.encode()) for daemon in sorted(asked)]
+        self._vote(now)
+        if self.votes:
+            void = SettleFrame(
+                FrameKind.VOID, runner.table_id, runner.deal_number, votes=self.votes
+            )
+            outs += [(daemon, void.encode()) for daemon in sorted(asked)]
+        return outs
+
+    def _new_deal(self) -> None:
+        """Forget what was said of the deal before."""
+        if self._deal != self.runner.deal_number:
+            self._deal = self.runner.deal_number
+            self._stuck, self.votes = {}, {}
+
+    def _vote(self, now: float) -> None:
+        """Vote to void the deal if this daemon's seats cannot settle it and a quorum of
+        seats said, lately, that they cannot either (:func:`~protocol.agreement.void_certified`)."""
+        stuck = {seat for seat, since in self._stuck.items() if now - since <= STUCK_FOR}
+        players = self.runner.ready.setup.players
+        if settled(players, set(range(players)) - stuck):
+            self.votes.update(self.runner.vote_void())
+            self._check_votes()
+
+    def _check_votes(self) -> None:
+        setup = self.runner.ready.setup
+        if void_certified(setup.table_id, setup.members, self.runner.deal_number, self.votes):
+            self._pending = SettleFrame(
+                FrameKind.VOID, setup.table_id, self.runner.deal_number, votes=dict(self.votes)
+            )
 
     def lacking(self, now: float) -> bool:
         """Whether the deal being played here may be closed elsewhere: it is unsettled here,
@@ -199,10 +286,20 @@ class Settlement:
             return []
         if frame.table_id != self.runner.table_id:
             return []
+        self._new_deal()
+        current = frame.deal == self.runner.deal_number
+        if frame.kind is FrameKind.WANT and current:
+            hosted = {s for s, m in enumerate(self.runner.ready.members) if m.daemon == peer}
+            for seat in set(frame.outvoted) & hosted:
+                self._stuck[seat] = now
+        if frame.kind is FrameKind.VOID:
+            if current and not self.runner.settled:
+                self._take_votes(frame.votes)
+            return []
         if frame.kind is FrameKind.HOLDS:
             self.holders.setdefault(frame.deal, set()).add(peer)
         elif frame.kind is FrameKind.CLOSING:
-            if frame.deal == self.runner.deal_number and not self.runner.settled:
+            if current and not self.runner.settled:
                 self._pending = frame
         elif now - self._served.get((peer, frame.deal), -math.inf) >= ASK_EVERY / 2:
             answer = served(self.closings, frame)
@@ -211,12 +308,25 @@ class Settlement:
                 return [(peer, answer)]
         return []
 
+    def _take_votes(self, votes: Mapping[int, bytes]) -> None:
+        """Keep the valid votes among ``votes`` (each checked alone: one bad vote spoils
+        nothing), and the certificate once they are a quorum's."""
+        setup = self.runner.ready.setup
+        statement = void_statement(setup.table_id, self.runner.deal_number)
+        for seat, vote in votes.items():
+            if seat < setup.players and verify(setup.members[seat], vote, statement):
+                self.votes[seat] = vote
+        self._check_votes()
+
     def take_adopted(self) -> list[WireOut]:
-        """Adopt the closing received, if it is one (the daemon drives this as a move of the
-        table: the runner then scores the deal and deals the next)."""
+        """Adopt the closing or void certificate received, if it is one (the daemon drives
+        this as a move of the table: the runner then scores the deal and deals the next)."""
         frame, self._pending = self._pending, None
-        if frame is not None:
-            self.runner.adopt(frame.deal, frame.chain)
+        if frame is None:
+            return []
+        if frame.kind is FrameKind.VOID:
+            return self.runner.void(frame.deal, frame.votes)
+        self.runner.adopt(frame.deal, frame.chain)
         return []
 
     def waiting_for_rows(self) -> list[bytes]:

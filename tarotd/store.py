@@ -336,9 +336,10 @@ _SCHEMA_V4: Final = (
     ) STRICT""",
 )
 
-#: Version 5: each scored deal's closing chain (issue 35) — the transcript through the score
-#: signatures of the members that answered, which any member verifies and adopts: kept and
-#: served to a member that lacks the deal, whenever this daemon runs.
+#: Version 5: each scored deal's certificate (issue 35) — its closing chain, the transcript
+#: through the score signatures of the members that answered, or the quorum's votes that
+#: voided it (msgpack: a list of messages, or a map of seat → vote): kept and served to a
+#: member that lacks the deal, whenever this daemon runs.
 _SCHEMA_V5: Final = (
     """CREATE TABLE closings (
         table_id BLOB NOT NULL,
@@ -771,17 +772,21 @@ class Store:
         deal: int,
         sheet: ScoreSheet,
         results: Sequence[Mapping[str, object]],
-        closing: Sequence[Message] = (),
+        closing: Sequence[Message] | Mapping[int, bytes] = (),
     ) -> None:
         """Deal ``deal`` is scored: the table's score sheet and results (the rows of ``tarot
-        scores --json``) with it, its closing chain, and the deal :attr:`DealState.SCORED`, in
+        scores --json``) with it, its certificate — the closing chain, or the votes that
+        voided it — and the deal :attr:`DealState.SCORED`, in
         one transaction.  A crash or a full disk leaves them all as they were or all new —
         never a sheet holding a deal whose state says it is still being played, which taken up
         again would be scored twice.  Then the log is folded into the database: between deals
         ``tarot.db`` alone holds every scored deal."""
         with self._write(f"record deal {deal} of table {table_id.hex()}") as db:
             if closing:
-                chain = msgpack.packb([encode(m) for m in closing], use_bin_type=True)
+                chain = msgpack.packb(
+                    [encode(m) for m in closing] if isinstance(closing, Sequence) else closing,
+                    use_bin_type=True,
+                )
                 db.execute(
                     "INSERT INTO closings (table_id, deal, chain) VALUES (?, ?, ?)"
                     " ON CONFLICT DO UPDATE SET chain = excluded.chain",
@@ -801,9 +806,10 @@ class Store:
             db.execute(_SET_SETTING, (_results_key(table_id), json.dumps(list(results))))
         self.checkpoint()
 
-    def closing(self, table_id: bytes, deal: int) -> list[Message] | None:
-        """The closing chain of a scored deal (:meth:`record_deal`), or None if this daemon
-        has none: the deal is not scored here, or was scored before closings were kept."""
+    def closing(self, table_id: bytes, deal: int) -> list[Message] | dict[int, bytes] | None:
+        """The certificate of a scored deal (:meth:`record_deal`): its closing chain, or the
+        votes that voided it (seat → signature); None if this daemon has none — the deal is
+        not scored here, or was scored before certificates were kept."""
         rows = self._read(
             "a closing",
             "SELECT chain FROM closings WHERE table_id = ? AND deal = ?",
@@ -812,7 +818,10 @@ class Store:
         if not rows:
             return None
         try:
-            return [decode(data) for data in msgpack.unpackb(rows[0][0], raw=False)]
+            kept = msgpack.unpackb(rows[0][0], raw=False, strict_map_key=False)
+            if isinstance(kept, dict):
+                return {int(seat): bytes(vote) for seat, vote in kept.items()}
+            return [decode(data) for data in kept]
         except (MessageError, ValueError, TypeError, msgpack.ExtraData) as exc:
             raise StoreError(
                 f"{self.path}: the closing of deal {deal} is damaged ({exc})"

@@ -152,6 +152,11 @@ _TEXT: dict[str, dict[str, str]] = {
         "points",
         "regrouped": "Nouvelle table « {table} » à {seats}, sans {gone} : les autres joueurs "
         "appuient sur w pour vous y rejoindre.",
+        # The deal's end waits for the other members' word (docs/agreement.md).
+        "unsettled": "Votre démon a perdu les autres joueurs : il ne termine pas la donne seul et "
+        "demande à chacun comment elle s'est terminée, dès qu'il les joint.",
+        "rows_awaited": "Table terminée : votre démon attend que {who} aient la dernière ligne "
+        "de marque (quelques minutes au plus).",
         # A fault of our own daemon's machine (tarotd.store.LocalFault): the table is paused here.
         "paused_disk-full": "Le disque de votre démon est plein (depuis {seconds} s) : la table "
         "est en pause ici et "
@@ -413,6 +418,10 @@ _TEXT: dict[str, dict[str, str]] = {
         "lobby_silence_penalty": " — a player silent before the reveal takes the 100-point penalty",
         "regrouped": "A new table “{table}” of {seats}, without {gone}: the other players press w "
         "to join you there.",
+        "unsettled": "Your daemon lost the other players: it does not end the deal alone, and "
+        "asks each of them how it ended as soon as it reaches them.",
+        "rows_awaited": "Table finished: your daemon waits until {who} hold the last row of the "
+        "score sheet (a few minutes at most).",
         "paused_disk-full": "Your daemon's disk is full (for {seconds} s): the table is paused "
         "here and goes on by "
         "itself once there is room; nothing is lost.",

@@ -197,6 +197,10 @@ def info_lines(model: Model) -> StyleAndTextTuples:
         out.append(
             ("class:away", texts(f"paused_{paused['fault']}", seconds=round(paused["seconds"])))
         )
+    elif state.get("unsettled"):  # cut off from the others: it waits for their word
+        out.append(("class:away", texts("unsettled")))
+    elif state.get("rows_awaited"):
+        out.append(("class:away", texts("rows_awaited", who=", ".join(state["rows_awaited"]))))
     elif away:  # the longest silent (each away seat is also marked at its place)
         seat, seconds = max(away.items(), key=lambda item: item[1])
         out.append(("class:away", texts("peer_away", who=model.name(seat), seconds=round(seconds))))

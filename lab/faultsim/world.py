@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from protocol.identity import Identity
-from protocol.manifest import SilenceCost, sign_manifest
+from protocol.manifest import DEFAULT_SILENCE, SilenceCost, sign_manifest
 from protocol.public import Stage, TableSetup
 from tarotd.lobby import Member, ReadyTable
 from tarotd.runner import TableRunner, WireOut, bot_policies, decoded, relayed, seeded
@@ -324,7 +324,7 @@ class World:
     seed: int
     deals: int = 2
     timeout: float = 10.0
-    silence: SilenceCost = SilenceCost.NOTHING
+    silence: SilenceCost = DEFAULT_SILENCE  #: the rule a new table signs
     #: Members ask for, serve and adopt closings; off, they only time each other out (the
     #: agreement before issue 35): the invariants must then fail on some seeds.
     closings: bool = True
