@@ -324,6 +324,28 @@ def test_a_silence_is_an_abandon_never_cheating_and_a_proof_is(lang: str) -> Non
     assert "cheat" not in said.lower() and "tarot audit" in cheat
 
 
+@pytest.mark.parametrize("lang", ["fr", "en"])
+def test_a_deal_scored_without_a_seed_says_scored_and_a_penalty_is_said(lang: str) -> None:
+    """A played-out deal whose seat kept its seed is scored from the open record: it reads
+    scored, not abandoned; and the seat charged for it is said to pay (issue 35)."""
+    kept = {
+        "deal": 0,
+        "dealer": 0,
+        "contract": "G",
+        "taker": 1,
+        "scores": [-150, 150, -150, 50, 100],
+        "penalties": [4],
+        "audit": {"culprit": 4, "step": "reveal", "rule": "", "evidence": [], "fault": "silence"},
+    }
+    said = verdict_line(model(lang, [kept]), kept) or ""
+    if lang == "en":
+        assert said.startswith("Deal 1 scored without emile's seed") and "abandoned" not in said
+        assert said.endswith("emile takes the 100-point penalty.")
+    else:
+        assert said.startswith("Donne 1 marquée sans la graine de emile") and "abandon" not in said
+        assert said.endswith("emile paie la pénalité de 100 points.")
+
+
 def test_a_refused_card_says_which_rule_refuses_it() -> None:
     hand = ["KH", "3H", "T14", "T2", "5S"]
     assert refused_card({"current": ["7H"]}, hand, "5S") == Refusal("must_follow", {"suit": "♥"})

@@ -257,6 +257,9 @@ _TEXT: dict[str, dict[str, str]] = {
         "verdict_silence": "Donne {deal} abandonnée : {who} a cessé de répondre à l'étape « "
         "{step} » "
         "(rien n'est prouvé : {reporters} l'ont signalé muet).",
+        "verdict_silence_scored": "Donne {deal} marquée sans la graine de {who}, qui ne l'a pas "
+        "révélée à temps (rien n'est prouvé : {reporters} l'ont signalé muet).",
+        "verdict_penalty": "{who} paie la pénalité de 100 points.",
         "verdict_rule_unknown": "la règle enfreinte est dans la preuve (tarot audit la détaille)",
         "peer_state_connecting": "en connexion",
         "peer_state_up": "connecté",
@@ -512,6 +515,9 @@ _TEXT: dict[str, dict[str, str]] = {
         "verdict_proven": "Cheating proven in deal {deal}: {who} — step “{step}”: {rule}.",
         "verdict_silence": "Deal {deal} abandoned: {who} stopped answering at the “{step}” step "
         "(unproven: reported silent by {reporters}).",
+        "verdict_silence_scored": "Deal {deal} scored without {who}'s seed, not revealed in "
+        "time (unproven: reported silent by {reporters}).",
+        "verdict_penalty": "{who} takes the 100-point penalty.",
         "verdict_rule_unknown": "the rule broken is in the proof (tarot audit tells it)",
         "peer_state_connecting": "connecting",
         "peer_state_up": "up",

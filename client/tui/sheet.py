@@ -174,7 +174,13 @@ def verdict_line(model: Model, row: dict[str, Any]) -> str | None:
             else [s for s in range(len(names)) if s != culprit]
         )
         others = ", ".join(names[s] for s in said if isinstance(s, int) and 0 <= s < len(names))
-        return texts("verdict_silence", deal=deal, who=who, step=step, reporters=others)
+        # Played out and scored without the seat's seed, or abandoned for its silence.
+        said_key = "verdict_silence_scored" if row.get("contract") else "verdict_silence"
+        line = texts(said_key, deal=deal, who=who, step=step, reporters=others)
+        penalised = row.get("penalties")
+        if isinstance(penalised, list) and culprit in penalised:
+            line += " " + texts("verdict_penalty", who=who)
+        return line
     rule = _rule(model, str(audit.get("rule", "?")))
     line = (
         texts("verdict_proven", deal=deal, who=who, step=step, rule=rule)
