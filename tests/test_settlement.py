@@ -83,12 +83,17 @@ def test_a_frame_round_trips_through_the_gate() -> None:
     assert parse(frame.encode()) == frame
 
 
-def test_a_member_is_served_the_closing_a_stranger_is_not() -> None:
+def serving() -> tuple[TableRunner, TableRunner, Settlement]:
+    """A finished table's first member, holding deal 0's closing, and another member."""
     runners = finished_table()
     server, member = runners[0], runners[1]
     closings = Closings()
     closings.chains[(server.table_id, 0)] = server.journal.messages(server.table_id, 0)
-    settlement = Settlement(server, closings, TIMEOUT)
+    return server, member, Settlement(server, closings, TIMEOUT)
+
+
+def test_a_member_is_served_the_closing_a_stranger_is_not() -> None:
+    server, member, settlement = serving()
     answer = settlement.receive(member.daemon_key, want(server, 0), now=0.0)
     assert [destination for destination, _ in answer] == [member.daemon_key]
     served = parse(answer[0][1])
@@ -98,11 +103,7 @@ def test_a_member_is_served_the_closing_a_stranger_is_not() -> None:
 
 
 def test_a_member_asking_again_at_once_is_not_served_twice() -> None:
-    runners = finished_table()
-    server, member = runners[0], runners[1]
-    closings = Closings()
-    closings.chains[(server.table_id, 0)] = server.journal.messages(server.table_id, 0)
-    settlement = Settlement(server, closings, TIMEOUT)
+    server, member, settlement = serving()
     assert settlement.receive(member.daemon_key, want(server, 0), now=0.0)
     assert not settlement.receive(member.daemon_key, want(server, 0), now=ASK_EVERY / 4)
     assert settlement.receive(member.daemon_key, want(server, 0), now=ASK_EVERY)
