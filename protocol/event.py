@@ -60,7 +60,14 @@ import msgpack
 from protocol.agreement import settled
 from protocol.audit import DealAudit
 from protocol.identity import Identity, fingerprint, is_valid_public_key, verify
-from protocol.manifest import MAX_NAME, Manifest, ManifestError, SignedManifest, SilenceCost
+from protocol.manifest import (
+    DEFAULT_SILENCE,
+    MAX_NAME,
+    Manifest,
+    ManifestError,
+    SignedManifest,
+    SilenceCost,
+)
 from protocol.messages import HASH_SIZE, TABLE_ID_SIZE
 from protocol.movement import TABLE_SIZES, Movement, MovementError, RoundPlan, draw, plan_round
 from protocol.ranking import Mark, RoundResult, Standing, order, rank
@@ -133,7 +140,7 @@ class EventConfig:
     deals: int  #: deals per round at every table
     table_size: int  #: the preferred table size, 4 or 5
     movement: Movement
-    silence: SilenceCost = SilenceCost.NOTHING  #: the rule every table's manifest must carry
+    silence: SilenceCost = DEFAULT_SILENCE  #: the rule every table's manifest must carry
 
     def __post_init__(self) -> None:
         _need(

@@ -569,7 +569,7 @@ def main(argv: list[str] | None = None) -> int:
 async def _run(daemon: Daemon) -> int:
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, daemon.done.set)
+        loop.add_signal_handler(signum, daemon.interrupt)
     return await daemon.run()
 
 

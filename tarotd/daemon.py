@@ -194,6 +194,7 @@ class Daemon:
     #: How each table's deals are settled with its members (tarotd/settlement.py).
     settlements: dict[bytes, Settlement] = field(init=False, default_factory=dict)
     done: asyncio.Event = field(init=False, default_factory=asyncio.Event)
+    interrupted: bool = field(init=False, default=False)  #: stopped by a signal (interrupt)
     _lock: DaemonLock | None = field(init=False, default=None)
     silence: SilenceClock = field(init=False, default_factory=SilenceClock)
     _thinking: set[bytes] = field(
@@ -376,13 +377,20 @@ class Daemon:
         while self.mesh.unacknowledged() and time.monotonic() < deadline:
             await asyncio.sleep(0.05)
 
+    def interrupt(self) -> None:
+        """SIGINT or SIGTERM: stop now — a finished table's last row is served to whoever
+        lacks it the next time this daemon runs, rather than waited for."""
+        self.interrupted = True
+        self.done.set()
+
     async def _until_rows_are_held(self) -> None:
         """Before exiting at the end of a finite table, wait — within
         ``LINGER_TIMEOUTS`` timeouts — until every member holds its last row (the heartbeat
         goes on meanwhile: it serves the closing to a member that asks), and say whose."""
         said: set[bytes] = set()
-        while not all(s.may_leave(time.monotonic()) for s in self.settlements.values()):
-            for settlement in self.settlements.values():
+        finished = [s for s in self.settlements.values() if s.runner.finished]
+        while not self.interrupted and not all(s.may_leave(time.monotonic()) for s in finished):
+            for settlement in finished:
                 waiting = set(settlement.waiting_for_rows()) - said
                 if waiting:
                     said |= waiting

@@ -70,7 +70,7 @@ from protocol.event import (
     verify_event,
 )
 from protocol.identity import Identity, fingerprint, verify
-from protocol.manifest import MAX_NAME, Manifest, SignedManifest, SilenceCost
+from protocol.manifest import DEFAULT_SILENCE, MAX_NAME, Manifest, SignedManifest, SilenceCost
 from protocol.movement import Movement, MovementError
 from tarotd.lobby import BROADCAST, EventSlot, FrameOut, ReadyTable
 from tarotd.store import Store
@@ -229,7 +229,7 @@ class EventDesk:
         deals: int,
         table_size: int,
         movement: Movement,
-        silence: SilenceCost = SilenceCost.NOTHING,
+        silence: SilenceCost = DEFAULT_SILENCE,
     ) -> Held:
         """Open an event organised here (EventError saying what is wrong with it)."""
         config = EventConfig(
