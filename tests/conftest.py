@@ -40,6 +40,7 @@ settings.load_profile("tarot")
 #: daemons with a stray pure test stays whole).
 DAEMON_MODULES = frozenset(
     {
+        "test_agreement_lan",
         "test_chaos",
         "test_cheat_daemons",
         "test_curve",
