@@ -41,11 +41,18 @@ from protocol.proofs import frame
 from protocol.transcript import Transcript, next_head
 
 
-def settled(players: int, stalled: Collection[int]) -> bool:
+def settled(players: int, stalled: Collection[int], tie_break: bool = True) -> bool:
     """Whether a record with ``stalled`` seats timed out can stand: the seats that answered are
-    a majority, or exactly half with seat 0 among them."""
+    a majority, or exactly half with seat 0 among them.
+
+    ``tie_break=False`` asks for a strict majority: for the timeouts of the reveal and the
+    signatures, where the members that answer are no longer two clean halves — a seat can be
+    in the round of two different heads (the half holding seat 0 closing its round without a
+    reveal that the other members' round holds), and each head then waits for the other's
+    signatures for ever.  Without the tie-break such a half waits for the network (or votes
+    the deal void with the others)."""
     answering = players - len(stalled)
-    return 2 * answering > players or (2 * answering == players and 0 not in stalled)
+    return 2 * answering > players or (tie_break and 2 * answering == players and 0 not in stalled)
 
 
 def timed_out_before_reveal(

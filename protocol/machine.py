@@ -170,7 +170,10 @@ class SeatMachine:
         if not self.done:
             gone = self.waiting_for() - {self.seat}
             proven = self.public.verdict is not None and self.public.verdict.proven
-            if not proven and not settled(self.players, {*self.public.stalled, *gone}):
+            closing = self.public.stage in (Stage.REVEAL, Stage.SIGN)
+            if not proven and not settled(
+                self.players, {*self.public.stalled, *gone}, tie_break=not closing
+            ):
                 # Those it would time out are as many as those left: it cannot tell their
                 # silence from its own cut cable, and a record of its own could not stand.
                 # It waits for their word — their messages, or their closing of the deal.
