@@ -115,6 +115,8 @@ class SeatMachine:
         #: It voted to void the deal (:func:`~protocol.agreement.void_vote`): it signs
         #: nothing more in it, and ends on a void certificate or the others' closing.
         self.voted = False
+        #: The score it signed can never be closed: a seat it needs signed another head.
+        self.signed_dead_end = False
 
     # --- The caller's side ------------------------------------------------------------
 
@@ -193,9 +195,10 @@ class SeatMachine:
 
     def vote_void(self) -> bytes | None:
         """This seat's vote to void the deal, if it may give one: it cannot settle the deal
-        (``outvoted``) and has signed no score in it, which a closing could count.  Once
-        given, it signs nothing more in the deal."""
-        if self.done or Kind.SCORE_SIGN in self._sent_rounds:
+        (``outvoted``) and has signed no score in it that a closing could count — none, or one
+        on a head that can never be closed (``signed_dead_end``).  Once given, it signs
+        nothing more in the deal."""
+        if self.done or (Kind.SCORE_SIGN in self._sent_rounds and not self.signed_dead_end):
             return None
         if not (self.outvoted or self.voted):
             return None
@@ -492,10 +495,25 @@ class SeatMachine:
             self._convict(proven, message)
         elif self._maybe_early(message):
             self._keep_early(message)
+            if message.kind is Kind.SCORE_SIGN:
+                self._note_signed_elsewhere(message)
             if message.kind in (Kind.REVEAL, Kind.SCORE_SIGN):
                 self._adopt()
         else:
             self._rejected.append(verdict)
+
+    def _note_signed_elsewhere(self, signature: Message) -> None:
+        """A seat that the score this seat signed still needs has signed another head: an
+        honest seat signs one score a deal, so the head this seat signed can never be closed
+        (the members' reveal rounds were closed on different sets of reveals).  This seat may
+        then vote to void the deal (:meth:`vote_void`)."""
+        signed_on = self._sent_rounds.get(Kind.SCORE_SIGN)
+        stalled_at = self.public.stalled_at
+        needed = {slot.seat for slot in self.transcript.awaiting} | {
+            seat for seat, stage in stalled_at.items() if stage is Stage.SIGN
+        }
+        if signed_on is not None and signature.prev != signed_on and signature.seat in needed:
+            self.signed_dead_end = True
 
     def _adopt(self) -> None:
         """Take the chain of the members that timed this seat out, if they all say so
