@@ -115,7 +115,8 @@ class SeatMachine:
         #: It voted to void the deal (:func:`~protocol.agreement.void_vote`): it signs
         #: nothing more in it, and ends on a void certificate or the others' closing.
         self.voted = False
-        #: The score it signed can never be closed: a seat it needs signed another head.
+        #: The score it signed can never be closed: a seat it needs signed another head or
+        #: voted to void the deal.
         self.signed_dead_end = False
 
     # --- The caller's side ------------------------------------------------------------
@@ -508,11 +509,18 @@ class SeatMachine:
         (the members' reveal rounds were closed on different sets of reveals).  This seat may
         then vote to void the deal (:meth:`vote_void`)."""
         signed_on = self._sent_rounds.get(Kind.SCORE_SIGN)
-        stalled_at = self.public.stalled_at
+        if signed_on is not None and signature.prev != signed_on:
+            self.note_voters({signature.seat})
+
+    def note_voters(self, seats: Collection[int]) -> None:
+        """``seats`` will sign no score this seat's signed head still needs (they signed
+        another head, or voted to void the deal): that head can never be closed."""
+        if Kind.SCORE_SIGN not in self._sent_rounds:
+            return
         needed = {slot.seat for slot in self.transcript.awaiting} | {
-            seat for seat, stage in stalled_at.items() if stage is Stage.SIGN
+            seat for seat, stage in self.public.stalled_at.items() if stage is Stage.SIGN
         }
-        if signed_on is not None and signature.prev != signed_on and signature.seat in needed:
+        if needed & set(seats):
             self.signed_dead_end = True
 
     def _adopt(self) -> None:

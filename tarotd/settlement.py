@@ -316,6 +316,8 @@ class Settlement:
         for seat, vote in votes.items():
             if seat < setup.players and verify(setup.members[seat], vote, statement):
                 self.votes[seat] = vote
+        for machine in self.runner.machines.values():  # a voter signs no score any more
+            machine.note_voters(self.votes)
         self._check_votes()
 
     def take_adopted(self) -> list[WireOut]:
