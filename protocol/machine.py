@@ -166,17 +166,20 @@ class SeatMachine:
         self._offer(message)
         return self._flush()
 
-    def stall(self) -> list[Message]:
+    def stall(self, unreachable: Collection[int] = ()) -> list[Message]:
         """The caller's timeout: the seats the deal waits for are treated as gone.  At the
         reveal and the signatures, the messages of the seats that did answer count: the
-        round closes with them (the audit needs every seed it can get)."""
+        round closes with them (the audit needs every seed it can get).
+
+        ``unreachable``: seats the caller knows it cannot reach now (their daemon's link is
+        down).  They do not count as answering: a seat whose own cable is cut, and which knows
+        it, does not time out the one seat it waits for as if the others stood by it."""
         if not self.done:
             gone = self.waiting_for() - {self.seat}
             proven = self.public.verdict is not None and self.public.verdict.proven
             closing = self.public.stage in (Stage.REVEAL, Stage.SIGN)
-            if not proven and not settled(
-                self.players, {*self.public.stalled, *gone}, tie_break=not closing
-            ):
+            silent = {*self.public.stalled, *gone, *unreachable} - {self.seat}
+            if not proven and not settled(self.players, silent, tie_break=not closing):
                 # Those it would time out are as many as those left: it cannot tell their
                 # silence from its own cut cable, and a record of its own could not stand.
                 # It waits for their word — their messages, or their closing of the deal.

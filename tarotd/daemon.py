@@ -964,7 +964,7 @@ class Daemon:
                     sorted(runner.waiting_for()),
                     patience,
                 )
-                self._drive(runner, runner.stall)
+                self._drive(runner, functools.partial(runner.stall, up))
 
     def _patience(self, runner: TableRunner) -> float:
         """How long ``runner``'s table may stand still before the seats it waits for are

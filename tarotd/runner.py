@@ -30,7 +30,7 @@ import hashlib
 import itertools
 import os
 import random
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -377,10 +377,22 @@ class TableRunner:
             raise RuleError(f"it is not this seat's turn to decide: the deal is scored; {later}")
         return self._dispatch(machine.act(action)) + self.step()
 
-    def stall(self) -> list[WireOut]:
+    def stall(self, reachable: Collection[bytes] | None = None) -> list[WireOut]:
+        """Time out the seats the deal waits for (:meth:`SeatMachine.stall`); ``reachable``,
+        the member daemons the mesh reaches now, if the caller knows: the seats of the others
+        do not count as answering."""
+        unreachable = (
+            []
+            if reachable is None
+            else [
+                seat
+                for seat, member in enumerate(self.ready.members)
+                if member.daemon != self.daemon_key and member.daemon not in reachable
+            ]
+        )
         outgoing: list[Message] = []
         for machine in self.machines.values():
-            outgoing.extend(machine.stall())
+            outgoing.extend(machine.stall(unreachable))
         return self._dispatch(outgoing) + self.step()
 
     def adopt(self, deal: int, closing: Sequence[Message]) -> bool:

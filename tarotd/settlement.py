@@ -40,7 +40,7 @@ import msgpack
 
 from protocol.agreement import settled, void_certified, void_statement
 from protocol.identity import verify
-from protocol.messages import Message, MessageError, decode, encode
+from protocol.messages import Kind, Message, MessageError, decode, encode
 from tarotd.runner import TableRunner, WireOut
 
 SettleOut = tuple[bytes, bytes]  #: (destination daemon key, frame body)
@@ -187,6 +187,7 @@ class Settlement:
         self._progress: object = None
         self._still_since = 0.0
         self._pending: SettleFrame | None = None
+        self._pending_from = b""  #: the member that sent the closing pending
         self._deal = runner.deal_number
         #: Seats known not to be able to settle the deal being played, since when.
         self._stuck: dict[int, float] = {}
@@ -300,7 +301,7 @@ class Settlement:
             self.holders.setdefault(frame.deal, set()).add(peer)
         elif frame.kind is FrameKind.CLOSING:
             if current and not self.runner.settled:
-                self._pending = frame
+                self._pending, self._pending_from = frame, peer
         elif now - self._served.get((peer, frame.deal), -math.inf) >= ASK_EVERY / 2:
             answer = served(self.closings, frame)
             if answer is not None:
@@ -328,7 +329,11 @@ class Settlement:
             return []
         if frame.kind is FrameKind.VOID:
             return self.runner.void(frame.deal, frame.votes)
-        self.runner.adopt(frame.deal, frame.chain)
+        if self.runner.adopt(frame.deal, frame.chain):
+            # Whoever served it, and whoever signed the score it closes on, holds that row.
+            members = self.runner.ready.members
+            signers = {members[m.seat].daemon for m in frame.chain if m.kind is Kind.SCORE_SIGN}
+            self.holders.setdefault(frame.deal, set()).update({*signers, self._pending_from})
         return []
 
     def waiting_for_rows(self) -> list[bytes]:

@@ -243,3 +243,22 @@ def test_a_seat_cut_off_before_the_card_it_waits_for_catches_up_then_takes_the_o
     cut.join()
     assert_one_record(table)
     assert cut.alone.public.stalled == (ALONE,)
+
+
+def test_a_seat_that_knows_its_links_are_down_times_nobody_out() -> None:
+    """Its daemon reaches no member: the one seat it waits for is not timed out as if the
+    others stood by it — it reveals nothing, and waits for their word."""
+    table = Table()
+    alone = table.machines[ALONE]
+    table.run_until(
+        lambda: (
+            alone.public.stage is Stage.PLAY
+            and bool(alone.waiting_for())
+            and ALONE not in alone.waiting_for()
+        )
+    )
+    others = [s for s in range(PLAYERS) if s != ALONE]
+    assert alone.stall(unreachable=others) == [] and alone.outvoted
+    assert alone.public.stage is Stage.PLAY and not alone.public.stalled
+    sent = alone.stall()  # not told its links are down: three answer, in its view
+    assert [m.kind for m in sent] == [Kind.REVEAL] and alone.public.stalled

@@ -248,7 +248,8 @@ class SimDaemon:
         assert runner is not None and settlement is not None
         now = world.clock.now
         if self.silence.overdue(runner, now, world.timeout):
-            self._drive(runner.stall)
+            reachable = world.peers_heard(self.seat)
+            self._drive(lambda: runner.stall(reachable))
         self._send_settle(settlement.heartbeat(now, world.peers_heard(self.seat)))
         if settlement.may_leave(now):
             self.state = State.EXITED
