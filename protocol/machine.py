@@ -292,6 +292,29 @@ class SeatMachine:
         return machine, outbox
 
     @classmethod
+    def mute(
+        cls,
+        table: TableSetup,
+        deal_number: int,
+        dealer: int,
+        seat: int,
+        identity: Identity,
+        seed: bytes,
+        stored: Sequence[Message],
+    ) -> SeatMachine:
+        """The seat's machine for a deal it cannot take up (:meth:`resume` refused its
+        journal): it signs nothing more in it — as a seat that voted to void it — and ends it
+        on the others' closing (:meth:`follow`) or a void.  A score it had signed stays
+        counted: it votes only if that score can never close."""
+        machine = cls(table, deal_number, dealer, seat, identity, seed)
+        machine.voted = True
+        machine.start()
+        signed = [m for m in stored if m.seat == seat and m.kind is Kind.SCORE_SIGN]
+        if signed:
+            machine._sent_rounds[Kind.SCORE_SIGN] = signed[-1].prev
+        return machine
+
+    @classmethod
     def follow(
         cls,
         table: TableSetup,
@@ -645,8 +668,10 @@ class SeatMachine:
     def _sync(self) -> None:
         """Open the transcript slots of what comes next, and send what this seat owes."""
         rounds = self.public.next_rounds()
-        if rounds.concurrent:
+        if rounds.concurrent and rounds.slots:
             self.transcript.expect_round(rounds.slots[0].kind, [slot.seat for slot in rounds.slots])
+        elif rounds.concurrent:
+            pass  # every seat timed out (a journal replaying timeouts): nobody to wait for
         else:
             self.transcript.expect(*rounds.slots)
         if self.public.stage is Stage.SIGN and self.audit is None:

@@ -713,15 +713,14 @@ class TableRunner:
             if seed is None:  # killed before this seat's seed was written: it never committed
                 return earlier + self.start_deal()
             factory = self._machine_class(seat)
-            machine, resend = factory.resume(
-                self.ready.setup,
-                self.deal_number,
-                self.dealer,
-                seat,
-                self._identity(seat),
-                seed,
-                stored,
-            )
+            args = (self.ready.setup, self.deal_number, self.dealer, seat, self._identity(seat))
+            try:
+                machine, resend = factory.resume(*args, seed, stored)
+            except ValueError:
+                # What it signed followed timeouts its replay cannot retrace (a chain rewound
+                # to the others'): it signs nothing more in this deal, and ends it on the
+                # others' closing or a void (protocol/agreement.py) — never contradicting itself.
+                machine, resend = factory.mute(*args, seed, stored), []
             machine.trusted_seats, machine.audits = self._trusted, self._audits
             self.machines[seat] = machine
             outgoing.extend(resend)
