@@ -45,8 +45,9 @@ from client.tui.geometry import MIN_COLUMNS, MIN_ROWS, Geometry, rows_of
 from client.tui.i18n import CONTRACTS, Texts
 from client.tui.journal import deal_log
 from client.tui.lobby import lobby_fragments, our_table
-from client.tui.model import EVENT_PANEL, TABLE, Model, Quitting, Replay
-from client.tui.replay import replay_fragments, replayable
+from client.tui.model import EVENT_PANEL, TABLE, Model, Quitting
+from client.tui.replay import replay_fragments
+from client.tui.replay import start as start_replay
 from client.tui.replay import step as replay_step
 from client.tui.sheet import sheet_fragments
 from client.tui.summary import summary_fragments
@@ -296,6 +297,7 @@ class TarotApp:
         model = self.model
         return (
             model.view is not None
+            and not model.holding
             and not model.show_help
             and model.replay is None
             and not self._too_small()
@@ -381,6 +383,13 @@ class TarotApp:
             return replay_fragments(model)
         if not self._wide() and model.folded != TABLE:
             return self._panel(model.folded, geometry.main)
+        if model.holding:  # the round over: its last deal stays until the player moves on
+            shown = model.shown()
+            return [
+                *summary_fragments(shown),
+                ("", "\n"),
+                *sheet_fragments(shown, width=geometry.main),
+            ]
         state = model.state or {}
         if (
             state.get("between_deals")
@@ -409,12 +418,13 @@ class TarotApp:
     def _panel(self, panel: str, width: int, window: Window | None = None) -> StyleAndTextTuples:
         """The log of the deal (its newest lines in sight), the score sheet or the event."""
         if panel == "sheet":
-            return sheet_fragments(self.model, compact=window is not None, width=width)
+            return sheet_fragments(self.model.shown(), compact=window is not None, width=width)
         if panel == EVENT_PANEL:
             return event_fragments(self.model, compact=window is not None)
         info = window.render_info if window is not None else None
         height = info.window_height if info else max(1, self.geometry().rows - 4)
-        return [("", "\n".join(last_rows(deal_log(self.model), max(1, width), height)))]
+        lines = deal_log(self.model.shown())
+        return [("", "\n".join(last_rows(lines, max(1, width), height)))]
 
     def _hand(self) -> StyleAndTextTuples:
         return hand_fragments(self.model, self.click_card)
@@ -423,6 +433,8 @@ class TarotApp:
         model = self.model
         if model.quit_asked:  # at a table, or too small a terminal to show one
             return [("class:error", self.texts(f"quit_{model.quitting.value}", home=model.home))]
+        if model.holding and model.replay is None:
+            return [("class:prompt", self.texts("round_over_next"))]
         return (
             prompt_fragments(model, self.click_option)
             if model.at_table and model.replay is None
@@ -449,6 +461,8 @@ class TarotApp:
             return "help"
         if model.replay is not None:
             return "replay"
+        if model.holding:
+            return "held"
         if state.get("finished"):
             return "finished"
         if state.get("between_deals"):
@@ -499,6 +513,8 @@ class TarotApp:
             self._enter_event()
         elif model.replay is not None:
             replay_step(model, tricks=1)
+        elif model.holding:
+            model.release()
         elif state.get("between_deals") or state.get("finished"):
             model.say(self.texts("enter_between"))
         elif model.choice is not None:
@@ -557,10 +573,10 @@ class TarotApp:
         model = self.model
         if model.replay is not None:
             model.replay = None
-        elif not model.at_table or not replayable(model):
+        elif not model.at_table or (replay := start_replay(model)) is None:
             model.say(self.texts("no_replay"), error=True)
         else:
-            model.replay = Replay(replayable(model)[-1])
+            model.replay = replay
 
     def tab(self) -> None:
         """Tab: the other panel beside the table; on a narrow screen, the table, the log and
@@ -742,7 +758,10 @@ class TarotApp:
             model.say(self.texts("not_chelem"), error=True)
 
     def _next_or_no(self) -> None:
-        if (self.model.state or {}).get("between_deals"):
+        if self.model.holding:
+            self.model.replay = None
+            self.model.release()
+        elif (self.model.state or {}).get("between_deals"):
             self.model.replay = None
             self._send("next")
         else:

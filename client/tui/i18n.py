@@ -217,6 +217,10 @@ _TEXT: dict[str, dict[str, str]] = {
         "summary_call": " (appel : {card})",
         "summary_passed": "Donne {deal} : tout le monde a passé — rien n'est marqué, le donneur "
         "suivant donne.",
+        "summary_passed_last": "Donne {deal} : tout le monde a passé — rien n'est marqué ; c'était "
+        "la dernière donne de cette table.",
+        "round_over_next": "Cette table a fini sa dernière donne. Entrée ou n : passer à votre "
+        "table suivante — r : rejouer une donne.",
         "summary_void": "Donne {deal} : donne nulle ({reason}) — rien n'est marqué.",
         "summary_points": "Attaque : {points} points avec {bouts} bout(s) : {needed} à faire — "
         "{result}",
@@ -277,6 +281,8 @@ _TEXT: dict[str, dict[str, str]] = {
         "quitter",
         "keys_between": "n donne suivante — r rejouer — Tab journal/marque — ? aide — q quitter",
         "keys_finished": "r rejouer une donne — Tab journal/marque — ? aide — q quitter",
+        "keys_held": "Entrée/n table suivante — r rejouer — Tab journal/marque — ? aide — "
+        "q quitter",
         "keys_replay": "←/→ pli précédent/suivant — ↑/↓ donne — Échap ou r : fermer",
         "keys_help": "? ou Échap : fermer l'aide",
         "help": (
@@ -480,6 +486,10 @@ _TEXT: dict[str, dict[str, str]] = {
         "summary_call": " (called: {card})",
         "summary_passed": "Deal {deal}: everybody passed — nothing is scored, the next dealer "
         "deals.",
+        "summary_passed_last": "Deal {deal}: everybody passed — nothing is scored; it was this "
+        "table's last deal.",
+        "round_over_next": "This table has played its last deal. Enter or n: go to your next "
+        "table — r: replay a deal.",
         "summary_void": "Deal {deal}: void ({reason}) — nothing is scored.",
         "summary_points": "Attack: {points} points with {bouts} bout(s): {needed} needed — "
         "{result}",
@@ -532,6 +542,7 @@ _TEXT: dict[str, dict[str, str]] = {
         "keys_waiting": "d last trick — Tab log/sheet — r replay a deal — ? help — q quit",
         "keys_between": "n next deal — r replay — Tab log/sheet — ? help — q quit",
         "keys_finished": "r replay a deal — Tab log/sheet — ? help — q quit",
+        "keys_held": "Enter/n next table — r replay — Tab log/sheet — ? help — q quit",
         "keys_replay": "←/→ previous/next trick — ↑/↓ deal — Esc or r: close",
         "keys_help": "? or Esc: close the help",
         "help": (

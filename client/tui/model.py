@@ -7,6 +7,7 @@ belong to is still the one to make (a new decision starts from fresh picks).
 
 from __future__ import annotations
 
+import copy
 import enum
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,10 +36,12 @@ class Quitting(enum.Enum):
 @dataclass
 class Replay:
     """A scored deal stepped through trick by trick: ``deal`` indexes the results, ``trick``
-    counts the tricks shown (0: the hands as dealt)."""
+    counts the tricks shown (0: the hands as dealt); ``state`` is the finished table's state
+    when the deal is one of the table before (an event's last round), None for this one's."""
 
     deal: int
     trick: int = 0
+    state: dict[str, Any] | None = None
 
 
 def sorted_codes(codes: list[str]) -> list[str]:
@@ -79,6 +82,13 @@ class Model:
     #: The last trick our seat saw fall, from the daemon's events: the deal's view is gone
     #: by the time the last trick is asked for, and the log should still tell it.
     last_trick: dict[str, Any] | None = None
+    #: The state of the table finished before this one (an event's round just over): its
+    #: last deal stays on screen while :attr:`holding`, and ``r`` replays its deals.
+    earlier: dict[str, Any] | None = None
+    #: Its last deal's view and last trick, for its log (:attr:`last_view`, :attr:`last_trick`).
+    earlier_log: tuple[dict[str, Any] | None, dict[str, Any] | None] = (None, None)
+    #: The finished table is still shown, the new one waiting for a key (:meth:`release`).
+    holding: bool = False
     # The decision in progress, reset whenever the daemon asks for another one.
     decision_key: tuple[Any, ...] | None = None
     choice: Choice | None = None  #: bids, calls, or the chelem (``no``/``yes``)
@@ -134,7 +144,21 @@ class Model:
     # --- Keeping the picks in step with the daemon -------------------------------------
 
     def update(self, state: dict[str, Any]) -> None:
-        """Take the daemon's new ``state``; start fresh picks if it asks another decision."""
+        """Take the daemon's new ``state``; start fresh picks if it asks another decision.
+
+        A finished table followed by another (an event's next round) is kept: the player
+        reads its last deal until a key lets the new table in, and can replay it after."""
+        previous = self.state
+        if (
+            previous is not None
+            and previous.get("finished")
+            and previous.get("results")
+            and previous.get("table") not in (None, state.get("table"))
+        ):
+            self.earlier, self.holding = previous, True
+            self.earlier_log = (self.last_view, self.last_trick)
+            if self.replay is not None and self.replay.state is None:
+                self.replay.state = previous
         self.state = state
         if state.get("view") is not None or not state.get("between_deals"):
             self.last_view = state.get("view")
@@ -166,6 +190,19 @@ class Model:
             self.cursor = HandCursor(self.hand, set(self.hand))
         elif decision == "playing":
             self.cursor = HandCursor(self.hand, set(options["cards"]))
+
+    def shown(self) -> Model:
+        """The model the screen draws the deals from: the finished table's while it is held."""
+        if not self.holding or self.earlier is None:
+            return self
+        held = copy.copy(self)
+        held.state, held.holding = self.earlier, False
+        held.last_view, held.last_trick = self.earlier_log
+        return held
+
+    def release(self) -> None:
+        """The player has read the finished table: the new one comes on screen."""
+        self.holding = False
 
     def start_poignee(self) -> bool:
         """Begin picking the trumps of a poignée, if the daemon offers one now."""

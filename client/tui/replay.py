@@ -7,6 +7,7 @@ holds; before the first trick, the hands as dealt."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from prompt_toolkit.formatted_text import StyleAndTextTuples
@@ -14,6 +15,31 @@ from prompt_toolkit.formatted_text import StyleAndTextTuples
 from client.tui import cards
 from client.tui.model import Model, Replay, sorted_codes
 from client.tui.summary import summary_fragments
+
+
+def source(model: Model) -> Model:
+    """The model whose results the replay steps through: the table before's, when the replay
+    is of a deal of the table finished before this one (:attr:`Replay.state`)."""
+    replay = model.replay
+    if replay is None or replay.state is None:
+        return model.shown()
+    earlier = copy.copy(model)
+    earlier.state, earlier.holding = replay.state, False
+    return earlier
+
+
+def start(model: Model) -> Replay | None:
+    """The replay ``r`` starts: the last deal scored here — or, at a table that has none yet,
+    the last of the table finished before it (an event's round over)."""
+    shown = model.shown()
+    if replayable(shown):
+        return Replay(replayable(shown)[-1], state=shown.state if shown is not model else None)
+    if model.earlier is not None:
+        earlier = copy.copy(model)
+        earlier.state = model.earlier
+        if replayable(earlier):
+            return Replay(replayable(earlier)[-1], state=model.earlier)
+    return None
 
 
 def replayable(model: Model) -> list[int]:
@@ -24,14 +50,15 @@ def replayable(model: Model) -> list[int]:
 
 def step(model: Model, deals: int = 0, tricks: int = 0) -> None:
     """Move the replay ``deals`` deals and ``tricks`` tricks on (negative: back), inside."""
-    replay, choices = model.replay, replayable(model)
+    replay, shown = model.replay, source(model)
+    choices = replayable(shown)
     if replay is None or not choices:
         return
     at = choices.index(replay.deal) if replay.deal in choices else len(choices) - 1
     deal = choices[max(0, min(len(choices) - 1, at + deals))]
-    count = len(model.state["results"][deal]["breakdown"]["tricks"]) if model.state else 0
+    count = len(shown.state["results"][deal]["breakdown"]["tricks"]) if shown.state else 0
     trick = 0 if deal != replay.deal else max(0, min(count, replay.trick + tricks))
-    model.replay = Replay(deal, trick)
+    model.replay = Replay(deal, trick, replay.state)
 
 
 def held(
@@ -52,7 +79,9 @@ def held(
 
 
 def replay_fragments(model: Model) -> StyleAndTextTuples:
-    replay, state, texts, lang = model.replay, model.state or {}, model.texts, model.texts.lang
+    replay = model.replay
+    model = source(model)
+    state, texts, lang = model.state or {}, model.texts, model.texts.lang
     if replay is None:
         return []
     row = state["results"][replay.deal]
@@ -106,6 +135,17 @@ def replay_fragments(model: Model) -> StyleAndTextTuples:
             out += cards.fragments(
                 held(breakdown, row.get("contract"), row.get("taker"), seat, replay.trick), lang
             )
+        out.append(("", "\n"))
+    if shown and breakdown.get("chien"):  # the chien as dealt, and what the taker put aside
+        out += [
+            ("", "  " + texts("summary_chien")),
+            *cards.fragments(sorted_codes(breakdown["chien"]), lang),
+        ]
+        if breakdown.get("ecart"):
+            out += [
+                ("", texts("summary_ecart")),
+                *cards.fragments(sorted_codes(breakdown["ecart"]), lang),
+            ]
         out.append(("", "\n"))
     if not shown:
         out += [("", "\n"), ("class:dim", texts("replay_hidden")), ("", "\n")]

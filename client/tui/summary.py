@@ -47,8 +47,9 @@ def summary_fragments(
             and all(b["contract"] is None for b in breakdown.get("bids", ()))
             and row.get("audit") == "ok"
         )
+        last = state.get("finished") and row is results[-1]  # no next dealer at this table
         line(
-            texts("summary_passed", deal=deal)
+            texts("summary_passed_last" if last else "summary_passed", deal=deal)
             if passed or reason is None
             else texts("summary_void", deal=deal, reason=reason),
             "class:heading",
