@@ -336,11 +336,18 @@ class EventDesk:
         """The event whose id starts with the hexadecimal ``prefix`` (empty: the only one)."""
         known = [*self.held, *(e for e in self.heard if e not in self.held)]
         matches = [event_id for event_id in known if event_id.hex().startswith(prefix.lower())]
-        if len(matches) != 1:
+        if not matches:
+            raise EventError("no event has that id")
+        if len(matches) > 1:
             raise EventError(
-                "no event has that id" if not matches else "several events: give more of the id"
+                "several events: give more of the id — "
+                + ", ".join(f"{e.hex()[:8]} ({self._name_of(e)})" for e in matches)
             )
         return matches[0]
+
+    def _name_of(self, event_id: bytes) -> str:
+        held = self.held.get(event_id)
+        return (held.config if held is not None else self.heard[event_id].config).name
 
     # --- Where our player sits ------------------------------------------------------------
 
@@ -934,7 +941,8 @@ class EventDesk:
         }
 
     def listing(self) -> list[dict[str, Any]]:
-        """Every event held here or heard on the LAN."""
+        """Every event held here, in the order this daemon took them up (tonight's last), then
+        those heard on the LAN; ``open`` is the round being played, if one is."""
         rows: list[dict[str, Any]] = [
             {
                 "event": e.hex(),
@@ -944,6 +952,7 @@ class EventDesk:
                 "players": len(h.report.names),
                 "closed": h.report.closed,
                 "rounds": h.config.rounds,
+                "open": h.open_round,
             }
             for e, h in self.held.items()
         ]
@@ -956,6 +965,7 @@ class EventDesk:
                 "players": None,
                 "closed": None,
                 "rounds": h.config.rounds,
+                "open": None,
             }
             for e, h in self.heard.items()
             if e not in self.held

@@ -967,10 +967,13 @@ class Store:
         return [entry for (entry,) in rows]
 
     def events(self) -> list[bytes]:
-        """The ids of the events this daemon holds a record or notes of, in id order."""
+        """The ids of the events this daemon holds a record or notes of, in the order it took
+        them up (its first note of each: an event opened or joined last comes last)."""
         rows = self._read(
             "the events",
-            "SELECT event_id FROM event_entries UNION SELECT event_id FROM event_notes ORDER BY 1",
+            "SELECT event_id FROM (SELECT event_id FROM event_entries UNION SELECT event_id"
+            " FROM event_notes) AS e ORDER BY (SELECT MIN(rowid) FROM event_notes AS n"
+            " WHERE n.event_id = e.event_id) NULLS LAST, event_id",
             (),
         )
         return [event_id for (event_id,) in rows]

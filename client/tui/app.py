@@ -107,6 +107,16 @@ def last_rows(lines: list[str], width: int, height: int) -> list[str]:
     return kept[::-1]
 
 
+def tonight(events: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Tonight's event among the daemon's ``events`` (listed in the order it took them up):
+    the newest with a round being played, else the newest it takes part in — not last week's
+    ranking, nor an event long over."""
+    ours = [event for event in events if event.get("role")]
+    playing = [event for event in ours if event.get("open") is not None]
+    chosen = playing or ours
+    return chosen[-1] if chosen else None
+
+
 class TarotApp:
     """The terminal client for the daemon whose home is ``home``."""
 
@@ -185,15 +195,18 @@ class TarotApp:
         model = self.model
         try:
             model.events = list(await self.client.request("events"))
-            ours = [event for event in model.events if event.get("role")]
-            held = next(
-                (e for e in ours if e.get("closed") != e.get("rounds")), ours[0] if ours else None
-            )
+            held = tonight(model.events)
             model.event = (
                 None if held is None else await self.client.request("event", event=held["event"])
             )
+            selected = self._selected_event()
+            model.lobby_event = (
+                await self.client.request("event", event=selected["event"])
+                if selected is not None and selected.get("role")
+                else None
+            )
         except DaemonRefused:
-            model.events, model.event = [], None
+            model.events, model.event, model.lobby_event = [], None, None
         if model.event is None and EVENT_PANEL in (model.panel, model.folded):
             model.panel, model.folded = model.panels()[0], TABLE
 
@@ -733,6 +746,9 @@ class TarotApp:
             replay_step(model, deals=step)
         elif not model.at_table:
             model.lobby_index = max(0, min(self._lobby_rows() - 1, model.lobby_index + step))
+            if self._selected_event() is not None:  # its details, at the next refresh
+                self._events_asked = -self.poll
+                self._dirty.set()
 
     def _letter_action(self, contract: str) -> Callable[[], None]:
         """A bid's letter puts the pick on it (Enter bids it) — or says why it cannot."""

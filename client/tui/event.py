@@ -190,10 +190,14 @@ def event_screen(
     return [*out, ("", "\n"), *_ranking(texts, event, ours, compact)]
 
 
-def event_fragments(model: Model, *, compact: bool = False) -> StyleAndTextTuples:
-    """The event the player's daemon takes part in, as the client shows it."""
-    if model.event is None:
+def event_fragments(
+    model: Model, *, compact: bool = False, event: dict[str, Any] | None = None
+) -> StyleAndTextTuples:
+    """The event the player's daemon takes part in (tonight's, or ``event``), as the client
+    shows it."""
+    shown = event if event is not None else model.event
+    if shown is None:
         return [("class:dim", model.texts("event_none"))]
     return event_screen(
-        model.texts, model.event, (model.status or {}).get("fingerprint"), compact=compact
+        model.texts, shown, (model.status or {}).get("fingerprint"), compact=compact
     )

@@ -61,7 +61,12 @@ def lobby_fragments(model: Model) -> StyleAndTextTuples:
     for i, event in enumerate(model.events, start=len(model.tables)):
         style = "class:option.cursor" if i == model.lobby_index else "class:option"
         out += [("", "  "), (style, event_line(texts, event)), ("", "\n")]
-    if model.event is not None:
+    selected = model.lobby_index - len(model.tables)
+    if 0 <= selected < len(model.events):  # the event under the cursor, if we are in it
+        detail = model.lobby_event
+        if detail is not None and detail.get("event") == model.events[selected].get("event"):
+            out += [("", "\n"), *event_fragments(model, event=detail)]
+    elif model.event is not None:  # tonight's
         out += [("", "\n"), *event_fragments(model)]
     if model.invite is not None and model.tables:
         name = model.tables[model.lobby_index].get("name", "")

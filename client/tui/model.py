@@ -73,8 +73,11 @@ class Model:
     lobby_index: int = 0  #: the lobby's cursor, over its tables and then its events
     #: The daemon's ``events``: the events it takes part in or hears on the LAN.
     events: list[dict[str, Any]] = field(default_factory=list)
-    #: The daemon's ``event`` for the one it takes part in (a running one before one over).
+    #: The daemon's ``event`` for tonight's (:func:`client.tui.app.tonight`): the newest with a
+    #: round being played, else the newest this daemon takes part in.
     event: dict[str, Any] | None = None
+    #: The daemon's ``event`` for the one under the lobby's cursor, if this daemon is in it.
+    lobby_event: dict[str, Any] | None = None
     #: The invite code being typed for the table under the lobby's cursor; None: not typing.
     invite: str | None = None
     #: The last view of a deal, kept when the daemon has none (between deals) for its log.
