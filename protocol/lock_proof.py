@@ -31,6 +31,8 @@ from dataclasses import dataclass
 
 from protocol.group import (
     ORDER,
+    POINT_BYTES,
+    SCALAR_BYTES,
     GroupError,
     Point,
     Scalar,
@@ -41,7 +43,16 @@ from protocol.group import (
     sub,
     to_int,
 )
-from protocol.proofs import Binding, Nonces, ProofWire, hash_to_int, response, statement_digest
+from protocol.proofs import (
+    Binding,
+    Nonces,
+    ProofWire,
+    canonical,
+    hash_to_int,
+    response,
+    shaped,
+    statement_digest,
+)
 
 DOMAIN = b"tarot/v2/lock-proof"
 
@@ -176,14 +187,21 @@ def verify_lock(
     binding: Binding, blanket_public: Point, before: Sequence[Point], step: LockStep
 ) -> bool:
     """True if every locked point is its input times ``bⱼ·a⁻¹`` for the committed keys and
-    the blanket key behind ``blanket_public``.  Any invalid point makes it false."""
+    the blanket key behind ``blanket_public``.  Any invalid point makes it false, and so does
+    any list of the wrong length or entry of the wrong type (never an exception)."""
     n = len(before)
-    if (
-        not n
-        or len(step.commitments) != n
-        or len(step.locked) != n
-        or len(step.proof.key_responses) != n
-    ):
+    proof = step.proof
+    lists = (
+        (before, POINT_BYTES, n),
+        (step.commitments, POINT_BYTES, n),
+        (step.locked, POINT_BYTES, n),
+        ((blanket_public,), POINT_BYTES, 1),
+        ((proof.challenge, proof.blanket_response), SCALAR_BYTES, 2),
+        (proof.key_responses, SCALAR_BYTES, n),
+    )
+    if not n or not all(shaped(items, count, length) for items, length, count in lists):
+        return False
+    if not canonical((proof.challenge, proof.blanket_response, *proof.key_responses)):
         return False
     try:
         return _holds(binding, blanket_public, before, step)

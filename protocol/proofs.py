@@ -15,6 +15,7 @@ secret away.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -131,6 +132,25 @@ class ProofWire:
         """Canonical non-zero scalars: :class:`~protocol.group.GroupError` for one that is not."""
         items = self.byte_list(value, name, SCALAR_BYTES, count)
         return tuple(check_scalar(item, f"{name}[{k}]") for k, item in enumerate(items))
+
+
+def shaped(items: object, count: int, length: int) -> bool:
+    """Whether ``items`` is a list of exactly ``count`` byte strings of ``length`` bytes each.
+
+    A verifier asks it of every list of a statement and of a proof before it reads any: a
+    short list would otherwise let ``zip`` drop the last entries unchecked (a link of the
+    shuffle's chain, say), and a malformed entry must make the proof false, not raise."""
+    return (
+        isinstance(items, (tuple, list))
+        and len(items) == count
+        and all(isinstance(item, bytes) and len(item) == length for item in items)
+    )
+
+
+def canonical(scalars: Sequence[bytes]) -> bool:
+    """Whether every one of ``scalars`` is canonical and non-zero (:func:`check_scalar`): a
+    verifier's responses and challenge, read through the Python API and not the wire."""
+    return all(0 < to_int(s) < ORDER for s in scalars)
 
 
 def response(nonce: int, challenge: int, secret: int) -> int:

@@ -42,6 +42,7 @@ from math import prod
 from protocol.group import (
     ORDER,
     POINT_BYTES,
+    SCALAR_BYTES,
     GroupError,
     Point,
     Scalar,
@@ -60,10 +61,12 @@ from protocol.proofs import (
     Binding,
     Nonces,
     ProofWire,
+    canonical,
     challenges,
     follow_up,
     hash_to_int,
     response,
+    shaped,
     statement_digest,
 )
 
@@ -228,9 +231,24 @@ def verify_shuffle(
 ) -> bool:
     """True if ``proof`` shows that ``after`` is ``before`` permuted and multiplied by the
     scalar behind ``blanket_public``.  Any invalid point in ``after`` or in the proof makes
-    it false (libsodium refuses to multiply it)."""
+    it false (libsodium refuses to multiply it), and so does any list of the wrong length or
+    any entry of the wrong type: false, never an exception nor a list cut short by ``zip``."""
     n = len(before)
-    if len(after) != n or len(proof.commitments) != n or len(proof.chain) != n or n == 0:
+    lists = (
+        (before, POINT_BYTES, n),
+        (after, POINT_BYTES, n),
+        (proof.commitments, POINT_BYTES, n),
+        (proof.chain, POINT_BYTES, n),
+        ((blanket_public,), POINT_BYTES, 1),
+        ((proof.challenge,), SCALAR_BYTES, 1),
+        (proof.summary, SCALAR_BYTES, SUMMARY_RESPONSES),
+        (proof.chain_responses, SCALAR_BYTES, n),
+        (proof.opening_responses, SCALAR_BYTES, n),
+    )
+    if n == 0 or not all(shaped(items, count, length) for items, length, count in lists):
+        return False
+    scalars = (proof.challenge, *proof.summary, *proof.chain_responses, *proof.opening_responses)
+    if not canonical(scalars):
         return False
     try:
         return _holds(binding, blanket_public, before, after, proof)
