@@ -52,6 +52,7 @@ from client.tui.replay import step as replay_step
 from client.tui.sheet import sheet_fragments
 from client.tui.summary import summary_fragments
 from client.tui.table import hand_fragments, prompt_fragments, table_fragments
+from client.tui.wrap import wrap_fragments, wrap_text
 
 #: Readable on a dark and on a light terminal alike: text takes the terminal's own colours
 #: (black suits included), and every colour comes with its own background — a card face,
@@ -95,16 +96,10 @@ POLL = 1.0
 
 
 def last_rows(lines: list[str], width: int, height: int) -> list[str]:
-    """The last lines that fit ``height`` rows of ``width`` once wrapped: the newest of the
-    log stays in sight."""
-    kept: list[str] = []
-    rows = 0
-    for line in reversed(lines):
-        rows += max(1, -(-len(line) // width))
-        if rows > height:
-            break
-        kept.append(line)
-    return kept[::-1]
+    """The last rows of ``lines`` broken between words in ``width`` columns that fit
+    ``height`` rows: the newest of the log stays in sight."""
+    rows = [row for line in lines for row in wrap_text(line, width)]
+    return rows[max(0, len(rows) - height) :]
 
 
 def tonight(events: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -282,10 +277,11 @@ class TarotApp:
     # --- The screen ---------------------------------------------------------------------
 
     def screen_text(self) -> str:
-        """What the screen shows, as plain text, part after part (for tests and logs)."""
+        """What the screen shows, as plain text, part after part, each line whole (for tests
+        and logs)."""
         parts = [
             self._title(),
-            self._main(),
+            self._main(wrap=False),
             self._side(),
             self._hand(),
             self._prompt(),
@@ -323,7 +319,10 @@ class TarotApp:
         def text(function: Callable[[], StyleAndTextTuples]) -> FormattedTextControl:
             return FormattedTextControl(function, focusable=False)
 
-        def fitted(function: Callable[[], StyleAndTextTuples], style: str = "") -> Window:
+        def fitted(part: Callable[[], StyleAndTextTuples], style: str = "") -> Window:
+            def function() -> StyleAndTextTuples:
+                return wrap_fragments(part(), self.geometry().columns)
+
             return Window(
                 text(function),
                 height=lambda: Dimension.exact(self._rows(function)),
@@ -376,7 +375,23 @@ class TarotApp:
             )
         ]
 
-    def _main(self) -> StyleAndTextTuples:
+    def _main(self, wrap: bool = True) -> StyleAndTextTuples:
+        """The table — or in its place a page (the lobby, the help, a replay, a summary, a
+        panel folded away), its lines broken between words unless not to ``wrap``."""
+        page = self._page()
+        if page is not None:
+            return wrap_fragments(page, self.geometry().main) if wrap else page
+        fixed = (
+            1
+            + self._rows(self._hand)
+            + self._rows(self._prompt)
+            + self._rows(self._status)
+            + self._rows(self._help_line)
+        )
+        return table_fragments(self.model, *self.geometry().table(fixed))
+
+    def _page(self) -> StyleAndTextTuples | None:
+        """What takes the table's place, if anything does."""
         model, geometry = self.model, self.geometry()
         if self._too_small():
             now = f"{geometry.columns}×{geometry.rows}"
@@ -415,14 +430,7 @@ class TarotApp:
                 ("", "\n"),
                 *sheet_fragments(model, width=geometry.main),
             ]
-        fixed = (
-            1
-            + self._rows(self._hand)
-            + self._rows(self._prompt)
-            + self._rows(self._status)
-            + self._rows(self._help_line)
-        )
-        return table_fragments(model, *geometry.table(fixed))
+        return None
 
     def _side(self) -> StyleAndTextTuples:
         geometry = self.geometry()
@@ -431,9 +439,10 @@ class TarotApp:
     def _panel(self, panel: str, width: int, window: Window | None = None) -> StyleAndTextTuples:
         """The log of the deal (its newest lines in sight), the score sheet or the event."""
         if panel == "sheet":
-            return sheet_fragments(self.model.shown(), compact=window is not None, width=width)
+            sheet = sheet_fragments(self.model.shown(), compact=window is not None, width=width)
+            return wrap_fragments(sheet, width)
         if panel == EVENT_PANEL:
-            return event_fragments(self.model, compact=window is not None)
+            return wrap_fragments(event_fragments(self.model, compact=window is not None), width)
         info = window.render_info if window is not None else None
         height = info.window_height if info else max(1, self.geometry().rows - 4)
         lines = deal_log(self.model.shown())

@@ -62,12 +62,15 @@ def lobby_fragments(model: Model) -> StyleAndTextTuples:
         style = "class:option.cursor" if i == model.lobby_index else "class:option"
         out += [("", "  "), (style, event_line(texts, event)), ("", "\n")]
     selected = model.lobby_index - len(model.tables)
-    if 0 <= selected < len(model.events):  # the event under the cursor, if we are in it
-        detail = model.lobby_event
-        if detail is not None and detail.get("event") == model.events[selected].get("event"):
-            out += [("", "\n"), *event_fragments(model, event=detail)]
-    elif model.event is not None:  # tonight's
-        out += [("", "\n"), *event_fragments(model)]
+    detail = model.lobby_event  # the event under the cursor, if we are in it; else tonight's
+    if not (
+        detail is not None
+        and 0 <= selected < len(model.events)
+        and detail.get("event") == model.events[selected].get("event")
+    ):
+        detail = model.event
+    if detail is not None:
+        out += [("", "\n"), *event_fragments(model, event=detail)]
     if model.invite is not None and model.tables:
         name = model.tables[model.lobby_index].get("name", "")
         out += [

@@ -11,7 +11,8 @@ from prompt_toolkit.formatted_text import StyleAndTextTuples
 from client.tui.i18n import CONTRACTS
 from client.tui.model import Model
 
-#: The narrowest score column: a score such as ``-1234`` and a space.
+#: The score column when there is room: a score such as ``-1234`` and a space (narrower on
+#: a narrow panel, down to the widest score written and a space).
 COLUMN = 7
 
 
@@ -40,16 +41,19 @@ def sheet_fragments(model: Model, *, compact: bool = False, width: int = 80) -> 
     out: StyleAndTextTuples = [("class:heading", texts("sheet")), ("", "\n\n")]
     if not results or not names:
         return [*out, ("class:dim", texts("sheet_empty")), ("", "\n")]
+    if compact and not _fits(texts, names, results, state, width):
+        return out + _by_player(model, names, results, state, width)
     deal_width = max(len(texts("sheet_deal")), len(texts("sheet_total"))) + 1
     contract = (
         0
         if compact
         else max(len(texts("sheet_contract")), *(len(_what(model, r, names)) for r in results)) + 1
     )
+    floor = min(COLUMN, _widest_score(results, state) + 1)  # a score always whole
     column = max(COLUMN, *(len(n) + 1 for n in names))
     room = (width - deal_width - contract) // len(names)
     if column > room:
-        column = max(COLUMN, room)
+        column = max(floor, room)
         if not compact and deal_width + contract + column * len(names) > width:
             contract = max(
                 len(texts("sheet_contract")) + 1, width - deal_width - column * len(names)
@@ -72,6 +76,59 @@ def sheet_fragments(model: Model, *, compact: bool = False, width: int = 80) -> 
     ]
     for verdict in [] if compact else verdicts(model):
         out += [("", "\n"), ("class:error", verdict)]
+    return out
+
+
+def _scored(row: dict[str, Any]) -> bool:
+    return row.get("contract") is not None or any(row["scores"])
+
+
+def _widest_score(results: list[dict[str, Any]], state: dict[str, Any]) -> int:
+    """The widest score the sheet writes (a row's, or a total)."""
+    scores = [s for row in results if _scored(row) for s in row["scores"]]
+    return max(len(f"{s:+d}") for s in [*scores, *(state.get("scores") or [0])])
+
+
+def _fits(
+    texts: Any, names: list[str], results: list[dict[str, Any]], state: dict[str, Any], width: int
+) -> bool:
+    """Whether a column per player fits ``width``, every score whole."""
+    deal_width = max(len(texts("sheet_deal")), len(texts("sheet_total"))) + 1
+    return deal_width + (_widest_score(results, state) + 1) * len(names) <= width
+
+
+def _by_player(
+    model: Model,
+    names: list[str],
+    results: list[dict[str, Any]],
+    state: dict[str, Any],
+    width: int,
+) -> StyleAndTextTuples:
+    """The sheet turned a quarter (a narrow panel at five): a line per player, its name, the
+    last deals that fit and its total — every number whole, the names cut if they must."""
+    texts = model.texts
+    total = texts("sheet_total")
+    cell = max(_widest_score(results, state), len(total), len(str(len(results)))) + 1
+    shown = max(0, min(len(results), (width - 8 - cell) // cell))
+    name_width = max(4, min(max(len(n) for n in names) + 1, width - cell * (shown + 1)))
+    kept = results[len(results) - shown :] if shown else []
+    header = (
+        texts("sheet_deal")[: name_width - 1].ljust(name_width)
+        + "".join(_cell(int(row["deal"]) + 1, cell) for row in kept)
+        + _cell(total, cell)
+    )
+    out: StyleAndTextTuples = [("class:sheet.header", header.rstrip()), ("", "\n")]
+    for seat, name in enumerate(names):
+        shown_name = name if len(name) < name_width else name[: name_width - 2] + "…"
+        cells = "".join(
+            _cell(f"{row['scores'][seat]:+d}" if _scored(row) else "·", cell) for row in kept
+        )
+        totals = state.get("scores") or [0] * len(names)
+        out += [
+            ("class:seat.you" if seat == model.seat else "", shown_name.ljust(name_width) + cells),
+            ("class:sheet.total", _cell(f"{totals[seat]:+d}", cell).rstrip()),
+            ("", "\n"),
+        ]
     return out
 
 
