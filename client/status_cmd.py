@@ -51,7 +51,15 @@ def run(args: argparse.Namespace) -> int:
             f"  --peer {endpoint}: unreachable (no daemon answers there; check the address, the "
             "port and the key)"
         )
-    _counts("refused from the network", status.get("refused") or {})
+    discovery_refused = status.get("discovery_refused") or {}
+    refused = {
+        cause: n
+        for cause, n in (status.get("refused") or {}).items()
+        if cause not in discovery_refused
+    }
+    _counts("refused from the network", refused)
+    # A flood of beacons: what discovery left out or dropped, and the links it did not keep.
+    _counts("discovery refused", discovery_refused)
     _counts("mesh", status.get("mesh") or {})  # frames dropped, sent again, not handled
     for table in status["tables"]:
         waiting = f", waiting for seats {table['waiting_for']}" if table["waiting_for"] else ""

@@ -77,6 +77,8 @@ class Status(TypedDict):
     mesh: dict[str, int]  #: the mesh's counters that are not zero, by name
     unreachable: list[str]
     discovery: dict[str, Any] | None
+    #: of ``refused``, what discovery and its links turned away (a flood of beacons), by cause
+    discovery_refused: dict[str, int]
     tables: list[TableStatus]
 
 

@@ -58,6 +58,7 @@ from tarotd.guard import raise_descriptor_limit
 from tarotd.home import DaemonLock, Home, load_or_create_identity
 from tarotd.lobby import BROADCAST, FrameOut, Lobby, Member, OfferState, ReadyTable
 from tarotd.mesh import WILDCARD_HOSTS, FaultPlan, Mesh, NotHandled, PeerState, PeerStatus
+from tarotd.mesh.bounds import Standing
 from tarotd.refusals import Cause
 from tarotd.runner import TableRunner, WireOut, bot_policies, decoded, relayed, seeded_entropy
 from tarotd.settlement import LINGER_TIMEOUTS, Settlement, SettleOut, served
@@ -83,6 +84,20 @@ REGROUP_AFTER = (
 )
 #: seconds between two offers of one discovered peer to the mesh (which forgets the silent)
 RELINK_EVERY = 10.0
+#: What discovery and the links it asks for refused (``discovery_refused`` in ``status``).
+DISCOVERY_CAUSES = frozenset(
+    cause.value
+    for cause in (
+        Cause.BEACONS_FROM_HOST,
+        Cause.DISCOVERY_FULL,
+        Cause.DISCOVERY_STRANGERS_FULL,
+        Cause.DISCOVERY_EVICTED,
+        Cause.LINKS_FULL,
+        Cause.LINKS_STRANGERS_FULL,
+        Cause.LINKS_EVICTED,
+        Cause.LINKS_UNANSWERED,
+    )
+)
 #: seconds at most between two tries to take up a table paused by a fault (doubling from HEARTBEAT)
 MAX_RETRY = 8.0
 
@@ -220,9 +235,9 @@ class Daemon:
     )  #: tables a local fault paused
     _sheet_file: FileAhead = field(init=False)  #: scores.json, written through a file opened ahead
     _proof_files: FileAhead = field(init=False)  #: home/proofs, likewise
-    _offered: dict[bytes, float] = field(
+    _offered: dict[bytes, tuple[float, Standing]] = field(
         init=False, default_factory=dict
-    )  #: discovered key → offered to the mesh at
+    )  #: discovered key → offered to the mesh at, and at what standing
     _regroup_tried: set[bytes] = field(
         init=False, default_factory=set
     )  #: tables a bots' daemon tried to go on from
@@ -628,18 +643,48 @@ class Daemon:
             log.info("peer %s is %s", status.name, status.state.value)
 
     def _on_peers(self, peers: list[DiscoveredPeer]) -> None:
-        """Link to the peers discovery lists, each at most once every :data:`RELINK_EVERY`:
-        the list changes with every beacon of a new key, and offering the whole of it each
-        time would make a beacon flood cost a pass over it per beacon (and count a refusal
-        for every peer listed each time)."""
+        """Link to the peers discovery lists, each at most once every :data:`RELINK_EVERY`
+        (or sooner once its standing rose): the list changes with every beacon of a new key,
+        and offering the whole of it each time would make a beacon flood cost a pass over it
+        per beacon (and count a refusal for every peer listed each time).  The best standing
+        first: the mesh keeps its links for them before strangers."""
         now = time.monotonic()
-        for peer in peers:
-            if self._offered.get(peer.key, float("-inf")) + RELINK_EVERY <= now:
-                self._offered[peer.key] = now
-                self.mesh.connect(peer.endpoint, expected_key=peer.key)
+        never = (float("-inf"), Standing.STRANGER)
+        due = [
+            peer
+            for peer in peers
+            if (offered := self._offered.get(peer.key, never))[0] + RELINK_EVERY <= now
+            or peer.standing > offered[1]
+        ]
+        for peer in sorted(due, key=lambda peer: -peer.standing):
+            self._offered[peer.key] = (now, peer.standing)
+            self.mesh.connect(peer.endpoint, expected_key=peer.key, standing=peer.standing)
         if len(self._offered) > 4 * len(peers) + 64:  # keys discovery no longer lists
             listed = {peer.key for peer in peers}
             self._offered = {key: at for key, at in self._offered.items() if key in listed}
+
+    def favour(self, key: bytes) -> None:
+        """``key``'s daemon proved our invite code (the lobby's exchange): discovery lists it,
+        and the mesh links to it, before strangers and before keys that only name our table
+        in their beacons — which anyone can."""
+        if self.discovery is not None:
+            self.discovery.favour(key)
+
+    def _want_tables(self) -> None:
+        """Tell discovery the names of the tables we opened, joined or look for: beacons that
+        name one come before strangers' (a flood of fresh keys cannot keep a player out)."""
+        if self.discovery is None:
+            return
+        lobby = self.lobby
+        names = {
+            offer.name
+            for offer in lobby.tables()
+            if offer.state is not OfferState.WITHDRAWN
+            and (offer.opener == self.identity.public_key or offer.table_id == lobby.joined)
+        }
+        if lobby.wanted is not None:
+            names.add(lobby.wanted[0])
+        self.discovery.want(names)
 
     def _announcement(self) -> Announcement:
         tables = tuple(
@@ -946,6 +991,7 @@ class Daemon:
         self._seat_event_tables()
         self._say_unreachable()
         self._regroup_bots()
+        self._want_tables()
         if self.discovery is not None:  # links the mesh forgot, to peers still beaconing
             self._on_peers(self.discovery.peers())
         self._retry_paused()
@@ -1354,6 +1400,7 @@ class Daemon:
                 endpoint.removeprefix("tcp://") for endpoint in self._unreachable_peers()
             ),
             "discovery": None if self.discovery is None else {"reaching": self.discovery.reaching},
+            "discovery_refused": self._discovery_refused(),
             "tables": [
                 {
                     "table": r.table_id.hex(),
@@ -1403,6 +1450,10 @@ class Daemon:
         if self.discovery is not None:
             counts.update(self.discovery.refusals.counts())
         return counts
+
+    def _discovery_refused(self) -> dict[str, int]:
+        """Of :meth:`_refused`, what a flood of beacons costs: beacons, entries and links."""
+        return {cause: n for cause, n in self._refused().items() if cause in DISCOVERY_CAUSES}
 
 
 def _action(op: str, seat: int, request: dict[str, Any]) -> Action:

@@ -45,6 +45,14 @@ class Cause(enum.Enum):
     DISCOVERY_FULL = (
         "discovery-full"  #: a beacon of one more key while discovery lists as many peers as it may
     )
+    #: a stranger's beacon while strangers hold their share of discovery, spread over hosts
+    DISCOVERY_STRANGERS_FULL = "discovery-strangers-full"
+    #: a peer dropped from discovery for a newcomer of a better standing or a less crowded host
+    DISCOVERY_EVICTED = "discovery-evicted"
+    #: no link opened to a stranger: strangers hold their share of the links, spread over hosts
+    LINKS_STRANGERS_FULL = "links-strangers-full"
+    LINKS_EVICTED = "links-evicted"  #: a link no table needs closed for one of a better standing
+    LINKS_UNANSWERED = "links-unanswered"  #: a link closed: nothing answered at its port in time
 
 
 @dataclass

@@ -52,6 +52,7 @@ DAEMON_MODULES = frozenset(
         "test_daemon_malformed",
         "test_daemon_resume",
         "test_daemon_store_faults",
+        "test_discovery_flood",
         "test_event_daemons",
         "test_faultsim",
         "test_flood",

@@ -44,7 +44,7 @@ import zmq.asyncio
 
 from lab.lansim import BROADCAST
 from protocol.identity import Identity
-from tarotd.discovery import DISCOVERY_PORT, encode_beacon, make_beacon
+from tarotd.discovery import DISCOVERY_PORT, TableInfo, encode_beacon, make_beacon
 from tarotd.mesh import curve_public_key, curve_secret_key, decode, encode, encode_signed
 
 PEER_PORT = 47400  #: the daemons' peer port on the simulated LAN (tests/lan.py)
@@ -223,7 +223,17 @@ async def _hellos(
 # --------------------------------------------------------------------------- beacons
 
 
-def flood_beacons(report: Report, sources: Sequence[str], rate: float, stop: Stop) -> None:
+def flood_beacons(
+    report: Report,
+    sources: Sequence[str],
+    rate: float,
+    stop: Stop,
+    broadcast: str = BROADCAST,
+    table: str | None = None,
+) -> None:
+    """``table``: every beacon also announces an open table of that name (three seats), as
+    an attacker who read the victim's own beacons would."""
+    tables = () if table is None else (TableInfo(table, 3, 1, True, None),)
     senders = []
     for source in sources:
         sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -241,12 +251,12 @@ def flood_beacons(report: Report, sources: Sequence[str], rate: float, stop: Sto
                 f"intrus{report.sent}",
                 identity.public_key,
                 random.randint(1024, 65535),
-                (),
+                tables,
                 False,
                 int(time.time()),
             )
             try:
-                sock.sendto(encode_beacon(beacon, identity), (BROADCAST, DISCOVERY_PORT))
+                sock.sendto(encode_beacon(beacon, identity), (broadcast, DISCOVERY_PORT))
             except OSError:
                 errors += 1
             report.sent += 1
@@ -275,6 +285,8 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
         "--sources", required=True, help="this host's addresses to send from, comma-separated"
     )
     parser.add_argument("--rate", type=float, default=1000.0, help="beacons a second")
+    parser.add_argument("--broadcast", default=BROADCAST, help="where beacons go (beacons)")
+    parser.add_argument("--table", default=None, help="a table name every beacon announces")
     parser.add_argument("--concurrency", type=int, default=128, help="HELLOs under way at once")
     parser.add_argument(
         "--duration", type=float, default=None, help="seconds at most (default: until SIGTERM)"
@@ -310,7 +322,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         )
     else:
-        flood_beacons(report, sources, args.rate, stop)
+        flood_beacons(report, sources, args.rate, stop, args.broadcast, args.table)
     report.seconds = round(time.monotonic() - start, 1)
     report.rate = round(report.sent / max(report.seconds, 0.1), 1)
     out: dict[str, Any] = asdict(report)

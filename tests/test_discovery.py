@@ -18,6 +18,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import msgpack
@@ -46,6 +47,7 @@ from tarotd.discovery import (
     make_beacon,
     subnet_broadcast,
 )
+from tarotd.mesh.bounds import Room, Standing, room_for, stranger_share, unanswered
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -418,12 +420,135 @@ def test_peer_table_address_moves_only_with_a_newer_beacon() -> None:
     assert table.peers()[0].host == "198.18.0.3"
 
 
-def test_peer_table_is_bounded() -> None:
-    table = PeerTable(ALICE.public_key, max_peers=2)
-    for seed in range(3, 6):
+def test_peer_table_is_bounded_and_strangers_never_hold_every_entry() -> None:
+    table = PeerTable(ALICE.public_key, max_peers=4)
+    for seed in range(3, 8):
         identity = Identity.from_private_bytes(bytes([seed]) * 32)
         table.heard(beacon(identity), f"h{seed}", now=0.0)
-    assert len(table.peers()) == 2
+    assert len(table.peers()) == 3 == stranger_share(4)  # one entry kept from strangers
+    assert table.full == 2 and table.refused is Room.STRANGERS_FULL
+    table.want(["salon"])  # the beacons name "salon": they are all wanted now
+    assert {peer.standing for peer in table.peers()} == {Standing.WANTED}
+    table.heard(beacon(Identity.from_private_bytes(bytes([9]) * 32)), "h9", now=0.0)
+    assert len(table.peers()) == 4 and table.refused is None
+    table.heard(beacon(Identity.from_private_bytes(bytes([10]) * 32)), "h10", now=0.0)
+    assert len(table.peers()) == 4 and table.refused is Room.FULL  # one each: nobody crowds
+
+
+# --- the peer table under a flood of fresh keys (issue 36, item 1) --------------------------
+
+CLUB = (TableInfo("club", 3, 1, True, TABLE_ID),)
+FLOOD_HOSTS = [f"198.18.40.{100 + n}" for n in range(40)]
+
+
+def flood(
+    table: PeerTable,
+    seconds: float,
+    per_host: int,
+    tables: tuple[TableInfo, ...] = (),
+    players: tuple[tuple[Identity, str], ...] = (),
+    start: float = 0.0,
+) -> list[bool]:
+    """``per_host`` fresh keys a second from each of :data:`FLOOD_HOSTS` (what the rate
+    limiter lets through), and each of ``players`` beaconing once a second from its own host,
+    naming "club": whether every player was listed, at each of its beacons."""
+    listed = []
+    steps = int(seconds * per_host)
+    for step in range(steps):
+        now = start + step / per_host
+        for host in FLOOD_HOSTS:
+            table.heard(beacon(Identity.generate(), name="intrus", tables=tables), host, now)
+        if step % per_host == 0:
+            for identity, host in players:
+                table.heard(beacon(identity, tables=CLUB, timestamp=NOW + step), host, now)
+            keys = {peer.key for peer in table.peers()}
+            listed.append(all(identity.public_key in keys for identity, _ in players))
+        table.expire(now)
+    return listed
+
+
+def test_a_flood_of_strangers_never_holds_the_entries_kept_for_the_tables_we_want() -> None:
+    table = PeerTable(ALICE.public_key, expiry=5.0, max_peers=64)
+    table.want(["club"])
+    # The flood fills what strangers may hold before the players come, as at a club night.
+    flood(table, seconds=2.0, per_host=5)
+    strangers = [peer for peer in table.peers() if peer.standing is Standing.STRANGER]
+    assert len(strangers) == stranger_share(64) == len(table.peers())
+    listed = flood(table, 4.0, 5, players=((BOB, "198.18.40.2"), (CAROL, "198.18.40.3")), start=2)
+    assert all(listed), listed  # from their first beacon on, for good
+    assert len([p for p in table.peers() if p.standing is Standing.STRANGER]) <= stranger_share(64)
+
+
+def test_a_flood_that_names_our_table_cannot_keep_a_host_of_one_daemon_out() -> None:
+    """Anyone can name "club" in a beacon: wanted fakes from forty hosts take the whole table,
+    but a newcomer from a host holding fewer entries takes the place of one from the host
+    holding the most — so the real opener, alone at its address, gets in and stays."""
+    table = PeerTable(ALICE.public_key, expiry=5.0, max_peers=64)
+    table.want(["club"])
+    flood(table, seconds=2.0, per_host=5, tables=CLUB)
+    assert len(table.peers()) == 64
+    listed = flood(table, 4.0, 5, tables=CLUB, players=((BOB, "198.18.40.2"),), start=2)
+    assert all(listed), listed
+    assert table.full > 0  # the fakes churn among themselves, or are refused
+
+
+def test_a_key_that_proved_itself_comes_before_beacons_that_name_our_table() -> None:
+    table = PeerTable(ALICE.public_key, max_peers=4)
+    table.want(["club"])
+    for n in range(4):  # four fakes naming our table, one host each: nobody crowds
+        table.heard(beacon(Identity.generate(), tables=CLUB), f"h{n}", now=0.0)
+    assert not table.heard(beacon(BOB, tables=()), "b", now=0.0)  # a stranger: no room
+    assert table.refused is Room.FULL
+    assert not table.favour(BOB.public_key)  # not listed: nothing changed
+    assert table.heard(beacon(BOB, tables=(), timestamp=NOW + 1), "b", now=1.0)
+    assert table.evicted is not None and table.evicted.standing is Standing.WANTED
+    [bob] = [peer for peer in table.peers() if peer.key == BOB.public_key]
+    assert bob.standing is Standing.PROVEN
+
+
+@dataclass(frozen=True)
+class Link:
+    """A link as :func:`room_for` sees it."""
+
+    host: str
+    standing: Standing = Standing.STRANGER
+    settled: bool = False
+    since: float = 0.0
+
+
+def test_a_link_that_answered_goes_only_for_a_better_standing() -> None:
+    wanted = [Link(f"h{n}", Standing.WANTED, settled=True) for n in range(3)]
+    crowded = [Link("flood", Standing.WANTED, since=n) for n in range(3)]
+    assert room_for(wanted, "x", Standing.WANTED, 3) == (Room.FULL, None)
+    assert room_for(wanted, "x", Standing.PROVEN, 3) == (Room.EVICT, wanted[0])
+    # Unsettled, from one host holding all three: the oldest goes for a newcomer from elsewhere,
+    # not for one more from that host.
+    assert room_for(crowded, "x", Standing.WANTED, 3) == (Room.EVICT, crowded[0])
+    assert room_for(crowded, "flood", Standing.WANTED, 3) == (Room.FULL, None)
+    # A stranger is refused while strangers hold their share, whatever room is left.
+    strangers = [Link(f"s{n}") for n in range(stranger_share(8))]
+    assert room_for(strangers, "y", Standing.STRANGER, 8) == (Room.STRANGERS_FULL, None)
+    assert room_for(strangers, "y", Standing.WANTED, 8) == (Room.FREE, None)
+
+
+def test_links_below_proven_that_never_answered_close_after_the_horizon() -> None:
+    links = [
+        Link("a", Standing.STRANGER, since=0.0),
+        Link("b", Standing.WANTED, since=0.0),
+        Link("c", Standing.WANTED, settled=True, since=0.0),
+        Link("d", Standing.PROVEN, since=0.0),
+        Link("e", Standing.STRANGER, since=9.0),
+    ]
+    assert [link.host for link in unanswered(5.0, links)] == ["a", "b"]
+
+
+def test_the_standing_of_listed_peers_follows_what_we_want() -> None:
+    table = PeerTable(ALICE.public_key)
+    table.heard(beacon(BOB, tables=CLUB), "b", now=0.0)
+    assert table.peers()[0].standing is Standing.STRANGER
+    assert table.want(["club"]) and table.peers()[0].standing is Standing.WANTED
+    assert not table.want(["club"])  # the same names: nothing changed
+    assert table.want([]) and table.peers()[0].standing is Standing.STRANGER
 
 
 def test_rate_limiter() -> None:

@@ -21,6 +21,7 @@ from test_mesh import Node, challenge, hello, raw_socket, run, running, wait_for
 from protocol.identity import Identity
 from tarotd.guard import MEMBERS_SHARE
 from tarotd.mesh import Limits, PeerState
+from tarotd.mesh.bounds import Standing
 from tarotd.refusals import Cause
 
 
@@ -105,15 +106,31 @@ def test_what_no_table_needs_is_forgotten_once_silent_and_the_rest_is_kept() -> 
     run(test)
 
 
-def test_links_opened_for_discovery_are_bounded() -> None:
+def test_links_opened_for_discovery_are_bounded_and_strangers_never_hold_them_all() -> None:
+    """Issue 36, item 1: strangers hold three links of four at most; a key whose beacon names
+    our table takes the fourth, then the place of a stranger's; links to ports where nothing
+    answers close after ``unanswered_after``."""
+
     async def test() -> None:
-        victim = Node("victim", limits=Limits(links=4))
+        victim = Node("victim", limits=Limits(links=4, unanswered_after=1.0))
         async with running(victim):
             for n in range(10):  # beacons of ten fresh keys, each pointing somewhere
                 victim.mesh.connect(f"tcp://127.0.0.{n + 2}:9", Identity.generate().public_key)
             victim.mesh.connect("tcp://127.0.0.99:9", Identity.generate().public_key, keep=True)
-            assert victim.mesh.connections()["links"] == 5
-            assert victim.mesh.refusals.counts() == {"links-full": 6}
+            assert victim.mesh.connections()["links"] == 3 + 1
+            assert victim.mesh.refusals.counts() == {"links-strangers-full": 7}
+            for n in range(2):  # two beacons that name our table
+                victim.mesh.connect(
+                    f"tcp://127.0.1.{n + 2}:9",
+                    Identity.generate().public_key,
+                    standing=Standing.WANTED,
+                )
+            assert victim.mesh.connections()["links"] == 4 + 1
+            assert victim.mesh.refusals.counts()["links-evicted"] == 1
+            await wait_for(
+                lambda: victim.mesh.connections()["links"] == 1, "the unanswered links closed"
+            )
+            assert victim.mesh.refusals.counts()["links-unanswered"] == 4
 
     run(test)
 

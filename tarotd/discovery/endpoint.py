@@ -31,6 +31,7 @@ from tarotd.discovery.peers import (
     PeerTable,
     RateLimiter,
 )
+from tarotd.mesh.bounds import Room, stranger_share
 from tarotd.refusals import Cause, Refusals
 
 log = logging.getLogger(__name__)
@@ -162,6 +163,17 @@ class Discovery:
     def peers(self) -> list[Peer]:
         return self._table.peers()
 
+    def want(self, names: Iterable[str]) -> None:
+        """The names of the tables this daemon opened or looks for: peers whose beacons name
+        one are listed before strangers (and linked first: :attr:`Peer.standing`)."""
+        if self._table.want(names):
+            self._notify()
+
+    def favour(self, key: bytes) -> None:
+        """``key`` proved itself to this daemon (its invite code): listed before all others."""
+        if self._table.favour(key):
+            self._notify()
+
     @property
     def reaching(self) -> bool | None:
         """Whether the last beacon had a network to go to (None before the first): False
@@ -256,15 +268,31 @@ class Discovery:
             self.stats.malformed += 1
             log.debug("dropped a datagram from %s: %s", source, exc)
             return
-        full = self._table.full
-        if self._table.heard(beacon, source, now):
+        table = self._table
+        if table.heard(beacon, source, now):
             self._notify()
-        elif self._table.full > full:
+        if table.evicted is not None:
+            self.refusals.refuse(
+                Cause.DISCOVERY_EVICTED,
+                now,
+                f"{table.evicted.fingerprint} from {table.evicted.host} dropped from discovery "
+                f"for {fingerprint(beacon.key)} from {source}: {table.max_peers} peers are "
+                "listed, and it was a stranger or its host the most crowded",
+            )
+        if table.refused is Room.STRANGERS_FULL:
+            self.refusals.refuse(
+                Cause.DISCOVERY_STRANGERS_FULL,
+                now,
+                f"the beacon of {fingerprint(beacon.key)} from {source}: it names none of our "
+                f"tables, and strangers hold the {stranger_share(table.max_peers)} entries they "
+                "may, spread over their hosts",
+            )
+        elif table.refused is Room.FULL:
             self.refusals.refuse(
                 Cause.DISCOVERY_FULL,
                 now,
                 f"the beacon of {fingerprint(beacon.key)} from {source}: "
-                f"{self._table.max_peers} peers are listed already",
+                f"{table.max_peers} peers are listed already, spread over their hosts",
             )
 
     def _send_failed(self, exc: Exception) -> None:

@@ -1,14 +1,22 @@
 """The peers heard on the LAN and the bound on what one source may make us check — sans-IO,
-the time passed in, so that expiry and limits are tested without waiting."""
+the time passed in, so that expiry and limits are tested without waiting.
+
+The table's room goes first to the peers we may play with: a key whose beacon names a table
+this daemon opened or wants, or that proved itself (:class:`~tarotd.mesh.bounds.Standing`);
+strangers never hold every entry, and a newcomer takes the place of a stranger, or of an
+entry of its standing from a host crowding the table (:func:`~tarotd.mesh.bounds.room_for`):
+a flood of fresh keys, at whatever rate, cannot keep a player out."""
 
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
 
 from protocol.identity import fingerprint
 from tarotd.discovery.beacon import Beacon, TableInfo
+from tarotd.mesh.bounds import Room, Standing, room_for
 
 DEFAULT_INTERVAL: Final = 1.0
 #: A peer is forgotten after this many intervals of silence: a lost datagram or two on a
@@ -18,6 +26,7 @@ EXPIRY_INTERVALS: Final = 5
 #: default interval, and a cap on the signature checks a flood can make us do.
 MAX_RATE: Final = 20
 MAX_PEERS: Final = 256
+MAX_FAVOURED: Final = 256  #: keys that proved themselves remembered at once (oldest go first)
 
 
 @dataclass(frozen=True)
@@ -31,6 +40,17 @@ class Peer:
     port: int
     tables: tuple[TableInfo, ...]
     last_seen: float
+    standing: Standing = Standing.STRANGER
+    first_seen: float = 0.0  #: when this key came into the table
+
+    @property
+    def since(self) -> float:
+        return self.first_seen
+
+    @property
+    def settled(self) -> bool:
+        """A beacon proves nothing of its port: an entry is never settled (links are)."""
+        return False
 
     @property
     def fingerprint(self) -> str:
@@ -50,6 +70,11 @@ class PeerTable:
     that a replayed older beacon cannot bring back a peer that left or move it to another
     address, and a replayed goodbye cannot remove a peer that has beaconed since.  A beacon
     with the same timestamp is only a refresh from the same address.
+
+    What a daemon wants (:meth:`want`) and the keys that proved themselves (:meth:`favour`)
+    set each peer's :class:`Standing`; room goes by it (:func:`room_for`).  After each
+    :meth:`heard`, :attr:`refused` says whether the beacon was left out for room and
+    :attr:`evicted` which peer made room for it, if one did.
     """
 
     def __init__(
@@ -63,25 +88,84 @@ class PeerTable:
         self.max_peers = max_peers
         self._peers: dict[bytes, Peer] = {}
         self.full = 0  #: beacons of new keys left out for want of room
+        self.refused: Room | None = None  #: why the last beacon was left out, if it was
+        self.evicted: Peer | None = None  #: the peer the last beacon took the place of
+        self._wanted: frozenset[str] = frozenset()
+        self._favoured: OrderedDict[bytes, None] = OrderedDict()
         # key -> (timestamp, host, goodbye) of its latest accepted beacon, oldest first.
         self._latest: OrderedDict[bytes, tuple[int, str, bool]] = OrderedDict()
 
     def heard(self, beacon: Beacon, address: str, now: float) -> bool:
         """Take in a beacon that came from ``address``.  True if the list of peers changed
         (a peer came, left, or changed name, address, port or tables).  A new key while
-        ``max_peers`` are listed is left out, and counted in :attr:`full`."""
+        ``max_peers`` are listed takes a place :func:`room_for` gives it, or is left out and
+        counted in :attr:`full`."""
+        self.refused = self.evicted = None
         if beacon.key == self.own_key or not self._is_fresh(beacon, address):
             return False
         self._remember(beacon, address)
         if beacon.goodbye:
             return self._peers.pop(beacon.key, None) is not None
         old = self._peers.get(beacon.key)
-        if old is None and len(self._peers) >= self.max_peers:
-            self.full += 1
-            return False
-        new = Peer(beacon.key, beacon.name, address, beacon.port, beacon.tables, now)
+        standing = self._standing(beacon.key, beacon.tables)
+        if old is None:
+            room, victim = room_for(list(self._peers.values()), address, standing, self.max_peers)
+            if room in (Room.STRANGERS_FULL, Room.FULL):
+                self.full += 1
+                self.refused = room
+                return False
+            if victim is not None:
+                del self._peers[victim.key]
+                self.evicted = victim
+        first_seen = now if old is None else old.first_seen
+        new = Peer(
+            beacon.key, beacon.name, address, beacon.port, beacon.tables, now, standing, first_seen
+        )
         self._peers[beacon.key] = new
         return old is None or _announced(old) != _announced(new)
+
+    def want(self, names: Iterable[str]) -> bool:
+        """The names of the tables this daemon opened or is looking for: a beacon naming one
+        is ``WANTED``.  True if a listed peer's standing changed."""
+        wanted = frozenset(names)
+        if wanted == self._wanted:
+            return False
+        self._wanted = wanted
+        return self._restand()
+
+    def favour(self, key: bytes) -> bool:
+        """``key`` proved itself (its HELLO, our invite code): ``PROVEN`` from now on (the
+        latest :data:`MAX_FAVOURED` keys).  True if a listed peer's standing changed."""
+        self._favoured[key] = None
+        self._favoured.move_to_end(key)
+        while len(self._favoured) > MAX_FAVOURED:
+            self._favoured.popitem(last=False)
+        return self._restand()
+
+    def _standing(self, key: bytes, tables: tuple[TableInfo, ...]) -> Standing:
+        if key in self._favoured:
+            return Standing.PROVEN
+        if any(table.name in self._wanted for table in tables):
+            return Standing.WANTED
+        return Standing.STRANGER
+
+    def _restand(self) -> bool:
+        changed = False
+        for key, peer in list(self._peers.items()):
+            standing = self._standing(key, peer.tables)
+            if standing is not peer.standing:
+                self._peers[key] = Peer(
+                    key,
+                    peer.name,
+                    peer.host,
+                    peer.port,
+                    peer.tables,
+                    peer.last_seen,
+                    standing,
+                    peer.first_seen,
+                )
+                changed = True
+        return changed
 
     def expire(self, now: float) -> list[Peer]:
         """Forget and return the peers silent for more than ``expiry`` seconds."""
@@ -110,9 +194,9 @@ class PeerTable:
             self._latest.popitem(last=False)
 
 
-def _announced(peer: Peer) -> tuple[str, str, int, tuple[TableInfo, ...]]:
-    """What a lobby shows of a peer, i.e. everything but when it was last heard."""
-    return peer.name, peer.host, peer.port, peer.tables
+def _announced(peer: Peer) -> tuple[str, str, int, tuple[TableInfo, ...], Standing]:
+    """What a lobby shows of a peer, and its standing: everything but when it was heard."""
+    return peer.name, peer.host, peer.port, peer.tables, peer.standing
 
 
 class RateLimiter:

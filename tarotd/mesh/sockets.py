@@ -30,7 +30,16 @@ from tarotd.guard import (
     peer_of,
     turn_away,
 )
-from tarotd.mesh.bounds import refusal, room_from, silent_since
+from tarotd.mesh.bounds import (
+    Room,
+    Standing,
+    refusal,
+    room_for,
+    room_from,
+    silent_since,
+    stranger_share,
+    unanswered,
+)
 from tarotd.mesh.core import Arrival, Inbound, Outbox, PeerState, TokenBucket, liveness
 from tarotd.mesh.faults import FaultPlan, Wire
 from tarotd.mesh.handshake import Challenges, clock_offset
@@ -110,6 +119,8 @@ class Limits:
     keys_per_host: int = 8  #: peers no table needs that one host (127.0.0.1 excepted) may speak for
     #: a peer or link no table needs, silent (or never proven) this long, is forgotten
     forget_after: float = 60.0
+    #: a link no table needs to a key that has not proved itself, unanswered this long, closes
+    unanswered_after: float = 5.0
 
 
 @dataclass
@@ -166,6 +177,8 @@ class _Link:
     monitor: zmq.asyncio.Socket  #: ``sock``'s failed handshakes (see :meth:`Mesh._watch`)
     #: connected to for a table or by the user (``connect(keep=True)``), never forgotten
     kept: bool = False
+    #: what the key has shown of itself: links no table needs make room by it (:func:`room_for`)
+    standing: Standing = Standing.STRANGER
     opened: float = field(default_factory=time.monotonic)
     #: with no session since (across recycling)
     down_since: float = field(default_factory=time.monotonic)
@@ -179,6 +192,19 @@ class _Link:
     heard_at: float = field(default_factory=time.monotonic)  #: last valid frame from the far end
     task: asyncio.Task[None] | None = None  #: the loop reading ``sock``
     watch: asyncio.Task[None] | None = None  #: the loop reading ``monitor``
+
+    @property
+    def host(self) -> str:
+        return self.endpoint.removeprefix("tcp://").rpartition(":")[0]
+
+    @property
+    def settled(self) -> bool:
+        """The far end proved its key here: it answers."""
+        return self.peer is not None
+
+    @property
+    def since(self) -> float:
+        return self.opened
 
     def close(self) -> None:
         self.sock.close()
@@ -419,7 +445,12 @@ class Mesh:
         self._context.destroy(linger=0)
 
     def connect(
-        self, endpoint: str, expected_key: bytes | None = None, *, keep: bool = False
+        self,
+        endpoint: str,
+        expected_key: bytes | None = None,
+        *,
+        keep: bool = False,
+        standing: Standing = Standing.STRANGER,
     ) -> None:
         """Keep a link to ``endpoint`` (ZeroMQ retries the TCP connection forever).  With
         ``expected_key`` the far end must prove that key, otherwise whatever key it
@@ -427,10 +458,13 @@ class Mesh:
         that connect to us are connected back to on their own.
 
         ``keep``: the link is the user's or a table's (``--peer``, a member) and is never
-        forgotten.  Other links — discovery's, and those back to strangers that said HELLO —
-        count against ``Limits.links`` (one more is
-        refused, counted and logged), and with their peer are forgotten once silent, or
-        never proven, for ``Limits.forget_after``, unless ``keeps`` says a table needs the key."""
+        forgotten.  Other links — discovery's, and those back to peers that said HELLO
+        (``PROVEN``) — count against ``Limits.links``, ``standing`` saying who goes first
+        (:func:`~tarotd.mesh.bounds.room_for`: strangers never hold every link; one more is
+        refused, counted and logged, or takes the place of a worse one); they are closed when
+        nothing answers for ``Limits.unanswered_after`` (below ``PROVEN``), and with their peer
+        forgotten once silent, or never proven, for ``Limits.forget_after``, unless ``keeps``
+        says a table needs the key."""
         if self._router is None or self._closed:
             raise RuntimeError("the mesh is not running")
         if not is_endpoint(endpoint):
@@ -440,15 +474,16 @@ class Mesh:
         link = self._links.get(endpoint)
         if link is not None:
             link.kept |= keep
+            link.standing = max(link.standing, standing)
             return
         kept = keep or (expected_key is not None and self._keeps(expected_key))
-        if not kept and not self._room_for_link(endpoint):
+        if not kept and not self._room_for_link(endpoint, standing):
             return
         if kept and expected_key is not None:
             self._peer(expected_key).kept = True
         opened = self._try_open_link(endpoint, expected_key)
         if opened is not None:
-            opened.kept = kept
+            opened.kept, opened.standing = kept, standing
 
     def send(self, peer_key: bytes, channel: str, body: bytes) -> int:
         """Queue ``body`` for ``peer_key`` and return its seq.  It goes out at once if the peer
@@ -556,14 +591,22 @@ class Mesh:
             horizon, [peer for peer in self._peers.values() if not self._kept(peer)]
         ):
             self._forget(peer)
-        for link in list(self._links.values()):
-            if (
-                link.peer is None
-                and not link.kept
-                and link.opened < horizon
-                and not (link.expected_key is not None and self._keeps(link.expected_key))
-            ):
+        loose = [link for link in self._links.values() if not self._link_kept(link)]
+        for link in loose:
+            if link.peer is None and link.opened < horizon:
                 self._close_link(link)
+        for link in unanswered(now - self._limits.unanswered_after, loose):
+            if self._links.get(link.endpoint) is link:
+                self.refusals.refuse(
+                    Cause.LINKS_UNANSWERED,
+                    now,
+                    f"the link to {link.endpoint} closed: nothing answered there for "
+                    f"{self._limits.unanswered_after:g} s",
+                )
+                self._close_link(link)
+
+    def _link_kept(self, link: _Link) -> bool:
+        return link.kept or (link.expected_key is not None and self._keeps(link.expected_key))
 
     def _status(self, peer: _Peer) -> PeerStatus:
         return PeerStatus(peer.key, peer.name, peer.endpoint, peer.reported, peer.last_heard_wall)
@@ -927,22 +970,46 @@ class Mesh:
                 link.hello_due = now
                 return
             self._close_link(link)
-        if endpoint not in self._links and (self._kept(peer) or self._room_for_link(endpoint)):
+        if endpoint not in self._links and (
+            self._kept(peer) or self._room_for_link(endpoint, Standing.PROVEN)
+        ):
             peer.endpoint = endpoint
-            self._try_open_link(endpoint, peer.key)
+            opened = self._try_open_link(endpoint, peer.key)
+            if opened is not None:
+                opened.standing = Standing.PROVEN
 
-    def _room_for_link(self, endpoint: str) -> bool:
-        """Whether one more link no table needs may open (to ``endpoint``): four descriptors
-        each, and a flood of beacons or HELLOs from fresh keys asks for one per key."""
-        if sum(not link.kept for link in self._links.values()) < self._limits.links:
-            return True
-        self.refusals.refuse(
-            Cause.LINKS_FULL,
-            time.monotonic(),
-            f"no link opened to {endpoint}: "
-            f"{self._limits.links} links no table needs are open already",
-        )
-        return False
+    def _room_for_link(self, endpoint: str, standing: Standing) -> bool:
+        """Whether one more link no table needs may open (to ``endpoint``, for a key of
+        ``standing``): four descriptors each, and a flood of beacons or HELLOs from fresh
+        keys asks for one per key — so strangers hold a share at most, and a better link
+        takes the place of a worse one (:func:`~tarotd.mesh.bounds.room_for`)."""
+        total = self._limits.links
+        loose = [link for link in self._links.values() if not link.kept]
+        host = endpoint.removeprefix("tcp://").rpartition(":")[0]
+        room, victim = room_for(loose, host, standing, total)
+        now = time.monotonic()
+        if victim is not None:
+            self.refusals.refuse(
+                Cause.LINKS_EVICTED,
+                now,
+                f"the link to {victim.endpoint} closed for one to {endpoint}: {total} links no "
+                "table needs are open, and it was a stranger's or its host the most crowded",
+            )
+            self._close_link(victim)
+        if room is Room.STRANGERS_FULL:
+            self.refusals.refuse(
+                Cause.LINKS_STRANGERS_FULL,
+                now,
+                f"no link opened to {endpoint}: strangers hold the {stranger_share(total)} "
+                "links they may, spread over their hosts",
+            )
+        elif room is Room.FULL:
+            self.refusals.refuse(
+                Cause.LINKS_FULL,
+                now,
+                f"no link opened to {endpoint}: {total} links no table needs are open already",
+            )
+        return room in (Room.FREE, Room.EVICT)
 
     async def _on_data(self, peer: _Peer, msg: dict[str, Any]) -> None:
         self._skip_to(peer, msg["f"] - 1)
@@ -1241,5 +1308,5 @@ class Mesh:
             link.heard_at = time.monotonic()  # kept as it is, and tried again after another timeout
             return
         self._close_link(link)
-        fresh.kept = link.kept
+        fresh.kept, fresh.standing = link.kept, link.standing
         fresh.down_since = link.down_since if link.session is None else link.heard_at
