@@ -79,6 +79,9 @@ class Status(TypedDict):
     discovery: dict[str, Any] | None
     #: of ``refused``, what discovery and its links turned away (a flood of beacons), by cause
     discovery_refused: dict[str, int]
+    #: wrong proofs of our invite codes: counts, and the keys and hosts locked out
+    #: (:mod:`tarotd.guesses`; ``tarot unlock`` lifts them)
+    guesses: dict[str, Any]
     tables: list[TableStatus]
 
 
@@ -92,3 +95,8 @@ class TableOffer(TypedDict):
     state: Literal["open", "full", "ready", "withdrawn"]
     invite: str | None
     silence: str  #: the table's signed rule for silence: a ``SilenceCost`` value, said in the lobby
+    #: False for an offer of a daemon we have no trust in: none of our --peer, and it proved no
+    #: invite code of ours — listed apart, joined only with its code
+    verified: bool
+    #: why its opener refused the code we gave it, if it did: "code", "wait" or "locked"
+    refused: str | None

@@ -42,7 +42,7 @@ from tarotd.home import (
     load_or_create_identity,
     path_problem,
 )
-from tarotd.lobby import invite_code
+from tarotd.lobby import Invite
 from tarotd.mesh import MAX_ENDPOINT, WILDCARD_HOSTS, FaultPlan
 from tarotd.store import StoreError
 from tarotd.workers import DAEMON
@@ -323,9 +323,11 @@ def _text(what: str, longest: int, why: str = "") -> Callable[[str], str]:
 
 
 def invite(text: str) -> str:
-    """``--invite``: an invite code, normalised (:func:`~tarotd.lobby.invite_code`)."""
+    """``--invite``: an invite code, normalised (:func:`~tarotd.lobby.invite_code`), and strong
+    enough: one a player made up that repeats, counts or is digits only is refused with the
+    reason (:func:`~tarotd.lobby.weakness`) — it is what a guesser tries first."""
     try:
-        return invite_code(text)
+        return Invite.parse(text).code
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
 

@@ -54,7 +54,7 @@ from tarotd.discovery import Peer as DiscoveredPeer
 from tarotd.event_desk import CHANNEL as EVENT
 from tarotd.event_desk import EventDesk
 from tarotd.gate import CannotListen
-from tarotd.guard import raise_descriptor_limit
+from tarotd.guard import is_this_machine, raise_descriptor_limit
 from tarotd.home import DaemonLock, Home, load_or_create_identity
 from tarotd.lobby import BROADCAST, FrameOut, Lobby, Member, OfferState, ReadyTable
 from tarotd.mesh import WILDCARD_HOSTS, FaultPlan, Mesh, NotHandled, PeerState, PeerStatus
@@ -307,6 +307,7 @@ class Daemon:
             trusts=self._peer_keys.__contains__,
             silence=options.silence,
             timeout=options.timeout,
+            proved=self._proved_code,
         )
         self._peer_keys.update(peer.key for peer in options.peers if peer.key is not None)
         self.events = EventDesk(self.identity, lambda: self.mesh.endpoint, self.store)
@@ -456,7 +457,8 @@ class Daemon:
             except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError):
                 return
             self._learn_peer_keys()
-            self._send(self.lobby.receive(peer, frame))
+            host = self.mesh.host_of(peer)  # guesses of our code are counted per host
+            self._send(self.lobby.receive(peer, frame, "" if is_this_machine(host) else host))
             joined = self.lobby.offers.get(self.lobby.joined) if self.lobby.joined else None
             if (
                 joined is not None
@@ -1114,9 +1116,21 @@ class Daemon:
                 "state": o.state.value,
                 "invite": o.invite.shown if o.invite else None,
                 "silence": o.silence.value,
+                "verified": self.lobby.verified(o),
+                "refused": o.refused,
             }
             for o in self.lobby.tables()
         ]
+
+    def _proved_code(self, key: bytes) -> None:
+        """A daemon proved the invite code of our table: discovery favours it, if it can."""
+        favour = getattr(self, "favour", None)
+        if favour is not None:
+            favour(key)
+
+    def _unlock(self) -> dict[str, Any]:
+        """``tarot unlock``: lift every lockout of guessers of our invite codes."""
+        return {"unlocked": self.lobby.unlock()}
 
     def _open(self, request: dict[str, Any]) -> dict[str, Any]:
         name, seats = request.get("name", ""), request.get("seats", 5)
@@ -1401,6 +1415,7 @@ class Daemon:
             ),
             "discovery": None if self.discovery is None else {"reaching": self.discovery.reaching},
             "discovery_refused": self._discovery_refused(),
+            "guesses": self.lobby.guesses.summary(),
             "tables": [
                 {
                     "table": r.table_id.hex(),
@@ -1493,5 +1508,6 @@ _REQUESTS: Final[Mapping[str, Callable[[Daemon, dict[str, Any]], Any]]] = Mappin
         "join": Daemon._join,
         "regroup": lambda daemon, request: daemon._regroup(),
         "leave": lambda daemon, request: daemon._leave(),
+        "unlock": lambda daemon, request: daemon._unlock(),
     }
 )

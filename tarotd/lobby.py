@@ -31,10 +31,25 @@ it has a reason to trust, and on no other.  A daemon trusts (:meth:`Lobby._trust
 * its own offers;
 * the daemons of its ``--peer`` list — the keys given as ``KEY@HOST:PORT``, and the key that
   proved itself at a ``HOST:PORT`` given without one (the daemon's ``trusts``);
-* an offer that proves the **invite code** it was given: every offer carries ``proof``, an
-  HMAC of its id under a key stretched from its code (:class:`Invite`), and every join to it
-  an HMAC of the id and the joiner's key.  The opener draws the code (or takes the one it was
-  given) and shows it; the players type it (``tarotd --invite``, or the client).
+* an offer whose opener proved, in a run of CPace with us, that it holds the **invite code**
+  we were given (:mod:`protocol.pake`); and the opener seats a daemon that proved its code
+  the same way.  The opener draws the code (or takes the one it was given, if strong enough:
+  :func:`weakness`) and shows it; the players type it (``tarotd --invite``, or the client).
+
+**The invite code as a PAKE.**  Nothing an opener sends tests a guess of its code: an offer
+carries no proof of it.  A joiner holding a code *knocks* at an offer of the wanted name
+(``knock``: a session id and its CPace share, for the table and both daemons' keys); the opener
+*answers* with its share; the joiner *proves* the code (its confirmation tag, first); the opener
+checks it — a wrong one is one guess, counted and throttled per key and per host
+(:mod:`tarotd.guesses`), a right one seats that daemon's joins and is answered with the opener's
+own tag (``proven``), which proves the offer to the joiner.  A stranger therefore tests one
+guess per whole exchange with the opener, and a recorded exchange tests none.  The opener
+refuses a knock while a key or host must wait, or is locked out (``refused``, saying which),
+until :meth:`Lobby.unlock`.
+
+**Offers of strangers** — nobody we trust opened them, and none proved our code — are kept
+apart (``verified`` false in ``tables``) and capped: at most :data:`MAX_STRANGER_OFFERS` of one
+key, and they are forgotten before any offer we trust.
 
 So: daemons wanting the same table (``tarotd --table NAME``) converge on one — among the
 open offers of that name **that they trust**, the one with the smallest id wins; an opener
@@ -56,9 +71,7 @@ refuse its frame.
 from __future__ import annotations
 
 import enum
-import functools
 import hashlib
-import hmac
 import logging
 import os
 from collections.abc import Callable
@@ -70,15 +83,22 @@ import msgpack
 from protocol.identity import Identity, fingerprint, is_valid_public_key, verify
 from protocol.manifest import MANIFEST_DOMAIN as MANIFEST_DOMAIN
 from protocol.manifest import ManifestError, SignedManifest, SilenceCost, manifest_document
+from protocol.pake import SHARE_SIZE, SID_SIZE, TAG_SIZE, Admitting, Joining, PakeError, channel
 from protocol.public import TableSetup
 from tarotd.coin import COIN_SIZE, COMMITMENT_SIZE, CoinToss, commitment
+from tarotd.guesses import Answer, Guesses
 
 log = logging.getLogger(__name__)
 
 ID_SIZE = 16
 NONCE_SIZE: Final = 16
-PROOF_SIZE: Final = 32
 MAX_OFFERS = 64  #: offers of other daemons remembered at once
+MAX_STRANGER_OFFERS: Final = 3  #: open offers of one key we have no trust in, kept at once
+MAX_RUNS: Final = 256  #: CPace runs an opener keeps open at once (one per knocking key)
+#: Runs a joiner lets fail for the table it wants before it knocks at no more strangers: each
+#: one it let a fake opener test a guess of its code.
+MAX_FAILED_KNOCKS: Final = 16
+KNOCK_AGAIN: Final = 5.0  #: seconds before knocking again at an opener that said "wait"
 REVEAL_TIMEOUT: Final = 30.0  #: seconds of a round of the dealer coin's reveals, by default
 MAX_EARLY_SLOTS: Final = 16  #: offers of event tables kept until their round is heard of
 MAX_REFUSALS_LOGGED: Final = (
@@ -87,9 +107,6 @@ MAX_REFUSALS_LOGGED: Final = (
 #: Frames to one daemon (its key) or to every known peer (``BROADCAST``).
 BROADCAST = b""
 TABLE_DOMAIN: Final = b"tarot/v2/table"
-INVITE_DOMAIN: Final = (
-    b"tarot/lobby-invite\x00"  #: the stretching salt and HMAC domain of invite codes
-)
 #: Crockford's base 32: no I, L, O or U, which read as 1, 1, 0 and V — a code is read off a
 #: screen and typed.
 INVITE_ALPHABET: Final = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
@@ -126,54 +143,68 @@ def invite_code(text: str) -> str:
     return code
 
 
-@functools.lru_cache(maxsize=16)
-def _stretched(code: str) -> bytes:
-    """The key of an invite code, stretched with scrypt (16 MiB, about 0.1 s): a stranger who
-    saw an offer's proof must pay that for each code it tries, and 2⁴⁰ of them do not fit in the
-    minutes a table takes to fill."""
-    return hashlib.scrypt(code.encode(), salt=INVITE_DOMAIN, n=2**14, r=8, p=1, dklen=32)
-
-
-class Proof(enum.Enum):
-    """What an invite proof is for: an offer (its opener holds the code) or a join (so does
-    the joiner); the value is the HMAC's domain."""
-
-    OFFER = b"offer"
-    JOIN = b"join"
+def weakness(code: str) -> str | None:
+    """Why a normalised code is too easy to guess, or None.  A drawn code has 40 bits; one a
+    player makes up has far fewer when it repeats, counts or spells digits only — the guesses an
+    attacker tries first, whatever the throttle lets through."""
+    if code.isdigit():
+        return "it is digits only (10⁸ codes, not 32⁸): mix in letters"
+    for k in range(len(code) - 2):
+        if code[k] == code[k + 1] == code[k + 2]:
+            return f"it repeats {code[k]} three times in a row"
+    positions = [INVITE_ALPHABET.index(symbol) for symbol in code]
+    for k in range(len(code) - 3):
+        steps = {positions[k + j + 1] - positions[k + j] for j in range(3)}
+        if steps in ({1}, {-1}):
+            return f"{code[k : k + 4]} runs in order"
+    if code[:4] == code[4:] or code[:2] * 4 == code:
+        return "it repeats itself"
+    if len(set(code)) < 5:
+        return "it uses fewer than 5 different letters and digits"
+    return None
 
 
 @dataclass(frozen=True)
 class Invite:
-    """A table's invite code, and the key stretched from it.  The opener shows the code, the
-    players type it: it is what tells their daemons, which do not know each other, that an
-    offer — and a join — comes from someone at the table."""
+    """A table's invite code.  The opener shows it, the players type it: it is what tells their
+    daemons, which do not know each other, that an offer — and a join — comes from someone at
+    the table, proved by a run of CPace (:mod:`protocol.pake`) and never by a value that
+    would let anyone test a guess offline."""
 
-    code: str  #: normalised (:func:`invite_code`)
-    key: bytes = field(repr=False)
+    code: str = field(repr=False)  #: normalised (:func:`invite_code`)
 
     @classmethod
     def parse(cls, text: str) -> Invite:
+        """A code as typed (ValueError if it is no code, or too easy to guess)."""
         code = invite_code(text)
-        return cls(code, _stretched(code))
+        why = weakness(code)
+        if why is not None:
+            raise ValueError(
+                f"the invite code {text!r} is too easy to guess: {why}; let the opener draw "
+                f"one (start it without --invite), or make up one such as {INVITE_EXAMPLE}"
+            )
+        return cls(code)
 
     @classmethod
     def draw(cls, entropy: Callable[[int], bytes]) -> Invite:
-        bits = int.from_bytes(entropy(_INVITE_BYTES), "big")
-        symbols = (INVITE_ALPHABET[(bits >> (5 * k)) & 31] for k in reversed(range(INVITE_LENGTH)))
-        return cls.parse("".join(symbols))
+        """A random code (drawn again in the rare case it reads as a weak one)."""
+        while True:
+            bits = int.from_bytes(entropy(_INVITE_BYTES), "big")
+            code = "".join(
+                INVITE_ALPHABET[(bits >> (5 * k)) & 31] for k in reversed(range(INVITE_LENGTH))
+            )
+            if weakness(code) is None:
+                return cls(code)
 
     @property
     def shown(self) -> str:
         """The code as a screen shows it: ``7KQ2-M9XD``."""
         return f"{self.code[:4]}-{self.code[4:]}"
 
-    def proof(self, purpose: Proof, table_id: bytes, daemon: bytes) -> bytes:
-        """The HMAC binding the code to a table and a daemon (its opener, or a joiner): a copy
-        sent by anyone else, or for another table, proves nothing."""
-        return hmac.digest(self.key, purpose.value + table_id + daemon, "sha256")
-
-    def proves(self, proof: bytes, purpose: Proof, table_id: bytes, daemon: bytes) -> bool:
-        return hmac.compare_digest(proof, self.proof(purpose, table_id, daemon))
+    @property
+    def secret(self) -> bytes:
+        """CPace's PRS: the normalised code's bytes."""
+        return self.code.encode()
 
 
 @dataclass(frozen=True)
@@ -196,10 +227,14 @@ class Offer:
     members: list[Member] = field(default_factory=list)
     state: OfferState = OfferState.OPEN
     nonce: bytes = b""  #: the id is :func:`table_id_of` the opener and this
-    proof: bytes = b""  #: the opener's :class:`Invite` proof
-    #: Its invite code, if we know it — we opened the offer, or it proved a code we were
-    #: given — never on the wire.
+    #: Its invite code, if we know it — we opened the offer, or its opener proved a code we
+    #: were given — never on the wire.
     invite: Invite | None = None
+    #: The daemons that proved its invite code to us, its opener: their joins are taken.
+    invited: set[bytes] = field(default_factory=set)
+    #: Why its opener refused the code we knocked with, if it did: ``code`` (not its code),
+    #: ``wait`` or ``locked`` (:class:`~tarotd.guesses.Answer`).
+    refused: str | None = None
     #: The table's rule for a seat timed out mid-deal: its opener's, in the manifest.
     silence: SilenceCost = SilenceCost.NOTHING
     #: The members that kept their coin: the first dealer was drawn without it.
@@ -219,7 +254,6 @@ class Offer:
             "members": [m.to_wire() for m in self.members],
             "state": self.state.value,
             "nonce": self.nonce,
-            "proof": self.proof,
             "silence": self.silence.value,
         }
 
@@ -320,6 +354,9 @@ class Lobby:
         trusts: Callable[[bytes], bool] = lambda daemon: False,
         silence: SilenceCost = SilenceCost.NOTHING,
         timeout: float = REVEAL_TIMEOUT,
+        secrets: Callable[[int], bytes] = os.urandom,
+        guesses: Guesses | None = None,
+        proved: Callable[[bytes], None] = lambda daemon: None,
     ) -> None:
         """``seats``: the identities this daemon hosts, with the names shown to players.
         ``entropy``: where table ids, invite codes and dealer coins come from — the OS, but for
@@ -330,8 +367,26 @@ class Lobby:
         (every member signs it in the manifest) and the only rule we join a table under:
         nobody is bound by a rule it did not choose.
         ``timeout``: how long a round of the dealer coin's reveals lasts (``tarotd --timeout``,
-        :mod:`tarotd.coin`)."""
+        :mod:`tarotd.coin`).
+        ``secrets``: where CPace's scalars and session ids come from — the OS always, never a
+        seed (a test may give its own, to compare runs).
+        ``guesses``: the tallies of wrong proofs of our codes (:mod:`tarotd.guesses`).
+        ``proved``: told the key of each daemon that proves our code (discovery favours it)."""
         self.daemon_key = daemon_key
+        self._secrets = secrets
+        self.guesses = guesses or Guesses()
+        self._proved = proved
+        #: Our CPace runs as a joiner, by table id; the opener's, by (joiner, table id).
+        self._knocks: dict[bytes, tuple[Joining, Invite]] = {}
+        self._runs: dict[tuple[bytes, bytes], Admitting] = {}
+        self._failed_knocks = 0  #: runs of ours that failed, for the table we want
+        self._knock_after: dict[bytes, float] = {}  #: table id → when to knock again
+        self._join_proved: bytes | None = None  #: the table to join once its opener proves
+        self._join_invite: Invite | None = None  #: and the code we were given for it
+        self._code_given = False  #: whether the wanted table's code was given (we knock)
+        #: Daemons that proved the code of the table we want to us: we knock at their offers of
+        #: it too (a player given our code may have opened before it saw ours).
+        self._proven: set[bytes] = set()
         self.silence = silence
         self._entropy = entropy
         self._trusts = trusts
@@ -382,7 +437,6 @@ class Lobby:
         table_id = table_id_of(self.daemon_key, nonce)
         self._coins[table_id] = self._entropy(COIN_SIZE)
         invite = invite or Invite.draw(self._entropy)
-        proof = invite.proof(Proof.OFFER, table_id, self.daemon_key)
         offer = Offer(
             table_id,
             name,
@@ -390,7 +444,6 @@ class Lobby:
             self.daemon_key,
             self.members_here()[:seats],
             nonce=nonce,
-            proof=proof,
             invite=invite,
             silence=self.silence,
         )
@@ -400,27 +453,29 @@ class Lobby:
 
     def want(self, name: str, seats: int, invite: str | None = None) -> list[FrameOut]:
         """Join the table of this name (opening it if nobody we trust has): ``tarotd --table``,
-        with the code of ``tarotd --invite`` if given (ValueError if it is no code)."""
-        self.wanted = (name, seats)
+        with the code of ``tarotd --invite`` if given (ValueError if it is no code, or too
+        easy to guess)."""
         self.invite = Invite.parse(invite) if invite is not None else None
-        for offer in self.offers.values():
-            self._recognise(offer)
-        return self._pursue()
+        self.wanted = (name, seats)
+        self._failed_knocks, self._code_given, self._proven = 0, invite is not None, set()
+        out: list[FrameOut] = []
+        for offer in list(self.offers.values()):
+            out += self._knock_if_wanted(offer)
+        return out + self._pursue()
 
     def join(self, table_id: bytes, invite: str | None = None) -> list[FrameOut]:
-        """Join this offer: one we trust, or one that proves ``invite`` (ValueError saying
-        which it is not)."""
+        """Join this offer: one we trust at once; one whose opener we do not know, with its
+        ``invite`` code, once the opener proved it holds that code and we proved it too (a run
+        of CPace: the join goes when the opener's proof comes; a wrong code is refused by the
+        opener, ``offers[table_id].refused``).  ValueError saying what is wrong."""
         offer = self.offers.get(table_id)
         if offer is None or offer.state is not OfferState.OPEN:
             raise ValueError("no open table with this id")
-        if invite is not None:
+        if invite is not None and not self._trusted(offer):
             given = Invite.parse(invite)
-            if not given.proves(offer.proof, Proof.OFFER, table_id, offer.opener):
-                raise ValueError(
-                    f"{given.shown} is not the invite code of the table {offer.name!r} "
-                    f"({table_id.hex()[:8]})"
-                )
-            offer.invite = given
+            self._join_proved, self._join_invite = table_id, given
+            offer.refused = None
+            return self._knock(offer, given)
         if not self._trusted(offer):
             raise ValueError(
                 f"the table {offer.name!r} was opened by a daemon you do not know (not one of "
@@ -429,6 +484,14 @@ class Lobby:
             )
         self.joined = table_id
         return [(offer.opener, self._join_frame(offer, self.members_here()))]
+
+    def unlock(self) -> int:
+        """Lift every lockout of guessers of our codes (the opener's word: ``tarot unlock``):
+        how many keys and hosts were locked out."""
+        lifted = self.guesses.unlock()
+        if lifted:
+            log.warning("lobby: %d lockouts of invite-code guessers lifted", lifted)
+        return lifted
 
     def filling(self) -> Offer:
         """The table we joined, if it is still taking seats (ValueError saying why not)."""
@@ -472,7 +535,6 @@ class Lobby:
             self.daemon_key,
             members,
             nonce=bytes(NONCE_SIZE),
-            proof=bytes(PROOF_SIZE),
             silence=slot.silence,
         )
         self.offers[slot.table_id] = offer
@@ -528,11 +590,17 @@ class Lobby:
 
     # --- Frames from peers ---------------------------------------------------------
 
-    def receive(self, sender: bytes, frame: object) -> list[FrameOut]:
+    def receive(self, sender: bytes, frame: object, host: str = "") -> list[FrameOut]:
+        """A frame from the daemon ``sender``, whose key proved itself from ``host`` (the
+        throttle of guesses counts per host; "" for this machine's own daemons)."""
         if not isinstance(frame, dict):
             return []
         try:
             kind = frame.get("t")
+            if kind == "prove":
+                return self._on_prove(sender, frame, host)
+            if kind == "knock":
+                return self._on_knock(sender, frame, host)
             handler = _HANDLERS.get(kind) if isinstance(kind, str) else None
             return handler(self, sender, frame) if handler else []
         except (KeyError, TypeError, ValueError):
@@ -544,7 +612,7 @@ class Lobby:
             return []
         members = [_member(raw) for raw in frame["members"]]
         state = OfferState(frame["state"])
-        nonce, proof = _blob(frame["nonce"], NONCE_SIZE), _blob(frame["proof"], PROOF_SIZE)
+        nonce = _blob(frame["nonce"], NONCE_SIZE)
         try:
             silence = SilenceCost.parse(frame.get("silence", SilenceCost.NOTHING.value))
         except ManifestError:
@@ -554,7 +622,7 @@ class Lobby:
         offer = self.offers.get(table_id)
         slot = self.slots.get(table_id)
         if offer is None and slot is not None:
-            return self._on_event_offer(sender, slot, frame, members, state, nonce, proof)
+            return self._on_event_offer(sender, slot, frame, members, state, nonce)
         if offer is None:
             if table_id != table_id_of(sender, nonce) and sender in self.fellows:
                 if len(self._early_slots) < MAX_EARLY_SLOTS:
@@ -570,11 +638,20 @@ class Lobby:
                     table_id.hex()[:8],
                 )
                 return []
+            if not self._trusts(sender) and self._stranger_offers(sender) >= MAX_STRANGER_OFFERS:
+                self._refusals.tell(
+                    "offers",
+                    sender,
+                    "ignored further offers from %s: it is none of our --peer, and has %d "
+                    "open offers already",
+                    fingerprint(sender),
+                    MAX_STRANGER_OFFERS,
+                )
+                return []
             self._forget_stale_offers()
             offer = self.offers[table_id] = Offer(
-                table_id, name, seats, sender, members, state, nonce, proof, silence=silence
+                table_id, name, seats, sender, members, state, nonce, silence=silence
             )
-            self._recognise(offer)
             if self.wanted == (name, seats) and silence is not self.silence:
                 self._refusals.tell(
                     "rule",
@@ -586,12 +663,12 @@ class Lobby:
                     silence.value,
                     self.silence.value,
                 )
-            if self.wanted == (name, seats) and not self._trusted(offer):
+            if self.wanted == (name, seats) and not self._trusted(offer) and not self._code_given:
                 self._refusals.tell(
                     "offer",
                     sender,
                     "table %s: not joining the offer of %s: it is none of our --peer, "
-                    "and proves no invite code we were given",
+                    "and we were given no invite code",
                     name,
                     fingerprint(sender),
                 )
@@ -603,7 +680,7 @@ class Lobby:
             offer.members, offer.state = members, state  # the manifest, not an offer, closes it
         if self.offers[table_id].state is OfferState.WITHDRAWN and self.joined == table_id:
             self.joined = None
-        return self._pursue()
+        return self._knock_if_wanted(self.offers[table_id]) + self._pursue()
 
     def _on_event_offer(
         self,
@@ -613,7 +690,6 @@ class Lobby:
         members: list[Member],
         state: OfferState,
         nonce: bytes,
-        proof: bytes,
     ) -> list[FrameOut]:
         """The offer of an event table our seat is expected at: from the daemon of its first
         seat only, under the event's rule and size; we join it at once."""
@@ -641,7 +717,6 @@ class Lobby:
             members,
             state,
             nonce,
-            proof,
             silence=slot.silence,
         )
         self.offers[slot.table_id] = offer
@@ -656,18 +731,12 @@ class Lobby:
         slot = self.slots.get(offer.table_id)
         if slot is not None:
             return self._on_event_join(sender, slot, offer, frame)
-        proof = frame.get("proof", b"")
-        invited = (
-            offer.invite is not None
-            and isinstance(proof, bytes)
-            and offer.invite.proves(proof, Proof.JOIN, offer.table_id, sender)
-        )
-        if not (invited or self._trusts(sender)):
+        if not (sender in offer.invited or self._trusts(sender)):
             self._refusals.tell(
                 "join",
                 sender,
-                "table %s: refused the seats of %s: it is none of our --peer, and its "
-                "join does not prove the table's invite code",
+                "table %s: refused the seats of %s: it is none of our --peer, and did not "
+                "prove the table's invite code",
                 offer.name,
                 fingerprint(sender),
             )
@@ -781,6 +850,8 @@ class Lobby:
         for table_id in others[: max(0, len(others) - MAX_OFFERS + 1)]:
             del self.offers[table_id]
             self._early.pop(table_id, None)
+            self._knocks.pop(table_id, None)
+            self._knock_after.pop(table_id, None)
 
     def _wait_for_manifest(self, sender: bytes, frame: dict[str, Any]) -> list[FrameOut]:
         """A signature or a coin may overtake the manifest (it comes from another daemon)."""
@@ -856,24 +927,197 @@ class Lobby:
             or self._trusts(offer.opener)
         )
 
-    def _recognise(self, offer: Offer) -> None:
-        """Note that ``offer`` proves the code of the table we want, if it does."""
-        if offer.invite is None and self.invite is not None:
-            if self.invite.proves(offer.proof, Proof.OFFER, offer.table_id, offer.opener):
-                offer.invite = self.invite
+    def verified(self, offer: Offer) -> bool:
+        """Whether ``offer`` comes from a daemon we have a reason to trust (``tables`` lists
+        the others apart, as unverified)."""
+        return self._trusted(offer)
+
+    def _stranger_offers(self, opener: bytes) -> int:
+        """The open offers of ``opener`` we keep and do not trust."""
+        return sum(
+            o.opener == opener and o.state is OfferState.OPEN and not self._trusted(o)
+            for o in self.offers.values()
+        )
 
     def _join_frame(self, offer: Offer, members: list[Member]) -> dict[str, Any]:
-        """A join of ``members`` to ``offer``, proving its invite code if we know it (an opener
-        that does not list us as ``--peer`` seats us on that proof alone)."""
-        proof = (
-            offer.invite.proof(Proof.JOIN, offer.table_id, self.daemon_key) if offer.invite else b""
+        """A join of ``members`` to ``offer`` (an opener that does not list us as ``--peer``
+        seats us if we proved its invite code first)."""
+        return {"t": "join", "table": offer.table_id, "members": [m.to_wire() for m in members]}
+
+    # --- The invite code: CPace runs (protocol.pake) ------------------------------------
+
+    def _knock_if_wanted(self, offer: Offer) -> list[FrameOut]:
+        """Knock at ``offer`` with the code we were given, if it is the table we want, from a
+        daemon we do not know, and we have not knocked there yet — nor failed too often."""
+        if (
+            self.invite is None
+            or not (self._code_given or offer.opener in self._proven)
+            or self.wanted != (offer.name, offer.seats)
+            or offer.silence is not self.silence
+            or offer.state is not OfferState.OPEN
+            or self._trusted(offer)
+            or offer.table_id in self._knocks
+            or offer.refused is not None
+            or self._failed_knocks >= MAX_FAILED_KNOCKS
+            or (self._now or 0.0) < self._knock_after.get(offer.table_id, float("-inf"))
+        ):
+            return []
+        return self._knock(offer, self.invite)
+
+    def _knock(self, offer: Offer, invite: Invite) -> list[FrameOut]:
+        """Start a run of CPace with the opener of ``offer``: our share for its table, its key
+        and ours, under ``invite``."""
+        run = Joining.start(
+            invite.secret,
+            channel(offer.table_id, self.daemon_key, offer.opener),
+            self._secrets,
         )
-        return {
-            "t": "join",
-            "table": offer.table_id,
-            "members": [m.to_wire() for m in members],
-            "proof": proof,
-        }
+        self._knocks[offer.table_id] = (run, invite)
+        frame = {"t": "knock", "table": offer.table_id, "sid": run.sid, "share": run.share}
+        return [(offer.opener, frame)]
+
+    def _on_knock(self, sender: bytes, frame: dict[str, Any], host: str) -> list[FrameOut]:
+        """A joiner's share for a table we opened under a code: answered with ours, unless the
+        key or host must wait or is locked out.  A key that knocks again while its run waits
+        for its proof left that run unproved: counted as a wrong guess — knocks are not free."""
+        table_id = _id(frame["table"])
+        offer = self.offers.get(table_id)
+        if (
+            offer is None
+            or offer.opener != self.daemon_key
+            or offer.invite is None
+            or offer.state is not OfferState.OPEN
+        ):
+            return []
+        sid, share = _blob(frame["sid"], SID_SIZE), _blob(frame["share"], SHARE_SIZE)
+        now = self._now or 0.0
+        if self._runs.pop((sender, table_id), None) is not None:
+            self._count_wrong(offer, sender, host, now)
+        answer = self.guesses.may_answer(sender, host, now)
+        if answer is not Answer.ANSWER:
+            return [(sender, {"t": "refused", "table": table_id, "sid": sid, "why": answer.value})]
+        ci = channel(table_id, sender, self.daemon_key)
+        try:
+            run = Admitting.answer(offer.invite.secret, ci, sid, share, self._secrets)
+        except PakeError:
+            return []
+        while len(self._runs) >= MAX_RUNS:
+            del self._runs[next(iter(self._runs))]  # the oldest: its joiner will knock again
+        self._runs[(sender, table_id)] = run
+        return [(sender, {"t": "answer", "table": table_id, "sid": sid, "share": run.share})]
+
+    def _on_answer(self, sender: bytes, frame: dict[str, Any]) -> list[FrameOut]:
+        """The opener's share: our proof of the code goes back (the joiner's tag comes first,
+        so that the opener learns of every wrong guess)."""
+        table_id = _id(frame["table"])
+        offer, knock = self.offers.get(table_id), self._knocks.get(table_id)
+        if offer is None or knock is None or sender != offer.opener:
+            return []
+        run, _ = knock
+        if bytes(frame["sid"]) != run.sid:
+            return []
+        try:
+            tag = run.answer(_blob(frame["share"], SHARE_SIZE))
+        except PakeError:
+            del self._knocks[table_id]
+            self._failed_knocks += 1
+            offer.refused = "code"
+            return []
+        return [(sender, {"t": "prove", "table": table_id, "sid": run.sid, "tag": tag})]
+
+    def _on_prove(self, sender: bytes, frame: dict[str, Any], host: str) -> list[FrameOut]:
+        """A joiner's proof of our code: a wrong one is a guess, counted; a right one seats its
+        joins, and our own proof goes back."""
+        table_id = _id(frame["table"])
+        run = self._runs.get((sender, table_id))
+        offer = self.offers.get(table_id)
+        if run is None or offer is None or bytes(frame["sid"]) != run.sid:
+            return []
+        del self._runs[(sender, table_id)]
+        tag = run.proved(_blob(frame["tag"], TAG_SIZE))
+        if tag is None:
+            self._count_wrong(offer, sender, host, self._now or 0.0)
+            why = Answer.LOCKED.value if self.guesses.is_locked(sender, host) else "code"
+            return [(sender, {"t": "refused", "table": table_id, "sid": run.sid, "why": why})]
+        self.guesses.count_right(sender)
+        offer.invited.add(sender)
+        self._proved(sender)
+        out: list[FrameOut] = [
+            (sender, {"t": "proven", "table": table_id, "sid": run.sid, "tag": tag})
+        ]
+        if offer.invite is self.invite:
+            self._proven.add(sender)
+            for theirs in [o for o in self.offers.values() if o.opener == sender]:
+                out += self._knock_if_wanted(theirs)
+        return out
+
+    def _count_wrong(self, offer: Offer, sender: bytes, host: str, now: float) -> None:
+        self._refusals.tell(
+            "guess",
+            sender,
+            "table %s: %s%s did not prove the table's invite code (a wrong guess, counted)",
+            offer.name,
+            fingerprint(sender),
+            f" at {host}" if host else "",
+        )
+        for kind, who in self.guesses.count_wrong(sender, host, now):
+            log.warning(
+                "lobby: table %s: %s %s locked out after %d wrong invite codes — "
+                "its knocks are no longer answered; `tarot unlock` lifts it",
+                offer.name,
+                kind.value,
+                fingerprint(bytes.fromhex(who)) if kind.value == "key" else who,
+                self.guesses.limits[kind],
+            )
+
+    def _on_proven(self, sender: bytes, frame: dict[str, Any]) -> list[FrameOut]:
+        """The opener's proof: the offer is the table of our code — trusted from now on, and
+        joined if we were asked to join it."""
+        table_id = _id(frame["table"])
+        offer, knock = self.offers.get(table_id), self._knocks.get(table_id)
+        if offer is None or knock is None or sender != offer.opener:
+            return []
+        run, invite = knock
+        if bytes(frame["sid"]) != run.sid or not run.confirms(_blob(frame["tag"], TAG_SIZE)):
+            return []
+        del self._knocks[table_id]
+        offer.invite, offer.refused = invite, None
+        if self._join_proved == table_id:
+            self._join_proved = None
+            if offer.state is OfferState.OPEN:
+                out = self.leave() if self.joined not in (None, table_id) else []
+                self.joined = table_id
+                return out + [(offer.opener, self._join_frame(offer, self.members_here()))]
+        return self._pursue()
+
+    def _on_refused(self, sender: bytes, frame: dict[str, Any]) -> list[FrameOut]:
+        """The opener refused our knock: not its code, or we (or our host) must wait, or are
+        locked out.  We knock again after a wait, never after the others."""
+        table_id = _id(frame["table"])
+        offer, knock = self.offers.get(table_id), self._knocks.get(table_id)
+        if offer is None or knock is None or sender != offer.opener:
+            return []
+        if bytes(frame["sid"]) != knock[0].sid:
+            return []
+        why = Answer(frame["why"]) if frame["why"] in ("wait", "locked") else None
+        del self._knocks[table_id]
+        if why is Answer.WAIT:
+            self._knock_after[table_id] = (self._now or 0.0) + KNOCK_AGAIN
+            return []
+        self._failed_knocks += 1
+        offer.refused = why.value if why is not None else "code"
+        if self._join_proved == table_id:
+            self._join_proved = None
+        log.warning(
+            "lobby: table %s (%s): its opener %s refused our invite code: %s",
+            offer.name,
+            table_id.hex()[:8],
+            fingerprint(sender),
+            "we are locked out (too many wrong codes from this daemon or its host)"
+            if why is Answer.LOCKED
+            else "it is not the table's code",
+        )
+        return []
 
     def _pursue(self) -> list[FrameOut]:
         """Converge on the wanted table: the open offer of that name with the smallest id
@@ -992,6 +1236,14 @@ class Lobby:
         dealer without the coins that did not come (:mod:`tarotd.coin`)."""
         self._now = now
         out: list[FrameOut] = []
+        for table_id in [t for t, at in self._knock_after.items() if at <= now]:
+            del self._knock_after[table_id]
+            offer = self.offers.get(table_id)
+            if offer is not None:
+                if self._join_proved == table_id and self._join_invite is not None:
+                    out += self._knock(offer, self._join_invite)
+                else:
+                    out += self._knock_if_wanted(offer)
         for table_id, toss in list(self._tosses.items()):
             offer = self.offers.get(table_id)
             if offer is None:  # forgotten: a table left for another
@@ -1078,6 +1330,9 @@ def _member(raw: object) -> Member:
 
 
 _HANDLERS = {
+    "answer": Lobby._on_answer,
+    "proven": Lobby._on_proven,
+    "refused": Lobby._on_refused,
     "offer": Lobby._on_offer,
     "join": Lobby._on_join,
     "leave": Lobby._on_leave,

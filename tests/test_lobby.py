@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import random
 from collections.abc import Callable
 from typing import Any
@@ -22,7 +23,6 @@ from tarotd.lobby import (
     Lobby,
     Member,
     OfferState,
-    Proof,
     ReadyTable,
     invite_code,
     manifest_bytes,
@@ -78,6 +78,12 @@ class Network:
             self.post(target, self.lobbies[target].receive(sender, frame))
         for key, lobby in self.lobbies.items():
             self.ready[key].extend(lobby.take_ready())
+
+    def tick(self, now: float) -> None:
+        """The daemons' heartbeat at ``now``: knocks put off are knocked again."""
+        for key, lobby in self.lobbies.items():
+            self.post(key, lobby.heartbeat(now))
+        self.run()
 
     def tables(self) -> set[bytes]:
         return {r.setup.table_id for ready in self.ready.values() for r in ready}
@@ -193,7 +199,7 @@ def offer_frame(
     members: list[list[object]] | None = None,
 ) -> dict[str, Any]:
     """An offer as a stranger sends it: under the id its key and ``nonce`` give, unless
-    ``table`` says otherwise; its proof proves no code."""
+    ``table`` says otherwise."""
     nonce = nonce if nonce is not None else random.randbytes(16)
     return {
         "t": "offer",
@@ -204,7 +210,6 @@ def offer_frame(
         "members": members or [],
         "state": "open",
         "nonce": nonce,
-        "proof": bytes(32),
     }
 
 
@@ -310,29 +315,28 @@ def test_a_strangers_join_is_refused_and_a_copied_proof_proves_nothing(
     (table,) = opener.offers
     invite = opener.offers[table].invite
     assert invite is not None
-    friend_join = friend.join(table, invite.shown)
-    assert friend_join[0][1]["proof"] == invite.proof(Proof.JOIN, table, friend.daemon_key)
+    knock = friend.join(table, invite.shown)
+    answer = opener.receive(friend.daemon_key, knock[0][1])
+    prove = friend.receive(opener.daemon_key, answer[0][1])
+    assert [frame["t"] for _, frame in prove] == ["prove"]
     stranger = Identity.generate()
     seat = [[stranger.public_key, "intrus", stranger.public_key, "tcp://127.0.0.1:9"]]
     with caplog.at_level(logging.WARNING):
-        for proof in (b"", friend_join[0][1]["proof"]):  # none, and the friend's own
-            assert (
-                opener.receive(
-                    stranger.public_key,
-                    {"t": "join", "table": table, "members": seat, "proof": proof},
-                )
-                == []
-            )
+        assert (
+            opener.receive(stranger.public_key, {"t": "join", "table": table, "members": seat})
+            == []
+        )
+        assert opener.receive(stranger.public_key, prove[0][1]) == []  # the friend's own proof
         with pytest.raises(ValueError, match="opened by a daemon you do not know"):
             other.join(table)  # and no frame to send: the opener would refuse it as well
     assert [m.name for m in opener.offers[table].members] == ["d0-s0"]
     assert caplog.text.count("refused the seats of") == 1
-    network.post(friend.daemon_key, friend_join)
+    network.post(opener.daemon_key, opener.receive(friend.daemon_key, prove[0][1]))
     network.run()
     assert [m.name for m in opener.offers[table].members] == ["d0-s0", "d1-s0"]
 
 
-def test_joining_by_code_checks_the_code_against_the_offer() -> None:
+def test_joining_by_code_checks_the_code_with_the_opener() -> None:
     network = Network([1, 1], peers=False)
     opener, joiner = network.lobbies.values()
     network.post(opener.daemon_key, opener.open("club", 3))
@@ -340,14 +344,21 @@ def test_joining_by_code_checks_the_code_against_the_offer() -> None:
     (table,) = joiner.offers
     with pytest.raises(ValueError, match="is not an invite code"):
         joiner.join(table, "short")
-    with pytest.raises(ValueError, match="is not the invite code of the table 'club'"):
+    with pytest.raises(ValueError, match="too easy to guess"):
         joiner.join(table, "0000-0000")
-    assert joiner.joined is None
     invite = opener.offers[table].invite
     assert invite is not None
-    network.post(joiner.daemon_key, joiner.join(table, invite.code.lower()))
+    wrong = "7KQ2-M9XD" if invite.code != "7KQ2M9XD" else "7KQ2-M9XE"
+    network.post(joiner.daemon_key, joiner.join(table, wrong))
     network.run()
-    assert len(opener.offers[table].members) == 2
+    assert joiner.joined is None and joiner.offers[table].refused == "code"
+    assert opener.guesses.wrong == 1 and len(opener.offers[table].members) == 1
+    network.post(joiner.daemon_key, joiner.join(table, invite.code.lower()))
+    network.run()  # too soon after its wrong code: the opener says wait, and the joiner waits
+    assert len(opener.offers[table].members) == 1 and opener.guesses.refused == 1
+    network.tick(10.0)
+    assert len(opener.offers[table].members) == 2 and joiner.joined == table
+    assert joiner.verified(joiner.offers[table]) and opener.guesses.right == 1
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -401,6 +412,9 @@ def test_invite_codes_are_read_as_typed() -> None:
     for wrong in ("7KQ2-M9X", "7KQ2-M9XDD", "UUUU-UUUU", "7KQ2_M9XD", ""):
         with pytest.raises(ValueError, match="is not an invite code"):
             invite_code(wrong)
+    for weak in ("TR10-7777", "1234-5678", "ABCD-EFGH", "AB12-AB12", "ABAB-ABAB", "AAB1-B1AA"):
+        with pytest.raises(ValueError, match="too easy to guess"):
+            Invite.parse(weak)
     drawn = Invite.draw(random.Random(3).randbytes)
     assert len(drawn.code) == 8 and set(drawn.code) <= set(INVITE_ALPHABET)
     assert (
@@ -566,3 +580,163 @@ def test_only_daemons_with_the_same_rule_for_silence_sit_together(
         assert joined.me.receive(joined.opener.daemon_key, frame) == []
     assert "it says a silence costs penalty, and this daemon's rule is nothing" in caplog.text
     assert joined.offer.state is OfferState.OPEN
+
+
+# --- Strangers (issue 36): the invite code as a PAKE, guesses throttled, offers marked ---------
+
+
+def counter(seed: int) -> Callable[[int], bytes]:
+    """Deterministic entropy: the same bytes for the same seed, run after run."""
+    rng = random.Random(seed)
+    return rng.randbytes
+
+
+def opener_with(code: str) -> tuple[Lobby, Identity]:
+    """A lobby opening ``club`` under ``code``, its entropy and secrets drawn from fixed seeds."""
+    me = Identity.from_private_bytes(bytes(range(32)))
+    lobby = Lobby(me.public_key, "tcp://127.0.0.1:1", [(me, "moi")], counter(1), secrets=counter(2))
+    return lobby, me
+
+
+def old_style_proof(code: str, table: bytes, opener: bytes) -> bytes:
+    """The invite proof of before: HMAC(scrypt(code, constant salt), "offer" ‖ table ‖ opener)."""
+    import hashlib
+    import hmac
+
+    key = hashlib.scrypt(code.encode(), salt=b"tarot/lobby-invite\x00", n=2**14, r=8, p=1, dklen=32)
+    return hmac.digest(key, b"offer" + table + opener, "sha256")
+
+
+def test_a_stranger_that_records_everything_the_opener_sends_finds_no_guess_to_test() -> None:
+    """The stranger completes what a HELLO gives it — the opener's offers — and knocks once
+    with a guess, then tries each candidate code offline against every byte string it was
+    sent: as the old proof (HMAC of the stretched code), and as the opener's confirmation tag
+    a run under that candidate would give.  Nothing matches, not even for the right code; and
+    what the opener sent before any proof is the same bytes whatever its code, but for its CPace
+    share, a uniform element whatever the code."""
+    from protocol import pake
+
+    right, other = "7KQ2-M9XD", "H4NP-3WRC"
+    sent: dict[str, list[dict[str, Any]]] = {}
+    runs: dict[str, pake.Joining] = {}
+    stranger = Identity.from_private_bytes(bytes(range(1, 33))).public_key
+    for code in (right, other):
+        opener, _ = opener_with(code)
+        frames = [frame for _, frame in opener.want("club", 3, code)]
+        (table,) = opener.offers
+        guess = pake.Joining.start(
+            b"AAAB1234", pake.channel(table, stranger, opener.daemon_key), counter(3)
+        )
+        runs[code] = guess
+        knock = {"t": "knock", "table": table, "sid": guess.sid, "share": guess.share}
+        frames += [frame for _, frame in opener.receive(stranger, knock)]
+        frames += [frame for _, frame in opener.announcements()]
+        sent[code] = [msgpack.unpackb(msgpack.packb(f), raw=False) for f in frames]
+    assert [f["t"] for f in sent[right]] == ["offer", "answer", "offer"]
+    without_share = [{k: v for k, v in f.items() if k != "share"} for f in sent[right]]
+    assert without_share == [{k: v for k, v in f.items() if k != "share"} for f in sent[other]]
+    recorded = {v for f in sent[right] for v in f.values() if isinstance(v, bytes)}
+    table = sent[right][0]["table"]
+    opener_key = sent[right][0]["opener"]
+    answer = sent[right][1]
+    for candidate in (right, other, "AAAB-1234", "TR1X-7A7B"):
+        code = invite_code(candidate)
+        assert old_style_proof(code, table, opener_key) not in recorded
+        # the key the stranger holds is ya·Yb whatever it supposes the code to be: the tag of
+        # an opener under the candidate, from the stranger's own run, is never among what it got
+        tag = runs[right].answer(answer["share"])
+        assert tag not in recorded
+        ci = pake.channel(table, stranger, opener_key)
+        assert pake.calculate_generator(code.encode(), ci, answer["sid"]) not in recorded
+
+
+def test_wrong_guesses_are_counted_throttled_and_locked_out_per_key_and_host(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A stranger knocking and proving a wrong code again and again from one key, then from
+    fresh keys on the same host: a growing wait, then a lockout of the key, then of the host; a
+    player with the right code from another host is still seated, and ``unlock`` lifts them."""
+    from protocol import pake
+
+    opener, _ = opener_with("7KQ2-M9XD")
+    opener.want("club", 3, "7KQ2-M9XD")
+    (table,) = opener.offers
+    now = 0.0
+
+    def guess(key: bytes, host: str, code: bytes = b"WRNG0C0D") -> str:
+        run = pake.Joining.start(code, pake.channel(table, key, opener.daemon_key), os.urandom)
+        opener.heartbeat(now)
+        out = opener.receive(
+            key, {"t": "knock", "table": table, "sid": run.sid, "share": run.share}, host
+        )
+        if out[0][1]["t"] == "refused":
+            return str(out[0][1]["why"])
+        tag = run.answer(out[0][1]["share"])
+        (reply,) = opener.receive(
+            key, {"t": "prove", "table": table, "sid": run.sid, "tag": tag}, host
+        )
+        if reply[1]["t"] == "proven":
+            assert run.confirms(reply[1]["tag"])
+            return "proven"
+        return str(reply[1]["why"])
+
+    stranger = Identity.generate().public_key
+    with caplog.at_level(logging.WARNING):
+        answers = []
+        for _ in range(3000):
+            answers.append(guess(stranger, "198.18.0.66"))
+            now += 0.01  # 100 a second
+        assert answers[0] == "code" and answers[1] == "wait"
+        # in 30 s, the waits (0.5, 1, 2, 4, 8, 16 s) let 6 guesses through out of 3,000
+        assert answers.count("code") == opener.guesses.wrong == 6
+        while guess(stranger, "198.18.0.66") != "locked":  # a patient stranger
+            now += 61.0
+        assert opener.guesses.wrong == 10 and opener.guesses.lockouts == 1
+        for _ in range(40):  # fresh keys from the same host, each patient
+            now += 120.0
+            guess(Identity.generate().public_key, "198.18.0.66")
+        assert opener.guesses.wrong == 30
+        assert guess(Identity.generate().public_key, "198.18.0.66") == "locked"
+    assert "locked out after 10 wrong invite codes" in caplog.text
+    assert "locked out after 30 wrong invite codes" in caplog.text
+    locked = opener.guesses.summary()["locked"]
+    assert isinstance(locked, list) and {entry["kind"] for entry in locked} == {"key", "host"}
+    player = Identity.generate().public_key
+    assert guess(player, "198.18.0.7", b"7KQ2M9XD") == "proven"
+    assert player in opener.offers[table].invited
+    assert opener.unlock() == 2
+    now += 1.0
+    assert guess(stranger, "198.18.0.66") == "code"
+
+
+def test_a_knock_left_unproved_counts_as_a_wrong_guess() -> None:
+    from protocol import pake
+
+    opener, _ = opener_with("7KQ2-M9XD")
+    opener.want("club", 3, "7KQ2-M9XD")
+    (table,) = opener.offers
+    stranger = Identity.generate().public_key
+    for _ in range(2):
+        run = pake.Joining.start(
+            b"WRNG0C0D", pake.channel(table, stranger, opener.daemon_key), os.urandom
+        )
+        opener.receive(stranger, {"t": "knock", "table": table, "sid": run.sid, "share": run.share})
+    assert opener.guesses.wrong == 1
+
+
+def test_a_stranger_offering_40_tables_is_listed_apart_and_capped(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    network = Network([1, 1])
+    friend, me = network.lobbies.values()
+    network.post(friend.daemon_key, friend.open("club", 4))
+    network.run()
+    stranger = Identity.generate().public_key
+    with caplog.at_level(logging.WARNING):
+        for n in range(40):
+            me.receive(stranger, offer_frame(stranger, "club" if n == 0 else f"club{n}"))
+    theirs = [o for o in me.tables() if o.opener == stranger]
+    assert len(theirs) == 3 and not any(me.verified(o) for o in theirs)
+    (friends,) = [o for o in me.tables() if o.opener == friend.daemon_key]
+    assert me.verified(friends)
+    assert caplog.text.count("ignored further offers from") == 1

@@ -531,6 +531,12 @@ class Mesh:
             "links": len(self._links),
         }
 
+    def host_of(self, key: bytes) -> str:
+        """The address ``key`` last proved itself from ("" if never): the lobby counts the
+        guesses of an invite code per host."""
+        peer = self._peers.get(key)
+        return "" if peer is None else peer.host
+
     def peers(self) -> list[PeerStatus]:
         """Every peer we know of: connected to, heard from, sent to, or restored."""
         return [self._status(peer) for peer in self._peers.values()]
