@@ -27,8 +27,10 @@ from dataclasses import dataclass, replace
 from math import prod
 
 import pytest
+from deck_tables import fresh_table, lock_rounds
 
 from protocol import lock_proof, shuffle_proof
+from protocol.deck import DeckPayload, PublicDeck
 from protocol.group import (
     CARD_POINTS,
     ORDER,
@@ -43,6 +45,7 @@ from protocol.group import (
 from protocol.lock_proof import LockProof, LockStep, lock, verify_lock
 from protocol.proofs import Binding, response
 from protocol.shuffle_proof import ShuffleProof, generators, prove_shuffle, verify_shuffle
+from protocol.verdict import Verdict, VerdictError
 
 SIZE = 8  #: places of the small decks the cheaters work on: the algebra is that of 78
 BINDING = Binding(b"soundness", 7, 2, "shuffle")
@@ -540,3 +543,75 @@ def test_a_malformed_lock_entry_is_false_never_an_exception(field: str, bad: obj
     altered = (bad, *value[1:]) if field == "key_responses" else bad
     step = replace(FULL_LOCK, proof=replace(FULL_LOCK.proof, **{field: altered}))
     assert verify_lock(LOCK_BINDING, BLANKET_PUBLIC, FULL_AFTER, step) is False
+
+
+# --- the provers' randomness is secret ---------------------------------------------------------
+
+
+def test_the_provers_randomness_comes_from_the_seats_nonce_key() -> None:
+    """A proof hides the permutation and the keys only while its randomness stays secret: the
+    commitments' ``rⱼ`` (``Cⱼ − rⱼ·G`` would name ψ), the chain's, and every nonce (``s − β``
+    over ``c`` would give a key).  Derived from the seat's nonce key, each changes with it —
+    the same statement proved under another key shares no point nor response with the first;
+    randomness derived from public values would not change."""
+    other_key = b"o" * 32
+    other = prove_shuffle(
+        BINDING, FULL_KEY, BLANKET_PUBLIC, FULL_BEFORE, FULL_AFTER, FULL_ORDER, other_key
+    )
+    assert verify_shuffle(BINDING, BLANKET_PUBLIC, FULL_BEFORE, FULL_AFTER, other)
+    for field in ("commitments", "chain", "summary", "chain_responses", "opening_responses"):
+        assert not set(getattr(other, field)) & set(getattr(FULL_PROOF, field)), field
+    keys = [from_int(0xB0 + 17 * j) for j in range(78)]
+    relocked = lock(
+        LOCK_BINDING,
+        FULL_KEY,
+        from_int(inverse(BLANKET)),
+        BLANKET_PUBLIC,
+        FULL_AFTER,
+        keys,
+        other_key,
+    )
+    assert relocked.locked == FULL_LOCK.locked  # the same statement …
+    mine, theirs = FULL_LOCK.proof, relocked.proof
+    assert mine.blanket_response != theirs.blanket_response  # … other nonces
+    assert not set(mine.key_responses) & set(theirs.key_responses)
+
+
+# --- the deck's lists, one short and one long, through PublicDeck -----------------------------
+
+
+def _verdict(public: PublicDeck, payload: DeckPayload) -> Verdict:
+    with pytest.raises(VerdictError) as caught:
+        public.receive(payload)
+    return caught.value.verdict
+
+
+@pytest.mark.parametrize("how", ["short", "long"])
+def test_deal_and_chien_keys_of_the_wrong_count_name_their_sender(how: str) -> None:
+    """Counted before any key is used: ``zip`` with the positions would drop the extra or
+    missing ones silently."""
+    seats, public = fresh_table(3)
+    lock_rounds(seats, public)
+    honest = seats[1].deal_keys()
+    verdict = _verdict(public, replace(honest, keys=_changed(honest.keys, how)))
+    assert (verdict.seat, verdict.step) == (1, "deal") and "instead of" in verdict.reason
+    for seat in seats:
+        public.receive(seat.deal_keys())
+    chien = seats[2].chien_keys()
+    verdict = _verdict(public, replace(chien, keys=_changed(chien.keys, how)))
+    assert (verdict.seat, verdict.step) == (2, "chien") and "instead of" in verdict.reason
+
+
+@pytest.mark.parametrize("how", ["short", "long"])
+@pytest.mark.parametrize("field", ["chain_responses", "opening_responses", "summary"])
+def test_a_shuffle_payload_with_a_proof_list_of_the_wrong_length_names_its_sender(
+    field: str, how: str
+) -> None:
+    """Through the deck, as a seat receives it: a verdict on the shuffler, no other error."""
+    seats, public = fresh_table(3)
+    for seat in seats:
+        public.receive(seat.commit())
+    honest = seats[0].shuffle(public)
+    proof = replace(honest.proof, **{field: _changed(getattr(honest.proof, field), how)})
+    verdict = _verdict(public, replace(honest, proof=proof))
+    assert (verdict.seat, verdict.step) == (0, "shuffle") and "proof" in verdict.reason
