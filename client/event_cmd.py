@@ -22,7 +22,7 @@ from typing import Any
 from prompt_toolkit.formatted_text import fragment_list_to_text
 
 from client.api import DaemonRefused, DaemonUnavailable, ask, default_home
-from client.cli import SubParsers, UsageError
+from client.cli import SubParsers, UsageError, _home
 from client.tui.event import event_line, event_screen
 from client.tui.i18n import Texts, language_from_environment
 from protocol.event import FFT_FORMATS, MAGIC, EventError, EventReport, read_event, verify_event
@@ -49,9 +49,11 @@ def register(subparsers: SubParsers) -> None:
         "checks an exported record offline.",
     )
     commands = parser.add_subparsers(dest="event_command", metavar="ACTION", required=True)
+    _also_here(parser)
     opening = commands.add_parser(
         "open", help="open an event on this daemon: you are its organiser"
     )
+    _also_here(opening)
     opening.add_argument("name")
     opening.add_argument(
         "--format",
@@ -66,9 +68,9 @@ def register(subparsers: SubParsers) -> None:
     )
     opening.add_argument("--movement", choices=MOVEMENTS, default="fft")
     opening.set_defaults(run=run_open)
-    commands.add_parser("list", help="the events this daemon sees or takes part in").set_defaults(
-        run=run_list
-    )
+    listing = commands.add_parser("list", help="the events this daemon sees or takes part in")
+    _also_here(listing)
+    listing.set_defaults(run=run_list)
     for action, text in (
         ("join", "register your player with an event"),
         ("start", "the organiser: seat round 1"),
@@ -83,6 +85,7 @@ def register(subparsers: SubParsers) -> None:
             help="the event's id, or its first digits (default: the only one)",
         )
         sub.add_argument("--json", action="store_true")
+        _also_here(sub)
         if action == "show":
             sub.add_argument(
                 "--watch",
@@ -98,6 +101,7 @@ def register(subparsers: SubParsers) -> None:
     )
     withdraw.add_argument("event", nargs="?", default="")
     withdraw.add_argument("--json", action="store_true")
+    _also_here(withdraw)
     withdraw.set_defaults(run=run_action)
     substitute = commands.add_parser(
         "substitute",
@@ -109,10 +113,12 @@ def register(subparsers: SubParsers) -> None:
     substitute.add_argument("player", help="the player whose place it takes")
     substitute.add_argument("event", nargs="?", default="")
     substitute.add_argument("--json", action="store_true")
+    _also_here(substitute)
     substitute.set_defaults(run=run_action)
     export = commands.add_parser(
         "export", help="the ranking as CSV, the event as an HTML page, or its signed record"
     )
+    _also_here(export)
     export.add_argument("event", nargs="?", default="")
     kinds = export.add_mutually_exclusive_group(required=True)
     kinds.add_argument("--csv", type=Path, metavar="FILE")
@@ -121,6 +127,21 @@ def register(subparsers: SubParsers) -> None:
         "--record", type=Path, metavar="FILE", help="the signed record, for tarot audit FILE"
     )
     export.set_defaults(run=run_export)
+
+
+def _also_here(parser: argparse.ArgumentParser) -> None:
+    """``--lang`` and ``--home`` after the action too (``tarot event show --lang fr``), as
+    well as before ``event``: given here they win, left out they change nothing."""
+    parser.add_argument(
+        "--lang", choices=("fr", "en"), default=argparse.SUPPRESS, help="the language shown"
+    )
+    parser.add_argument(
+        "--home",
+        type=_home,
+        default=argparse.SUPPRESS,
+        metavar="DIR",
+        help="the daemon's home directory",
+    )
 
 
 def _ask(args: argparse.Namespace, op: str, **params: Any) -> Any:
@@ -148,9 +169,11 @@ def run_open(args: argparse.Namespace) -> int:
         )
     except (DaemonUnavailable, DaemonRefused) as error:
         return _fails(error)
+    english = Texts("en")
     print(
-        f"event {opened['event'][:12]} « {opened['name']} »: {opened['rounds']} rounds of "
-        f"{opened['deals']} deals — "
+        f"event {opened['event'][:12]} « {opened['name']} »: "
+        f"{english.counted('rounds', opened['rounds'])} of "
+        f"{english.counted('deals', opened['deals'])} — "
         "the players register with tarot event join; then tarot event start"
     )
     return 0

@@ -63,13 +63,14 @@ def run(args: argparse.Namespace) -> int:
     _counts("mesh", status.get("mesh") or {})  # frames dropped, sent again, not handled
     for table in status["tables"]:
         waiting = f", waiting for seats {table['waiting_for']}" if table["waiting_for"] else ""
+        deal = int(table["deal"]) + 1  # the daemon counts from 0, players (and the client) from 1
         print(
-            f"  table {table['table'][:8]}: {', '.join(table['seats'])} — deal {table['deal']}, "
+            f"  table {table['table'][:8]}: {', '.join(table['seats'])} — deal {deal}, "
             f"{table['scored']} scored{waiting}"
         )
         if table.get("unsettled"):
             print(
-                f"    deal {table['deal']} unsettled here: this daemon timed out as many members "
+                f"    deal {deal} unsettled here: this daemon timed out as many members "
                 "as answered, so it ends nothing alone; it asks every member it reaches how the "
                 "deal ended, and takes that row"
             )

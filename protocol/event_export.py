@@ -43,9 +43,19 @@ LABELS: Final[Mapping[str, Labels]] = {
         "won_rounds": "Positions gagnées",
         "best_round": "Meilleure position",
         "tied": "ex æquo",
-        "format": "{rounds} positions de {deals} donnes",
+        "tied_column": "Ex æquo",
+        "yes": "oui",
+        "no": "non",
+        "mark_column": "{round} : marque",
+        "format": "{rounds} de {deals}",
+        "rounds_one": "{count} position",
+        "rounds_many": "{count} positions",
+        "deals_one": "{count} donne",
+        "deals_many": "{count} donnes",
         "organiser": "Organisateur : {fingerprint}",
         "movement": "Mouvement : {movement}",
+        "movement_rounds": "{movement} (position {rounds})",
+        "movement_asked": "{movement} demandé",
         Movement.FFT.value: "FFT",
         Movement.RANDOM.value: "aléatoire",
         Movement.BEST.value: "meilleurs contre meilleurs",
@@ -53,7 +63,8 @@ LABELS: Final[Mapping[str, Labels]] = {
         Mark.ABANDONED.value: "abandon",
         Mark.ABSENT.value: "absent",
         Mark.INCOMPLETE.value: "donnes perdues",
-        "pending": "En cours : {count} donne(s) attendue(s)",
+        "pending_one": "En cours : {count} donne attendue",
+        "pending_many": "En cours : {count} donnes attendues",
         "verified": "Chaque donne est signée par tous les joueurs de sa table ; ce classement en "
         "découle.",
         "findings": "Anomalies relevées : ce classement ne peut pas être certifié",
@@ -73,9 +84,19 @@ LABELS: Final[Mapping[str, Labels]] = {
         "won_rounds": "Rounds won",
         "best_round": "Best round",
         "tied": "tied",
-        "format": "{rounds} rounds of {deals} deals",
+        "tied_column": "Tied",
+        "yes": "yes",
+        "no": "no",
+        "mark_column": "{round} mark",
+        "format": "{rounds} of {deals}",
+        "rounds_one": "{count} round",
+        "rounds_many": "{count} rounds",
+        "deals_one": "{count} deal",
+        "deals_many": "{count} deals",
         "organiser": "Organiser: {fingerprint}",
         "movement": "Movement: {movement}",
+        "movement_rounds": "{movement} (round {rounds})",
+        "movement_asked": "{movement} asked",
         Movement.FFT.value: "FFT",
         Movement.RANDOM.value: "random",
         Movement.BEST.value: "best against best",
@@ -83,7 +104,8 @@ LABELS: Final[Mapping[str, Labels]] = {
         Mark.ABANDONED.value: "abandoned",
         Mark.ABSENT.value: "absent",
         Mark.INCOMPLETE.value: "deals lost",
-        "pending": "In progress: {count} deal(s) still to come",
+        "pending_one": "In progress: {count} deal still to come",
+        "pending_many": "In progress: {count} deals still to come",
         "verified": "Every deal is signed by every player of its table; this ranking follows from "
         "them.",
         "findings": "Faults found: this ranking cannot be certified",
@@ -93,14 +115,46 @@ LABELS: Final[Mapping[str, Labels]] = {
 _FORMULA_START: Final = ("=", "+", "-", "@", "\t", "\r")
 
 
+def counted(labels: Labels, key: str, count: int) -> str:
+    """``count`` things as the language says them: "1 deal", "2 deals" ("0 donne" in
+    French, whose singular goes up to one)."""
+    one = count <= 1 if labels["lang"] == "fr" else count == 1
+    return labels[f"{key}_{'one' if one else 'many'}"].format(count=count)
+
+
+def movement_used(report: EventReport, labels: Labels) -> str:
+    """The movement that seated the rounds, as it was (the FFT's, when the players do not fit
+    its tables, seats at random): one name, or each round's; the one asked for if no round
+    is seated yet, or said beside the one used when they differ."""
+    config = report.config
+    asked = config.movement if config is not None else None
+    used = [plan.movement for plan in report.plans]
+    if not used:
+        return labels[asked.value] if asked is not None else "?"
+    if len(set(used)) == 1:
+        said = labels[used[0].value]
+    else:
+        rounds: dict[Movement, list[str]] = {}
+        for round_, movement in enumerate(used, start=1):
+            rounds.setdefault(movement, []).append(str(round_))
+        said = ", ".join(
+            labels["movement_rounds"].format(movement=labels[m.value], rounds=", ".join(r))
+            for m, r in rounds.items()
+        )
+    if asked is not None and set(used) != {asked}:
+        said += f" ({labels['movement_asked'].format(movement=labels[asked.value])})"
+    return said
+
+
 def ranking_csv(report: EventReport, labels: Labels) -> str:
-    """The ranking after the closed rounds: place, name, fingerprint, total, tie-breakers, then
-    each round's points and mark."""
+    """The ranking after the closed rounds, every column named: the place (a number), whether
+    it is tied, name, fingerprint, total, tie-breakers, then each round's points and mark."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     rounds = report.closed
     header = [
         labels["place"],
+        labels["tied_column"],
         labels["player"],
         labels["fingerprint"],
         labels["total"],
@@ -108,11 +162,13 @@ def ranking_csv(report: EventReport, labels: Labels) -> str:
         labels["best_round"],
     ]
     for round_ in range(1, rounds + 1):
-        header += [labels["round"].format(round=round_), ""]
+        name = labels["round"].format(round=round_)
+        header += [name, labels["mark_column"].format(round=name)]
     writer.writerow(header)
     for line in report.standings:
         row: list[object] = [
-            _place(line, labels),
+            line.place,
+            labels["yes"] if line.tied else labels["no"],
             _cell(_name(report, line.player)),
             fingerprint(line.player),
             line.total,
@@ -150,13 +206,17 @@ def _summary(report: EventReport, labels: Labels) -> str:
     config = report.config
     lines = []
     if config is not None:
-        lines.append(html.escape(labels["format"].format(rounds=config.rounds, deals=config.deals)))
-        lines.append(html.escape(labels["movement"].format(movement=labels[config.movement.value])))
+        shape = labels["format"].format(
+            rounds=counted(labels, "rounds", config.rounds),
+            deals=counted(labels, "deals", config.deals),
+        )
+        lines.append(html.escape(shape))
+        lines.append(html.escape(labels["movement"].format(movement=movement_used(report, labels))))
         lines.append(
             html.escape(labels["organiser"].format(fingerprint=fingerprint(config.organiser)))
         )
     if report.pending:
-        lines.append(html.escape(labels["pending"].format(count=len(report.pending))))
+        lines.append(html.escape(counted(labels, "pending", len(report.pending))))
     verdict = (
         f'<p class="ok">{html.escape(labels["verified"])}</p>'
         if report.ok

@@ -12,7 +12,8 @@ import pytest
 from test_event_record import Event, new_event  # the event played in one process
 
 from protocol.event import DealStatus, EventRecord, verify_event
-from protocol.event_export import LABELS, available, event_html, ranking_csv
+from protocol.event_export import LABELS, available, counted, event_html, ranking_csv
+from protocol.movement import Movement
 from protocol.ranking import Mark
 
 NASTY = '<script>alert("x")</script> & Cie'
@@ -52,21 +53,32 @@ def event() -> Event:
 def test_the_csv_is_the_ranking(event: Event) -> None:
     report = event.report()
     rows = list(csv.reader(io.StringIO(ranking_csv(report, LABELS["en"]))))
-    assert rows[0][:6] == ["Place", "Player", "Fingerprint", "Total", "Rounds won", "Best round"]
-    assert rows[0][6] == "Round 1" and rows[0][8] == "Round 2"
+    assert rows[0][:7] == [
+        "Place",
+        "Tied",
+        "Player",
+        "Fingerprint",
+        "Total",
+        "Rounds won",
+        "Best round",
+    ]
+    assert rows[0][7:] == ["Round 1", "Round 1 mark", "Round 2", "Round 2 mark"]  # all named
     assert len(rows) == 1 + 13
-    assert [int(row[3]) for row in rows[1:]] == [line.total for line in report.standings]
-    assert sum(int(row[3]) for row in rows[1:]) == 0
+    assert [int(row[4]) for row in rows[1:]] == [line.total for line in report.standings]
+    assert sum(int(row[4]) for row in rows[1:]) == 0
+    assert [(int(row[0]), row[1] == "yes") for row in rows[1:]] == [
+        (line.place, line.tied) for line in report.standings
+    ]  # the place a number, its tie a column of its own
     gone = next(row for row in rows[1:] if "abandoned" in row)
-    assert gone[9] == "abandoned"
+    assert gone[10] == "abandoned"
 
 
 def test_the_csv_defuses_formulas_and_keeps_names(event: Event) -> None:
     text = ranking_csv(event.report(), LABELS["fr"])
-    names = [row[1] for row in csv.reader(io.StringIO(text))][1:]
+    names = [row[2] for row in csv.reader(io.StringIO(text))][1:]
     assert "'" + FORMULA in names and NASTY in names
     assert not any(name.startswith("=") for name in names)
-    assert text.splitlines()[0].startswith("Place,Joueur,Empreinte,Total,Positions gagnées")
+    assert text.splitlines()[0].startswith("Place,Ex æquo,Joueur,Empreinte,Total,Positions gagnées")
 
 
 def test_the_page_escapes_every_name(event: Event) -> None:
@@ -93,7 +105,8 @@ def test_the_page_shows_every_rounds_plan_the_results_and_the_ranking(event: Eve
     tables = sum(len(plan.tables) for plan in report.plans)
     assert page.count("<caption>Table ") == tables
     assert "Classement après la position 2" in page and "abandon" in page
-    assert "En cours : 6 donne(s) attendue(s)" in page  # round 3: three tables of two deals
+    assert "En cours : 6 donnes attendues" in page  # round 3: three tables of two deals
+    assert "3 positions de 2 donnes" in page
     for line in report.standings:
         assert f'<td class="num total">{line.total}</td>' in page
     assert "Chaque donne est signée" in page
@@ -131,3 +144,26 @@ class _Balance(HTMLParser):
     def handle_endtag(self, tag: str) -> None:
         if not self.stack or self.stack.pop() != tag:
             self.errors.append(tag)
+
+
+def test_the_page_says_the_movement_that_seated_the_rounds() -> None:
+    """The FFT's movement asked for eight players of two rounds, which seats them at random:
+    the page says so, not "FFT"; and one deal is singular."""
+    game = new_event(8, rounds=2, deals=1)
+    game.open()
+    report = game.report()
+    assert [plan.movement for plan in report.plans] == [Movement.RANDOM]
+    page = event_html(report, LABELS["en"])
+    assert "Movement: random (FFT asked)" in page and "Movement: FFT" not in page
+    assert "2 rounds of 1 deal " in page and "1 deals" not in page
+    assert "Mouvement : aléatoire (FFT demandé)" in event_html(report, LABELS["fr"])
+
+
+def test_one_deal_and_one_round_are_singular() -> None:
+    for lang, words in (
+        ("en", ("1 round", "1 deal", "2 deals")),
+        ("fr", ("1 position", "1 donne", "2 donnes")),
+    ):
+        labels = LABELS[lang]
+        assert (counted(labels, "rounds", 1), counted(labels, "deals", 1)) == words[:2]
+        assert counted(labels, "deals", 2) == words[2]

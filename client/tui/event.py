@@ -64,6 +64,24 @@ def _ranking_line(
     return [("class:seat.you" if ours else "", text), ("", "\n")]
 
 
+def _ranking_header(
+    texts: Texts, lines: list[dict[str, Any]], compact: bool, width: int
+) -> StyleAndTextTuples:
+    """The names of the ranking's columns, over them: place, player, total — and the key and
+    each round's points on the full screen."""
+    text = (
+        f"  {texts('event_column_place'):>3} {texts('event_column_player').ljust(width)} "
+        f"{texts('event_column_total'):>6}"
+    )
+    if not compact:
+        key = max(len(str(line["fingerprint"]).split("-")[0]) for line in lines) + 2
+        rounds = max(len(line.get("rounds", ())) for line in lines)
+        text += f"   {texts('event_column_key').ljust(key)}   " + "  ".join(
+            f"{texts('event_column_round', round=n):>5}" for n in range(1, rounds + 1)
+        )
+    return [("class:sheet.header", text.rstrip()), ("", "\n")]
+
+
 def _ranking(
     texts: Texts, event: dict[str, Any], ours: str | None, compact: bool
 ) -> StyleAndTextTuples:
@@ -77,7 +95,10 @@ def _ranking(
         return [*out, ("class:dim", texts("event_ranking_none")), ("", "\n")]
     shown, below = (lines[:COMPACT_RANKING], lines[COMPACT_RANKING:]) if compact else (lines, [])
     below = [line for line in below if line.get("fingerprint") == ours]
-    width = max(len(str(line["name"])) for line in shown + below)
+    width = max(
+        len(texts("event_column_player")), *(len(str(line["name"])) for line in shown + below)
+    )
+    out += _ranking_header(texts, lines, compact, width)
     for line in shown:
         out += _ranking_line(texts, line, line.get("fingerprint") == ours, compact, width)
     if len(lines) > len(shown):  # more players below
@@ -136,10 +157,11 @@ def _progress(texts: Texts, event: dict[str, Any]) -> StyleAndTextTuples:
             ("", "\n"),
         ]
         for table, deals in sorted(awaited.items()):
+            key = "event_awaited_one" if len(deals) == 1 else "event_awaited"
             out += [
                 (
                     "class:dim",
-                    texts("event_awaited", table=table, deals=", ".join(map(str, deals))),
+                    texts(key, table=table, deals=", ".join(map(str, deals))),
                 ),
                 ("", "\n"),
             ]
@@ -169,8 +191,8 @@ def event_screen(
     header = texts(
         "event_header",
         name=event["name"],
-        rounds=event["rounds"],
-        deals=event["deals"],
+        rounds=texts.counted("rounds", int(event["rounds"])),
+        deals=texts.counted("deals", int(event["deals"])),
         tables=event["tables"],
         role=texts(f"event_role_{event['role']}"),
     )

@@ -107,11 +107,20 @@ _TEXT: dict[str, dict[str, str]] = {
         "event_role_organiser": "vous l'organisez",
         "event_players": ", {count} joueurs",
         "event_progress": ", {closed}/{rounds} positions jouées",
-        "event_header": "Tournoi « {name} » — {rounds} positions de {deals} donnes, tables de "
-        "{tables} ; {role}",
+        "event_header": "Tournoi « {name} » — {rounds} de {deals}, tables de {tables} ; {role}",
         "event_seat": "Vous êtes à la table {table} de la position {round}, avec {others}",
         "event_playing": "Position {round} en cours — lignes de marque attendues : {rows}",
         "event_awaited": "  table {table} : donnes {deals} à venir",
+        "event_awaited_one": "  table {table} : donne {deals} à venir",
+        "rounds_one": "{count} position",
+        "rounds_many": "{count} positions",
+        "deals_one": "{count} donne",
+        "deals_many": "{count} donnes",
+        "event_column_place": "Pl.",
+        "event_column_player": "Joueur",
+        "event_column_total": "Total",
+        "event_column_key": "Clé",
+        "event_column_round": "P{round}",
         "event_over": "Le tournoi est terminé.",
         "event_waiting_start": "Inscrits : {count}. L'organisateur lancera la première position.",
         "event_waiting_start_organiser": "Inscrits : {count}. Entrée sur le tournoi : lancer la "
@@ -384,11 +393,20 @@ _TEXT: dict[str, dict[str, str]] = {
         "event_role_organiser": "you organise it",
         "event_players": ", {count} players",
         "event_progress": ", {closed}/{rounds} rounds played",
-        "event_header": "Event “{name}” — {rounds} rounds of {deals} deals, tables of {tables}; "
-        "{role}",
+        "event_header": "Event “{name}” — {rounds} of {deals}, tables of {tables}; {role}",
         "event_seat": "You sit at table {table} of round {round}, with {others}",
         "event_playing": "Round {round} is being played — score rows awaited: {rows}",
         "event_awaited": "  table {table}: deals {deals} to come",
+        "event_awaited_one": "  table {table}: deal {deals} to come",
+        "rounds_one": "{count} round",
+        "rounds_many": "{count} rounds",
+        "deals_one": "{count} deal",
+        "deals_many": "{count} deals",
+        "event_column_place": "Pl.",
+        "event_column_player": "Player",
+        "event_column_total": "Total",
+        "event_column_key": "Key",
+        "event_column_round": "R{round}",
         "event_over": "The event is over.",
         "event_waiting_start": "Registered: {count}. The organiser will start the first round.",
         "event_waiting_start_organiser": "Registered: {count}. Enter on the event: start the "
@@ -634,6 +652,12 @@ class Texts:
 
     def keys(self) -> set[str]:
         return set(self._text)
+
+    def counted(self, key: str, count: int) -> str:
+        """``count`` things as the language says them: ``rounds`` → "1 round", "2 rounds"
+        (in French the singular goes up to one: "0 donne")."""
+        one = count <= 1 if self.lang == "fr" else count == 1
+        return self(f"{key}_{'one' if one else 'many'}", count=count)
 
     def refusal(self, message: str) -> str:
         """The daemon's refusal, in the player's language when it is a common one."""
