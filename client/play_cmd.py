@@ -35,6 +35,13 @@ def register(subparsers: SubParsers) -> None:
         help="the level of the bot called NAME, shown by its name (scripts/play; repeat for each "
         "bot)",
     )
+    parser.add_argument(
+        "--no-bell",
+        dest="bell",
+        action="store_false",
+        help="no turn alert: the terminal's bell stays silent when a decision waits for you "
+        "(the key a switches it during the game)",
+    )
     parser.set_defaults(run=run)
 
 
@@ -60,7 +67,10 @@ def run(args: argparse.Namespace) -> int:
         )  # before the screen opens: a missing daemon is said plainly
         quitting = Quitting(getattr(args, "quitting", "stays"))
         levels = dict(getattr(args, "bot_level", []))
-        return asyncio.run(TarotApp(home, lang, quitting=quitting, bot_levels=levels).run())
+        bell = getattr(args, "bell", True)
+        return asyncio.run(
+            TarotApp(home, lang, quitting=quitting, bot_levels=levels, bell=bell).run()
+        )
     except DaemonUnavailable as error:
         # Not running, or running as another user (whose socket we may not open): say which.
         reason = str(error) if "another user" in str(error) else texts("daemon_missing", home=home)

@@ -158,7 +158,8 @@ async def make_ecart(d: Driver, seen: dict[str, int]) -> None:
     key = model.decision_key
     trumps = [c for c in model.hand if card(c).is_trump and not card(c).is_bout]
     if model.ecart.trumps_needed == 0 and trumps:
-        d.keys(RIGHT * model.hand.index(trumps[0]))
+        steps = model.hand.index(trumps[0]) - model.cursor.index  # it starts on a card that may go
+        d.keys((RIGHT if steps > 0 else LEFT) * abs(steps))
         await d.press(" ", "the trump refused", lambda m: m.message == texts("ecart_trump"))
         assert model.ecart.picked == []
         seen["trump refused"] = 1

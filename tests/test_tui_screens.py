@@ -112,7 +112,11 @@ def test_the_log_tells_the_partner_and_the_petit_au_bout() -> None:
     log = deal_log(model("fr", data))
     assert log[:3] == ["Donne 3, donneur : eve", "bob : Garde", "cid passe"]
     assert "bob appelle le Roi de cœur" in log and "Le partenaire est bob" in log
-    assert log[-1] == "Petit au bout pour bob" and "Pli 15 pour bob : 1 3♦ 4♦ 5♦ 6♦" in log
+    assert (
+        log[-1] == "Petit au bout pour bob"
+        and "Pli 15 pour bob : bob 1, cid 3♦, dan 4♦, eve 5♦, ana 6♦" in log
+    )  # who played each card
+    assert "Pli 1 pour bob : ana 2♠, bob R♥, cid 3♠, dan 4♠, eve 5♠" in log
 
 
 def test_the_score_sheet_names_a_cheater_and_where_the_proof_is() -> None:

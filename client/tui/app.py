@@ -125,9 +125,11 @@ class TarotApp:
         poll: float = POLL,
         quitting: Quitting = Quitting.STAYS,
         bot_levels: dict[str, str] | None = None,
+        bell: bool = True,
     ) -> None:
         self.texts = Texts(lang)
         self.model = Model(self.texts, home, quitting=quitting, bot_levels=dict(bot_levels or {}))
+        self.bell = bell  #: the turn alert: the terminal's bell when a decision waits (key a)
         self.client = DaemonClient(home)
         self.poll = poll
         self._dirty = asyncio.Event()
@@ -170,7 +172,7 @@ class TarotApp:
         """Ask the daemon what the screen shows: who we are, our seat's state, the lobby."""
         try:
             self.model.status = await self.client.request("status")
-            self.model.update(await self.client.request("state"))
+            self.take(await self.client.request("state"))
             if not self.model.at_table:
                 self.model.tables = await self.client.request("tables")
             await self._refresh_event()
@@ -178,6 +180,19 @@ class TarotApp:
         except DaemonUnavailable:
             self._daemon_gone()
         self.app.invalidate()
+
+    def take(self, state: dict[str, Any]) -> None:
+        """The daemon's new state on screen — and the turn alert when it asks a new decision
+        of the player (a bid, the call, the écart, the chelem, a card), unless silenced."""
+        before = self.model.decision_key
+        self.model.update(state)
+        if self.bell and self.model.decision is not None and self.model.decision_key != before:
+            self.app.output.bell()
+
+    def toggle_bell(self) -> None:
+        """a: the turn alert off, or on again."""
+        self.bell = not self.bell
+        self.model.say(self.texts("bell_on" if self.bell else "bell_off"))
 
     async def _refresh_event(self) -> None:
         """The events heard and the one we take part in — asked once a poll at most, since a
@@ -731,6 +746,7 @@ class TarotApp:
         on("d")(lambda: setattr(model, "show_last_trick", not model.show_last_trick))
         on("m")(self.poignee)
         on("r")(self.toggle_replay)
+        on("a")(self.toggle_bell)
         on("escape")(self.escape)
         on("q", "c-c")(self.quit)
         for letter, contract in BID_KEYS.items():

@@ -216,6 +216,8 @@ _TEXT: dict[str, dict[str, str]] = {
         "must_not_lead_called": "Pas d'entame à {suit}, la couleur appelée, sauf avec la carte "
         "appelée.",
         "no_replay": "Aucune donne marquée à rejouer pour l'instant.",
+        "bell_on": "Alerte remise : le terminal sonne quand c'est à vous (a la coupe).",
+        "bell_off": "Alerte coupée : le terminal ne sonne plus (a la remet).",
         "too_small": "Agrandissez le terminal à au moins {columns}×{rows} (il fait {now}) : la "
         "table n'y tient pas.",
         "bot_level": "bot {level}",
@@ -301,6 +303,8 @@ _TEXT: dict[str, dict[str, str]] = {
             "  Espace         marquer une carte pour l'écart ou la poignée\n"
             "  p t g s c      choisir Passe, Petite, Garde, Garde Sans, Garde Contre\n"
             "  o / n          choisir oui / non au chelem (Entrée valide)\n"
+            "  a              l'alerte (la sonnerie du terminal quand c'est à vous) : "
+            "la couper, la remettre\n"
             "  m / Échap      montrer une poignée (avant votre première carte) / y renoncer\n"
             "  d / Tab        le dernier pli / le journal, la marque ou le tournoi\n"
             "  n / r          donne suivante (donne marquée) / rejouer les donnes pli par pli\n"
@@ -495,6 +499,8 @@ _TEXT: dict[str, dict[str, str]] = {
         "must_trump": "You must trump: you have no {suit} left.",
         "must_not_lead_called": "No lead in {suit}, the called suit, except with the called card.",
         "no_replay": "No deal scored yet to replay.",
+        "bell_on": "Turn alert on: the terminal rings when it is your turn (a silences it).",
+        "bell_off": "Turn alert off: the terminal stays silent (a switches it on again).",
         "too_small": "Enlarge the terminal to at least {columns}×{rows} (it is {now}): the table "
         "does not fit.",
         "bot_level": "bot {level}",
@@ -570,6 +576,8 @@ _TEXT: dict[str, dict[str, str]] = {
             "  Space          mark a card for the écart or the poignée\n"
             "  p t g s c      pick Passe, Petite, Garde, Garde Sans or Garde Contre\n"
             "  y / n          pick yes / no to the chelem (Enter confirms)\n"
+            "  a              the turn alert (the terminal's bell when it is your turn): "
+            "off, on again\n"
             "  m / Esc        show a poignée (before your first card) / give it up\n"
             "  d / Tab        the last trick / the log, the score sheet or the event\n"
             "  n / r          next deal (once scored) / replay the deals trick by trick\n"

@@ -76,15 +76,24 @@ def _tricks(model: Model, view: dict[str, Any]) -> list[str]:
         and len(tricks) == TRICKS[players] - 1
     ):
         tricks.append(model.last_trick)  # the deal is over: its last trick is known from the events
+    names = [str(n) for n in (model.state or {}).get("seats", ())]
+    # The first trick's leader: the dealer's right, or the taker who announced a chelem.
+    leader = int(view["taker"]) if view.get("chelem") else (int(view["dealer"]) + 1) % players
     for number, trick in enumerate(tricks, start=1):
+        leader = int(trick.get("leader", leader))  # the last trick's event does not say it
+        played = [
+            f"{names[(leader + i) % players] if names else '?'} {cards.symbol(code, lang)}"
+            for i, code in enumerate(trick["cards"])
+        ]
         lines.append(
             texts(
                 "log_trick",
                 number=number,
                 who=model.name(trick["winner"]),
-                cards=cards.plain(trick["cards"], lang),
+                cards=", ".join(played),
             )
         )
+        leader = int(trick["winner"])  # who leads the next one
         if (
             not partner_told
             and view.get("called") in trick["cards"]

@@ -190,7 +190,15 @@ class Model:
         elif decision == "ecart":
             ecart = options["ecart"]
             self.ecart = EcartPicker(list(ecart["allowed"]), ecart["size"], ecart["trumps_needed"])
-            self.cursor = HandCursor(self.hand, set(self.hand))
+            # Every card under the cursor (a refused one says why), which starts on one that
+            # may go: not a king, a bout, nor a trump while other cards are left.
+            may_go = [
+                c
+                for c in self.hand
+                if c in ecart["allowed"] and (ecart["trumps_needed"] or not card(c).is_trump)
+            ]
+            start = self.hand.index(may_go[0]) if may_go else -1
+            self.cursor = HandCursor(self.hand, set(self.hand), start)
         elif decision == "playing":
             self.cursor = HandCursor(self.hand, set(options["cards"]))
 
