@@ -304,9 +304,10 @@ def _environment(tree: Path) -> dict[str, str]:
 
 
 def _pytest(tree: Path, tests: Sequence[str]) -> tuple[bool, str]:
-    """Run ``tests`` in ``tree``: (all passed, the first failing test or the output's tail)."""
+    """Run ``tests`` in ``tree``: (all passed, the first failing test and how many others
+    failed, or the output's tail)."""
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests],
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests],
         cwd=tree,
         env=_environment(tree),
         capture_output=True,
@@ -314,9 +315,11 @@ def _pytest(tree: Path, tests: Sequence[str]) -> tuple[bool, str]:
     )
     if done.returncode == 0:
         return True, ""
-    failed = re.search(r"^(?:FAILED|ERROR) (.+?)(?: - |$)", done.stdout, re.MULTILINE)
+    failed = re.findall(r"^(?:FAILED|ERROR) (.+?)(?: - |$)", done.stdout, re.MULTILINE)
     tail = (done.stdout + done.stderr).strip().splitlines()[-1:] or ["(no output)"]
-    return False, failed.group(1) if failed else f"exit {done.returncode}: {tail[0]}"
+    if not failed:
+        return False, f"exit {done.returncode}: {tail[0]}"
+    return False, failed[0] + (f" (+{len(failed) - 1} more)" if len(failed) > 1 else "")
 
 
 def _apply(tree: Path, mutant: Mutant) -> dict[Path, str] | str:
@@ -394,7 +397,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     tree = Path(tempfile.mkdtemp(prefix="tarot-mutants-")) / "tree"
     try:
         _copy(tree)
-        tests = sorted({test.split("::")[0] for m in chosen for test in m.tests})
+        tests = sorted({test for m in chosen for test in m.tests})
         print(f"the unmutated tree ({tree}), {' '.join(tests)}", flush=True)
         start = time.monotonic()
         passed, by = _pytest(tree, tests)

@@ -218,6 +218,12 @@ HEAVY_TESTS: dict[str, frozenset[str]] = {
     "test_score_cli": frozenset(
         {"test_the_sheet_of_real_deals_shows_each_penalty_row_and_a_scored_deal_as_scored"}
     ),
+    "test_soundness": frozenset(
+        {
+            "test_deal_and_chien_keys_of_the_wrong_count_name_their_sender",
+            "test_a_shuffle_payload_with_a_proof_list_of_the_wrong_length_names_its_sender",
+        }
+    ),
     "test_transcript": frozenset({"test_every_single_byte_flip_is_detected"}),
 }
 

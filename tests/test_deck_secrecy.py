@@ -23,10 +23,20 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from functools import cache
+from itertools import combinations_with_replacement
 
 import msgpack
 import pytest
-from deck_tables import Place, fresh_table, owner_of, played_table, shown_places, taker_of, truth
+from deck_tables import (
+    Place,
+    fresh_table,
+    owner_of,
+    play_deal,
+    played_table,
+    shown_places,
+    taker_of,
+    truth,
+)
 from symbolic_deck import (
     CardLeak,
     Expr,
@@ -62,9 +72,11 @@ from protocol.group import (
     Point,
     Scalar,
     add,
+    base_mul_each,
     invert,
     mul_each,
     scalar_mul,
+    scalar_product,
     sub,
 )
 from protocol.layout import CHIEN
@@ -440,6 +452,158 @@ def test_more_deals_played_to_the_last_trick_leak_nothing_at_any_moment(
                 moment,
                 sorted(coalition.secrets),
             )
+
+
+# --- keys of every place -------------------------------------------------------------------------
+
+#: ±m/d for 1 ≤ m, d ≤ 3, modulo the group order: what a published key is multiplied by.
+SMALL_FRACTIONS = tuple(
+    sorted(
+        {
+            sign * m * pow(d, -1, group.ORDER) % group.ORDER
+            for m in (1, 2, 3)
+            for d in (1, 2, 3)
+            for sign in (1, -1)
+        }
+    )
+)
+
+
+@cache
+def _small_multiples_of_cards() -> dict[Point, int]:
+    """``f·M_c`` → c for every small fraction ``f`` and card ``c``."""
+    fractions = [group.from_int(f) for f in SMALL_FRACTIONS]
+    products = mul_each(
+        [f for f in fractions for _ in CARD_POINTS], [m for _ in fractions for m in CARD_POINTS]
+    )
+    return {point: k % DECK_SIZE for k, point in enumerate(products)}
+
+
+class AcrossPlaces:
+    """The n − 1 seats but ``outsider``, pooling their seeds, and trying on every place they
+    may not see the keys the outsider published for **other** places: each times a small
+    fraction (±1, ±2, ±1/2, ±3, ±2/3 …), and the products and quotients of two of them — what
+    a key derivation with a relation between places, or a repeated key, or a key of 1 would
+    give away.  The concrete attacker above tries only keys published for the same place.
+
+    A guess for the outsider's lock key at a hidden pack position is tested against its
+    commitment ``B = b·G`` — one fixed-base multiplication a guess, for every position at once
+    — and a hit opens the card with the coalition's own keys.  At a re-commitment of the
+    outsider's (the taker's), each published key is tried on the point against the cards times
+    every small fraction."""
+
+    def __init__(self, setup: DeckSetup, seeds: Mapping[int, bytes], outsider: int) -> None:
+        self.setup = setup
+        self.outsider = outsider
+        self.secrets = {
+            seat: derive(seed, setup.table_id, setup.deal, seat, setup.variant)
+            for seat, seed in seeds.items()
+            if seat != outsider
+        }
+
+    def reads(self, payloads: Sequence[DeckPayload]) -> set[tuple[Place, int]]:
+        published = self._published(payloads)
+        keys = [group.to_int(key) for key in published.values()]
+        return self._positions(payloads, published, keys) | self._recommitments(payloads, keys)
+
+    def _published(self, payloads: Sequence[DeckPayload]) -> dict[Place, Scalar]:
+        """Place → the key the outsider published for it."""
+        found: dict[Place, Scalar] = {}
+        for p in payloads:
+            if p.seat != self.outsider:
+                continue
+            if isinstance(p, DealKeys):
+                found.update(
+                    (Place(False, j), k) for j, k in zip(self.setup.dealt_to_others(p.seat), p.keys)
+                )
+            elif isinstance(p, ChienKeys):
+                found.update(
+                    (Place(False, j), k) for j, k in zip(self.setup.layout.chien_positions, p.keys)
+                )
+            elif isinstance(p, (Open, EcartCommitment, OpenRecommitted)):
+                found.update((Place(not isinstance(p, Open), o.where), o.key) for o in p.openings)
+        return found
+
+    def _hidden(self, payloads: Sequence[DeckPayload], places: Iterable[Place]) -> list[Place]:
+        shown = shown_places(self.setup, payloads)
+        return [
+            place
+            for place in places
+            if place not in shown
+            and owner_of(place, self.setup, payloads) in (self.outsider, CHIEN)
+        ]
+
+    def _positions(
+        self, payloads: Sequence[DeckPayload], published: Mapping[Place, Scalar], keys: list[int]
+    ) -> set[tuple[Place, int]]:
+        locks = {p.seat: p for p in payloads if isinstance(p, Lock)}
+        hidden = self._hidden(payloads, (Place(False, j) for j in range(DECK_SIZE)))
+        committed = {locks[self.outsider].commitments[place.index]: place for place in hidden}
+        inverses = [pow(k, -1, group.ORDER) for k in keys]
+        guesses = sorted(
+            {1}
+            | {k * f % group.ORDER for k in keys for f in SMALL_FRACTIONS}
+            | {a * b % group.ORDER for a, b in combinations_with_replacement(keys, 2)}
+            | {a * b % group.ORDER for a in keys for b in inverses}
+        )
+        found = set()
+        for guess, image in zip(guesses, base_mul_each([group.from_int(g) for g in guesses])):
+            place = committed.get(image)
+            if place is None:
+                continue
+            own = [s.lock_keys[place.index] for s in self.secrets.values()]
+            opener = invert(scalar_product([group.from_int(guess), *own]))
+            card = group.card_of(
+                group.mul(opener, locks[self.setup.players - 1].locked[place.index])
+            )
+            if card is not None:
+                found.add((place, card))
+        return found
+
+    def _recommitments(
+        self, payloads: Sequence[DeckPayload], keys: list[int]
+    ) -> set[tuple[Place, int]]:
+        ecart = next((p for p in payloads if isinstance(p, EcartCommitment)), None)
+        if ecart is None or ecart.seat != self.outsider:
+            return set()
+        hidden = self._hidden(payloads, (Place(True, k) for k in range(len(ecart.commitments))))
+        tries = [(place, group.from_int(pow(k, -1, group.ORDER))) for place in hidden for k in keys]
+        images = mul_each([k for _, k in tries], [ecart.commitments[p.index] for p, _ in tries])
+        table = _small_multiples_of_cards()
+        return {(place, table[image]) for (place, _), image in zip(tries, images) if image in table}
+
+
+@pytest.mark.parametrize("players", PLAYERS)
+def test_no_coalition_opens_a_hidden_card_with_keys_of_other_places(players: int) -> None:
+    seats, public, moments = _played(players)
+    for moment in ("first bid", "trick 3"):
+        payloads = public.record.payloads[: moments[moment]]
+        for outsider in range(players):
+            seeds = {s.seat: s.seed for s in seats}
+            attacker = AcrossPlaces(public.setup, seeds, outsider)
+            assert attacker.reads(payloads) == set(), (moment, outsider)
+
+
+class RelatedKeys(SeatDeck):
+    """Lock keys ``bⱼ = (j+1)·b₀``: each published key gives every other place's."""
+
+    def __init__(self, setup: DeckSetup, seat: int, seed: bytes | None = None) -> None:
+        super().__init__(setup, seat, seed)
+        first = group.to_int(self.secrets.lock_keys[0])
+        related = tuple(group.from_int(first * (j + 1)) for j in range(DECK_SIZE))
+        self.secrets = replace(self.secrets, lock_keys=related)
+
+
+def test_the_attacker_across_places_reads_keys_related_by_a_known_factor() -> None:
+    """Its teeth: at five seats, the others read seat 2's hand from its deal keys."""
+    seats, public = fresh_table(5, cheaters={2: RelatedKeys})
+    moments = {moment: len(public.record.payloads) for moment in play_deal(seats, public)}
+    payloads = public.record.payloads[: moments["first bid"]]
+    read = AcrossPlaces(public.setup, {s.seat: s.seed for s in seats}, 2).reads(payloads)
+    cards = truth(seats, public)
+    hand = public.setup.layout.positions_of(2)
+    assert read and all(cards[place.index] == card for place, card in read)
+    assert len(read) >= len(hand) // 2, f"{len(read)} of {len(hand)}"
 
 
 # --- nothing secret on the wire, in a repr or in a verdict -----------------------------------
