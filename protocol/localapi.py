@@ -83,6 +83,9 @@ class Status(TypedDict):
     #: (:mod:`tarotd.guesses`; ``tarot unlock`` lifts them)
     guesses: dict[str, Any]
     tables: list[TableStatus]
+    #: the bot seats this daemon hosts (``tarotd --bots N``, the lobby's ``b``), by name: their
+    #: level — what the client shows beside their name
+    bots: dict[str, str]
 
 
 class TableOffer(TypedDict):

@@ -1430,6 +1430,7 @@ class Daemon:
                 }
                 for r in self.runners.values()
             ],
+            "bots": {name: self.options.bot_level for _, name in self.seats[1:]},
         }
 
     def _unreachable_peers(self) -> dict[str, float]:

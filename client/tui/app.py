@@ -172,6 +172,9 @@ class TarotApp:
         """Ask the daemon what the screen shows: who we are, our seat's state, the lobby."""
         try:
             self.model.status = await self.client.request("status")
+            bots = self.model.status.get("bots") if isinstance(self.model.status, dict) else None
+            if isinstance(bots, dict):  # the daemon's own bot seats: tagged by their level
+                self.model.bot_levels.update({str(k): str(v) for k, v in bots.items()})
             self.take(await self.client.request("state"))
             if not self.model.at_table:
                 self.model.tables = await self.client.request("tables")

@@ -90,9 +90,12 @@ class Canvas:
         return out
 
 
-def seat_lines(model: Model, seat: int) -> tuple[StyleAndTextTuples, StyleAndTextTuples]:
+def seat_lines(
+    model: Model, seat: int, room: int | None = None
+) -> tuple[StyleAndTextTuples, StyleAndTextTuples]:
     """A seat's two lines: who (to play, name, fingerprint) and what they are (dealer,
-    taker and contract, partner once known, their bid, away)."""
+    taker and contract, partner once known, their bid, away) — each in ``room`` columns if
+    given: the fingerprint goes first, then the end of the line gives way to an ellipsis."""
     state, view = model.state or {}, model.view or {}
     texts = model.texts
     to_act = view.get("to_act") == seat and not state.get("between_deals")
@@ -103,14 +106,17 @@ def seat_lines(model: Model, seat: int) -> tuple[StyleAndTextTuples, StyleAndTex
     )
     fingerprint = str(state["fingerprints"][seat]).split("-")[0]
     level = model.bot_levels.get(str(state["seats"][seat]))
+    tag = f" ({texts('bot_level', level=level)})" if level else ""
     first: StyleAndTextTuples = [
         ("class:seat.to-act", "▶ " if to_act else "  "),
         (name_style, model.name(seat)),
-        (
-            "class:dim",
-            f" [{fingerprint}]" + (f" ({texts('bot_level', level=level)})" if level else ""),
-        ),
+        ("class:dim", f" [{fingerprint}]{tag}"),
     ]
+    if room is not None and _length(first) > room:  # the fingerprint first, then the name
+        first[2] = ("class:dim", tag)
+        name_room = room - 2 - len(tag)
+        if _length(first) > room and name_room >= 4:
+            first[1] = (name_style, model.name(seat)[: name_room - 1] + "…")
     roles: list[str] = []
     if state.get("dealer") == seat:
         roles.append(texts("dealer_mark"))
@@ -133,7 +139,26 @@ def seat_lines(model: Model, seat: int) -> tuple[StyleAndTextTuples, StyleAndTex
         second.append(
             ("class:away", (" — " if roles else "") + texts("away", seconds=round(away[seat])))
         )
+    if room is not None:
+        first, second = _cut(first, room), _cut(second, room)
     return first, second
+
+
+def _length(fragments: StyleAndTextTuples) -> int:
+    return sum(len(fragment[1]) for fragment in fragments)
+
+
+def _cut(fragments: StyleAndTextTuples, room: int) -> StyleAndTextTuples:
+    """``fragments`` in ``room`` columns, the end cut with an ellipsis if they do not fit."""
+    if _length(fragments) <= room:
+        return fragments
+    out: StyleAndTextTuples = []
+    left = max(1, room) - 1
+    for style, text, *_ in fragments:
+        out.append((style, text[:left]))
+        left -= len(out[-1][1])
+    out.append((fragments[-1][0], "…"))
+    return out
 
 
 def trick_on_table(model: Model) -> tuple[int | None, list[str], int]:
@@ -221,10 +246,11 @@ def table_fragments(model: Model, width: int = WIDTH, height: int = HEIGHT) -> S
     canvas = Canvas(width, height)
     where = places(width, height)
     leader, trick, number = trick_on_table(model)
-    for offset, place_name in enumerate(_AROUND.get(seats, ())):
+    around = _AROUND.get(seats, ())
+    for offset, place_name in enumerate(around):
         seat = (me + offset) % seats
         place = where[place_name]
-        first, second = seat_lines(model, seat)
+        first, second = seat_lines(model, seat, _room(place_name, around, width))
         canvas.put(place.row, place.col, first, place.align)
         canvas.put(place.row + 1, place.col, second, place.align)
         if leader is not None and (seat - leader) % seats < len(trick):
@@ -248,6 +274,17 @@ def table_fragments(model: Model, width: int = WIDTH, height: int = HEIGHT) -> S
             "centre",
         )
     return [*info_lines(model), *canvas.fragments()]
+
+
+def _room(place: str, around: tuple[str, ...], width: int) -> int:
+    """The columns a seat's lines may take at its place: the two top seats share the top
+    row (from 4 columns in at each end to 2 apart in the middle); a side seat has the half
+    of its row; the top and bottom ones the row."""
+    if place in ("top_left", "top_right") and {"top_left", "top_right"} <= set(around):
+        return (width - 4 - 4 - 2) // 2
+    if place in ("left", "right"):
+        return width // 2 - 2
+    return width
 
 
 def _clickable(
