@@ -267,6 +267,18 @@ MUTANTS: tuple[Mutant, ...] = (
         (SOUNDNESS,),
     ),
     Mutant(
+        "repeated-proof-nonces",
+        "one nonce for every position of a proof (label only)",
+        (
+            Edit(
+                PROOF_COMMON,
+                'self._digest, label, k.to_bytes(2, "big"))',
+                "self._digest, label, bytes(2))",
+            ),
+        ),
+        (SOUNDNESS, SECRECY),
+    ),
+    Mutant(
         "public-commitment-randomness",
         "the shuffle commitments' randomness from the public statement",
         (Edit(SHUFFLE, 'r = nonces.take(b"r", n)', 'r = challenges(digest, b"r", n)'),),

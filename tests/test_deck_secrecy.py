@@ -80,6 +80,7 @@ from protocol.group import (
     sub,
 )
 from protocol.layout import CHIEN
+from protocol.lock_proof import LockProof
 from protocol.seeds import DECK_SIZE, EXTRACT_SALT, SeatSecrets, derive
 from protocol.variants import variant
 from protocol.verdict import VerdictError
@@ -545,6 +546,7 @@ class AcrossPlaces:
             | {k * f % group.ORDER for k in keys for f in SMALL_FRACTIONS}
             | {a * b % group.ORDER for a, b in combinations_with_replacement(keys, 2)}
             | {a * b % group.ORDER for a in keys for b in inverses}
+            | self._shared_nonces(locks[self.outsider].proof, published, hidden)
         )
         found = set()
         for guess, image in zip(guesses, base_mul_each([group.from_int(g) for g in guesses])):
@@ -559,6 +561,21 @@ class AcrossPlaces:
             if card is not None:
                 found.add((place, card))
         return found
+
+    @staticmethod
+    def _shared_nonces(
+        proof: LockProof, published: Mapping[Place, Scalar], hidden: Sequence[Place]
+    ) -> set[int]:
+        """The key at each hidden position were its lock-proof nonce that of a published one:
+        ``sⱼ − sₖ = c·(bⱼ − bₖ)`` gives ``bⱼ = bₖ + (sⱼ − sₖ)/c``."""
+        s = [group.to_int(v) for v in proof.key_responses]
+        over_c = pow(group.to_int(proof.challenge), -1, group.ORDER)
+        return {
+            (group.to_int(key) + (s[j.index] - s[k.index]) * over_c) % group.ORDER
+            for k, key in published.items()
+            if not k.recommitted
+            for j in hidden
+        }
 
     def _recommitments(
         self, payloads: Sequence[DeckPayload], keys: list[int]

@@ -41,6 +41,7 @@ from protocol.group import (
     mul,
     point_sum,
     sub,
+    to_int,
 )
 from protocol.lock_proof import LockProof, LockStep, lock, verify_lock
 from protocol.proofs import Binding, response
@@ -615,3 +616,18 @@ def test_a_shuffle_payload_with_a_proof_list_of_the_wrong_length_names_its_sende
     proof = replace(honest.proof, **{field: _changed(getattr(honest.proof, field), how)})
     verdict = _verdict(public, replace(honest, proof=proof))
     assert (verdict.seat, verdict.step) == (0, "shuffle") and "proof" in verdict.reason
+
+
+def test_each_position_of_a_proof_has_a_nonce_of_its_own() -> None:
+    """A nonce shared by two positions of the lock gives ``bⱼ − bₖ = (sⱼ − sₖ)/c``: one key
+    published (a deal key) would then open every place; shared commitment randomness gives
+    ``Cⱼ − Cₖ = H_p − H_q``, the permutation.  Read back with the secrets: all distinct."""
+    proof = FULL_LOCK.proof
+    c = to_int(proof.challenge)
+    nonces = {(to_int(s) - c * (0xB0 + 17 * j)) % ORDER for j, s in enumerate(proof.key_responses)}
+    assert len(nonces) == 78
+    h = generators(78)
+    where = {j: p for p, j in enumerate(FULL_ORDER)}
+    masks = {sub(point, h[1 + where[j]]) for j, point in enumerate(FULL_PROOF.commitments)}
+    assert len(masks) == 78
+    assert len(set(FULL_PROOF.chain_responses)) == len(set(FULL_PROOF.opening_responses)) == 78
