@@ -113,6 +113,7 @@ DAEMON_TESTS: dict[str, frozenset[str]] = {
         }
     ),
     "test_match": frozenset({"test_a_match_spread_over_processes_is_the_same_match"}),
+    "test_mutants": frozenset({"test_every_mutant_is_killed"}),
     "test_options": frozenset(
         {
             "test_tarotd_refuses_at_start_what_it_used_to_take",
