@@ -67,6 +67,7 @@ DAEMON_MODULES = frozenset(
         "test_local_flood",
         "test_mesh",
         "test_mesh_bounds",
+        "test_play_lang_tmux",
         "test_play_tmux",
         "test_regroup",
         "test_start_errors",

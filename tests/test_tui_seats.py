@@ -20,7 +20,7 @@ from client.tui.app import TarotApp
 from client.tui.geometry import Geometry
 from client.tui.i18n import Texts
 from client.tui.model import Model
-from client.tui.table import table_fragments
+from client.tui.table import info_lines, table_fragments
 
 LONG = "Jean-Christophe"
 
@@ -98,3 +98,25 @@ def test_the_bots_the_daemon_hosts_are_tagged() -> None:
     assert ui.model.bot_levels == {f"{LONG}-1": "strong", f"{LONG}-2": "basic"}
     screen = ui.screen_text()
     assert f"{LONG}-1" in screen and "(bot strong)" in screen and "(bot basic)" in screen
+
+
+def test_the_ecart_line_reads_the_same_whatever_order_it_comes_in() -> None:
+    """A game taken up again (scripts/play --home) gives the écart in another order: the
+    line shows it sorted as the hand is, the chien too (issue 37, finding 6)."""
+    shown = []
+    for ecart, chien in (
+        (["5C", "2H", "9S"], ["QD", "T3", "4C"]),
+        (["9S", "5C", "2H"], ["4C", "QD", "T3"]),
+    ):
+        state = seated(5)
+        state["view"] = {
+            **state["view"],
+            "taker": 0,
+            "contract": "garde",
+            "ecart": ecart,
+            "chien": chien,
+        }
+        model = Model(Texts("en"), Path("/x"))
+        model.update(state)
+        shown.append(fragment_list_to_text(info_lines(model)))
+    assert shown[0] == shown[1], shown

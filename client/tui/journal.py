@@ -45,7 +45,7 @@ def deal_log(model: Model) -> list[str]:
         )
     if view.get("chien"):
         lines.append(texts("log_chien", cards=cards.plain(view["chien"], lang)))
-    shown = [c for c in view.get("ecart", ()) if card(c).is_trump]
+    shown = [c for c in sorted_codes(view.get("ecart", ())) if card(c).is_trump]
     if shown:
         lines.append(
             texts("log_ecart_trumps", who=name(view["taker"]), cards=cards.plain(shown, lang))

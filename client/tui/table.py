@@ -17,7 +17,7 @@ from prompt_toolkit.mouse_events import MouseEvent, MouseEventType
 
 from client.tui import cards
 from client.tui.i18n import CONTRACTS
-from client.tui.model import Model
+from client.tui.model import Model, sorted_codes
 
 #: The smallest table drawn (columns, rows): the seats at five fit around its trick.
 WIDTH, HEIGHT = 64, 11
@@ -204,9 +204,10 @@ def info_lines(model: Model) -> StyleAndTextTuples:
         out.append(("class:contract", " — ".join(parts)))
     out.append(("", "\n"))
     if view.get("chien"):
-        out += [("", texts("chien", cards="")), *cards.fragments(view["chien"], lang)]
+        out += [("", texts("chien", cards="")), *cards.fragments(sorted_codes(view["chien"]), lang)]
     if view.get("ecart"):
-        out += [("", "   " + texts("ecart_own", cards="")), *cards.fragments(view["ecart"], lang)]
+        ecart = sorted_codes(view["ecart"])  # as the hand is sorted, whatever order it came in
+        out += [("", "   " + texts("ecart_own", cards="")), *cards.fragments(ecart, lang)]
     out.append(("", "\n"))
     tricks = view.get("tricks", [])
     away = model.away_seats()
