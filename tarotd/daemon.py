@@ -639,6 +639,12 @@ class Daemon:
     def _on_status(self, status: PeerStatus) -> None:
         """A peer came up: tell it about our open tables (it may have started after us)."""
         if status.state is PeerState.UP:
+            log.info(
+                "peer %s [%s] found at %s",
+                status.name,
+                fingerprint(status.key),
+                (status.endpoint or "its own connection").removeprefix("tcp://"),
+            )
             for _destination, frame in self.lobby.announcements():
                 self.mesh.send(status.key, LOBBY, msgpack.packb(frame, use_bin_type=True))
         else:
@@ -715,6 +721,12 @@ class Daemon:
                     self._playing(),
                 )
                 continue
+            log.info(
+                "table %s (%s) formed: %s",
+                ready.name or "-",
+                ready.setup.table_id.hex()[:8],
+                ", ".join(ready.setup.names),
+            )
             self._drive(self._runner(ready), functools.partial(self._take_up, ready))
             self._send_event(self.events.table_ready(ready))
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import logging
 import os
 import random
 from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
@@ -57,6 +58,8 @@ from tarotd.ahead import FileAhead
 from tarotd.lobby import ReadyTable
 from tarotd.store import DealState
 from tarotd.views import deal_breakdown
+
+log = logging.getLogger(__name__)
 
 WireOut = tuple[bytes, bytes]  #: (destination daemon key, encoded message — or a batch of relays)
 MAX_AHEAD = 512  #: messages of the next deal kept while this one ends here
@@ -124,6 +127,23 @@ def deal_result(number: int, dealer: int, audit: DealAudit) -> dict[str, object]
             audit
         ),  #: the score as checked by hand, the hidden cards once audited
     }
+
+
+def scored_line(names: Sequence[str], result: Mapping[str, object]) -> str:
+    """A scored deal for the daemon's log, from its row (:func:`deal_result`): the contract and
+    its taker, or why it scored nothing, and each seat's score — what every member's sheet
+    shows, never a card."""
+    taker, contract, scores = result.get("taker"), result.get("contract"), result.get("scores")
+    if isinstance(taker, int) and contract is not None:
+        what = f"{contract} by {names[taker]}"
+    else:
+        what = str(result.get("void") or "no contract")
+    each = ", ".join(
+        f"{n} {s:+d}" for n, s in zip(names, scores if isinstance(scores, list) else [])
+    )
+    audit = result.get("audit")
+    said = "" if audit in ("ok", "void") else "; the audit named a fault (tarot scores)"
+    return f"{what}: {each}{said}"
 
 
 def _verdict_json(audit: DealAudit, verdict: Verdict) -> dict[str, object]:
@@ -228,6 +248,12 @@ class TableRunner:
     def start_deal(self) -> list[WireOut]:
         """Seeds first, written down; then the hosted seats commit."""
         self.journal.start_deal(self.table_id, self.deal_number, self.dealer)
+        log.info(
+            "table %s: deal %d, %s deals",
+            self.table_id.hex()[:8],
+            self.deal_number + 1,
+            self.ready.setup.names[self.dealer],
+        )
         outgoing: list[Message] = []
         for seat in self.hosted_seats:
             seed = self.journal.seed(self.table_id, self.deal_number, seat) or self._new_seed(seat)
@@ -461,6 +487,7 @@ class TableRunner:
         results = [*self.results, result]
         self.journal.record_deal(self.table_id, deal, sheet, results, dict(votes))
         self.sheet, self.results = sheet, results
+        self._log_scored(result)
         self.last_views = {}
         self.machines = {}
         self._seen.clear()
@@ -641,11 +668,20 @@ class TableRunner:
             self.table_id, self.deal_number, sheet, results, witness.transcript.messages
         )
         self.sheet, self.results = sheet, results
+        self._log_scored(result)
         self.last_views = {
             seat: view for seat, m in self.machines.items() if (view := m.view()) is not None
         }
         self.machines = {}
         self._seen.clear()
+
+    def _log_scored(self, result: Mapping[str, object]) -> None:
+        log.info(
+            "table %s: deal %d scored — %s",
+            self.table_id.hex()[:8],
+            self.deal_number + 1,
+            scored_line(self.ready.setup.names, result),
+        )
 
     def _write_proof(self, files: FileAhead, witness: SeatMachine, verdict: Verdict) -> Path:
         """The signed transcript that proves the verdict, for ``tarot audit`` on any machine
