@@ -257,6 +257,24 @@ MUTANTS: tuple[Mutant, ...] = (
         _KEY_TESTS,
     ),
     Mutant(
+        "blanket-key-one",
+        "the blanket key 1: a shuffle that re-keys nothing",
+        (
+            Edit(
+                SEEDS,
+                "(blanket,) = deriver.scalars(BLANKET_LABEL, 1)",
+                f"blanket = {_ONE}",
+            ),
+        ),
+        (METADATA,),
+    ),
+    Mutant(
+        "shuffle-swaps-nothing",
+        "Fisher-Yates that never swaps: every shuffle the identity",
+        (Edit(SEEDS, "pick = byte % bound", "pick = top"),),
+        (METADATA,),
+    ),
+    Mutant(
         "public-proof-nonce",
         "the proofs' nonces without the seat's nonce key",
         (

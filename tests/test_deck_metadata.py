@@ -127,3 +127,19 @@ def test_the_recommitment_order_says_nothing_of_the_cards_ranks(players: int) ->
         places += [k / (len(cards) - 1) for k in payload.discarded]
     assert abs(fmean(rhos)) < 0.2, f"ρ(index, rank) = {fmean(rhos):.2f} over {len(SEEDS)} seeds"
     assert abs(fmean(places) - 0.5) < 0.2, f"the écart's mean place {fmean(places):.2f}"
+
+
+def test_the_shuffles_are_permutations_drawn_at_random() -> None:
+    """A seat's shuffle is its seed's: over the fixed seeds, the seats' permutations are
+    permutations, all different, with about one fixed point each (a uniform permutation has one
+    on average); a derivation that swapped nothing (the identity) has 78."""
+    setup = setup_for(5)
+    permutations = [
+        derive(seed_for(5, seat, salt), setup.table_id, setup.deal, seat, setup.variant).permutation
+        for seat in range(5)
+        for salt in SEEDS
+    ]
+    assert all(sorted(p) == list(range(78)) for p in permutations)
+    assert len(set(permutations)) == len(permutations)
+    fixed = fmean(sum(p[k] == k for k in range(78)) for p in permutations)
+    assert fixed < 2, f"{fixed:.1f} fixed points on average"
