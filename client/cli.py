@@ -31,6 +31,7 @@ PROG = "tarot"
 #: (subcommand, module): the tools of DESIGN §7, in the order of the help.
 SUBCOMMANDS: tuple[tuple[str, str], ...] = (
     ("play", "client.play_cmd"),
+    ("join", "client.join_cmd"),
     ("sim", "client.sim_cmd"),
     ("match", "client.match_cmd"),
     ("audit", "client.audit_cmd"),

@@ -75,6 +75,8 @@ DAEMON_MODULES = frozenset(
         "test_tui_app",
         "test_tui_terminal",
         "test_unreachable_peer",
+        "test_wheel",
+        "test_join",
         "test_zsocket",
     }
 )

@@ -175,11 +175,8 @@ def one_run(tmp_path: Path, rate: int, named: bool) -> dict[str, Any]:
         if os.environ.get("TAROT_DISCOVERY_FLOOD_FIGURES"):
             with open(os.environ["TAROT_DISCOVERY_FLOOD_FIGURES"], "a") as out:
                 out.write(json.dumps(figures) + "\n")
-        if seconds is None:
-            group.fail(
-                f"no table within {FORM_BUDGET:.0f} s of the players' start under a flood of "
-                f"{rate} beacons a second: {json.dumps(figures)}"
-            )
+        if seconds is None:  # said once every run is done: each run is a figure
+            figures["logs"] = group.logs()
         return figures
 
 
@@ -198,6 +195,14 @@ def test_an_invite_table_forms_while_a_host_floods_the_lan_with_beacons_of_fresh
     runs = int(os.environ.get("TAROT_DISCOVERY_FLOOD_RUNS", "1"))
     results = [one_run(tmp_path / f"run{n}", rate, named) for n in range(runs)]
     seconds = [result["seconds_to_form"] for result in results]
+    for result in results:
+        if result["seconds_to_form"] is None:
+            pytest.fail(
+                f"no table within {FORM_BUDGET:.0f} s of the players' start in "
+                f"{seconds.count(None)} of {runs} runs under a flood of {rate} beacons a second "
+                f"(seconds to form: {seconds}):\n{result.pop('logs')}\n{json.dumps(result)}",
+                pytrace=False,
+            )
     print(
         f"discovery flood at {rate}/s{' named' if named else ''}: {seconds} s, median "
         f"{statistics.median(seconds)} s"
