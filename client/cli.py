@@ -38,6 +38,7 @@ SUBCOMMANDS: tuple[tuple[str, str], ...] = (
     ("score", "client.score_cmd"),
     ("scores", "client.scores_cmd"),
     ("status", "client.status_cmd"),
+    ("unlock", "client.unlock_cmd"),
     ("event", "client.event_cmd"),
     ("bench", "lab.bench.cmd"),
 )

@@ -6,9 +6,11 @@ import argparse
 import asyncio
 import json
 import sys
+from typing import Any
 
 from client.api import DaemonRefused, DaemonUnavailable, ask, default_home
 from client.cli import SubParsers
+from protocol.identity import fingerprint
 
 
 def register(subparsers: SubParsers) -> None:
@@ -61,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
     # A flood of beacons: what discovery left out or dropped, and the links it did not keep.
     _counts("discovery refused", discovery_refused)
     _counts("mesh", status.get("mesh") or {})  # frames dropped, sent again, not handled
+    _guesses(status.get("guesses") or {})
     for table in status["tables"]:
         waiting = f", waiting for seats {table['waiting_for']}" if table["waiting_for"] else ""
         deal = int(table["deal"]) + 1  # the daemon counts from 0, players (and the client) from 1
@@ -80,6 +83,21 @@ def run(args: argparse.Namespace) -> int:
                 f"{', '.join(table['rows_awaited'])} hold its last row (it serves it to them)"
             )
     return 0
+
+
+def _guesses(guesses: dict[str, Any]) -> None:
+    """The wrong proofs of our invite codes, and who is locked out for them."""
+    if guesses.get("wrong") or guesses.get("refused"):
+        print(
+            f"  invite code: {guesses.get('wrong', 0)} wrong guesses, "
+            f"{guesses.get('refused', 0)} knocks refused, {guesses.get('right', 0)} proved"
+        )
+    for entry in guesses.get("locked") or []:
+        who = entry["who"] if entry["kind"] == "host" else fingerprint(bytes.fromhex(entry["who"]))
+        print(
+            f"    locked out: {entry['kind']} {who} after {entry['wrong']} wrong guesses "
+            f"({entry['refused']} knocks refused since) — tarot unlock lets it in again"
+        )
 
 
 def _counts(what: str, counts: dict[str, int]) -> None:

@@ -307,7 +307,7 @@ class Daemon:
             trusts=self._peer_keys.__contains__,
             silence=options.silence,
             timeout=options.timeout,
-            proved=self._proved_code,
+            proved=self.favour,
         )
         self._peer_keys.update(peer.key for peer in options.peers if peer.key is not None)
         self.events = EventDesk(self.identity, lambda: self.mesh.endpoint, self.store)
@@ -1133,12 +1133,6 @@ class Daemon:
             }
             for o in self.lobby.tables()
         ]
-
-    def _proved_code(self, key: bytes) -> None:
-        """A daemon proved the invite code of our table: discovery favours it, if it can."""
-        favour = getattr(self, "favour", None)
-        if favour is not None:
-            favour(key)
 
     def _unlock(self) -> dict[str, Any]:
         """``tarot unlock``: lift every lockout of guessers of our invite codes."""

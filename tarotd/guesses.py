@@ -6,9 +6,11 @@ first.  This is where the opener counts them.  Each daemon key and each host has
 wrong proofs; after the ``n``-th, its next knock is answered only after a delay that doubles
 each time (``base · 2ⁿ⁻¹``, at most ``longest``), and at ``lock_key`` wrong proofs from one key,
 or ``lock_host`` from one host, it is locked out: knocks from it are not answered at all until
-the opener lifts the lockout (``tarot unlock``; :meth:`Guesses.unlock`).  Fresh keys cost a
-stranger nothing, a host does: the host's tally is what bounds an attacker, the key's what
-bounds one careless player without blocking the others of its host for long.
+the opener lifts the lockout (``tarot unlock``; :meth:`Guesses.unlock`).  A key or host that
+keeps knocking while it must wait — ``lock_refused`` knocks refused — is locked out as well: an
+honest joiner told to wait knocks again a few seconds later, not hundreds of times.  Fresh keys
+cost a stranger nothing, a host does: the host's tally is what bounds an attacker, the key's
+what bounds one careless player without blocking the others of its host for long.
 
 A right proof clears its key's tally (a player who mistyped is not held back by it), never its
 host's.  The host is given by the daemon: the address the key last proved itself from; this
@@ -27,6 +29,7 @@ BASE_DELAY: Final = 0.5  #: seconds before the next try after a first wrong proo
 LONGEST_DELAY: Final = 60.0
 LOCK_KEY: Final = 10  #: wrong proofs from one key that lock it out
 LOCK_HOST: Final = 30  #: wrong proofs from one host that lock it out
+LOCK_REFUSED: Final = 50  #: knocks refused while it must wait that lock a key or host out
 MAX_TALLIES: Final = 4096  #: keys and hosts remembered at once
 
 
@@ -63,8 +66,9 @@ class Guesses:
         longest: float = LONGEST_DELAY,
         lock_key: int = LOCK_KEY,
         lock_host: int = LOCK_HOST,
+        lock_refused: int = LOCK_REFUSED,
     ) -> None:
-        self.base, self.longest = base, longest
+        self.base, self.longest, self.lock_refused = base, longest, lock_refused
         self.limits = {Kind.KEY: lock_key, Kind.HOST: lock_host}
         self._tallies: dict[tuple[Kind, str], Tally] = {}
         self.wrong = 0  #: wrong proofs, in all
@@ -75,23 +79,32 @@ class Guesses:
     def _subjects(self, key: bytes, host: str) -> list[tuple[Kind, str]]:
         return [(Kind.KEY, key.hex())] + ([(Kind.HOST, host)] if host else [])
 
-    def may_answer(self, key: bytes, host: str, now: float) -> Answer:
-        """Whether to run an exchange for a knock from ``key`` at ``host`` now."""
-        answer = Answer.ANSWER
-        for subject in self._subjects(key, host):
-            tally = self._tallies.get(subject)
-            if tally is None:
-                continue
+    def may_answer(
+        self, key: bytes, host: str, now: float
+    ) -> tuple[Answer, list[tuple[Kind, str]]]:
+        """Whether to run an exchange for a knock from ``key`` at ``host`` now, and the keys
+        and hosts this knock locks out (knocking on while told to wait)."""
+        answer, locked = Answer.ANSWER, []
+        tallies = [
+            (subject, tally)
+            for subject in self._subjects(key, host)
+            if (tally := self._tallies.get(subject)) is not None
+        ]
+        for _, tally in tallies:
             if tally.locked:
                 answer = Answer.LOCKED
             elif answer is Answer.ANSWER and now < tally.ready_at(self.base, self.longest):
                 answer = Answer.WAIT
-        if answer is not Answer.ANSWER:
-            self.refused += 1
-            for subject in self._subjects(key, host):
-                if subject in self._tallies:
-                    self._tallies[subject].refused += 1
-        return answer
+        if answer is Answer.ANSWER:
+            return answer, []
+        self.refused += 1
+        for subject, tally in tallies:
+            tally.refused += 1
+            if not tally.locked and tally.refused >= self.lock_refused:
+                tally.locked = True
+                self.lockouts += 1
+                locked.append(subject)
+        return (Answer.LOCKED if locked else answer), locked
 
     def is_locked(self, key: bytes, host: str) -> bool:
         return any(

@@ -86,7 +86,7 @@ from protocol.manifest import ManifestError, SignedManifest, SilenceCost, manife
 from protocol.pake import SHARE_SIZE, SID_SIZE, TAG_SIZE, Admitting, Joining, PakeError, channel
 from protocol.public import TableSetup
 from tarotd.coin import COIN_SIZE, COMMITMENT_SIZE, CoinToss, commitment
-from tarotd.guesses import Answer, Guesses
+from tarotd.guesses import Answer, Guesses, Kind
 
 log = logging.getLogger(__name__)
 
@@ -947,15 +947,17 @@ class Lobby:
     # --- The invite code: CPace runs (protocol.pake) ------------------------------------
 
     def _knock_if_wanted(self, offer: Offer) -> list[FrameOut]:
-        """Knock at ``offer`` with the code we were given, if it is the table we want, from a
-        daemon we do not know, and we have not knocked there yet — nor failed too often."""
+        """Knock at ``offer`` with the code we were given, if it is the table we want, and we
+        have not knocked there yet — nor failed too often.  At a ``--peer``'s offer too: we
+        trust its opener, but it may not list us, and our proof is what seats us then."""
         if (
             self.invite is None
             or not (self._code_given or offer.opener in self._proven)
             or self.wanted != (offer.name, offer.seats)
             or offer.silence is not self.silence
             or offer.state is not OfferState.OPEN
-            or self._trusted(offer)
+            or offer.opener == self.daemon_key
+            or offer.invite is not None  # proved already
             or offer.table_id in self._knocks
             or offer.refused is not None
             or self._failed_knocks >= MAX_FAILED_KNOCKS
@@ -993,7 +995,8 @@ class Lobby:
         now = self._now or 0.0
         if self._runs.pop((sender, table_id), None) is not None:
             self._count_wrong(offer, sender, host, now)
-        answer = self.guesses.may_answer(sender, host, now)
+        answer, locked = self.guesses.may_answer(sender, host, now)
+        self._tell_lockouts(offer, locked, "knocks while told to wait")
         if answer is not Answer.ANSWER:
             return [(sender, {"t": "refused", "table": table_id, "sid": sid, "why": answer.value})]
         ci = channel(table_id, sender, self.daemon_key)
@@ -1022,7 +1025,7 @@ class Lobby:
             del self._knocks[table_id]
             self._failed_knocks += 1
             offer.refused = "code"
-            return []
+            return self._pursue()
         return [(sender, {"t": "prove", "table": table_id, "sid": run.sid, "tag": tag})]
 
     def _on_prove(self, sender: bytes, frame: dict[str, Any], host: str) -> list[FrameOut]:
@@ -1060,14 +1063,21 @@ class Lobby:
             fingerprint(sender),
             f" at {host}" if host else "",
         )
-        for kind, who in self.guesses.count_wrong(sender, host, now):
+        locked = self.guesses.count_wrong(sender, host, now)
+        self._tell_lockouts(offer, locked, "wrong invite codes")
+
+    def _tell_lockouts(self, offer: Offer, locked: list[tuple[Kind, str]], why: str) -> None:
+        for kind, who in locked:
             log.warning(
-                "lobby: table %s: %s %s locked out after %d wrong invite codes — "
-                "its knocks are no longer answered; `tarot unlock` lifts it",
+                "lobby: table %s: %s %s locked out after %d %s — its knocks are no longer "
+                "answered; `tarot unlock` lifts it",
                 offer.name,
                 kind.value,
-                fingerprint(bytes.fromhex(who)) if kind.value == "key" else who,
-                self.guesses.limits[kind],
+                fingerprint(bytes.fromhex(who)) if kind is Kind.KEY else who,
+                self.guesses.limits[kind]
+                if why == "wrong invite codes"
+                else self.guesses.lock_refused,
+                why,
             )
 
     def _on_proven(self, sender: bytes, frame: dict[str, Any]) -> list[FrameOut]:
@@ -1082,6 +1092,9 @@ class Lobby:
             return []
         del self._knocks[table_id]
         offer.invite, offer.refused = invite, None
+        if self.joined == table_id and offer.state is OfferState.OPEN:
+            # joined before the proof (a --peer's offer): the opener may have refused it then
+            return [(offer.opener, self._join_frame(offer, self.members_here())), *self._pursue()]
         if self._join_proved == table_id:
             self._join_proved = None
             if offer.state is OfferState.OPEN:
@@ -1103,7 +1116,7 @@ class Lobby:
         del self._knocks[table_id]
         if why is Answer.WAIT:
             self._knock_after[table_id] = (self._now or 0.0) + KNOCK_AGAIN
-            return []
+            return self._pursue()
         self._failed_knocks += 1
         offer.refused = why.value if why is not None else "code"
         if self._join_proved == table_id:
@@ -1117,7 +1130,7 @@ class Lobby:
             if why is Answer.LOCKED
             else "it is not the table's code",
         )
-        return []
+        return self._pursue()  # a --peer's offer is joined all the same
 
     def _pursue(self) -> list[FrameOut]:
         """Converge on the wanted table: the open offer of that name with the smallest id
@@ -1146,8 +1159,8 @@ class Lobby:
             self.invite = offer.invite  # a code drawn now is the wanted table's from now on
             return self._after_change(offer)
         best = candidates[0]
-        if self.joined == best:
-            return []
+        if self.joined == best or best in self._knocks:
+            return []  # there, or proving our code to its opener first: it may not list us
         return self.leave() + self.join(best)
 
     def _audience(self, offer: Offer) -> list[bytes]:

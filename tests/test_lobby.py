@@ -680,33 +680,35 @@ def test_wrong_guesses_are_counted_throttled_and_locked_out_per_key_and_host(
             return "proven"
         return str(reply[1]["why"])
 
-    stranger = Identity.generate().public_key
+    hammering, patient = Identity.generate().public_key, Identity.generate().public_key
     with caplog.at_level(logging.WARNING):
         answers = []
-        for _ in range(3000):
-            answers.append(guess(stranger, "198.18.0.66"))
-            now += 0.01  # 100 a second
-        assert answers[0] == "code" and answers[1] == "wait"
-        # in 30 s, the waits (0.5, 1, 2, 4, 8, 16 s) let 6 guesses through out of 3,000
-        assert answers.count("code") == opener.guesses.wrong == 6
-        while guess(stranger, "198.18.0.66") != "locked":  # a patient stranger
+        for _ in range(3000):  # 100 a second from one key and host, never waiting
+            answers.append(guess(hammering, "198.18.0.66"))
+            now += 0.01
+        assert answers[:2] == ["code", "wait"] and answers[-1] == "locked"
+        assert answers.count("code") == opener.guesses.wrong == 2  # at 0 s and 0.5 s
+        assert answers.index("locked") == 51  # its 50th knock told to wait locks key and host
+        assert opener.guesses.is_locked(hammering, "198.18.0.1") and opener.guesses.lockouts == 2
+        while guess(patient, "198.18.0.67") != "locked":  # waits as told, every time
             now += 61.0
-        assert opener.guesses.wrong == 10 and opener.guesses.lockouts == 1
-        for _ in range(40):  # fresh keys from the same host, each patient
+        assert opener.guesses.wrong == 12 and opener.guesses.lockouts == 3
+        for _ in range(40):  # then fresh keys from its host, each patient
             now += 120.0
-            guess(Identity.generate().public_key, "198.18.0.66")
-        assert opener.guesses.wrong == 30
-        assert guess(Identity.generate().public_key, "198.18.0.66") == "locked"
+            guess(Identity.generate().public_key, "198.18.0.67")
+        assert opener.guesses.wrong == 32 and opener.guesses.lockouts == 4
+        assert guess(Identity.generate().public_key, "198.18.0.67") == "locked"
+    assert "locked out after 50 knocks while told to wait" in caplog.text
     assert "locked out after 10 wrong invite codes" in caplog.text
-    assert "locked out after 30 wrong invite codes" in caplog.text
+    assert "host 198.18.0.67 locked out after 30 wrong invite codes" in caplog.text
     locked = opener.guesses.summary()["locked"]
-    assert isinstance(locked, list) and {entry["kind"] for entry in locked} == {"key", "host"}
+    assert isinstance(locked, list) and len(locked) == 4
     player = Identity.generate().public_key
-    assert guess(player, "198.18.0.7", b"7KQ2M9XD") == "proven"
+    assert guess(player, "198.18.0.7", b"7KQ2M9XD") == "proven"  # the right code, another host
     assert player in opener.offers[table].invited
-    assert opener.unlock() == 2
+    assert opener.unlock() == 4
     now += 1.0
-    assert guess(stranger, "198.18.0.66") == "code"
+    assert guess(hammering, "198.18.0.66") == "code"
 
 
 def test_a_knock_left_unproved_counts_as_a_wrong_guess() -> None:

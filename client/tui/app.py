@@ -177,7 +177,8 @@ class TarotApp:
                 self.model.bot_levels.update({str(k): str(v) for k, v in bots.items()})
             self.take(await self.client.request("state"))
             if not self.model.at_table:
-                self.model.tables = await self.client.request("tables")
+                tables = await self.client.request("tables")  # strangers' offers last, apart
+                self.model.tables = sorted(tables, key=lambda t: t.get("verified") is False)
             await self._refresh_event()
             self.model.lobby_index = min(self.model.lobby_index, max(0, self._lobby_rows() - 1))
         except DaemonUnavailable:
@@ -682,8 +683,12 @@ class TarotApp:
             self.model.say(self.texts("event_nothing_to_do"))
 
     def _join_selected(self, invite: str | None = None) -> None:
+        """Join the table under the cursor; an unverified one (a stranger's offer) only with
+        its code: Enter there asks for it rather than sending a join."""
         table = self._selected()
-        if table is not None:
+        if table is not None and invite is None and table.get("verified") is False:
+            self.model.invite = ""
+        elif table is not None:
             self._send("join", "joined", table=table["table"], invite=invite)
 
     def _type_invite(self) -> None:

@@ -93,6 +93,12 @@ _TEXT: dict[str, dict[str, str]] = {
         "lobby_state_ready": "prête",
         "lobby_ours": " ← votre table",
         "lobby_invite": "  code d'invitation : {code}",
+        "lobby_unverified": "Non vérifiées — ouvertes par des inconnus : rien ne dit qu'elles sont "
+        "celles d'un ami ; on ne les rejoint qu'avec leur code (i)",
+        "lobby_unverified_mark": "  (non vérifiée)",
+        "lobby_refused_code": "  — son hôte refuse ce code : ce n'est pas le sien",
+        "lobby_refused_wait": "  — trop de codes faux d'ici : réessayez dans un moment",
+        "lobby_refused_locked": "  — son hôte ne répond plus à ce démon : trop de codes faux",
         "invite_prompt": "Code d'invitation de « {table} » : {code}▏ — Entrée rejoindre, Échap "
         "annuler",
         "lobby_peers": "Voisins : {peers}",
@@ -385,6 +391,12 @@ _TEXT: dict[str, dict[str, str]] = {
         "lobby_state_ready": "ready",
         "lobby_ours": " ← your table",
         "lobby_invite": "  invite code: {code}",
+        "lobby_unverified": "Unverified — opened by daemons you do not know: nothing says they are "
+        "a friend's; joined only with their code (i)",
+        "lobby_unverified_mark": "  (unverified)",
+        "lobby_refused_code": "  — its host refuses that code: it is not its code",
+        "lobby_refused_wait": "  — too many wrong codes from here: try again in a while",
+        "lobby_refused_locked": "  — its host no longer answers this daemon: too many wrong codes",
         "invite_prompt": "Invite code of “{table}”: {code}▏ — Enter join, Esc cancel",
         "lobby_peers": "Neighbours: {peers}",
         "lobby_no_peers": "No neighbour seen yet.",
@@ -637,6 +649,10 @@ _REFUSALS_FR: tuple[tuple[str, str], ...] = (
         "tapez i et son code d'invitation, affiché chez qui l'a ouverte",
     ),
     ("is not the invite code of the table", "ce n'est pas le code d'invitation de cette table"),
+    (
+        "is too easy to guess",
+        "ce code d'invitation est trop facile à deviner : laissez l'hôte en tirer un",
+    ),
     ("is not an invite code", "un code d'invitation compte 8 lettres et chiffres, comme 7KQ2-M9XD"),
     (
         "the table is paused",

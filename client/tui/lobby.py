@@ -34,7 +34,12 @@ def lobby_fragments(model: Model) -> StyleAndTextTuples:
     ours = our_table(model)
     if not model.tables:
         out += [("class:dim", texts("lobby_none")), ("", "\n")]
+    apart = False  # the offers of daemons we have no trust in come last, under their heading
     for i, table in enumerate(model.tables):
+        unverified = table.get("verified") is False
+        if unverified and not apart:
+            apart = True
+            out += [("", "\n"), ("class:dim", texts("lobby_unverified")), ("", "\n")]
         state = table.get("state", "")
         line = texts(
             "lobby_table",
@@ -51,6 +56,11 @@ def lobby_fragments(model: Model) -> StyleAndTextTuples:
             line += texts(rule)
         style = "class:option.cursor" if i == model.lobby_index else "class:option"
         out += [("", "  "), (style, line)]
+        if unverified:
+            out.append(("class:dim", texts("lobby_unverified_mark")))
+        refused = f"lobby_refused_{table.get('refused')}"  # what its opener said of our code
+        if refused in texts.keys():
+            out.append(("class:heading", texts(refused)))
         if table is ours:
             out.append(("class:heading", texts("lobby_ours")))
             if table.get("invite"):  # what the players whose daemon does not know ours type
