@@ -1091,6 +1091,8 @@ class Daemon:
                 raise ApiError(str(error)) from None
         if op in _ACTIONS:
             return self._act(op, request)
+        if op == "join":
+            return await self._join_by_code(request)
         handler = _REQUESTS.get(op)
         if handler is None:
             raise ApiError(f"unknown request {op!r}")
@@ -1167,6 +1169,20 @@ class Daemon:
             raise ApiError(str(error)) from None
         self._start_ready_tables()
         return {"joined": True}
+
+    async def _join_by_code(self, request: dict[str, Any]) -> dict[str, Any]:
+        """``join``: at once for a table we trust; with an invite code, once the table's opener
+        answered our proof of it (a run of CPace, :mod:`protocol.pake`) — a wrong code is
+        refused as before, by the opener now — or ``--timeout`` passed."""
+        joined = self._join(request)
+        table = bytes.fromhex(str(request.get("table", "")))
+        deadline = time.monotonic() + self.options.timeout
+        while self.lobby.proving(table) and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        refusal = self.lobby.refusal(table) if request.get("invite") is not None else None
+        if refusal is not None:
+            raise ApiError(refusal)
+        return joined
 
     def _leave(self) -> dict[str, Any]:
         try:

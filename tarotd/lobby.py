@@ -485,6 +485,28 @@ class Lobby:
         self.joined = table_id
         return [(offer.opener, self._join_frame(offer, self.members_here()))]
 
+    def proving(self, table_id: bytes) -> bool:
+        """Whether a join by code to ``table_id`` waits for its opener's answer."""
+        return self._join_proved == table_id
+
+    def refusal(self, table_id: bytes) -> str | None:
+        """What the opener of ``table_id`` said of the code we knocked with, for the player."""
+        offer = self.offers.get(table_id)
+        if offer is None or offer.refused is None:
+            return None
+        where = f"the table {offer.name!r} ({table_id.hex()[:8]})"
+        if offer.refused == Answer.WAIT.value:
+            return (
+                f"the opener of {where} asks this daemon to wait: too many wrong invite codes "
+                "came from it or its host; try again in a minute"
+            )
+        if offer.refused == Answer.LOCKED.value:
+            return (
+                f"the opener of {where} locked this daemon out after too many wrong invite "
+                "codes: ask its player to run tarot unlock"
+            )
+        return f"that is not the invite code of {where}: its opener refused it"
+
     def unlock(self) -> int:
         """Lift every lockout of guessers of our codes (the opener's word: ``tarot unlock``):
         how many keys and hosts were locked out."""

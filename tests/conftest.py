@@ -58,6 +58,7 @@ DAEMON_MODULES = frozenset(
         "test_flood",
         "test_flood_lan",
         "test_fuzz",
+        "test_invite_guesses",
         "test_gate",
         "test_hello",
         "test_lan",

@@ -16,6 +16,7 @@ from typing import Any
 from daemons import (
     assert_no_traceback,
     daemon_argv,
+    free_ports,
     kill_all,
     log_path,
     logs,
@@ -190,3 +191,55 @@ def test_a_daemon_at_its_table_limit_refuses_to_open_or_join_another(tmp_path: P
     finally:
         kill_all([process])
     assert "Traceback" not in log_path(tmp_path, 0).read_text()
+
+
+def test_a_strangers_table_is_listed_unverified_and_joined_only_with_its_code(
+    tmp_path: Path,
+) -> None:
+    """Two daemons that do not list each other: the joiner sees the opener's table marked
+    unverified; a join without the code, or with a wrong or weak one, is refused, saying why; with
+    the right code (a run of CPace with the opener) it is seated, and the table verified."""
+    homes = [tmp_path / "d0", tmp_path / "d1"]
+    opener_port, joiner_port = free_ports(2)
+    # The opener names the joiner (--peer KEY@HOST:PORT, no discovery on loopback): that is how
+    # they meet.  The joiner names nobody, so the opener's offer is a stranger's to it.
+    argv = daemon_argv(homes[0], "ana", opener_port, [(homes[1], joiner_port)], bot=None, seats=3)
+    processes = [spawn([*argv, "--invite", "H4NP-3WRC"], log_path(tmp_path, 0))]
+    joiner = daemon_argv(homes[1], "bob", joiner_port, [], bot=None, table=None)
+    processes.append(spawn(joiner, log_path(tmp_path, 1)))
+
+    async def join() -> dict[str, Any]:
+        wait_for_path(homes[1] / "api.sock", processes[1])
+        client = DaemonClient(homes[1])
+        await client.connect()
+        seen: dict[str, Any] = {}
+        while not (tables := await client.request("tables")):
+            await asyncio.sleep(0.1)
+        (table,) = tables
+        seen["before"] = table
+        seen["no code"] = await refused(client, "join", table=table["table"])
+        seen["weak"] = await refused(client, "join", table=table["table"], invite="TR10-7777")
+        seen["wrong"] = await refused(client, "join", table=table["table"], invite="H4NP-3WRD")
+        await asyncio.sleep(1.0)  # the opener makes this key wait 0.5 s after a wrong code
+        seen["right"] = await client.request("join", table=table["table"], invite="h4np 3wrc")
+        while "bob" not in (table := (await client.request("tables"))[0])["members"]:
+            await asyncio.sleep(0.1)
+        seen["after"] = table
+        await client.close()
+        return seen
+
+    try:
+        seen = asyncio.run(asyncio.wait_for(join(), 90))
+    except BaseException:
+        kill_all(processes)
+        print(logs(tmp_path, 2))
+        raise
+    finally:
+        kill_all(processes)
+    print(seen)
+    assert seen["before"]["verified"] is False and seen["before"]["invite"] is None
+    assert "opened by a daemon you do not know" in seen["no code"]
+    assert "is too easy to guess" in seen["weak"]
+    assert "is not the invite code of the table 'club'" in seen["wrong"]
+    assert seen["right"] == {"joined": True}
+    assert seen["after"]["members"] == ["ana", "bob"] and seen["after"]["verified"] is True
