@@ -1,20 +1,27 @@
-"""The group the deck lives in: the prime-order subgroup of Ed25519, through libsodium.
+"""The group the deck lives in: ristretto255 (RFC 9496), through libsodium as ``rbcl`` bundles it.
 
 Everything the deck protocol computes on goes through this module, so that the choice of
-group can change in one place (ristretto255 would be faster but PyNaCl does not expose it).
+group can change in one place (``tarot/v2`` used Ed25519's prime-order subgroup through
+PyNaCl, whose every multiplication re-proved subgroup membership; ristretto255 is of prime
+order by construction, its decoding is the whole check).
 
 Points and scalars are plain 32-byte strings — exactly what goes on the wire — so nothing
 is converted back and forth between messages and arithmetic.  A point is *trusted* only
-after :func:`check_point` (libsodium's ``is_valid_point``: canonical encoding, not of small
-order, in the prime-order subgroup), a scalar only after :func:`check_scalar` (canonical,
-i.e. below the group order ``ORDER``, and non-zero).  Every value received from another
-seat goes through one of the two before any arithmetic touches it; they raise
+after :func:`check_point` (libsodium's ``is_valid_point``: the canonical encoding of an
+element of the group other than the identity — RFC 9496's decoding, which refuses
+non-canonical, negative and non-square encodings), a scalar only after :func:`check_scalar`
+(canonical, i.e. below the group order ``ORDER``, and non-zero).  Every value received from
+another seat goes through one of the two before any arithmetic touches it; they raise
 :class:`GroupError`, a ``ValueError`` with a message that says what was wrong.
 
-Card *c* is the point ``M_c = from_uniform(SHA-256("tarot/v2/card" ‖ c))``: a hash to the
-curve, so nobody knows the discrete log between two cards (nor between a card and any other
-point made by :func:`hash_to_point`, such as the shuffle proof's generators).
-:func:`card_of` is the reverse lookup a recipient uses after decrypting a dealt position.
+**Hash to the group** (:func:`hash_to_point`) is RFC 9496's one-way map (§4.3.4,
+``crypto_core_ristretto255_from_hash``) of 64 uniform bytes, which are
+``SHA-512(u32(len(domain)) ‖ domain ‖ u32(index))`` (``u32``: 4 bytes big-endian): the
+domain length-prefixed so that no (domain, index) pair reads as another.  Card *c* is the
+point ``M_c = hash_to_point("tarot/v3/card", c)``, so nobody knows the discrete log between
+two cards (nor between a card and any other point made by :func:`hash_to_point`, such as
+the shuffle proof's generators).  :func:`card_of` is the reverse lookup a recipient uses
+after decrypting a dealt position.
 
 Scalars are also handled as Python integers modulo :data:`ORDER` inside the proofs, where
 there is much arithmetic on them and little on points (:func:`to_int`, :func:`from_int`).
@@ -39,16 +46,18 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import reduce
 from typing import Protocol, TypeVar
 
-from nacl import bindings as _sodium
-from nacl.exceptions import CryptoError
+import rbcl as _sodium  # libsodium's ristretto255 (ctypes: the GIL is released in each call)
 
 POINT_BYTES = 32
 SCALAR_BYTES = 32
-#: ℓ, the order of the prime-order subgroup (and the modulus of scalars).
+#: ℓ, the order of the group (and the modulus of scalars).
 ORDER = 2**252 + 27742317777372353535851937790883648493
 
-Point = bytes  #: 32 bytes, the canonical encoding of a point of the prime-order subgroup
+Point = bytes  #: 32 bytes, the canonical encoding of an element of ristretto255
 Scalar = bytes  #: 32 bytes little-endian, canonical (< ORDER) and non-zero
+#: The identity's encoding (RFC 9496): never a valid point on the wire, but what a sum of
+#: opposite points is, and what libsodium leaves when it cannot decode an operand.
+IDENTITY: Point = bytes(POINT_BYTES)
 
 
 class GroupError(ValueError):
@@ -83,18 +92,30 @@ def check_point(data: object, what: str = "point") -> Point:
     """``data`` if it is a valid point; :class:`GroupError` naming ``what`` otherwise."""
     if not isinstance(data, bytes) or len(data) != POINT_BYTES:
         raise GroupError(f"{what} is not a {POINT_BYTES}-byte string")
-    if not _sodium.crypto_core_ed25519_is_valid_point(data):
+    if not _is_valid(data):
         raise GroupError(
-            f"{what} is not a point of the prime-order subgroup "
-            "(non-canonical encoding, small order or outside the subgroup)"
+            f"{what} is not a ristretto255 point "
+            "(not a canonical encoding of the group, or the identity)"
         )
     return data
+
+
+def _is_valid(point: bytes) -> bool:
+    """RFC 9496's decoding succeeds and the point is not the identity.  The libsodium that
+    ``rbcl`` bundles (1.0.18) neither refuses an encoding whose top bit is set (it reads it
+    as if clear: a second encoding of a valid point) nor the identity, so both are refused
+    here first."""
+    return (
+        point[31] < 0x80
+        and point != IDENTITY
+        and bool(_sodium.crypto_core_ristretto255_is_valid_point(point))
+    )
 
 
 def first_invalid_point(points: Sequence[object]) -> int | None:
     """The index of the first entry of ``points`` that :func:`check_point` would refuse, or
     None.  A shuffle or lock step sends 78 or 156 points, each checked by every other seat
-    (≈ 0.4 of a multiplication each): the checks are sliced for the scheduler like
+    (a decoding, about a tenth of a multiplication): the checks are sliced for the scheduler like
     :func:`mul_batches`."""
     parts = _slices(len(points))
     if len(parts) < 2:
@@ -107,7 +128,7 @@ def first_invalid_point(points: Sequence[object]) -> int | None:
 
 
 def _first_invalid(points: Sequence[object], offset: int) -> int | None:
-    is_valid = _sodium.crypto_core_ed25519_is_valid_point
+    is_valid = _is_valid
     for k, point in enumerate(points):
         if not (isinstance(point, bytes) and len(point) == POINT_BYTES and is_valid(point)):
             return offset + k
@@ -141,11 +162,13 @@ def scalar_from_digest(digest: bytes) -> Scalar:
 
 
 def mul(scalar: Scalar, point: Point) -> Point:
-    """``scalar · point``.  libsodium re-checks that ``point`` is in the subgroup."""
+    """``scalar · point``.  libsodium decodes ``point`` (the check) and refuses the identity
+    as a result."""
     MULTS.value += 1
     try:
-        return _sodium.crypto_scalarmult_ed25519_noclamp(scalar, point)
-    except CryptoError:
+        product: Point = _sodium.crypto_scalarmult_ristretto255(scalar, point)
+        return product
+    except RuntimeError:
         raise GroupError("scalar multiplication of an invalid point or to the identity") from None
 
 
@@ -155,7 +178,7 @@ def mul_batches(
     """``[s · p for s, p in zip(scalars, points)]`` for each batch, the batches handed to the
     process's :class:`Scheduler` — for work whose batches do not depend on one another, like
     the audit's replay of every shuffle and lock from the step published before it.  libsodium
-    runs without Python's lock (cffi releases it around each call), so a scheduler's threads on
+    runs without Python's lock (ctypes releases it around each call), so a scheduler's threads on
     two cores nearly halve the time.  A batch that meets an invalid point gives its
     :class:`GroupError` instead of a result, for the caller to raise where the sequential
     order would have."""
@@ -195,10 +218,10 @@ def mul_each(scalars: Sequence[Scalar], points: Sequence[Point]) -> list[Point]:
 
 def _mul_batch(batch: tuple[Sequence[Scalar], Sequence[Point]]) -> list[Point] | GroupError:
     scalars, points = batch
-    multiply = _sodium.crypto_scalarmult_ed25519_noclamp
+    multiply = _sodium.crypto_scalarmult_ristretto255
     try:
         return [multiply(scalar, point) for scalar, point in zip(scalars, points, strict=True)]
-    except CryptoError:
+    except RuntimeError:
         return GroupError("scalar multiplication of an invalid point or to the identity")
 
 
@@ -272,8 +295,9 @@ def base_mul(scalar: Scalar) -> Point:
     MULTS.value += 1
     MULTS.fixed_base += 1
     try:
-        return _sodium.crypto_scalarmult_ed25519_base_noclamp(scalar)
-    except CryptoError:
+        product: Point = _sodium.crypto_scalarmult_ristretto255_base(scalar)
+        return product
+    except RuntimeError:
         raise GroupError("scalar multiplication of the generator by zero") from None
 
 
@@ -285,26 +309,37 @@ def base_mul_each(scalars: Sequence[Scalar]) -> list[Point]:
 
 
 def _base_mul_batch(scalars: Sequence[Scalar]) -> list[Point] | GroupError:
-    multiply = _sodium.crypto_scalarmult_ed25519_base_noclamp
+    multiply = _sodium.crypto_scalarmult_ristretto255_base
     try:
         return [multiply(scalar) for scalar in scalars]
-    except CryptoError:
+    except RuntimeError:
         return GroupError("scalar multiplication of the generator by zero")
 
 
 def add(p: Point, q: Point) -> Point:
-    try:
-        return _sodium.crypto_core_ed25519_add(p, q)
-    except CryptoError:
-        raise GroupError("point addition of an invalid point") from None
+    """``p + q``.  libsodium's addition only says through its return code, which the binding
+    drops, that an operand did not decode: an identity result is checked for that."""
+    return _combined(_sodium.crypto_core_ristretto255_add, p, q, "addition")
 
 
 def sub(p: Point, q: Point) -> Point:
     """``p − q``."""
+    return _combined(_sodium.crypto_core_ristretto255_sub, p, q, "subtraction")
+
+
+def _combined(operation: Callable[[Point, Point], Point], p: Point, q: Point, what: str) -> Point:
     try:
-        return _sodium.crypto_core_ed25519_sub(p, q)
-    except CryptoError:
-        raise GroupError("point subtraction of an invalid point") from None
+        result = operation(p, q)
+    except (RuntimeError, TypeError, ValueError):
+        raise GroupError(f"point {what} of an invalid point") from None
+    if result == IDENTITY and not all(_decodes(point) for point in (p, q)):
+        raise GroupError(f"point {what} of an invalid point")
+    return result
+
+
+def _decodes(point: Point) -> bool:
+    """Whether ``point`` is the encoding of an element (the identity included)."""
+    return point == IDENTITY or _is_valid(point)
 
 
 def point_sum(points: Sequence[Point]) -> Point:
@@ -315,7 +350,8 @@ def point_sum(points: Sequence[Point]) -> Point:
 
 
 def scalar_mul(s: Scalar, t: Scalar) -> Scalar:
-    return _sodium.crypto_core_ed25519_scalar_mul(s, t)
+    product: Scalar = _sodium.crypto_core_ristretto255_scalar_mul(s, t)
+    return product
 
 
 def scalar_product(scalars: Iterable[Scalar]) -> Scalar:
@@ -324,7 +360,8 @@ def scalar_product(scalars: Iterable[Scalar]) -> Scalar:
 
 
 def invert(s: Scalar) -> Scalar:
-    return _sodium.crypto_core_ed25519_scalar_invert(s)
+    inverse: Scalar = _sodium.crypto_core_ristretto255_scalar_invert(s)
+    return inverse
 
 
 def to_int(s: Scalar) -> int:
@@ -345,14 +382,30 @@ GENERATOR: Point = base_mul((1).to_bytes(SCALAR_BYTES, "little"))
 
 # --- the 78 card points ----------------------------------------------------------------
 
-CARD_DOMAIN = b"tarot/v2/card"
+CARD_DOMAIN = b"tarot/v3/card"
+
+
+def uniform_bytes(domain: bytes, index: int) -> bytes:
+    """The 64 uniform bytes :func:`hash_to_point` maps: ``SHA-512(u32(len(domain)) ‖ domain ‖
+    u32(index))``, every ``u32`` 4 bytes big-endian."""
+    if not 0 <= index < 2**32:
+        raise ValueError(f"index {index} is not a 32-bit unsigned integer")
+    framed = len(domain).to_bytes(4, "big") + domain + index.to_bytes(4, "big")
+    return hashlib.sha512(framed).digest()
+
+
+def from_uniform(digest: bytes) -> Point:
+    """RFC 9496's one-way map (hash-to-group) of 64 uniform bytes."""
+    if len(digest) != 64:
+        raise ValueError("the one-way map takes exactly 64 bytes")
+    point: Point = _sodium.crypto_core_ristretto255_from_hash(digest)
+    return point
 
 
 def hash_to_point(domain: bytes, index: int) -> Point:
-    """A point of the subgroup nobody knows a discrete log of: libsodium's Elligator map of
-    ``SHA-256(domain ‖ index)`` (one byte of index below 256, as the cards have always used)."""
-    suffix = bytes([index]) if index < 256 else index.to_bytes(4, "big")
-    return _sodium.crypto_core_ed25519_from_uniform(hashlib.sha256(domain + suffix).digest())
+    """A point nobody knows a discrete log of: :func:`from_uniform` of
+    :func:`uniform_bytes` ``(domain, index)``."""
+    return from_uniform(uniform_bytes(domain, index))
 
 
 #: ``CARD_POINTS[c]`` is ``M_c`` for the card of deck index ``c`` (0..77).

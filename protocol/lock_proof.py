@@ -54,7 +54,7 @@ from protocol.proofs import (
     statement_digest,
 )
 
-DOMAIN = b"tarot/v2/lock-proof"
+DOMAIN = b"tarot/v3/lock-proof"
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ import msgpack
 
 from protocol.identity import Identity, is_valid_public_key, verify
 
-MANIFEST_DOMAIN: Final = b"tarot/v2/manifest\x00"
+MANIFEST_DOMAIN: Final = b"tarot/v3/manifest\x00"
 MAX_NAME: Final = 64  #: characters of a table's or a member's name
 SILENCE_RULE: Final = "silence"  #: the key of the rule in the manifest's rules
 

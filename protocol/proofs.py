@@ -29,7 +29,7 @@ from protocol.group import (
     to_int,
 )
 
-NONCE_DOMAIN = b"tarot/v2/proof-nonce"
+NONCE_DOMAIN = b"tarot/v3/proof-nonce"
 
 
 def frame(*parts: bytes) -> bytes:

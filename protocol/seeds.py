@@ -30,14 +30,14 @@ from protocol.variants import Variant
 SEED_BYTES = 32
 DECK_SIZE = 78
 
-COMMITMENT_LABEL = b"tarot/v2/seed-commitment"
-EXTRACT_SALT = b"tarot/v2/seed"
-BLANKET_LABEL = b"tarot/v2/blanket"
-PERMUTATION_LABEL = b"tarot/v2/permutation"
-LOCK_LABEL = b"tarot/v2/lock"
-RECOMMIT_KEYS_LABEL = b"tarot/v2/recommit-keys"
-RECOMMIT_ORDER_LABEL = b"tarot/v2/recommit-order"
-NONCE_LABEL = b"tarot/v2/proof-nonce"
+COMMITMENT_LABEL = b"tarot/v3/seed-commitment"
+EXTRACT_SALT = b"tarot/v3/seed"
+BLANKET_LABEL = b"tarot/v3/blanket"
+PERMUTATION_LABEL = b"tarot/v3/permutation"
+LOCK_LABEL = b"tarot/v3/lock"
+RECOMMIT_KEYS_LABEL = b"tarot/v3/recommit-keys"
+RECOMMIT_ORDER_LABEL = b"tarot/v3/recommit-order"
+NONCE_LABEL = b"tarot/v3/proof-nonce"
 
 
 def new_seed() -> bytes:

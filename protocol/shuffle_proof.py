@@ -70,8 +70,8 @@ from protocol.proofs import (
     statement_digest,
 )
 
-DOMAIN = b"tarot/v2/shuffle-proof"
-GENERATOR_DOMAIN = b"tarot/v2/shuffle-generator"
+DOMAIN = b"tarot/v3/shuffle-proof"
+GENERATOR_DOMAIN = b"tarot/v3/shuffle-generator"
 #: The responses other than the per-place ones: s₁ (rows), s₂ (chain end), s₃ (opening), s₄ (a).
 SUMMARY_RESPONSES = 4
 

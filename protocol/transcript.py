@@ -1,6 +1,6 @@
 """The transcript of one deal: its signed messages in the one order every honest daemon holds.
 
-**Hash chain.**  The head starts as ``SHA-256("tarot/v2/transcript" ‖ table_id ‖ deal (8 bytes,
+**Hash chain.**  The head starts as ``SHA-256("tarot/v3/transcript" ‖ table_id ‖ deal (8 bytes,
 big-endian) ‖ the members' public keys in seat order)`` and becomes ``SHA-256(head ‖ digest)``
 after each message.  Every message names, in ``prev``, the head it builds on; so a signed
 message commits its author to everything before it, and two daemons with the same head hold
@@ -79,11 +79,17 @@ from protocol.messages import (
 from protocol.variants import VARIANTS
 from protocol.verdict import Verdict, VerdictError
 
-GENESIS_DOMAIN = b"tarot/v2/transcript"
-FILE_MAGIC = b"tarot/v2/transcript-file"
-PROOF_FILE_MAGIC = b"tarot/v2/proof-file"
+GENESIS_DOMAIN = b"tarot/v3/transcript"
+FILE_MAGIC = b"tarot/v3/transcript-file"
+PROOF_FILE_MAGIC = b"tarot/v3/proof-file"
 #: What every magic of this protocol version starts with; an older one is refused by name.
-VERSION_PREFIX = b"tarot/v2/"
+VERSION_PREFIX = b"tarot/v3/"
+#: Why a file of an older version cannot be audited here, by version.
+OLDER_VERSIONS = {
+    "v1": "its lock step let other seats read hands, and its messages have other shapes",
+    "v2": "its deck is in Ed25519's prime-order subgroup, whose points are of another group "
+    "than tarot/v3's ristretto255, so no step of it can be replayed or its proofs checked here",
+}
 
 EQUIVOCATION = "equivocation: two different signed messages for one slot"
 IMPERSONATION = "impersonation: signed a message claiming seat"
@@ -465,8 +471,9 @@ def read_proof_file(data: bytes) -> tuple[Verdict, Transcript, SignedManifest]:
 
 
 def is_proof_file(data: bytes) -> bool:
-    """Does ``data`` start like a proof file (rather than a transcript file)?"""
-    return PROOF_FILE_MAGIC in data[:32]
+    """Does ``data`` start like a proof file (rather than a transcript file)?  A proof file of
+    another protocol version too, so that it is refused as the proof file it is."""
+    return b"/proof-file" in data[:32]
 
 
 def _pack(value: object) -> bytes:
@@ -511,9 +518,9 @@ def _read_file(
 
 
 def _refuse_other_version(fields: object, what: str) -> None:
-    """A file of another protocol version is never read as if it were of this one: a
-    ``tarot/v1`` deal was dealt by a lock step that published readable points, and its
-    messages have other shapes — audited here it would give a verdict that means nothing."""
+    """A file of another protocol version is never read as if it were of this one: its deck
+    is in another group (``tarot/v2``: Ed25519; ``tarot/v1``: a lock step that published
+    readable points) — audited here it would give a verdict that means nothing."""
     magic = fields[0] if type(fields) is list and fields else None
     if (
         type(magic) is not bytes
@@ -522,11 +529,11 @@ def _refuse_other_version(fields: object, what: str) -> None:
     ):
         return
     version = magic.split(b"/")[1].decode("ascii", "replace")
+    this = VERSION_PREFIX.split(b"/")[1].decode()
+    why = OLDER_VERSIONS.get(version, "it is of a protocol this program does not know")
     raise TranscriptError(
-        f"this {what} is of protocol tarot/{version}; this program audits "
-        f"tarot/{VERSION_PREFIX.split(b'/')[1].decode()} "
-        f"files only and will not audit an older one (tarot/v1 deals used a lock step that let "
-        "other seats read hands): audit it with the release that wrote it"
+        f"this {what} was recorded by tarot/{version}; this program audits tarot/{this} "
+        f"files only ({why}): audit it with a build of tarot/{version}, the release that wrote it"
     )
 
 

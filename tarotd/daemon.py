@@ -826,13 +826,14 @@ class Daemon:
         table stopped by the upgrade to protocol v2, or by a lost log, is said once, at each
         start."""
         for record in self.store.tables():
-            if record.state == TableState.PROTOCOL_V1:
+            if record.state in (TableState.PROTOCOL_V1, TableState.PROTOCOL_V2):
                 log.warning(
-                    "table %s (%s) was being played under protocol tarot/v1, which this tarotd no "
+                    "table %s (%s) was being played under protocol tarot/%s, which this tarotd no "
                     "longer "
                     "speaks: its score sheet is kept, its deal cannot go on; open a new table",
                     record.table_id.hex()[:8],
                     record.name,
+                    record.state.value.removeprefix("protocol-"),
                 )
             if record.state == TableState.LOG_LOST:
                 log.warning(

@@ -173,6 +173,10 @@ class TableState(enum.StrEnum):
     #: again, since its messages are of a protocol no member speaks any more (and whose lock
     #: step let other seats read hands).
     PROTOCOL_V1 = "protocol-v1"
+    #: Being played under protocol ``tarot/v2`` when its home was opened by a daemon of
+    #: ``tarot/v3``: kept like a v1 table and never taken up again — its deck is in Ed25519's
+    #: subgroup, not in the ristretto255 of every member now.
+    PROTOCOL_V2 = "protocol-v2"
     #: Being played when the daemon stopped uncleanly and its log was then lost (module
     #: docstring): never taken up again, its sheet kept as far as the database has it.
     LOG_LOST = "log-lost"
@@ -349,9 +353,15 @@ _SCHEMA_V5: Final = (
     ) STRICT""",
 )
 
+#: Version 6 is the first of protocol ``tarot/v3`` (the deck on ristretto255): the tables still
+#: being played stop, their sheets kept.
+_SCHEMA_V6: Final = (
+    f"UPDATE tables SET state = '{TableState.PROTOCOL_V2}' WHERE state = '{TableState.PLAYING}'",
+)
+
 #: ``_MIGRATIONS[n]`` takes the schema from version ``n`` to ``n + 1`` (0 is an empty file).
 #: A change of schema is a new entry here, never an edit of an old one.
-_MIGRATIONS: Final = (_SCHEMA_V1, _SCHEMA_V2, _SCHEMA_V3, _SCHEMA_V4, _SCHEMA_V5)
+_MIGRATIONS: Final = (_SCHEMA_V1, _SCHEMA_V2, _SCHEMA_V3, _SCHEMA_V4, _SCHEMA_V5, _SCHEMA_V6)
 SCHEMA_VERSION: Final = len(_MIGRATIONS)
 
 

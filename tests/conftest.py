@@ -78,6 +78,7 @@ DAEMON_MODULES = frozenset(
         "test_unreachable_peer",
         "test_wheel",
         "test_join",
+        "test_v2_home",
         "test_zsocket",
     }
 )

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+import msgpack
 import pytest
 
 from client.cli import main as tarot
@@ -263,24 +264,43 @@ def test_tarot_audit_clean_tampered_and_unreadable(
     assert tarot(["audit", str(tmp_path / "missing.tarot")]) == 2
 
 
-def test_tarot_audit_refuses_a_protocol_v1_transcript_by_name(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    ("version", "why"),
+    [
+        ("v1", "its lock step let other seats read hands"),
+        ("v2", "its deck is in Ed25519's prime-order subgroup"),
+    ],
+)
+def test_tarot_audit_refuses_an_older_protocol_s_transcript_by_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], version: str, why: str
 ) -> None:
-    """A v1 deal was dealt by a lock step that let other seats read hands, and its messages
-    have other shapes: it is refused as such, never audited as if it were of v2."""
+    """A v1 deal was dealt by a lock step that let other seats read hands; a v2 deal's points
+    are of Ed25519's subgroup, not of ristretto255: either is refused as such, never audited
+    as if it were of v3."""
     table, identities = sim_table(PLAYERS, seed=8)
     machines = play_one_deal(table, identities, 0, 0, 8, ["basic"])
     old = tmp_path / "old.tarot"
     old.write_bytes(
         machines[0]
         .transcript.to_bytes()
-        .replace(b"tarot/v2/transcript-file", b"tarot/v1/transcript-file")
+        .replace(b"tarot/v3/transcript-file", f"tarot/{version}/transcript-file".encode())
     )
     assert tarot(["audit", str(old)]) == 2
-    assert (
-        "is of protocol tarot/v1; this program audits tarot/v2 files only"
-        in capsys.readouterr().err
-    )
+    error = capsys.readouterr().err
+    assert f"was recorded by tarot/{version}; this program audits tarot/v3 files only" in error
+    assert why in error and f"audit it with a build of tarot/{version}" in error
+
+
+def test_tarot_audit_refuses_a_protocol_v2_proof_file_by_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A v2 proof file names its cheater with points of Ed25519's subgroup: refused as a v2
+    proof file, before anything in it is read."""
+    old = tmp_path / "cheat.proof"
+    old.write_bytes(msgpack.packb([b"tarot/v2/proof-file", b"verdict", b"deal", b"manifest"]))
+    assert tarot(["audit", str(old)]) == 2
+    error = capsys.readouterr().err
+    assert "this proof file was recorded by tarot/v2; this program audits tarot/v3" in error
 
 
 def test_a_seat_that_withholds_its_deal_keys_is_named_and_nothing_is_scored() -> None:

@@ -52,7 +52,7 @@ def computed() -> dict[str, bytes]:
         "M_56": CARD_POINTS[56],
         "M_76": CARD_POINTS[76],
         "M_77": CARD_POINTS[77],
-        "H_0": hash_to_point(b"tarot/v2/shuffle-generator", 0),
+        "H_0": hash_to_point(b"tarot/v3/shuffle-generator", 0),
         "genesis": head,
         "commitment": commitment(bytes(32), TABLE, 0, 0),
         "bid": encode(bid),

@@ -380,7 +380,7 @@ def test_database_is_private_and_durable(tmp_path: Path, open_umask: None) -> No
             "journal_size_limit": LOG_LIMIT,
         }
         (version,) = db._db.execute("SELECT version FROM schema_version").fetchone()
-        assert version == SCHEMA_VERSION == 5
+        assert version == SCHEMA_VERSION == 6
 
 
 def test_database_with_wider_permissions_is_narrowed(tmp_path: Path) -> None:

@@ -99,7 +99,7 @@ def rejection(transcript: Transcript, message: Message) -> Verdict:
 
 def test_genesis_binds_table_deal_and_members() -> None:
     expected = hashlib.sha256(
-        b"tarot/v2/transcript" + TABLE + DEAL.to_bytes(8, "big") + b"".join(KEYS)
+        b"tarot/v3/transcript" + TABLE + DEAL.to_bytes(8, "big") + b"".join(KEYS)
     )
     assert new_transcript().head == expected.digest()
     assert genesis(TABLE, DEAL + 1, KEYS) != genesis(TABLE, DEAL, KEYS)
@@ -443,7 +443,7 @@ def test_random_tampering_is_detected(data: st.DataObject) -> None:
 
 def transcript_file(members: object = None, chain: object = None, **header: object) -> bytes:
     """A transcript file built by hand, bypassing every check of the writer."""
-    fields = {"magic": b"tarot/v2/transcript-file", "table": TABLE, "deal": DEAL}
+    fields = {"magic": b"tarot/v3/transcript-file", "table": TABLE, "deal": DEAL}
     fields.update(header)
     members = [[key, "x"] for key in KEYS] if members is None else members
     return repack([*fields.values(), members, [] if chain is None else chain, []])
@@ -454,10 +454,15 @@ def transcript_file(members: object = None, chain: object = None, **header: obje
     [
         (b"", "transcript file is not valid msgpack"),
         (b"\x93\x01\x02\x03", "not a transcript file"),
-        (transcript_file(magic=b"tarot/v2/proof-bundle"), "not a transcript file"),
+        (transcript_file(magic=b"tarot/v3/proof-bundle"), "not a transcript file"),
         (
             transcript_file(magic=b"tarot/v1/transcript-file"),
-            "is of protocol tarot/v1; this program audits tarot/v2 files only",
+            "was recorded by tarot/v1; this program audits tarot/v3 files only (its lock step",
+        ),
+        (
+            transcript_file(magic=b"tarot/v2/transcript-file"),
+            "was recorded by tarot/v2; this program audits tarot/v3 files only (its deck is in "
+            "Ed25519's prime-order subgroup",
         ),
         (transcript_file(deal="7"), "malformed header"),
         (transcript_file(table=b"short"), "a table id is 16 bytes, not 5"),

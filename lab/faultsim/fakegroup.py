@@ -1,5 +1,6 @@
-"""A stand-in for libsodium's Ed25519 group, for the fault simulator only: the additive group
-of integers modulo ℓ, whose "points" are 32-byte little-endian integers and whose generator is 1.
+"""A stand-in for libsodium's ristretto255 (as ``rbcl`` binds it), for the fault simulator
+only: the additive group of integers modulo ℓ, whose "points" are 32-byte little-endian
+integers and whose generator is 1.
 
 Discrete logarithms are trivial there, so it hides nothing; what it keeps is the algebra —
 ``a·(b·P) = (ab)·P``, sums, inverses, a hash onto the group — so that every step, proof and
@@ -16,8 +17,6 @@ from __future__ import annotations
 import sys
 from types import SimpleNamespace
 
-from nacl.exceptions import CryptoError
-
 ORDER = 2**252 + 27742317777372353535851937790883648493
 
 
@@ -32,49 +31,55 @@ def _bytes(value: int) -> bytes:
 def _point(data: bytes) -> int:
     value = _int(data)
     if len(data) != 32 or not 0 < value < ORDER:
-        raise CryptoError("not a point")
+        raise RuntimeError("not a point")
     return value
 
 
 def _mul(scalar: bytes, point: bytes) -> bytes:
     product = _int(scalar) * _point(point) % ORDER
     if product == 0:
-        raise CryptoError("the identity")
+        raise RuntimeError("the identity")
     return _bytes(product)
 
 
 def _base_mul(scalar: bytes) -> bytes:
     value = _int(scalar) % ORDER
     if value == 0:
-        raise CryptoError("the identity")
+        raise RuntimeError("the identity")
     return _bytes(value)
 
 
+def _element(data: bytes) -> int:
+    """Like :func:`_point` but the identity (0) decodes too, as libsodium's addition takes it."""
+    return 0 if data == bytes(32) else _point(data)
+
+
 def _add(p: bytes, q: bytes) -> bytes:
-    return _bytes((_point(p) + _point(q)) % ORDER)
+    return _bytes((_element(p) + _element(q)) % ORDER)
 
 
 def _sub(p: bytes, q: bytes) -> bytes:
-    return _bytes((_point(p) - _point(q)) % ORDER)
+    return _bytes((_element(p) - _element(q)) % ORDER)
 
 
 def _valid(data: bytes) -> bool:
     return len(data) == 32 and 0 < _int(data) < ORDER
 
 
-def _from_uniform(digest: bytes) -> bytes:
+def _from_hash(digest: bytes) -> bytes:
     return _bytes(_int(digest) % (ORDER - 1) + 1)
 
 
+#: The functions of ``rbcl`` that :mod:`protocol.group` calls, by the same names.
 BINDING = SimpleNamespace(
-    crypto_core_ed25519_is_valid_point=_valid,
-    crypto_scalarmult_ed25519_noclamp=_mul,
-    crypto_scalarmult_ed25519_base_noclamp=_base_mul,
-    crypto_core_ed25519_add=_add,
-    crypto_core_ed25519_sub=_sub,
-    crypto_core_ed25519_scalar_mul=lambda s, t: _bytes(_int(s) * _int(t) % ORDER),
-    crypto_core_ed25519_scalar_invert=lambda s: _bytes(pow(_int(s), -1, ORDER)),
-    crypto_core_ed25519_from_uniform=_from_uniform,
+    crypto_core_ristretto255_is_valid_point=_valid,
+    crypto_scalarmult_ristretto255=_mul,
+    crypto_scalarmult_ristretto255_base=_base_mul,
+    crypto_core_ristretto255_add=_add,
+    crypto_core_ristretto255_sub=_sub,
+    crypto_core_ristretto255_scalar_mul=lambda s, t: _bytes(_int(s) * _int(t) % ORDER),
+    crypto_core_ristretto255_scalar_invert=lambda s: _bytes(pow(_int(s), -1, ORDER)),
+    crypto_core_ristretto255_from_hash=_from_hash,
 )
 
 
@@ -88,12 +93,12 @@ def install() -> None:
             "protocol.group is loaded already: install the simulator's group first "
             "(run the simulator in its own process: python -m lab.faultsim)"
         )
-    import nacl
-    import nacl.bindings
-
-    real = nacl.bindings
-    nacl.bindings = BINDING  # type: ignore[assignment]  # what ``from nacl import bindings`` takes
+    real = sys.modules.get("rbcl")
+    sys.modules["rbcl"] = BINDING  # type: ignore[assignment]  # what ``import rbcl`` takes
     try:
         import protocol.group  # noqa: F401  (loads on the stand-in)
     finally:
-        nacl.bindings = real
+        if real is None:
+            del sys.modules["rbcl"]
+        else:
+            sys.modules["rbcl"] = real
