@@ -25,6 +25,7 @@ import logging
 import os
 import socket
 import struct
+import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -35,8 +36,12 @@ log = logging.getLogger("tarotd.api")
 
 MAX_LINE = 64 * 1024
 MAX_CLIENTS = 16
-#: The longest path a Unix socket can have on Linux: ``sun_path`` holds 108 bytes, NUL included.
-MAX_SOCKET_PATH = 107
+#: The longest path a Unix socket can have: ``sun_path`` holds 108 bytes on Linux, 104 on macOS
+#: and the BSDs, NUL included.
+MAX_SOCKET_PATH = 107 if sys.platform.startswith("linux") else 103
+#: macOS's and the BSDs' ``SOL_LOCAL``/``LOCAL_PEERCRED`` (<sys/un.h>), and the size of the
+#: ``struct xucred`` it fills: a version, the uid, then the groups.
+_SOL_LOCAL, _LOCAL_PEERCRED, _XUCRED_SIZE = 0, 1, 76
 Handler = Callable[[dict[str, Any]], Awaitable[Any]]
 
 
@@ -45,13 +50,21 @@ class ApiError(Exception):
 
 
 def peer_uid(sock: socket.socket) -> int | None:
-    """The Unix user at the other end of a Unix socket (Linux ``SO_PEERCRED``)."""
+    """The Unix user at the other end of a Unix socket: Linux's ``SO_PEERCRED``, macOS's and
+    the BSDs' ``LOCAL_PEERCRED`` (untested there); None where neither answers, and the
+    connection is refused."""
     try:
-        creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    except OSError:
+        if hasattr(socket, "SO_PEERCRED"):
+            creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+            _pid, uid, _gid = struct.unpack("3i", creds)
+            return int(uid)
+        if sys.platform == "darwin" or "bsd" in sys.platform:
+            xucred = sock.getsockopt(_SOL_LOCAL, _LOCAL_PEERCRED, _XUCRED_SIZE)
+            _version, uid = struct.unpack_from("=II", xucred)
+            return int(uid)
+    except (OSError, struct.error):
         return None
-    _pid, uid, _gid = struct.unpack("3i", creds)
-    return int(uid)
+    return None
 
 
 def staging_path(path: Path) -> Path:

@@ -176,3 +176,19 @@ def test_the_whole_wheelhouse_covers_every_platform_it_names(tmp_path: Path) -> 
                     name == dependency and set(tagset) & fits
                     for name, _version, _build, tagset in wheels
                 ), f"no {dependency} wheel for CPython 3.{minor} on {label}"
+
+
+def test_the_api_asks_the_peers_user_the_systems_own_way(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The local API's credential check (README, "Systems"): Linux's SO_PEERCRED gives our own
+    uid; on a system without it and no other way to ask (Windows), the connection is refused
+    (None) rather than the daemon's handler failing on a missing constant."""
+    import socket
+
+    from tarotd.api import peer_uid
+
+    ours, theirs = socket.socketpair(socket.AF_UNIX)
+    with ours, theirs:
+        assert peer_uid(ours) == os.getuid()
+        monkeypatch.delattr(socket, "SO_PEERCRED")
+        monkeypatch.setattr(sys, "platform", "win32")
+        assert peer_uid(ours) is None
