@@ -74,6 +74,7 @@ DAEMON_MODULES = frozenset(
         "test_start_errors",
         "test_table_start",
         "test_tui_app",
+        "test_tui_club_tmux",
         "test_tui_terminal",
         "test_unreachable_peer",
         "test_wheel",

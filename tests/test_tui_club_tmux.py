@@ -1,0 +1,89 @@
+"""Club night in a real terminal (issue 37, findings 1, 3, 5): ``tarot`` in tmux against a
+scripted daemon, captured at 80×24, 120×40 and 200×50 as players see it — an event's round
+over, its last deal still on screen when the daemon has seated the next round, until Enter;
+and the score sheet beside the table at 3, 4 and 5 players with long names, every score
+whole.  One tmux session a test."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from daemons import ROOT
+from test_tui_round_change import finished, next_round
+from test_tui_terminal import Scripted, readable, resized
+from test_tui_widths import LONG, sheet_state
+
+from client.tui.contrast import plain
+from client.tui.i18n import Texts
+from lab.tmux import Pane
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("tmux") is None, reason="tmux is not installed (apt-get install tmux)"
+)
+
+SIZES = ((80, 24), (120, 40), (200, 50))
+
+
+def client(home: Path, lang: str) -> Pane:
+    command = (
+        f"cd {ROOT} && {sys.executable} -m client.cli --home {home} --lang {lang} "
+        f"2> {home}/client.err"
+    )
+    return Pane(command, {"LANG": "C.UTF-8", "PATH": "/usr/bin:/bin"}, 80, 24)
+
+
+def joined(screen: str) -> str:
+    return " ".join(screen.split())
+
+
+@pytest.mark.parametrize("lang", ["fr", "en"])
+def test_the_round_over_stays_until_enter_at_every_size(tmp_path: Path, lang: str) -> None:
+    texts = Texts(lang)
+    daemon = Scripted(tmp_path, finished())
+    pane = client(tmp_path, lang)
+    try:
+        pane.wait(lambda s: texts("sheet") in s, "the finished table's sheet", timeout=20)
+        daemon.state = next_round()  # the daemon has seated round 2
+        hint = " ".join(texts("round_over_next").split()[:6])
+        pane.wait(lambda s: hint in joined(s), "the round over, held", timeout=20)
+        for width, height in SIZES:
+            captured = resized(pane, width, height, texts("sheet"))
+            readable(captured)
+            screen = joined(plain(captured))
+            assert hint in screen, screen
+            assert texts("prompt_bid") not in screen
+        pane.keys("Enter")
+        pane.wait(lambda s: texts("hand") in s, "the new table after Enter")
+    finally:
+        pane.kill()
+        daemon.stop()
+
+
+@pytest.mark.parametrize("players", [3, 4, 5])
+def test_the_sheet_beside_the_table_keeps_every_score_whole(tmp_path: Path, players: int) -> None:
+    state = sheet_state(players)
+    state["between_deals"] = False
+    state["view"] = next_round()["view"] | {"players": players}
+    state["view"]["dealer"] = 0
+    state["dealer"] = 0
+    daemon = Scripted(tmp_path, state)
+    pane = client(tmp_path, "en")
+    try:
+        pane.wait(lambda s: "Your hand" in s, "the table", timeout=20)
+        resized(pane, 120, 40, "│")
+        pane.keys("Tab")  # the sheet beside the table, in the log's place
+        for width, height in SIZES[1:]:
+            screen = plain(resized(pane, width, height, "Score sheet"))
+            panel = "\n".join(line.split("│", 1)[1] for line in screen.splitlines() if "│" in line)
+            totals = {f"{t:+d}" for t in state["scores"]}
+            assert totals <= set(re.findall(r"[+-]\d+", panel)), (width, panel)
+            assert LONG[0][:4] in panel
+        screen = plain(resized(pane, 80, 24, "Your hand"))  # folded: Tab again shows the sheet
+        assert "│" not in screen
+    finally:
+        pane.kill()
+        daemon.stop()
