@@ -27,7 +27,7 @@ from lab.lansim import BROADCAST
 pytestmark = NEEDS_ROOT
 
 TRIO = (
-    "TR10-7777"  #: the invite code given to every member of a table (none of them opens it first)
+    "TR10-7K4W"  #: the invite code given to every member of a table (none of them opens it first)
 )
 
 

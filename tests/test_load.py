@@ -112,7 +112,7 @@ def test_ten_tables_of_five_play_three_deals_each_at_once_on_one_lan(tmp_path: P
                     "--seats",
                     str(SEATS),
                     "--invite",
-                    f"{t:04d}-7777",
+                    f"K{t:02d}Q-7M9X",  # letters and digits: tarotd refuses a weak code
                     "--deals",
                     str(DEALS),
                     "--timeout",
