@@ -29,10 +29,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from protocol import rules
+from protocol.bidding import Bidding, choose_bid, hand_points, hand_strength
 from protocol.cards import (
-    CAVALIER,
     COLOURS,
-    DAME,
     DECK,
     EXCUSE,
     PETIT,
@@ -47,7 +46,7 @@ from protocol.variants import Contract
 from protocol.view import SeatView
 
 __all__ = [
-    "BID_THRESHOLDS",
+    "BASELINES",
     "BOTS",
     "VOID_RISK",
     "BasicPolicy",
@@ -56,46 +55,18 @@ __all__ = [
     "choose_bid",
     "choose_call",
     "choose_ecart",
+    "hand_points",
     "hand_strength",
     "make_bot",
     "read_table",
+    "seats_to_speak_after",
 ]
 
 
-# --- Hand evaluation and bidding ------------------------------------------------------
+# --- Bidding (protocol.bidding) ------------------------------------------------------
 
-#: Minimum :func:`hand_strength` for each contract, by number of players.
-#:
-#: The count is the classic one, whose four-player scale reads Petite from 40, Garde 56, Garde
-#: Sans 71, Garde Contre 81; these figures were measured instead, for this bot's own play, over
-#: some 12,000 seeded hands per table size played out by basic bots (the hand forced to take,
-#: every other seat passing): the Petite from where a contract starts to pay on average (about
-#: one win in two), the Garde where its doubled stake beats the Petite's, the Garde Sans and the
-#: Garde Contre where their expected score beats the contract below.  At three the hands are a
-#: third longer, so the count is higher for the same strength; at five the hands are shorter and
-#: a partner helps, so it is lower.
-BID_THRESHOLDS: dict[int, dict[Contract, int]] = {
-    3: {
-        Contract.PETITE: 52,
-        Contract.GARDE: 56,
-        Contract.GARDE_SANS: 70,
-        Contract.GARDE_CONTRE: 80,
-    },
-    4: {
-        Contract.PETITE: 48,
-        Contract.GARDE: 52,
-        Contract.GARDE_SANS: 66,
-        Contract.GARDE_CONTRE: 76,
-    },
-    5: {
-        Contract.PETITE: 33,
-        Contract.GARDE: 37,
-        Contract.GARDE_SANS: 48,
-        Contract.GARDE_CONTRE: 54,
-    },
-}
-
-#: A five-player hand this strong calls one of its own kings and plays alone, for four shares.
+#: A five-player hand this strong (:func:`hand_strength`) calls one of its own kings and plays
+#: alone, for four shares.
 ALONE_THRESHOLD_5 = 64
 
 
@@ -103,59 +74,9 @@ def _suit_cards(hand: Iterable[Card], suit: Suit) -> list[Card]:
     return [c for c in hand if c.suit is suit]
 
 
-def hand_strength(hand: Iterable[Card]) -> int:
-    """The classic point count of a hand before the chien (the club player's "méthode des points").
-
-    Bouts are what decides a contract (each one lowers the points to make), so they weigh most:
-    the 21 is 10 and the Excuse 8; the Petit is worth 8 only when enough trumps protect it, 5 with
-    a few, and nothing bare — a Petit that will be hunted down is a liability.  Each trump counts
-    2 and a major (16–20) one more: trumps take the defence's kings.  Length beyond four trumps
-    earns 2 a trump, since the long hand draws the others' trumps.  A king is 6, 10 with its queen
-    (the "mariage" makes the queen safe); a bare queen 3 (2 if short, it may fall under a king),
-    a cavalier 2, a valet 1.  A void is worth 6 and a singleton 3 when there are trumps to ruff
-    with; a long suit (5+) gets 2 a card beyond four, it will make tricks once trumps are out.
-    """
-    hand = list(hand)
-    trumps = [c for c in hand if c.is_trump]
-    count = len(trumps)
-    score = 0
-    if VINGT_ET_UN in hand:
-        score += 10
-    if EXCUSE in hand:
-        score += 8
-    if PETIT in hand:
-        score += 8 if count >= 6 else 5 if count >= 4 else 0
-    score += 2 * count + sum(1 for t in trumps if 16 <= t.rank <= 20)
-    score += 2 * max(0, count - 4)
-    for suit in COLOURS:
-        cards = _suit_cards(hand, suit)
-        ranks = {c.rank for c in cards}
-        if ROI in ranks:
-            score += 10 if DAME in ranks else 6
-        elif DAME in ranks:
-            score += 3 if len(cards) >= 3 else 2
-        if CAVALIER in ranks:
-            score += 2
-        if VALET in ranks:
-            score += 1
-        if count >= 3:
-            score += 6 if not cards else 3 if len(cards) == 1 else 0
-        score += 2 * max(0, len(cards) - 4)
-    return score
-
-
-def choose_bid(hand: Sequence[Card], players: int, options: Sequence[Contract]) -> Contract | None:
-    """The highest contract the hand is worth, if it is still open; pass otherwise.
-
-    Bidding is one round, only higher: a hand worth a Garde after someone said Garde passes
-    (overbidding to Garde Sans would need a hand worth a Garde Sans).
-    """
-    strength = hand_strength(hand)
-    worth = [c for c, needed in BID_THRESHOLDS[players].items() if strength >= needed]
-    if not worth:
-        return None
-    best = max(worth)
-    return best if best in options else None
+def seats_to_speak_after(view: SeatView) -> int:
+    """How many seats will bid after this one: each seat speaks once, the dealer last."""
+    return view.players - 1 - len(view.bids)
 
 
 # --- The call (five players) ----------------------------------------------------------
@@ -483,15 +404,20 @@ class BasicPolicy:
 
     Every method answers from the view and the options given, and only ever returns one of those
     options.  It is a pure function of its arguments: ``rng`` is accepted for the registry.
+    ``bidding`` chooses how it bids (:class:`~protocol.bidding.Bidding`: like club players, or
+    the cautious bidding of before, kept as a baseline).
     """
 
-    def __init__(self, rng: random.Random | None = None) -> None:
+    def __init__(self, rng: random.Random | None = None, bidding: Bidding = Bidding.CLUB) -> None:
         self.rng = rng
+        self.bidding = bidding
 
     # -- before the play --
 
     def bid(self, view: SeatView, options: list[Contract]) -> Contract | None:
-        return choose_bid(view.hand, view.players, options)
+        return choose_bid(
+            view.hand, view.players, options, seats_to_speak_after(view), self.bidding
+        )
 
     def call(self, view: SeatView, options: list[Card]) -> Card:
         return choose_call(view.hand, options)
@@ -748,10 +674,12 @@ def _low_card_of_longest_suit(hand: Sequence[Card], colours: list[Card]) -> Card
 # --- The registry ---------------------------------------------------------------------
 
 
-def _strong(rng: random.Random) -> Policy:
-    from protocol.strong import StrongPolicy  # it builds on this module: imported when asked for
+def _strong(
+    rng: random.Random, worlds: int | None = None, bidding: Bidding = Bidding.CLUB
+) -> Policy:
+    from protocol.strong import DEFAULT_WORLDS, StrongPolicy  # it builds on this module
 
-    return StrongPolicy(rng)
+    return StrongPolicy(rng, worlds or DEFAULT_WORLDS, bidding)
 
 
 BOTS: dict[str, Callable[[random.Random], Policy]] = {
@@ -760,25 +688,33 @@ BOTS: dict[str, Callable[[random.Random], Policy]] = {
     "strong": _strong,
 }
 
+#: The bots as they bid before issue 37 (:attr:`~protocol.bidding.Bidding.CAUTIOUS`, the rest
+#: unchanged): the baselines ``tarot match`` measures the club bidding against.  Not offered
+#: at a table: a level for measuring, not for playing.
+BASELINES: dict[str, Callable[[random.Random], Policy]] = {
+    "basic-cautious": lambda rng: BasicPolicy(rng, Bidding.CAUTIOUS),
+    "strong-cautious": lambda rng: _strong(rng, None, Bidding.CAUTIOUS),
+}
+
 
 def make_bot(level: str, rng: random.Random) -> Policy:
-    """A bot of the given level ("random", "basic", "strong"); ValueError naming the levels
-    otherwise.  ``strong:N`` is the strong bot thinking over N sampled deals a decision (more
-    is stronger and slower; see :mod:`protocol.strong`)."""
+    """A bot of the given level ("random", "basic", "strong", or a baseline of
+    :data:`BASELINES`); ValueError naming the levels otherwise.  ``strong:N`` is the strong bot
+    thinking over N sampled deals a decision (more is stronger and slower; see
+    :mod:`protocol.strong`), ``strong-cautious:N`` the same with the cautious bidding."""
     name, colon, worlds = level.partition(":")
-    if name == "strong" and colon:
+    if name in ("strong", "strong-cautious") and colon:
         if not worlds.isdigit() or int(worlds) < 1:
             raise ValueError(
-                f"bot level {level!r}: strong:N thinks over N sampled deals, N a whole number "
+                f"bot level {level!r}: {name}:N thinks over N sampled deals, N a whole number "
                 "from 1"
             )
-        from protocol.strong import StrongPolicy
-
-        return StrongPolicy(rng, int(worlds))
-    try:
-        factory = BOTS[level]
-    except KeyError:
+        bidding = Bidding.CAUTIOUS if name == "strong-cautious" else Bidding.CLUB
+        return _strong(rng, int(worlds), bidding)
+    factory = BOTS.get(level) or BASELINES.get(level)
+    if factory is None:
         raise ValueError(
-            f"unknown bot level {level!r}: use one of {', '.join(BOTS)} (or strong:N)"
-        ) from None
+            f"unknown bot level {level!r}: use one of {', '.join(BOTS)} (or strong:N; "
+            f"{', '.join(BASELINES)} bid as before issue 37, for tarot match)"
+        )
     return factory(rng)

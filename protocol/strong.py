@@ -28,7 +28,15 @@ from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from protocol import rules
-from protocol.bots import BasicPolicy, _camp_keeps, choose_call, choose_ecart, read_table
+from protocol.bidding import Bidding, choose_bid
+from protocol.bots import (
+    BasicPolicy,
+    _camp_keeps,
+    choose_call,
+    choose_ecart,
+    read_table,
+    seats_to_speak_after,
+)
 from protocol.cards import COLOURS, DECK, PETIT, Card
 from protocol.fastgame import BOUT_MASK, FastDeal, bits, half_points, mask
 from protocol.rollout import choose, play_out
@@ -102,11 +110,14 @@ def _rescored(
 class StrongPolicy:
     """Samples ``worlds`` deals of the unseen cards for each decision and plays every choice out."""
 
-    def __init__(self, rng: random.Random, worlds: int = DEFAULT_WORLDS) -> None:
+    def __init__(
+        self, rng: random.Random, worlds: int = DEFAULT_WORLDS, bidding: Bidding = Bidding.CLUB
+    ) -> None:
         if worlds < 1:
             raise ValueError("the strong bot needs at least one world to think")
         self.seed = rng.getrandbits(64)
         self.worlds = worlds
+        self.bidding = bidding
         self._basic = BasicPolicy()
 
     # -- the worlds --
@@ -169,7 +180,24 @@ class StrongPolicy:
     # -- before the play --
 
     def bid(self, view: SeatView, options: list[Contract]) -> Contract | None:
-        """The contract with the best expected score over the worlds, if it beats passing."""
+        """The contract with the best expected score over the worlds, if it beats passing; and
+        otherwise, with the club bidding, the one the club count asks for, if any.
+
+        The worlds see every hand from the first card, and their rollouts play the basic rules:
+        they find that a hand club players take at a Petite loses a little, and passed most
+        deals at four players.  A club player takes them (a passed deal is a deal nobody plays),
+        so the count's contract stands when the worlds find nothing better than passing.
+        """
+        totals = self._bid_totals(view, options)
+        best = max(options, key=lambda c: (totals[c], -c.value), default=None)
+        if best is not None and totals[best] > 0:
+            return best
+        if self.bidding is Bidding.CAUTIOUS:
+            return None
+        return choose_bid(view.hand, view.players, options, seats_to_speak_after(view))
+
+    def _bid_totals(self, view: SeatView, options: list[Contract]) -> dict[Contract, int]:
+        """Each contract's total score for this seat over the worlds, taken by it."""
         totals = {c: 0 for c in options}
         seat, v = view.seat, view.variant
         hand = [c.index for c in view.hand]
@@ -220,8 +248,7 @@ class StrongPolicy:
                     )
                 if Contract.GARDE_CONTRE in totals:
                     totals[Contract.GARDE_CONTRE] += _rescored(g, seat, 6)
-        best = max(options, key=lambda c: (totals[c], -c.value), default=None)
-        return best if best is not None and totals[best] > 0 else None
+        return totals
 
     def call(self, view: SeatView, options: list[Card]) -> Card:
         """The card whose holder, as a partner (or none: alone), makes the best deals."""
