@@ -27,6 +27,7 @@ import json
 import logging
 import os
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,6 +67,7 @@ from tarotd.settlement import FrameError as SettleFrameError
 from tarotd.settlement import parse as parse_settle
 from tarotd.silence import SilenceClock
 from tarotd.store import LocalFault, MemberRecord, Store, StoreFault, TableRecord, TableState
+from tarotd.thinking import BotTurn, Thinker
 from tarotd.ticks import ticks
 from tarotd.views import scores_document, seat_state
 
@@ -214,7 +216,11 @@ class Daemon:
     silence: SilenceClock = field(init=False, default_factory=SilenceClock)
     _thinking: set[bytes] = field(
         init=False, default_factory=set
-    )  #: tables with a bot turn scheduled
+    )  #: tables with a bot turn scheduled or being thought over
+    _thinker: Thinker = field(init=False, default_factory=Thinker)  #: the bots' thread
+    #: What the tables signed, waiting for the disk before it leaves (:meth:`_send_deal`).
+    _unsynced: deque[list[WireOut]] = field(init=False, default_factory=deque)
+    _syncing: bool = field(init=False, default=False)  #: a sync for them under way
     _owed: dict[tuple[bytes, int], float] = field(
         init=False, default_factory=dict
     )  #: a player's decision, since
@@ -390,7 +396,7 @@ class Daemon:
         without it they would wait for their timeout to finish the deal — or, restarting
         after a crash just then, could never finish it."""
         deadline = time.monotonic() + limit
-        while self.mesh.unacknowledged() and time.monotonic() < deadline:
+        while (self.mesh.unacknowledged() or self._unsynced) and time.monotonic() < deadline:
             await asyncio.sleep(0.05)
 
     def interrupt(self) -> None:
@@ -424,6 +430,7 @@ class Daemon:
         return "/".join(names) or daemon.hex()[:8]
 
     async def close(self) -> None:
+        self._thinker.close()
         if self.discovery is not None:
             await self.discovery.close()
         await self.api.close()
@@ -447,8 +454,39 @@ class Daemon:
                 self.mesh.send(target, LOBBY, body)
 
     def _send_deal(self, outs: list[WireOut]) -> None:
-        for daemon, data in outs:
-            self.mesh.send(daemon, DEAL, data)
+        """What the tables signed leaves once every commit so far is on the disk — what we
+        signed first of all (the runners leave us that sync: ``sync_deferred``) — the
+        ``fdatasync`` on the store's thread while the loop takes the next frames in, and in
+        order, behind what still waits for the disk."""
+        if outs:
+            self._unsynced.append(outs)
+        if self._unsynced and not self._syncing:
+            self._flush_deal()
+
+    def _flush_deal(self) -> None:
+        """Send what waits if every commit so far is on the disk; else sync, and come back.
+        A sync that fails (the disk full) is tried again every heartbeat: nothing leaves
+        before it is on the disk (and the table's next write pauses it, said)."""
+        self._syncing = False
+        try:
+            syncing = self.store.sync_later()
+        except StoreFault:
+            self._syncing = True
+            asyncio.get_running_loop().call_later(HEARTBEAT, self._flush_deal)
+            return
+        if syncing is None:
+            while self._unsynced:
+                for daemon, data in self._unsynced.popleft():
+                    self.mesh.send(daemon, DEAL, data)
+            return
+        self._syncing = True
+        asyncio.wrap_future(syncing).add_done_callback(self._synced)
+
+    def _synced(self, syncing: asyncio.Future[None]) -> None:
+        if syncing.cancelled() or syncing.exception() is not None:
+            asyncio.get_running_loop().call_later(HEARTBEAT, self._flush_deal)
+        else:
+            self._flush_deal()
 
     async def _on_message(self, peer: bytes, channel: str, body: bytes) -> None:
         if channel == LOBBY:
@@ -770,6 +808,7 @@ class Daemon:
         )
         runner.on_events = functools.partial(self._publish, runner)
         runner.on_scored = functools.partial(self._on_scored, runner)
+        runner.sync_deferred = True  # :meth:`_send_deal` syncs, off the loop
         self._thinking.discard(
             ready.setup.table_id
         )  # a runner dropped by a fault had them scheduled:
@@ -853,11 +892,10 @@ class Daemon:
 
     def _after_step(self, runner: TableRunner) -> None:
         self._publish(runner)  # the player sees the card before our bots answer it
-        paced = self.options.think > 0
-        self._send_deal(runner.step(decisions=0 if paced else None))
+        self._send_deal(runner.step(decisions=0))
         loop = asyncio.get_running_loop()
-        if paced and runner.bot_to_decide() is not None and runner.table_id not in self._thinking:
-            self._thinking.add(runner.table_id)
+        if runner.bot_to_decide() is not None and runner.table_id not in self._thinking:
+            self._thinking.add(runner.table_id)  # a table's bots one at a time, in order
             loop.call_later(self.options.think, self._bot_turn, runner)
         if runner.relays and runner.table_id not in self._relaying:
             self._relaying.add(runner.table_id)
@@ -953,11 +991,31 @@ class Daemon:
         return {"fault": paused.fault.value, "seconds": round(time.monotonic() - paused.since, 1)}
 
     def _bot_turn(self, runner: TableRunner) -> None:
-        """One paced bot decision, then the next one is scheduled by :meth:`_after_step`
-        (none for a runner dropped since by a fault: its successor schedules its own)."""
-        if self._current_runner(runner):
+        """A bot's turn (``--think`` seconds after it came), thought over on the bots' thread
+        while the loop goes on (tarotd/thinking.py); the next one is scheduled by
+        :meth:`_after_step` (none for a runner dropped since by a fault: its successor
+        schedules its own)."""
+        if not self._current_runner(runner):
+            return
+        turn = runner.bot_turn()
+        if turn is None:
             self._thinking.discard(runner.table_id)
-            self._drive(runner, functools.partial(runner.step, decisions=1))
+            return
+        thought = asyncio.wrap_future(self._thinker.think(turn))
+        thought.add_done_callback(functools.partial(self._bot_answer, runner, turn))
+
+    def _bot_answer(
+        self, runner: TableRunner, turn: BotTurn, thought: asyncio.Future[list[Action]]
+    ) -> None:
+        """Play the bot's answer (:meth:`TableRunner.answer`), on the loop."""
+        if not self._current_runner(runner) or thought.cancelled():
+            return  # a runner dropped by a fault (its successor asks its own), or closing
+        self._thinking.discard(runner.table_id)
+        error = thought.exception()
+        if error is not None:
+            log.error("table %s: a bot failed to decide", runner.table_id.hex()[:8], exc_info=error)
+            return
+        self._drive(runner, functools.partial(runner.answer, turn, thought.result()))
 
     def _send_relays(self, runner: TableRunner) -> None:
         if not self._current_runner(runner):

@@ -57,6 +57,7 @@ from protocol.view import SeatView
 from tarotd.ahead import FileAhead
 from tarotd.lobby import ReadyTable
 from tarotd.store import DealState
+from tarotd.thinking import BotTurn
 from tarotd.views import deal_breakdown
 
 log = logging.getLogger(__name__)
@@ -205,6 +206,11 @@ class TableRunner:
     #: the journal, and the row is signed again, the same (the signature is deterministic);
     #: the other order left a row scored but never signed.
     on_scored: Callable[[int, bytes, DealAudit], None] | None = None
+    #: Whether the caller syncs the journal before it sends what :meth:`_dispatch` returns
+    #: — the daemon, on the store's thread (``Store.sync_later``), while its loop takes the
+    #: next frames in: an ``fdatasync`` of 5 to 50 ms on a shared disk held every frame behind
+    #: it.  False (the default): the runner syncs before it returns them.
+    sync_deferred: bool = False
 
     def __post_init__(self) -> None:
         self.sheet = ScoreSheet(list(self.ready.setup.names))
@@ -348,6 +354,31 @@ class TableRunner:
                 self.deal_number += 1
                 outs += self._deal_again()
         return outs
+
+    def bot_turn(self) -> BotTurn | None:
+        """The decision a hosted bot owes now, if any, asked over a copy of its seat's game
+        for a worker to think over while the daemon goes on (tarotd/thinking.py)."""
+        seat = self.bot_to_decide()
+        if seat is None:
+            return None
+        game = self.machines[seat].game
+        assert game is not None
+        return BotTurn.ask(self.deal_number, seat, game, self.bots[seat])
+
+    def answer(self, turn: BotTurn, actions: Sequence[Action]) -> list[WireOut]:
+        """A bot's actions for the turn it was asked, played if the turn still stands (else
+        dropped: :meth:`bot_turn` asks it again); then, as after any move, :meth:`step`
+        without deciding."""
+        machine = self.machines.get(turn.seat)
+        outs: list[WireOut] = []
+        if (
+            machine is not None
+            and machine.decision() is not None
+            and turn.stands(self.deal_number, machine.game)
+        ):
+            for action in actions:
+                outs += self._dispatch(machine.act(action))
+        return outs + self.step(decisions=0)
 
     def next_deal(self) -> list[WireOut]:
         """The player has read the score sheet: deal again."""
@@ -593,8 +624,9 @@ class TableRunner:
     def _dispatch(self, messages: Sequence[Message]) -> list[WireOut]:
         """Write each message a hosted seat signed down, give it to the other hosted seats,
         then send it, once all of them (and what was received before) are on the disk: one
-        sync.  A relay — another seat's message passed on — was written down on arrival:
-        it waits in :attr:`relays` for the next batch.
+        sync, here or the caller's (:attr:`sync_deferred`).  A relay — another seat's message
+        passed on — was written down on arrival: it waits in :attr:`relays` for the next
+        batch.
 
         Every hosted seat that accepts a message passes it on, so with several seats here the
         same message comes back once per seat: it is taken once.  (Taken again, each of a
@@ -620,7 +652,7 @@ class TableRunner:
                     message
                 ):  # not its own relay
                     queue.extend(machine.receive(message))
-        if signed_here:
+        if signed_here and not self.sync_deferred:
             self.journal.sync()
         self._take_events()
         return outs + self._addressed_by_cheaters()

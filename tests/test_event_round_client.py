@@ -1,0 +1,52 @@
+"""An event's round change seen from a player's client against real daemons (issue 37,
+finding 1): four players' daemons on 127.0.0.1, two rounds of one deal; the client of one of
+them (its seat played by a bot, the client following it) must still show round 1's last deal
+once its daemon has seated round 2 — the daemon moves on within a second — until a key, and
+``r`` must replay it at the new table."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from event_daemons import open_event, start_event_room
+from prompt_toolkit.input import create_pipe_input
+from test_tui_round_change import Sized
+
+from client.tui.app import TarotApp
+
+
+async def _follow(home: Path) -> tuple[str, str, str, bool]:
+    with create_pipe_input() as pipe:
+        ui = TarotApp(home, "en", input=pipe, output=Sized(120, 40), poll=0.2)
+        task = asyncio.create_task(ui.run())
+        try:
+            deadline = asyncio.get_running_loop().time() + 240
+            while not ui.model.holding:
+                assert not task.done(), "the client stopped"
+                assert asyncio.get_running_loop().time() < deadline, ui.screen_text()
+                await asyncio.sleep(0.05)
+            held = ui.screen_text()
+            await asyncio.sleep(2)  # the new table goes on; the screen stays
+            still = ui.screen_text()
+            ui.confirm()  # Enter
+            ui.toggle_replay()
+            replay = ui.screen_text()
+            return held, still, replay, ui.model.holding
+        finally:
+            ui.app.exit(result=0)
+            await asyncio.wait_for(task, 10)
+
+
+def test_the_last_deal_of_a_round_stays_on_the_players_screen(tmp_path: Path) -> None:
+    room = start_event_room(tmp_path, 4, think=0)
+    try:
+        open_event(room, rounds=2, deals=1, movement="random", tables=4)
+        held, still, replay, holding = asyncio.run(_follow(room.players[0]))
+    finally:
+        room.stop()
+    texts = TarotApp(tmp_path, "en", output=Sized(120, 40)).texts
+    hint = texts("round_over_next")
+    assert hint in held and "Score sheet" in held and "Deal 1" in held, held
+    assert hint in still, still  # two seconds on, round 2 going: still there
+    assert not holding and "Deal 1 replayed (1/1)" in replay, replay
