@@ -1,13 +1,15 @@
 """How a bot level bids at a table of its own kind: passed deals, take and success by contract.
 
-    .venv/bin/python -m lab.bidding --level basic --players 4 --deals 1000 [--seed 2026] [--json]
+    .venv/bin/python -m lab.bidding --level basic --players 4 --deals 1000 [--seed 2026]
+        [--bids-only] [--json]
 
 Every seat plays the same level, through the referee (no daemons), deal *i* dealt from the
 seed and *i* with the dealer turning like at a table.  It reports the deals passed by
 everybody (the figure of issue 37: at most 15 % at four players), and for each contract how
 often it was taken (of the deals and of the seats' chances to bid) and how often it was made,
-with the taker's mean score.  Deterministic for a seed.  A pure run of the bots: a level's
-strength against another is ``tarot match``'s (duplicate) business.
+with the taker's mean score; ``--bids-only`` stops each deal after the bids (the passed deals
+and the contracts bid, a tenth of the time for ``strong``).  Deterministic for a seed.  A pure
+run of the bots: a level's strength against another is ``tarot match``'s (duplicate) business.
 """
 
 from __future__ import annotations
@@ -22,8 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from protocol.bots import make_bot
-from protocol.deal import Deal
-from protocol.players import play_deal
+from protocol.deal import Deal, Phase
+from protocol.players import decide, play_deal
 from protocol.scoring import score_deal, score_row
 from protocol.variants import Contract, variant
 
@@ -38,6 +40,7 @@ class Survey:
     """What a table of one level did over a run of deals."""
 
     players: int
+    played: bool = True  #: the deals were played out (not only bid): success is known
     deals: int = 0
     passed: int = 0  #: deals passed by everybody
     void: int = 0  #: deals void for another reason (a petit sec shown)
@@ -56,8 +59,10 @@ class Survey:
             contracts[c.code] = {
                 "taken": n,
                 "of_deals": round(n / self.deals, 4) if self.deals else 0.0,
-                "success_rate": round(self.won[c] / n, 4) if n else None,
-                "taker_mean_points": round(self.taker_points[c] / n, 1) if n else None,
+                "success_rate": round(self.won[c] / n, 4) if n and self.played else None,
+                "taker_mean_points": round(self.taker_points[c] / n, 1)
+                if n and self.played
+                else None,
             }
         taken = sum(self.taken.values())
         return {
@@ -69,20 +74,35 @@ class Survey:
             "take_rate_of_seats": round(taken / (self.deals * self.players), 4)
             if self.deals
             else 0.0,
-            "success_rate": round(sum(self.won.values()) / taken, 4) if taken else None,
+            "success_rate": round(sum(self.won.values()) / taken, 4)
+            if taken and self.played
+            else None,
             "contracts": contracts,
         }
 
 
-def survey(level: str, players: int, deals: int, seed: int) -> Survey:
+def survey(level: str, players: int, deals: int, seed: int, bids_only: bool = False) -> Survey:
     """Play ``deals`` deals with ``level`` in every seat and count what the bidding did."""
     v = variant(players)
-    result = Survey(players)
+    result = Survey(players, played=not bids_only)
     for number in range(deals):
         bots = [
             make_bot(level, random.Random(_derive(seed, "bot", number, s))) for s in range(players)
         ]
         deal = Deal.from_seed(v, number % players, _derive(seed, "deal", number))
+        if bids_only:
+            while deal.phase is Phase.BIDDING:
+                seat = deal.to_act
+                assert seat is not None
+                for action in decide(deal, bots[seat]):
+                    deal.push(action)
+            result.deals += 1
+            if deal.phase is Phase.VOID:
+                result.passed += len(deal.bids) == players
+                result.void += len(deal.bids) != players
+            elif deal.contract is not None:
+                result.taken[deal.contract] += 1
+            continue
         play_deal(deal, bots)
         result.deals += 1
         outcome = deal.outcome()
@@ -124,6 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--players", type=int, choices=(3, 4, 5), default=4)
     parser.add_argument("--deals", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--bids-only", action="store_true", help="stop each deal after the bids")
     parser.add_argument("--json", action="store_true", help="one JSON object")
     args = parser.parse_args(argv)
     try:
@@ -132,9 +153,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(exc))
     if args.deals < 1:
         parser.error("--deals: at least one deal")
-    summary = survey(args.level, args.players, args.deals, args.seed).summary()
+    summary = survey(args.level, args.players, args.deals, args.seed, args.bids_only).summary()
     summary["level"] = args.level
     summary["seed"] = args.seed
+    summary["bids_only"] = args.bids_only
     print(json.dumps(summary) if args.json else _text(summary, args.level))
     return 0
 
