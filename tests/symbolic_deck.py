@@ -264,6 +264,16 @@ _challenges = proofs.challenges
 _derive = seeds.derive
 
 
+#: ±m/d for 1 ≤ m, d ≤ 8 modulo ℓ → its inverse: the relations between derived keys that
+#: :meth:`Tracer._derived` looks for.
+_SMALL_FRACTIONS: dict[int, int] = {
+    sign * m * pow(d, -1, ORDER) % ORDER: sign * d * pow(m, -1, ORDER) % ORDER
+    for m in range(1, 9)
+    for d in range(1, 9)
+    for sign in (1, -1)
+}
+
+
 class Tracer:
     """The symbols and bases of one traced deal, and the traced twins of the functions."""
 
@@ -273,6 +283,9 @@ class Tracer:
         self._symbol_of: dict[tuple[int, str], int] = {}
         self._base_of: dict[bytes, int] = {}
         self._nonce_count: Counter[int] = Counter()
+        #: Every derived key's value → its expression (and its inverse modulo ℓ).
+        self._derived_of: dict[int, Expr] = {}
+        self._derived_inverse: dict[int, tuple[Expr, int]] = {}
         self._nonce_of: dict[tuple[int, int], int] = {}
         self._secret_bytes: dict[bytes, int] = {}  # nonce keys and seeds → their seat
         self._permuted_of: dict[tuple[int, int], int] = {}
@@ -304,6 +317,27 @@ class Tracer:
             self._symbol_of[key] = len(self.symbols)
             self.symbols.append(Symbol(owner, name, value))
         return self._symbol_of[key]
+
+    def _derived(self, owner: int, name: str, value: int) -> Expr:
+        """A derived key's expression: a symbol of its own — unless its value is a small
+        fraction (1, 2, −1/3 …), a small fraction times a key derived before, or the product
+        of two: then that, so that the check sees what such a relation gives away.  Naming
+        every key a fresh symbol whatever its value would make a derivation that relates its
+        keys (a repeated key, ``bⱼ = (j+1)·b₀``) look as safe as one that does not."""
+        if value in _SMALL_FRACTIONS:
+            return Expr.constant(value)
+        for fraction, inverse in _SMALL_FRACTIONS.items():
+            before = self._derived_of.get(value * inverse % ORDER)
+            if before is not None:
+                return Expr.constant(fraction) * before
+        for expr, inverse in self._derived_inverse.values():
+            other = self._derived_of.get(value * inverse % ORDER)
+            if other is not None:
+                return expr * other
+        expr = Expr.symbol(self._symbol(owner, name, value))
+        self._derived_of[value] = expr
+        self._derived_inverse[value] = (expr, pow(value, -1, ORDER))
+        return expr
 
     def _nonce(self, owner: int, value: int) -> int:
         if (owner, value) not in self._nonce_of:
@@ -424,7 +458,7 @@ class Tracer:
         self._secret_bytes[seed] = self._secret_bytes[s.nonce_key] = seat
 
         def key(value: Scalar, name: str) -> Traced:
-            return Traced(value, Expr.symbol(self._symbol(seat, name, group.to_int(value))))
+            return Traced(value, self._derived(seat, name, group.to_int(value)))
 
         blanket = key(s.blanket, f"a{seat}")
         return replace(
