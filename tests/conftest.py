@@ -59,6 +59,7 @@ DAEMON_MODULES = frozenset(
         "test_flood_lan",
         "test_fuzz",
         "test_invite_guesses",
+        "test_invite_guesses_lan",
         "test_gate",
         "test_hello",
         "test_lan",
