@@ -82,7 +82,7 @@ def stick(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_the_wheelhouse_holds_the_project_and_every_dependency(stick: Path) -> None:
     names = {re.split(r"-", wheel.name)[0].lower() for wheel in stick.glob("*.whl")}
-    assert {"tarot_lan", "prompt_toolkit", "wcwidth", *BINARY} <= names
+    assert {"tarot_lan", "prompt_toolkit", "wcwidth", "pip", *BINARY} <= names
     assert not list(stick.glob("*.tar.gz")), "a source package needs a compiler to install"
     assert "--no-index --find-links" in (stick / "INSTALL.txt").read_text()
 
@@ -153,15 +153,16 @@ def test_the_whole_wheelhouse_covers_every_platform_it_names(tmp_path: Path) -> 
     )
     assert made.returncode == 0, made.stderr
     wheels = [parse_wheel_filename(w.name) for w in tmp_path.glob("*.whl")]
-    platforms = {
+    universal = ["macosx_10_15_universal2", "macosx_10_10_universal2", "macosx_10_9_universal2"]
+    platforms = {  # as scripts/wheelhouse asks pip for them
         "linux x86_64": ["manylinux_2_28_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64"],
         "linux aarch64": [
             "manylinux_2_28_aarch64",
             "manylinux_2_17_aarch64",
             "manylinux2014_aarch64",
         ],
-        "macOS arm64": ["macosx_11_0_arm64", "macosx_10_15_universal2", "macosx_10_10_universal2"],
-        "macOS x86_64": ["macosx_10_15_x86_64", "macosx_10_9_x86_64", "macosx_10_15_universal2"],
+        "macOS arm64": ["macosx_11_0_arm64", *universal],
+        "macOS x86_64": [f"macosx_10_{v}_x86_64" for v in (15, 13, 12, 9)] + universal,
     }
     for minor in (11, 12, 13):
         for label, tags in platforms.items():
