@@ -110,3 +110,14 @@ def test_wrapping_keeps_styles_and_cuts_only_a_word_wider_than_the_window() -> N
         "e-Hélène x",
     ]
     assert wrap_text("+56", 2) == ["+5", "6"]  # only when nothing else can hold it
+
+
+def test_the_lobby_takes_the_whole_width() -> None:
+    """No panel beside the lobby: its lines break at the terminal's width, not the table's."""
+    ui = TarotApp(Path("/nonexistent"), "en", output=Sized(160, 40))
+    ui.model.status = {"name": "moi", "fingerprint": "0abc-0000", "peers": []}
+    ui.model.state = {"table": None}
+    ui.model.event = _event_summary(name="A club night whose name is long enough to need room " * 2)
+    lines = fragment_list_to_text(ui._main()).splitlines()
+    assert max(len(line) for line in lines) > 110, lines
+    assert all(len(line) <= 160 for line in lines)

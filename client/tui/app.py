@@ -399,7 +399,9 @@ class TarotApp:
         panel folded away), its lines broken between words unless not to ``wrap``."""
         page = self._page()
         if page is not None:
-            return wrap_fragments(page, self.geometry().main) if wrap else page
+            geometry = self.geometry()
+            width = geometry.main if self._wide() else geometry.columns  # the panel's, or none
+            return wrap_fragments(page, width) if wrap else page
         fixed = (
             1
             + self._rows(self._hand)
