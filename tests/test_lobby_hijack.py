@@ -278,3 +278,45 @@ def test_a_manifest_with_more_members_than_seats_is_refused_and_the_next_one_sta
     finally:
         kill_all(processes)
     assert_no_traceback(tmp_path, 1)
+
+
+def test_a_stranger_offering_40_tables_is_listed_unverified_and_capped(tmp_path: Path) -> None:
+    """Issue 36, item 3: a stranger calling itself "alice" offers 40 tables (``club``,
+    ``club1``, …) to a daemon waiting at its own ``club``.  The daemon's ``tables`` (what the
+    client shows) keeps 3 of them, each ``verified: false``; its own offer is verified."""
+    victim_port, port = free_ports(2)
+    home = tmp_path / "d0"
+    argv = daemon_argv(home, "joueur0", victim_port, [], table="club", seats=3, timeout=10)
+    process = spawn(argv, log_path(tmp_path, 0))
+
+    async def offer() -> list[dict[str, Any]]:
+        await until("the daemon up", lambda: answer(home, "status"), 60, tmp_path, 1)
+        intruder = Intruder(port, name="alice")
+        await intruder.start([(f"tcp://127.0.0.1:{victim_port}", home_key(home))])
+        try:
+            await until("the link to the daemon", lambda: intruder.up, 30, tmp_path, 1)
+            for n in range(40):
+                intruder.offer_opened("club" if n == 0 else f"club{n}", 3)
+            await until(
+                "the offers heard",
+                lambda: "ignored further offers from" in logs(tmp_path, 1, tail=10**6),
+                30,
+                tmp_path,
+                1,
+            )
+            await asyncio.sleep(1.0)  # the rest of the 40 delivered
+            tables: list[dict[str, Any]] = await answer(home, "tables")
+            return tables
+        finally:
+            await intruder.close()
+
+    try:
+        tables = asyncio.run(asyncio.wait_for(offer(), 120))
+    finally:
+        kill_all([process])
+    theirs = [t for t in tables if t["members"] == ["alice"]]
+    ours = [t for t in tables if t["members"] == ["joueur0"]]
+    assert len(theirs) == 3 and all(t["verified"] is False for t in theirs), tables
+    assert len(ours) == 1 and ours[0]["verified"] is True
+    assert logs(tmp_path, 1, tail=10**6).count("ignored further offers from") == 1
+    assert_no_traceback(tmp_path, 1)
