@@ -119,9 +119,10 @@ def test_a_proof_file_states_its_verdict_and_refuses_tampering() -> None:
 def test_a_withheld_reveal_names_the_seat_that_withheld_it_not_the_first_seat() -> None:
     """The gap: when the reveal timed out, the honest seats' own reveals were dropped with the
     unfinished round, so the audit found no seed at all and named seat 0."""
-    table, identities = sim_table(4, seed=11)
+    # Seed 12: the basic bots pass this deal (they took seed 11's once they bid like people).
+    table, identities = sim_table(4, seed=12)
     machines = play_one_deal(
-        table, identities, 0, 0, 11, ["basic"], cheat=Cheat(3, "withhold-reveal")
+        table, identities, 0, 0, 12, ["basic"], cheat=Cheat(3, "withhold-reveal")
     )
     assert isinstance(machines[3], WithholdReveal) and machines[3].attempted
     for machine in machines[:3]:

@@ -504,7 +504,7 @@ def test_the_sheet_of_real_deals_shows_each_penalty_row_and_a_scored_deal_as_sco
     assert len(lines) == 2 + len(sheet.rows) + 1, lines
     _adds_up(lines, 3)
     assert [_scores_of(line, 3) for line in lines[2:-1]] == [list(r.scores) for r in sheet.rows]
-    assert lines[2].startswith("  1  garde") and "abandoned" not in lines[2]
+    assert lines[2].startswith("  1  petite") and "abandoned" not in lines[2]
     assert (
         "scored: bot-2 did not reveal its seed (unproven: reported silent by bot-0, bot-1)"
         in lines[2]
