@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -21,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from lab.tmux import Pane
 from tests.daemons import answer, daemon_argv, free_ports, home_key, kill_all, spawn
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -132,6 +134,53 @@ def test_tarot_join_starts_the_daemon_joins_by_code_and_finds_it_again(
         assert "at a table already" in again.stderr
         assert int((bob_home / "daemon.pid").read_text()) == pid
     finally:
+        kill_all([alice])
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+def test_in_a_terminal_it_opens_the_client_at_the_table_and_the_daemon_outlives_it(
+    tmp_path: Path, bob_home: Path
+) -> None:
+    """The one command in a real terminal: the client opens on bob's seat; the terminal
+    closed (its tmux server killed), the daemon plays on; typed again, the client is back."""
+    alice_port, bob_port = free_ports(2)
+    bob_key = home_key(bob_home)
+    alice_log = tmp_path / "alice.log"
+    alice = spawn(
+        daemon_argv(
+            tmp_path / "alice",
+            "alice",
+            alice_port,
+            [],
+            bot=None,
+            seats=3,
+            deals=None,
+            timeout=30,
+            extra=("--bots", "1", "--peer", f"{bob_key}@127.0.0.1:{bob_port}"),
+        ),
+        alice_log,
+    )
+    env = {**os.environ, "LANG": "C.UTF-8"}
+    command = (
+        f"cd {ROOT} && {sys.executable} -m client.cli --home {bob_home} --lang en join "
+        f"{{code}} --name bob --tarotd='--no-discovery --listen 127.0.0.1:{bob_port}'"
+    )
+    panes: list[Pane] = []
+    try:
+        code = _invite_code(alice_log, time.monotonic() + 60)
+        panes.append(Pane(command.format(code=code), env))
+        screen = panes[-1].wait(lambda s: "bob (you)" in s, "bob's seat at the table", 90)
+        assert "alice" in screen
+        pid = int((bob_home / "daemon.pid").read_text())
+        panes[-1].kill()  # the terminal goes away
+        time.sleep(1)
+        os.kill(pid, 0)  # the daemon did not go with it
+        panes.append(Pane(command.format(code=code), env))
+        panes[-1].wait(lambda s: "bob (you)" in s, "the client again, on the same seat", 60)
+        assert int((bob_home / "daemon.pid").read_text()) == pid
+    finally:
+        for pane in panes:
+            pane.kill()
         kill_all([alice])
 
 
