@@ -460,6 +460,7 @@ class Lobby:
         self._failed_knocks, self._code_given, self._proven = 0, invite is not None, set()
         out: list[FrameOut] = []
         for offer in list(self.offers.values()):
+            offer.refused = None  # refused another code, perhaps: this one is worth a knock
             out += self._knock_if_wanted(offer)
         return out + self._pursue()
 

@@ -531,7 +531,7 @@ def test_a_link_that_answered_goes_only_for_a_better_standing() -> None:
     assert room_for(strangers, "y", Standing.WANTED, 8) == (Room.FREE, None)
 
 
-def test_links_below_proven_that_never_answered_close_after_the_horizon() -> None:
+def test_links_that_never_answered_close_after_the_horizon() -> None:
     links = [
         Link("a", Standing.STRANGER, since=0.0),
         Link("b", Standing.WANTED, since=0.0),
@@ -539,7 +539,7 @@ def test_links_below_proven_that_never_answered_close_after_the_horizon() -> Non
         Link("d", Standing.PROVEN, since=0.0),
         Link("e", Standing.STRANGER, since=9.0),
     ]
-    assert [link.host for link in unanswered(5.0, links)] == ["a", "b"]
+    assert [link.host for link in unanswered(5.0, links)] == ["a", "b", "d"]
 
 
 def test_the_standing_of_listed_peers_follows_what_we_want() -> None:
@@ -843,3 +843,34 @@ def test_discovery_says_once_that_it_reaches_no_network_and_once_that_it_does_ag
     assert (
         sum("reaches a network again: beacons to 127.255.255.255" in line for line in lines) == 1
     ), lines
+
+
+def test_tarot_status_shows_what_discovery_refused_apart(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``tarot status`` says what a beacon flood cost (``discovery_refused``), apart from the
+    other refusals, and not twice."""
+    from client import status_cmd
+    from client.cli import build_parser
+
+    flooded = {"discovery-strangers-full": 10621, "links-unanswered": 158}
+    status = {
+        "name": "moi",
+        "fingerprint": "aaaa-bbbb",
+        "endpoint": "tcp://127.0.0.1:1",
+        "curve": True,
+        "key": "k",
+        "peers": [],
+        "refused": {"new-keys": 3, **flooded},
+        "discovery_refused": flooded,
+        "tables": [],
+    }
+
+    async def ask(home: object, op: str, **params: object) -> object:
+        return status
+
+    monkeypatch.setattr(status_cmd, "ask", ask)
+    assert status_cmd.run(build_parser().parse_args(["--home", "/tmp/h", "status"])) == 0
+    out = capsys.readouterr().out
+    assert "refused from the network: new-keys 3\n" in out, out
+    assert "discovery refused: discovery-strangers-full 10621, links-unanswered 158" in out, out

@@ -49,7 +49,12 @@ FIRST_SOURCE = {"connections": 100, "hellos": 140, "beacons": 180}
 CAUSES = {
     "connections": {Cause.CONNECTIONS_TOTAL},  # 40 hosts of 32 each are more than the total
     "hellos": {Cause.NEW_KEYS},  # and keys-from-host when one host gets 8 in before the rate bites
-    "beacons": {Cause.BEACONS_FROM_HOST, Cause.DISCOVERY_FULL, Cause.LINKS_FULL},
+    # fresh keys are strangers: they hold three quarters of discovery and its links (issue 36)
+    "beacons": {
+        Cause.BEACONS_FROM_HOST,
+        Cause.DISCOVERY_STRANGERS_FULL,
+        Cause.LINKS_STRANGERS_FULL,
+    },
 }
 
 

@@ -242,3 +242,29 @@ def idle(victim: Node, hosts: list[str]) -> list[socket.socket]:
         sock.connect(("127.0.0.1", victim.mesh.port))
         held.append(sock)
     return held
+
+
+def test_a_discovered_peer_that_says_hello_keeps_its_link_against_throwaway_keys() -> None:
+    """A link discovery opened to a key naming our table becomes ``PROVEN`` once that key says
+    HELLO to us: links back to throw-away keys that said HELLO, ``PROVEN`` too, cannot take
+    its place (before, one of lower standing goes first), and close once nothing answers at
+    the ports they gave."""
+
+    async def test() -> None:
+        victim = Node("victim", limits=Limits(links=2, unanswered_after=1.0))
+        friend = Node("friend")
+        async with running(victim, friend):
+            victim.mesh.connect(friend.mesh.endpoint, friend.key, standing=Standing.WANTED)
+            friend.mesh.connect(victim.mesh.endpoint, victim.key)  # its HELLO to the victim
+            await wait_for(lambda: victim.state_of(friend) is PeerState.UP, "the friend up")
+            link = victim.mesh._links[friend.mesh.endpoint]
+            await wait_for(lambda: link.standing is Standing.PROVEN, "the friend's link proven")
+            held = [await say_hello(victim, f"127.0.0.{n}") for n in range(2, 6)]
+            assert all(held)  # four throw-away keys in; their links back go to dead ports
+            assert victim.mesh._links.get(friend.mesh.endpoint) is link
+            await wait_for(
+                lambda: victim.mesh.connections()["links"] == 1, "the links back to nowhere closed"
+            )
+            assert victim.mesh.refusals.count(Cause.LINKS_UNANSWERED) >= 1
+
+    run(test)

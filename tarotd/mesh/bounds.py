@@ -153,11 +153,7 @@ def _most_crowded(entries: Sequence[H]) -> H:
 
 
 def unanswered(horizon: float, links: Sequence[H]) -> list[H]:
-    """The links below ``PROVEN`` taken in before ``horizon`` whose far end never answered:
-    a dead port a beacon announced, to close quickly — a peer that is up answers within a
-    second on a LAN, and discovery offers it again."""
-    return [
-        link
-        for link in links
-        if link.standing < Standing.PROVEN and not link.settled and link.since < horizon
-    ]
+    """The links taken in before ``horizon`` whose far end never answered: a dead port that a
+    beacon or a throw-away key's HELLO announced, to close quickly — a daemon that is up
+    answers within a second on a LAN, and discovery offers it again (a HELLO, the link back)."""
+    return [link for link in links if not link.settled and link.since < horizon]

@@ -119,7 +119,7 @@ class Limits:
     keys_per_host: int = 8  #: peers no table needs that one host (127.0.0.1 excepted) may speak for
     #: a peer or link no table needs, silent (or never proven) this long, is forgotten
     forget_after: float = 60.0
-    #: a link no table needs to a key that has not proved itself, unanswered this long, closes
+    #: a link no table needs whose far end has not answered for this long closes (a dead port)
     unanswered_after: float = 5.0
 
 
@@ -462,7 +462,7 @@ class Mesh:
         (``PROVEN``) — count against ``Limits.links``, ``standing`` saying who goes first
         (:func:`~tarotd.mesh.bounds.room_for`: strangers never hold every link; one more is
         refused, counted and logged, or takes the place of a worse one); they are closed when
-        nothing answers for ``Limits.unanswered_after`` (below ``PROVEN``), and with their peer
+        nothing answers for ``Limits.unanswered_after``, and with their peer
         forgotten once silent, or never proven, for ``Limits.forget_after``, unless ``keeps``
         says a table needs the key."""
         if self._router is None or self._closed:
@@ -601,7 +601,7 @@ class Mesh:
         for link in loose:
             if link.peer is None and link.opened < horizon:
                 self._close_link(link)
-        for link in unanswered(now - self._limits.unanswered_after, loose):
+        for link in unanswered(now - self._limits.unanswered_after, loose):  # dead ports
             if self._links.get(link.endpoint) is link:
                 self.refusals.refuse(
                     Cause.LINKS_UNANSWERED,
@@ -966,9 +966,14 @@ class Mesh:
 
     def _follow(self, peer: _Peer, endpoint: str, restarted: bool, now: float) -> None:
         """Make sure we have a link back to a peer that said HELLO.  A restarted peer lost our
-        session, so our link must say HELLO again; if it came back elsewhere, we follow it."""
+        session, so our link must say HELLO again; if it came back elsewhere, we follow it.
+        The peer proved its key: its link, discovery's included, is ``PROVEN`` from now on."""
         link = peer.link
+        waiting = self._links.get(endpoint)
+        if waiting is not None and waiting.expected_key == peer.key:
+            waiting.standing = Standing.PROVEN
         if link is not None:
+            link.standing = Standing.PROVEN
             if not restarted:
                 return
             if link.endpoint == endpoint:
