@@ -742,3 +742,31 @@ def test_a_stranger_offering_40_tables_is_listed_apart_and_capped(
     (friends,) = [o for o in me.tables() if o.opener == friend.daemon_key]
     assert me.verified(friends)
     assert caplog.text.count("ignored further offers from") == 1
+
+
+@pytest.mark.parametrize(
+    "code, why",
+    [
+        ("TR10-7777", "it repeats 7 three times in a row"),
+        ("2026-1206", "it is digits only"),
+        ("ABCD-7K4W", "ABCD runs in order"),
+        ("K4WZ-K4WZ", "it repeats itself"),
+        ("AABB-ABAB", "fewer than 5 different letters and digits"),
+    ],
+)
+def test_tarotd_refuses_a_weak_invite_code_at_start_saying_why(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: os.PathLike[str],
+    code: str,
+    why: str,
+) -> None:
+    from tarotd.cli import parse
+
+    monkeypatch.delenv("TAROT_TESTING", raising=False)
+    with pytest.raises(SystemExit) as exit_info:
+        parse(["--home", f"{tmp_path}/home", "--table", "club", "--invite", code])
+    assert exit_info.value.code == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("tarotd: error: argument --invite:") and "too easy to guess" in line
+    assert why in line, line
