@@ -7,8 +7,9 @@ dead peer port, from 40 addresses, at 20 or 1,000 a second; then, once the flood
 time to fill what it can, two players start with the same code.  The table must form at all
 three within 40 s (10 s under 20 beacons a second) — on the code before the fix (8ffff83) it
 did not under 1,000 a second in 3 runs of 3: fresh keys took every discovery entry and every
-link, and the players were never linked; under 20 a second it took 13.5-15.5 s.  ``named``: every fake beacon also announces
-a table ``club``, as an attacker who read the opener's beacons would.
+link, and the players were never linked; under 20 a second it took 13.5-15.5 s.  ``named``:
+every fake beacon also announces a table ``club``, as an attacker who read the opener's
+beacons would.
 
 The seconds from the players' start to the table at all three are printed (``-s``) and, with
 ``TAROT_DISCOVERY_FLOOD_FIGURES=FILE``, appended to FILE as one JSON line a run;
@@ -47,7 +48,6 @@ FORM_BUDGET = 40.0  #: seconds the table gets to form (the issue saw none in 30-
 #: ... under 20 beacons a second: before, the players' links waited for the fakes' to turn
 #: over (13.5-15.5 s); now 3-5 s, as with no flood.
 SLOW_FLOOD_BUDGET = 10.0
-INVITE_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
 
 class FloodLan(Lan):
