@@ -1,11 +1,14 @@
 """Club night in a real terminal (issue 37, findings 1, 3, 5): ``tarot`` in tmux against a
 scripted daemon, captured at 80×24, 120×40 and 200×50 as players see it — an event's round
 over, its last deal still on screen when the daemon has seated the next round, until Enter;
-and the score sheet beside the table at 3, 4 and 5 players with long names, every score
-whole.  One tmux session a test."""
+the score sheet beside the table at 3, 4 and 5 players with long names, every score whole;
+the seats of bots the daemon hosts tagged, the top ones apart at 100 to 104 columns (finding
+5).  One tmux session a test."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import re
 import shutil
 import sys
@@ -14,6 +17,7 @@ from pathlib import Path
 import pytest
 from daemons import ROOT
 from test_tui_round_change import finished, next_round
+from test_tui_seats import seated
 from test_tui_terminal import Scripted, readable, resized
 from test_tui_widths import LONG, sheet_state
 
@@ -84,6 +88,54 @@ def test_the_sheet_beside_the_table_keeps_every_score_whole(tmp_path: Path, play
             assert LONG[0][:4] in panel
         screen = plain(resized(pane, 80, 24, "Your hand"))  # folded: Tab again shows the sheet
         assert "│" not in screen
+    finally:
+        pane.kill()
+        daemon.stop()
+
+
+class HostingBots(Scripted):
+    """The scripted daemon, its ``status`` saying the bot seats it hosts (``--bots N``)."""
+
+    bots: dict[str, str] = {}
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while line := await reader.readline():
+            request = json.loads(line)
+            op, reply = request["op"], {"id": request["id"], "ok": True}
+            if op == "status":
+                reply["result"] = {
+                    "name": self.state["seats"][self.state["seat"]],
+                    "fingerprint": "0abc-0000",
+                    "peers": [],
+                    "tables": [],
+                    "bots": self.bots,
+                }
+            elif op in ("state", "tables"):
+                reply["result"] = self.state if op == "state" else []
+            else:
+                reply = {"id": request["id"], "ok": False, "error": f"scripted: {op} refused"}
+            writer.write(json.dumps(reply).encode() + b"\n")
+            await writer.drain()
+
+
+@pytest.mark.parametrize("players", [3, 5])
+def test_the_top_seats_labels_apart_and_the_bots_tagged(tmp_path: Path, players: int) -> None:
+    """A daemon started with ``--bots`` hosts its table's other seats: each is tagged with its
+    level, and at 100 to 104 columns the two top seats' labels stay apart."""
+    state = seated(players)
+    HostingBots.bots = {name: "strong" for name in state["seats"][1:]}
+    daemon = HostingBots(tmp_path, state)
+    pane = client(tmp_path, "en")
+    try:
+        pane.wait(lambda s: "Your hand" in s, "the table", timeout=20)
+        for width, height in ((100, 30), (102, 30), (104, 30), *SIZES):
+            screen = plain(resized(pane, width, height, "(bot strong)"))
+            table = [line.split("│", 1)[0] for line in screen.splitlines()]
+            assert sum(line.count("(bot strong)") for line in table) == players - 1, screen
+            for line in table:
+                for label in re.split(r"\s{2,}", line.strip()):
+                    if "(bot strong)" in label:
+                        assert label.endswith("(bot strong)") and label.count("(bot") == 1, line
     finally:
         pane.kill()
         daemon.stop()
