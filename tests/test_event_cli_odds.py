@@ -95,3 +95,27 @@ def test_both_languages_have_the_new_words() -> None:
     for lang in LANGUAGES:
         texts = Texts(lang)
         assert texts.counted("rounds", 2) != texts.counted("rounds", 1)
+
+
+@pytest.mark.parametrize(("lang", "said"), [("en", ", 1 player"), ("fr", ", 1 joueur")])
+def test_one_player_is_singular(lang: str, said: str) -> None:
+    from client.tui.event import event_line
+
+    line = event_line(
+        Texts(lang),
+        {
+            "name": "x",
+            "organiser": "aaaa-bbbb",
+            "role": "player",
+            "players": 1,
+            "closed": 0,
+            "rounds": 2,
+        },
+    )
+    assert said in line and f"{said}s" not in line, line
+    shown = "\n".join(
+        event_cmd.screen(_event_summary(players=[{"name": "anne", "fingerprint": "x"}]), lang)
+    )
+    assert (
+        "1 inscrit :" if lang == "fr" else "1 registered:"
+    ) in shown and "1 inscrits" not in shown

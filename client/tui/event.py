@@ -19,6 +19,11 @@ from protocol.event_export import available
 COMPACT_RANKING = 6
 
 
+def _one_or_many(texts: Texts, key: str, count: int) -> str:
+    """``key``, or its singular ``key_one`` for one (none too, in French)."""
+    return f"{key}_one" if (count <= 1 if texts.lang == "fr" else count == 1) else key
+
+
 def event_line(
     texts: Texts, event: dict[str, Any], *, unregistered: str = "event_not_registered"
 ) -> str:
@@ -30,7 +35,10 @@ def event_line(
         if event.get("closed") is None
         else texts("event_progress", closed=event["closed"], rounds=event["rounds"])
     )
-    players = "" if event.get("players") is None else texts("event_players", count=event["players"])
+    count = event.get("players")
+    players = (
+        "" if count is None else texts(_one_or_many(texts, "event_players", count), count=count)
+    )
     return texts(
         "event_heard",
         name=event["name"],
@@ -200,7 +208,14 @@ def event_screen(
     if plans:
         names = ", ".join(str(p["name"]) for p in event.get("players", ()))
         out += [
-            ("", texts("event_registered", count=len(event.get("players", ())), names=names)),
+            (
+                "",
+                texts(
+                    _one_or_many(texts, "event_registered", len(event.get("players", ()))),
+                    count=len(event.get("players", ())),
+                    names=names,
+                ),
+            ),
             ("", "\n"),
             *_plans(texts, event),
         ]
