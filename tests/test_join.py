@@ -24,6 +24,7 @@ import pytest
 
 from lab.tmux import Pane
 from tests.daemons import answer, daemon_argv, free_ports, home_key, kill_all, spawn
+from tests.lan import NEEDS_ROOT, fleet, lan_of
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -182,6 +183,37 @@ def test_in_a_terminal_it_opens_the_client_at_the_table_and_the_daemon_outlives_
         for pane in panes:
             pane.kill()
         kill_all([alice])
+
+
+@NEEDS_ROOT
+def test_on_a_lan_it_finds_the_table_of_the_code_by_discovery_alone(
+    tmp_path: Path, bob_home: Path
+) -> None:
+    """As at a club: two laptops (network namespaces on one bridge), no option but the code
+    and the name — bob's daemon hears alice's table by its beacons and joins it by the code."""
+    with lan_of(2) as lan, fleet(lan, tmp_path, budget=180) as group:
+        alice = group.start(0, "alice", "--table", "club", "--seats", "3", "--bots", "1")
+        code = _invite_code(alice.log_path, time.monotonic() + 60)
+        joining = lan.run(
+            1,
+            [sys.executable, "-m", "client.cli", "--home", str(bob_home), "join", code,
+             "--name", "bob", "--no-client", "--wait", "60"],
+            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        _out, err = joining.communicate(timeout=150)
+        assert joining.returncode == 0, err + group.logs()
+        assert "joined the table 'club'" in err
+        while group.remaining() > 0:
+            status = answer(bob_home, "status")
+            tables = status.get("tables") if isinstance(status, dict) else None
+            if tables:
+                assert sorted(tables[0]["seats"]) == ["alice", "alice-bot1", "bob"]
+                break
+            time.sleep(0.2)
+        else:
+            group.fail("bob's table never formed")
+        log = (bob_home / "tarotd.log").read_text()
+        assert re.search(r"peer alice \[[\w-]+\] found at 198\.18\.0\.1:", log), log
 
 
 def test_a_wrong_code_or_option_starts_nothing(tmp_path: Path) -> None:
