@@ -95,9 +95,11 @@ NONCE_SIZE: Final = 16
 MAX_OFFERS = 64  #: offers of other daemons remembered at once
 MAX_STRANGER_OFFERS: Final = 3  #: open offers of one key we have no trust in, kept at once
 MAX_RUNS: Final = 256  #: CPace runs an opener keeps open at once (one per knocking key)
-#: Runs a joiner lets fail for the table it wants before it knocks at no more strangers: each
-#: one it let a fake opener test a guess of its code.
-MAX_FAILED_KNOCKS: Final = 16
+#: Runs a joiner starts for the table it wants, answered or not, before it knocks at no more
+#: strangers: each one let a fake opener test one guess of its code (64 of 2⁴⁰), and as many as
+#: the offers it keeps, so that fake offers under the wanted name cannot use them all up first.
+MAX_FAILED_KNOCKS: Final = MAX_OFFERS
+KNOCK_SILENCE: Final = 30.0  #: seconds a knock waits for its answer before it counts as failed
 KNOCK_AGAIN: Final = 5.0  #: seconds before knocking again at an opener that said "wait"
 REVEAL_TIMEOUT: Final = 30.0  #: seconds of a round of the dealer coin's reveals, by default
 MAX_EARLY_SLOTS: Final = 16  #: offers of event tables kept until their round is heard of
@@ -381,6 +383,7 @@ class Lobby:
         self._runs: dict[tuple[bytes, bytes], Admitting] = {}
         self._failed_knocks = 0  #: runs of ours that failed, for the table we want
         self._knock_after: dict[bytes, float] = {}  #: table id → when to knock again
+        self._knocked_at: dict[bytes, float | None] = {}  #: table id → when we knocked
         self._join_proved: bytes | None = None  #: the table to join once its opener proves
         self._join_invite: Invite | None = None  #: and the code we were given for it
         self._code_given = False  #: whether the wanted table's code was given (we knock)
@@ -983,7 +986,7 @@ class Lobby:
             or offer.invite is not None  # proved already
             or offer.table_id in self._knocks
             or offer.refused is not None
-            or self._failed_knocks >= MAX_FAILED_KNOCKS
+            or self._failed_knocks + len(self._knocks) >= MAX_FAILED_KNOCKS
             or (self._now or 0.0) < self._knock_after.get(offer.table_id, float("-inf"))
         ):
             return []
@@ -998,6 +1001,7 @@ class Lobby:
             self._secrets,
         )
         self._knocks[offer.table_id] = (run, invite)
+        self._knocked_at[offer.table_id] = self._now
         frame = {"t": "knock", "table": offer.table_id, "sid": run.sid, "share": run.share}
         return [(offer.opener, frame)]
 
@@ -1272,6 +1276,18 @@ class Lobby:
         dealer without the coins that did not come (:mod:`tarotd.coin`)."""
         self._now = now
         out: list[FrameOut] = []
+        for table_id, at in list(self._knocked_at.items()):
+            if table_id not in self._knocks:
+                del self._knocked_at[table_id]
+            elif at is None:
+                self._knocked_at[table_id] = now  # knocked before the first heartbeat
+            elif now - at > KNOCK_SILENCE:  # an opener that never answers: a failed run
+                del self._knocks[table_id], self._knocked_at[table_id]
+                self._failed_knocks += 1
+                if table_id in self.offers:
+                    self.offers[table_id].refused = "silent"
+                if self._join_proved == table_id:
+                    self._join_proved = None
         for table_id in [t for t, at in self._knock_after.items() if at <= now]:
             del self._knock_after[table_id]
             offer = self.offers.get(table_id)

@@ -770,3 +770,35 @@ def test_tarotd_refuses_a_weak_invite_code_at_start_saying_why(
     (line,) = capsys.readouterr().err.splitlines()
     assert line.startswith("tarotd: error: argument --invite:") and "too easy to guess" in line
     assert why in line, line
+
+
+def test_a_joiner_lets_fake_openers_test_a_bounded_number_of_guesses_of_its_code(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each knock hands the opener the joiner's proof first: one guess of the joiner's code
+    for a fake opener of the wanted name.  Twenty daemons offering ``club`` under other codes,
+    the bound (64, as many as the offers kept) lowered to 16 here: the joiner knocks at 16 of
+    them, is refused by each, and knocks at no more; a knock never answered counts too."""
+    monkeypatch.setattr("tarotd.lobby.MAX_FAILED_KNOCKS", 16)
+    network = Network([1] * 21, peers=False)
+    joiner, *fakes = network.lobbies.values()
+    for fake in fakes:
+        network.post(fake.daemon_key, fake.open("club", 3))  # each under a code of its own
+    network.run()
+    network.post(joiner.daemon_key, joiner.want("club", 3, "H4NP-3WRC"))
+    network.run()
+    knocked = sum(fake.guesses.wrong for fake in fakes)
+    assert knocked == 16
+    assert sum(o.refused == "code" for o in joiner.offers.values()) == 16
+    network.tick(100.0)
+    assert sum(fake.guesses.wrong for fake in fakes) == 16  # and none after
+    silent = Lobby(Identity.generate().public_key, "tcp://127.0.0.1:2", [])
+    silent.want("club", 3, "H4NP-3WRC")
+    stranger = Identity.generate().public_key
+    silent.heartbeat(1000.0)
+    assert [f["t"] for _, f in silent.receive(stranger, offer_frame(stranger))] == ["knock"]
+    silent.heartbeat(1020.0)
+    theirs = [o for o in silent.offers.values() if o.opener == stranger]
+    assert [o.refused for o in theirs] == [None]
+    silent.heartbeat(1031.0)  # 31 s without an answer
+    assert [o.refused for o in theirs] == ["silent"]
