@@ -111,11 +111,51 @@ def audit_deal(
     dealer: int,
     messages: Sequence[Message],
     evidence: Sequence[Message] = (),
+    *,
+    settle_by_seeds: bool = True,
 ) -> DealAudit:
     """Audit the chain of one deal (the messages in transcript order), signed scores included,
     with the signed messages kept outside the chain (``Transcript.evidence``): those can
-    prove a deviation by themselves, which stopped the deal as it did at every seat."""
+    prove a deviation by themselves, which stopped the deal as it did at every seat.
+
+    **What the seeds settle is not proved again** (``settle_by_seeds``).  Once every seat has
+    revealed its seed, the replay (:func:`~protocol.audit_deck.audit_deck`) recomputes each
+    shuffle and lock from the step published before it and compares every point: a step
+    that replays exactly is the honest step, whatever its proof says, and verifying that
+    proof again — 84 % of the audit's time — could add nothing.  So the chain is first
+    followed without checking those proofs; if that audit is clean (every seed matches its
+    commitment, every step replays exactly, nothing else found), it is the audit.  Anything
+    else — a seed missing (nothing is replayed then), a step that differs, any verdict —
+    and the deal is audited again with every proof verified, so that a deviation is named
+    as the live checks named it.  The only deal whose verdict the skip can change is one
+    whose every step replays exactly but whose proof is garbage: no honest seat let it pass,
+    and its deck is the honest one."""
+    if settle_by_seeds and _every_seed_revealed(table, messages):
+        audit = _audit_deal(table, deal_number, dealer, messages, evidence, proofs=False)
+        if audit.ok and not audit.abandoned:
+            return audit
+    return _audit_deal(table, deal_number, dealer, messages, evidence, proofs=True)
+
+
+def _every_seed_revealed(table: TableSetup, messages: Sequence[Message]) -> bool:
+    """Whether every seat's reveal is in the chain (whether its seed is good is the
+    replay's to say)."""
+    return len({m.seat for m in messages if m.kind is Kind.REVEAL}) == table.players
+
+
+def _audit_deal(
+    table: TableSetup,
+    deal_number: int,
+    dealer: int,
+    messages: Sequence[Message],
+    evidence: Sequence[Message],
+    proofs: bool,
+) -> DealAudit:
+    """:func:`audit_deal`'s one pass; ``proofs``: whether the shuffle and lock proofs are
+    verified (else every seat's steps are taken as published, for the replay to settle)."""
     public = PublicDeal(table, deal_number, dealer)
+    if not proofs:
+        public.deck.trusted = frozenset(range(table.players))
     for message in messages:
         public.apply(message)
     offence = signed_offence(table.members, [*messages, *evidence])

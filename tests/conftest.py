@@ -154,6 +154,7 @@ HEAVY_MODULES = frozenset(
     {
         "test_agreement",
         "test_audit_penalties",
+        "test_audit_skip",
         "test_audit_trust",
         "test_check_priority",
         "test_cheats",
