@@ -479,6 +479,9 @@ class Lobby:
             given = Invite.parse(invite)
             self._join_proved, self._join_invite = table_id, given
             offer.refused = None
+            knocking = self._knocks.get(table_id)
+            if knocking is not None and knocking[1] == given:
+                return []  # its run is under way: a second would count as a wrong guess
             return self._knock(offer, given)
         if not self._trusted(offer):
             raise ValueError(

@@ -802,3 +802,20 @@ def test_a_joiner_lets_fake_openers_test_a_bounded_number_of_guesses_of_its_code
     assert [o.refused for o in theirs] == [None]
     silent.heartbeat(1031.0)  # 31 s without an answer
     assert [o.refused for o in theirs] == ["silent"]
+
+
+def test_asking_twice_to_join_by_code_knocks_once() -> None:
+    """A player pressing Enter twice: one run of CPace, not a second that would leave the first
+    unproved — which the opener counts as a wrong guess."""
+    network = Network([1, 1], peers=False)
+    opener, joiner = network.lobbies.values()
+    network.post(opener.daemon_key, opener.open("club", 3))
+    network.run()
+    (table,) = joiner.offers
+    invite = opener.offers[table].invite
+    assert invite is not None
+    first = joiner.join(table, invite.shown)
+    assert joiner.join(table, invite.shown) == []
+    network.post(joiner.daemon_key, first)
+    network.run()
+    assert opener.guesses.wrong == 0 and len(opener.offers[table].members) == 2
