@@ -355,6 +355,7 @@ class Daemon:
                         code,
                         code,
                     )
+        self._want_tables()  # before discovery hears a beacon: the players' come first at once
         log.info(
             "tarotd %s [%s] listening on %s%s; its key (--peer KEY@HOST:PORT): %s",
             options.name,
