@@ -136,10 +136,15 @@ def last_for_the_chien(machine: SeatMachine) -> bool:
     return machine.public.stage is Stage.CHIEN and awaiting == {machine.seat}
 
 
+#: The seed of the five-seat runs: one whose three deals give every kind of attack its chance
+#: (a chien turned, an écart made) on ristretto255 (seed 2 did on tarot/v2's Ed25519 cards).
+FIVE_SEED = 0
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_every_attack_is_caught_at_five_and_the_cheater_learns_nothing(kind: str) -> None:
     watch = Watch()
-    run = run_cheat(kind, 5, seed=2, watch=watch)
+    run = run_cheat(kind, 5, seed=FIVE_SEED, watch=watch)
     assert_caught(run)
     if kind in REFUSED_AT:
         assert_refused_at_its_step(run, watch.machines)
@@ -241,7 +246,7 @@ def test_leaving_after_seeing_costs_the_leaver_the_penalty_and_nobody_else(
     a redeal of a bad hand, a way out of a garde with a bad chien.  At every honest seat, and
     in the audit of each one's transcript under the manifest every member signed."""
     watch = Watch()
-    run = run_cheat(kind, players, seed=2, watch=watch)
+    run = run_cheat(kind, players, seed=FIVE_SEED if players == 5 else 2, watch=watch)
     assert_caught(run)
     machines = [watch.machines[seat] for seat in sorted(watch.machines)]
     cheater = machines[run.seat]
