@@ -244,8 +244,12 @@ def _join(home: Path, code: str, wait: float) -> str | None:
         seated: dict[str, Any] = asyncio.run(ask(home, "state"))
     except (DaemonUnavailable, DaemonRefused) as error:
         return f"your daemon stopped answering: {error}"
-    if seated.get("table") is not None:
-        print("tarot join: your daemon is at a table already: opening it", file=sys.stderr)
+    if seated.get("table") is not None and not seated.get("finished"):
+        # Typed again at the table (a finished one, the evening's last, is no reason to wait).
+        print(
+            f"tarot join: your daemon is at a table already ({seated.get('name')}): opening it",
+            file=sys.stderr,
+        )
         return None
     tried: set[str] = set()
     said = False
