@@ -66,10 +66,10 @@ def _suit_cards(hand: Iterable[Card], suit: Suit) -> list[Card]:
 def hand_points(hand: Iterable[Card]) -> int:
     """The points of a hand before the chien, the way a club player counts them.
 
-    The classic count's items, with the weights measured for these bots: some 36,000 hands at
-    three, four and five players (the strongest two of each deal), each taken at a Petite and
-    played out, the taker's score fitted on the count's items.  What it says, in the count's
-    own unit (a trump is 2):
+    The classic count's items, with the weights measured for these bots (``lab/bidding_fit.py``):
+    at each table size the strongest hand of 4,000 deals and the two strongest of 4,000 more,
+    each taken at a Petite while the others passed and played out by basic bots, the taker's
+    score fitted on the count's items.  What it says, in the count's own unit (a trump is 2):
 
     * the bouts decide: the 21 is 10, the Excuse 8, the Petit 7 — bare or not, it is a bout
       that lowers the points to make, and its holder can save it more often than a count that

@@ -10,10 +10,11 @@ the turned chien, the trumps shown in poignées and in the écart.
 Three levels are registered in :data:`BOTS`:
 
 * ``random`` — :class:`~protocol.players.RandomPolicy`, uniform over legal choices;
-* ``basic`` — :class:`BasicPolicy`, the heuristics of a decent club player: a point count to
-  bid, a call in a short suit, an écart that makes voids, the bouts kept safe, the Petit
-  hunted by a long taker and saved by its holder, points fed to tricks the own camp is sure
-  to win and never thrown to the opponents;
+* ``basic`` — :class:`BasicPolicy`, the heuristics of a decent club player: the club point
+  count to bid (:mod:`protocol.bidding`, taking as often as people do), a call in a short
+  suit, an écart that makes voids, the bouts kept safe, the Petit hunted by a long taker and
+  saved by its holder, points fed to tricks the own camp is sure to win and never thrown to
+  the opponents;
 * ``strong`` — :class:`protocol.strong.StrongPolicy`, which samples the deals its view allows
   and plays every choice out in each of them (``strong:N`` for N samples a decision).
 
