@@ -16,6 +16,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -137,6 +138,24 @@ def test_a_fresh_venv_installs_it_with_no_network_and_plays_a_deal(
     assert seeds and keys
     for secret in seeds + keys:
         assert secret[:16] not in log.lower()
+
+    # One command per player, from the stick's install: its daemon starts in the background.
+    player = tmp_path / "player"
+    joined = _run(
+        [str(bin_ / "tarot"), "--home", str(player), "join", "--name", "bob", "--no-client",
+         "--tarotd=--no-discovery --listen 127.0.0.1:0"],
+        cwd=tmp_path, env=env, timeout=120,
+    )  # fmt: skip
+    pid = int((player / "daemon.pid").read_text() or 0) if (player / "daemon.pid").exists() else 0
+    try:
+        assert joined.returncode == 0 and pid, joined.stderr
+        status = _run(
+            [str(bin_ / "tarot"), "--home", str(player), "status", "--json"], cwd=tmp_path
+        )
+        assert json.loads(status.stdout)["name"] == "bob"
+    finally:
+        if pid:
+            os.kill(pid, signal.SIGTERM)
 
 
 @pytest.mark.slow
