@@ -20,7 +20,13 @@ from protocol.identity import fingerprint
 from protocol.manifest import ManifestError
 from protocol.public import TableSetup
 from protocol.scoring import RENONCE_PENALTY
-from protocol.transcript import Transcript, TranscriptError, is_proof_file, read_proof_file
+from protocol.transcript import (
+    OtherVersionError,
+    Transcript,
+    TranscriptError,
+    is_proof_file,
+    read_proof_file,
+)
 from protocol.verdict import Fault
 
 
@@ -51,6 +57,9 @@ def run(args: argparse.Namespace) -> int:
         ManifestError
     ) as error:  # a proof file's transcript against the manifest its members signed
         print(f"proof: DOES NOT HOLD — {error}")
+        return 2
+    except OtherVersionError as error:  # read, but of a protocol this build does not audit
+        print(f"tarot audit: {args.file}: {error}", file=sys.stderr)
         return 2
     except (OSError, TranscriptError, ValueError) as error:
         print(f"tarot audit: cannot read {args.file}: {error}", file=sys.stderr)

@@ -99,6 +99,10 @@ class TranscriptError(ValueError):
     """A transcript file or proof bundle that does not verify; the text says where and why."""
 
 
+class OtherVersionError(TranscriptError):
+    """A transcript or proof file of another protocol version: read, but refused by name."""
+
+
 @dataclass(frozen=True)
 class Slot:
     """One message the state machine allows next: ``kind`` from ``seat``."""
@@ -531,7 +535,7 @@ def _refuse_other_version(fields: object, what: str) -> None:
     version = magic.split(b"/")[1].decode("ascii", "replace")
     this = VERSION_PREFIX.split(b"/")[1].decode()
     why = OLDER_VERSIONS.get(version, "it is of a protocol this program does not know")
-    raise TranscriptError(
+    raise OtherVersionError(
         f"this {what} was recorded by tarot/{version}; this program audits tarot/{this} "
         f"files only ({why}): audit it with a build of tarot/{version}, the release that wrote it"
     )

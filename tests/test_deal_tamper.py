@@ -289,6 +289,7 @@ def test_tarot_audit_refuses_an_older_protocol_s_transcript_by_name(
     error = capsys.readouterr().err
     assert f"was recorded by tarot/{version}; this program audits tarot/v3 files only" in error
     assert why in error and f"audit it with a build of tarot/{version}" in error
+    assert "cannot read" not in error  # it was read: refused for its version
 
 
 def test_tarot_audit_refuses_a_protocol_v2_proof_file_by_name(
@@ -301,6 +302,7 @@ def test_tarot_audit_refuses_a_protocol_v2_proof_file_by_name(
     assert tarot(["audit", str(old)]) == 2
     error = capsys.readouterr().err
     assert "this proof file was recorded by tarot/v2; this program audits tarot/v3" in error
+    assert "cannot read" not in error
 
 
 def test_a_seat_that_withholds_its_deal_keys_is_named_and_nothing_is_scored() -> None:
