@@ -109,6 +109,7 @@ class Daemon:
     log: Path
     process: subprocess.Popen[bytes] | None = None
     peak_rss_kb: int = 0
+    cpu_s: float = 0.0  #: user and system time, from ``wait4`` once it exited
     events: EventLog | None = field(default=None, repr=False)
 
     def tail(self, lines: int = 15) -> str:
@@ -264,6 +265,7 @@ class LoopbackTable:
                 if pid:
                     process.returncode = os.waitstatus_to_exitcode(status)
                     daemon.peak_rss_kb = usage.ru_maxrss  # kilobytes on Linux
+                    daemon.cpu_s = usage.ru_utime + usage.ru_stime
                 elif time.monotonic() > deadline:
                     raise self.failure(
                         f"the daemons did not finish their {self.deals} deals in time"
@@ -315,6 +317,9 @@ class BotDeals:
     loopback_deal_ms: list[float]
     full_deal_ms: list[float]
     daemon_rss_mb: list[float]  #: each daemon's peak
+    #: The CPU of the five daemons together, over their whole run (start and table forming
+    #: included), divided by the deals they played: what a deal costs the table's machines.
+    cpu_ms_per_deal: float = 0.0
 
 
 class Timed(Protocol):
@@ -350,7 +355,8 @@ async def bot_deals(deals: int, command: Sequence[str] = TAROTD, curve: bool = T
         if bad:
             raise table.failure(f"a benchmark deal's audit failed: {bad[0]}")
         deck, whole = deal_times([table.events(i) for i in range(PLAYERS)], deals)
-    return BotDeals(deck, whole, [d.peak_rss_kb / 1024 for d in table.daemons])
+    cpu = sum(d.cpu_s for d in table.daemons) * 1000 / deals
+    return BotDeals(deck, whole, [d.peak_rss_kb / 1024 for d in table.daemons], cpu)
 
 
 # --------------------------------------------------------------------------- a person's seat

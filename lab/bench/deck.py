@@ -29,6 +29,7 @@ import hashlib
 import statistics
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from client.workers import TOOLS
@@ -74,14 +75,22 @@ def scalarmult_floor_us(samples: int, batch: int = 100) -> list[float]:
     a single multiplication is too short for the clock to time it well, and a sample much
     shorter than the deck it is compared with would slip between the neighbours' time slices
     on a loaded machine and make the floor look lower than the deck ever sees it."""
+    return [us for us, _ in floor_samples(samples, batch)]
+
+
+def floor_samples(samples: int, batch: int = 100) -> list[tuple[float, float]]:
+    """:func:`scalarmult_floor_us`'s samples, each with the share of its wall time the thread
+    was on a core (its CPU time over its wall time): below 1, the neighbours took the core
+    during the sample, and the floor says less about the machine than about the load."""
     scalars = [scalar_from_digest(bench_bytes("floor", k, size=64)) for k in range(batch)]
     point = CARD_POINTS[0]
     timings = []
     for _ in range(samples):
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.thread_time()
         for scalar in scalars:
             mul(scalar, point)
-        timings.append((time.perf_counter() - start) * 1e6 / batch)
+        wall = time.perf_counter() - start
+        timings.append((wall * 1e6 / batch, (time.thread_time() - cpu) / wall))
     return timings
 
 
@@ -95,21 +104,24 @@ def deck_benchmark(
     """Time commit + shuffle + lock + deal + every hand decrypted, ``runs`` times (the runs
     numbered from ``first_run``, which fixes their seeds)."""
     times: list[float] = []
+    cpu: list[float] = []
     mults = fixed_base = 0
     for run in range(first_run, first_run + runs):
         setup = DeckSetup(b"bench-deck", run, variant(players), dealer=0)
         MULTS.reset()
-        start = time.perf_counter()
+        start, started_cpu = time.perf_counter(), time.process_time()
         seats = [SeatDeck(setup, seat, bench_bytes("deck", run, seat)) for seat in range(players)]
         views = [PublicDeck(setup) for _ in range(players if every_seat_verifies else 1)]
         deal_in_one_process(seats, views)
         times.append((time.perf_counter() - start) * 1000)
+        cpu.append((time.process_time() - started_cpu) * 1000)
         mults, fixed_base = MULTS.value, MULTS.fixed_base
     minimum = minimum_mults(players)
     return {
         "players": players,
         "verifiers": players if every_seat_verifies else 1,
         "runs_ms": [round(t, 1) for t in times],
+        "cpu_runs_ms": [round(t, 1) for t in cpu],  #: the process's, every thread's
         "median_ms": round(statistics.median(times), 1),
         "mults": mults,
         "fixed_base_mults": fixed_base,
@@ -121,23 +133,55 @@ def deck_benchmark(
 def shuffle_proof_ms(runs: int, first_run: int = 0) -> tuple[list[float], list[float]]:
     """Milliseconds to prove, and to verify, one 78-card shuffle of the plain pack, ``runs``
     times each (the shuffle's own 78 multiplications are not in the proving time)."""
-    proving: list[float] = []
-    verifying: list[float] = []
+    times = shuffle_proof_times(runs, first_run)
+    return times.proving, times.verifying
+
+
+@dataclass(frozen=True)
+class ProofTimes:
+    """:func:`shuffle_proof_ms`'s milliseconds, by wall clock and in the process's CPU."""
+
+    proving: list[float]
+    verifying: list[float]
+    proving_cpu: list[float]
+    verifying_cpu: list[float]
+
+
+def shuffle_proof_times(runs: int, first_run: int = 0) -> ProofTimes:
+    times = ProofTimes([], [], [], [])
     for run in range(first_run, first_run + runs):
         s = derive(bench_bytes("shuffle", run), b"bench-shuffle", run, 0, variant(5))
         binding = Binding(b"bench-shuffle", run, 0, "shuffle")
         after = mul_each([s.blanket] * 78, [CARD_POINTS[j] for j in s.permutation])
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         proof = prove_shuffle(
             binding, s.blanket, s.blanket_public, CARD_POINTS, after, s.permutation, s.nonce_key
         )
-        proved = time.perf_counter()
+        proved, proved_cpu = time.perf_counter(), time.process_time()
         holds = verify_shuffle(binding, base_mul(s.blanket), CARD_POINTS, after, proof)
-        verifying.append((time.perf_counter() - proved) * 1000)
-        proving.append((proved - start) * 1000)
+        times.verifying.append((time.perf_counter() - proved) * 1000)
+        times.verifying_cpu.append((time.process_time() - proved_cpu) * 1000)
+        times.proving.append((proved - start) * 1000)
+        times.proving_cpu.append((proved_cpu - cpu) * 1000)
         if not holds:
             raise AssertionError("the benchmark's own shuffle proof does not verify")
-    return proving, verifying
+    return times
+
+
+def like_for_like_ms(run: int, players: int = 5) -> tuple[float, float]:
+    """Milliseconds (wall, and the process's CPU) of the deck as LibTMCG's benchmark counts
+    it: every seat proves its shuffle and lock and checks the steps of the four others, in one
+    process, the seats one after another (each with its own view, its own steps trusted —
+    a daemon does not check what it computed).  ``deck_ms`` checks each step once; this
+    checks each four times, as five machines do between them."""
+    setup = DeckSetup(b"bench-like", run, variant(players), dealer=0)
+    start, cpu = time.perf_counter(), time.process_time()
+    seats = [SeatDeck(setup, seat, bench_bytes("like", run, seat)) for seat in range(players)]
+    views = [PublicDeck(setup, own_seat=seat) for seat in range(players)]
+    for seat, view in enumerate(views):
+        view.trusted = frozenset({seat})
+    deal_in_one_process(seats, views)
+    return (time.perf_counter() - start) * 1000, (time.process_time() - cpu) * 1000
 
 
 def critical_path_ms(players: int, run: int) -> float:
