@@ -47,7 +47,7 @@ from tarotd.discovery import (
     make_beacon,
     subnet_broadcast,
 )
-from tarotd.mesh.bounds import Room, Standing, room_for, stranger_share, unanswered
+from tarotd.mesh.bounds import Census, Room, Standing, room_for, stranger_share, unanswered
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -874,3 +874,68 @@ def test_tarot_status_shows_what_discovery_refused_apart(
     out = capsys.readouterr().out
     assert "refused from the network: new-keys 3\n" in out, out
     assert "discovery refused: discovery-strangers-full 10621, links-unanswered 158" in out, out
+
+
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(list(Standing)), st.sampled_from(["a", "b", "c", "d"])),
+        max_size=12,
+    ),
+    st.sampled_from(list(Standing)),
+    st.sampled_from(["a", "b", "e"]),
+    st.integers(1, 12),
+)
+def test_the_census_says_what_room_for_says(
+    held: list[tuple[Standing, str]], standing: Standing, host: str, total: int
+) -> None:
+    entries = [Link(h, s, since=float(n)) for n, (s, h) in enumerate(held)]
+    room, victim = room_for(entries, host, standing, total)
+    assert Census.of(entries).verdict(host, standing, total) is room
+    assert (victim is not None) == (room is Room.EVICT)
+
+
+def test_a_beacon_turned_away_costs_no_signature_check() -> None:
+    """Once strangers hold their share, a stranger's beacon is turned away on what it claims,
+    before its signature is checked: a flood of fresh keys costs a parse each, no more.  A
+    listed key, a goodbye and a wanted table's beacon always go on to the check."""
+    table = PeerTable(ALICE.public_key, max_peers=4)
+    table.want(["club"])
+    for n in range(3):
+        table.heard(beacon(Identity.generate(), tables=()), f"h{n}", now=0.0)
+    listed = table.peers()[0]
+    stranger = beacon(Identity.generate(), tables=())
+    assert table.turns_away(stranger, "h9") is Room.STRANGERS_FULL
+    assert table.turns_away(beacon(BOB, tables=CLUB), "b") is None
+    assert table.turns_away(beacon(CAROL, tables=(), goodbye=True), "c") is None
+    refresh = Beacon(listed.name, listed.key, 5555, (), False, NOW + 1)
+    assert table.turns_away(refresh, listed.host) is None
+    assert len(table.peers()) == 3  # asking changed nothing
+
+
+def test_a_flood_refused_by_the_census_takes_no_signature_check_on_the_endpoint() -> None:
+    """Through the endpoint: a stranger's datagram with a broken signature, while strangers
+    hold their share, is counted as refused for room (it was never checked), and while there
+    is room, as malformed."""
+
+    async def test() -> None:
+        async with on_loopback(ALICE, announcing("alice", 5555)) as alice:
+            alice._table.max_peers = 4  # three strangers fill their share
+            sender = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            try:
+                for seed in range(3, 7):
+                    stranger = Identity.from_private_bytes(bytes([seed]) * 32)
+                    datagram = encode_beacon(beacon(stranger, tables=()), stranger)
+                    if seed == 6:  # the fourth: its signature broken
+                        datagram = datagram[:-1] + bytes([datagram[-1] ^ 1])
+                    sender.sendto(datagram, alice.address)
+                await eventually(lambda: alice.stats.received == 4)
+                assert len(alice.peers()) == 3 and alice.stats.malformed == 0
+                assert alice.refusals.counts() == {"discovery-strangers-full": 1}
+                alice._table.max_peers = 8  # room again: now the check runs, and fails
+                sender.sendto(datagram, alice.address)
+                await eventually(lambda: alice.stats.received == 5)
+                assert alice.stats.malformed == 1 and len(alice.peers()) == 3
+            finally:
+                sender.close()
+
+    asyncio.run(test())

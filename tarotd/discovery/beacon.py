@@ -106,11 +106,31 @@ def encode_beacon(beacon: Beacon, identity: Identity) -> bytes:
 def decode_beacon(data: bytes) -> Beacon:
     """Parse and authenticate one datagram of untrusted bytes.  Returns a beacon its key
     really signed, or raises :class:`BeaconError`, and nothing else, saying why not."""
+    unsigned = parse_beacon(data)
+    unsigned.authenticate()
+    return unsigned.beacon
+
+
+@dataclass(frozen=True)
+class Unverified:
+    """A datagram that makes a valid beacon but for its signature, not checked yet: what a
+    daemon may look at to decide it has no room for it anyway, and nothing else."""
+
+    beacon: Beacon
+    signed: bytes
+    signature: bytes
+
+    def authenticate(self) -> None:
+        """Raise :class:`BeaconError` unless the beacon's key signed it."""
+        if not verify(self.beacon.key, self.signature, self.signed):
+            raise BeaconError("bad signature: the beacon was not signed by the key it names")
+
+
+def parse_beacon(data: bytes) -> Unverified:
+    """:func:`decode_beacon` but for the signature: every other check, :class:`BeaconError`
+    saying which fails.  Its signature is checked by :meth:`Unverified.authenticate`."""
     signed, body, signature = _split(data)
-    beacon = _beacon_from_wire(_unpack(body))
-    if not verify(beacon.key, signature, signed):
-        raise BeaconError("bad signature: the beacon was not signed by the key it names")
-    return beacon
+    return Unverified(_beacon_from_wire(_unpack(body)), signed, signature)
 
 
 def make_beacon(

@@ -16,11 +16,12 @@ from typing import Any, Final
 
 from protocol.identity import Identity, fingerprint
 from tarotd.discovery.beacon import (
+    Beacon,
     BeaconError,
     TableInfo,
-    decode_beacon,
     encode_beacon,
     make_beacon,
+    parse_beacon,
 )
 from tarotd.discovery.interfaces import broadcast_addresses
 from tarotd.discovery.peers import (
@@ -262,13 +263,19 @@ class Discovery:
             )
             return
         self.stats.received += 1
+        table = self._table
         try:
-            beacon = decode_beacon(data)
+            unverified = parse_beacon(data)
+            beacon = unverified.beacon
+            # No room for it: left out before its signature costs a check (said unverified).
+            if (room := table.turns_away(beacon, source)) is not None:
+                self._turned_away(room, beacon, source, now, " (its signature unchecked)")
+                return
+            unverified.authenticate()
         except BeaconError as exc:
             self.stats.malformed += 1
             log.debug("dropped a datagram from %s: %s", source, exc)
             return
-        table = self._table
         if table.heard(beacon, source, now):
             self._notify()
         if table.evicted is not None:
@@ -279,19 +286,27 @@ class Discovery:
                 f"for {fingerprint(beacon.key)} from {source}: {table.max_peers} peers are "
                 "listed, and it was a stranger or its host the most crowded",
             )
-        if table.refused is Room.STRANGERS_FULL:
+        if table.refused is not None:
+            self._turned_away(table.refused, beacon, source, now)
+
+    def _turned_away(
+        self, room: Room, beacon: Beacon, source: str, now: float, unchecked: str = ""
+    ) -> None:
+        """Count and say (at a limited rate) a beacon left out for room."""
+        table = self._table
+        if room is Room.STRANGERS_FULL:
             self.refusals.refuse(
                 Cause.DISCOVERY_STRANGERS_FULL,
                 now,
-                f"the beacon of {fingerprint(beacon.key)} from {source}: it names none of our "
-                f"tables, and strangers hold the {stranger_share(table.max_peers)} entries they "
-                "may, spread over their hosts",
+                f"the beacon of {fingerprint(beacon.key)} from {source}{unchecked}: it names "
+                f"none of our tables, and strangers hold the {stranger_share(table.max_peers)} "
+                "entries they may, spread over their hosts",
             )
-        elif table.refused is Room.FULL:
+        elif room is Room.FULL:
             self.refusals.refuse(
                 Cause.DISCOVERY_FULL,
                 now,
-                f"the beacon of {fingerprint(beacon.key)} from {source}: "
+                f"the beacon of {fingerprint(beacon.key)} from {source}{unchecked}: "
                 f"{table.max_peers} peers are listed already, spread over their hosts",
             )
 

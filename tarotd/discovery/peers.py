@@ -16,7 +16,7 @@ from typing import Final
 
 from protocol.identity import fingerprint
 from tarotd.discovery.beacon import Beacon, TableInfo
-from tarotd.mesh.bounds import Room, Standing, room_for
+from tarotd.mesh.bounds import Census, Room, Standing, room_for
 
 DEFAULT_INTERVAL: Final = 1.0
 #: A peer is forgotten after this many intervals of silence: a lost datagram or two on a
@@ -92,6 +92,7 @@ class PeerTable:
         self.evicted: Peer | None = None  #: the peer the last beacon took the place of
         self._wanted: frozenset[str] = frozenset()
         self._favoured: OrderedDict[bytes, None] = OrderedDict()
+        self._census: Census | None = None  #: of the peers listed; None once they changed
         # key -> (timestamp, host, goodbye) of its latest accepted beacon, oldest first.
         self._latest: OrderedDict[bytes, tuple[int, str, bool]] = OrderedDict()
 
@@ -105,16 +106,24 @@ class PeerTable:
             return False
         self._remember(beacon, address)
         if beacon.goodbye:
-            return self._peers.pop(beacon.key, None) is not None
+            if self._peers.pop(beacon.key, None) is None:
+                return False
+            self._census = None
+            return True
         old = self._peers.get(beacon.key)
         standing = self._standing(beacon.key, beacon.tables)
         if old is None:
-            room, victim = room_for(list(self._peers.values()), address, standing, self.max_peers)
+            room = self._room(address, standing)
             if room in (Room.STRANGERS_FULL, Room.FULL):
                 self.full += 1
                 self.refused = room
                 return False
-            if victim is not None:
+            if room is Room.EVICT:
+                _, victim = room_for(list(self._peers.values()), address, standing, self.max_peers)
+                if victim is None:  # not so: the census counts what room_for looks at
+                    self.full += 1
+                    self.refused = Room.FULL
+                    return False
                 del self._peers[victim.key]
                 self.evicted = victim
         first_seen = now if old is None else old.first_seen
@@ -122,7 +131,25 @@ class PeerTable:
             beacon.key, beacon.name, address, beacon.port, beacon.tables, now, standing, first_seen
         )
         self._peers[beacon.key] = new
+        if old is None or (old.host, old.standing) != (new.host, new.standing):
+            self._census = None
         return old is None or _announced(old) != _announced(new)
+
+    def turns_away(self, beacon: Beacon, address: str) -> Room | None:
+        """Whether :meth:`heard` would leave ``beacon`` out for room (and why), asked before
+        its signature is checked — the check costs more than all the rest, and a flood of
+        fresh keys, refused, then costs none.  Nothing changes."""
+        if beacon.key == self.own_key or beacon.goodbye or beacon.key in self._peers:
+            return None
+        if not self._is_fresh(beacon, address):
+            return None
+        room = self._room(address, self._standing(beacon.key, beacon.tables))
+        return room if room in (Room.STRANGERS_FULL, Room.FULL) else None
+
+    def _room(self, address: str, standing: Standing) -> Room:
+        if self._census is None:
+            self._census = Census.of(self._peers.values())
+        return self._census.verdict(address, standing, self.max_peers)
 
     def want(self, names: Iterable[str]) -> bool:
         """The names of the tables this daemon opened or is looking for: a beacon naming one
@@ -165,6 +192,8 @@ class PeerTable:
                     peer.first_seen,
                 )
                 changed = True
+        if changed:
+            self._census = None
         return changed
 
     def expire(self, now: float) -> list[Peer]:
@@ -172,6 +201,8 @@ class PeerTable:
         gone = [peer for peer in self._peers.values() if now - peer.last_seen > self.expiry]
         for peer in gone:
             del self._peers[peer.key]
+        if gone:
+            self._census = None
         return gone
 
     def peers(self) -> list[Peer]:

@@ -7,7 +7,8 @@ Pure, time passed in; the mesh and discovery apply what they say."""
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
 from tarotd.guard import is_this_machine
@@ -150,6 +151,45 @@ def _most_crowded(entries: Sequence[H]) -> H:
     for entry in entries:
         counts[entry.host] = counts.get(entry.host, 0) + 1
     return min(entries, key=lambda entry: (entry.settled, -counts[entry.host], entry.since))
+
+
+@dataclass
+class Census:
+    """How many entries of each standing there are, and from each host: :func:`room_for`'s
+    verdict without a pass over the entries, for entries never settled (discovery's).  A flood
+    of fresh keys is mostly refused, which changes nothing: the census taken once answers them
+    all, until an entry comes or goes."""
+
+    held: int = 0
+    sizes: dict[Standing, int] = field(default_factory=dict)
+    hosts: dict[Standing, dict[str, int]] = field(default_factory=dict)
+    top: dict[Standing, int] = field(default_factory=dict)  #: the most one host holds
+
+    @classmethod
+    def of(cls, held: Iterable[Held]) -> Census:
+        census = cls()
+        for entry in held:
+            census.held += 1
+            census.sizes[entry.standing] = census.sizes.get(entry.standing, 0) + 1
+            hosts = census.hosts.setdefault(entry.standing, {})
+            hosts[entry.host] = hosts.get(entry.host, 0) + 1
+        census.top = {standing: max(hosts.values()) for standing, hosts in census.hosts.items()}
+        return census
+
+    def verdict(self, host: str, standing: Standing, total: int) -> Room:
+        """What :func:`room_for` says of a newcomer, if no entry is settled (which victim, if
+        one goes, only :func:`room_for` finds)."""
+        crowded = standing is Standing.STRANGER and self.sizes.get(
+            Standing.STRANGER, 0
+        ) >= stranger_share(total)
+        if not crowded and self.held < total:
+            return Room.FREE
+        if not crowded and any(self.sizes.get(lower, 0) for lower in Standing if lower < standing):
+            return Room.EVICT
+        ours = self.hosts.get(standing, {}).get(host, 0)
+        if self.top.get(standing, 0) >= ours + 2:
+            return Room.EVICT
+        return Room.STRANGERS_FULL if crowded else Room.FULL
 
 
 def unanswered(horizon: float, links: Sequence[H]) -> list[H]:
