@@ -25,9 +25,12 @@ connection fail but never makes anyone talk to the wrong key.
 The parts, so that all but the socket can be tested without a network:
 
 * :mod:`~tarotd.discovery.beacon`, the codec: :class:`Beacon`, :func:`encode_beacon`,
-  :func:`decode_beacon` (sans-IO);
+  :func:`decode_beacon`, and :func:`~tarotd.discovery.beacon.parse_beacon` — every check but
+  the signature, so that a beacon with no room is turned away before it costs one (sans-IO);
 * :mod:`~tarotd.discovery.peers`: :class:`PeerTable` and :class:`RateLimiter` (sans-IO, time
-  passed in explicitly);
+  passed in explicitly); the table's room goes to the players first — the keys that proved
+  themselves, then beacons naming a table this daemon opened or wants, strangers never
+  holding every entry (:mod:`tarotd.mesh.bounds`);
 * :mod:`~tarotd.discovery.interfaces`: :func:`broadcast_addresses`, the broadcast address of
   every IPv4 interface;
 * :mod:`~tarotd.discovery.endpoint`: :class:`Discovery`, the asyncio UDP endpoint that ties
