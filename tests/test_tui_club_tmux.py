@@ -18,7 +18,7 @@ import pytest
 from daemons import ROOT
 from test_tui_round_change import finished, next_round
 from test_tui_seats import seated
-from test_tui_terminal import Scripted, readable, resized
+from test_tui_terminal import Scripted, playing, readable, resized
 from test_tui_widths import LONG, sheet_state
 
 from client.tui.contrast import plain
@@ -136,6 +136,32 @@ def test_the_top_seats_labels_apart_and_the_bots_tagged(tmp_path: Path, players:
                 for label in re.split(r"\s{2,}", line.strip()):
                     if "(bot strong)" in label:
                         assert label.endswith("(bot strong)") and label.count("(bot") == 1, line
+    finally:
+        pane.kill()
+        daemon.stop()
+
+
+def test_the_terminal_rings_when_a_decision_waits_and_a_silences_it(tmp_path: Path) -> None:
+    """What reaches the terminal, read by tmux's pipe-pane: one bell when the card is ours to
+    play, none once ``a`` has silenced the alert (build item 5)."""
+    waiting = {**playing(), "decision": None, "options": None, "waiting_for": [2]}
+    daemon = Scripted(tmp_path, waiting)
+    pane = client(tmp_path, "en")
+    heard = tmp_path / "h7-output"
+    try:
+        pane.wait(lambda s: "Your hand" in s, "the table", timeout=20)
+        pane.tmux("pipe-pane", "-o", "-t", "tarot", f"cat >> {heard}")
+        daemon.state = playing()  # our card to play
+        pane.wait(lambda s: "Your turn" in s, "our turn")
+        pane.wait(lambda s: heard.exists() and b"\a" in heard.read_bytes(), "the bell")
+        rung = heard.read_bytes().count(b"\a")
+        pane.keys("a")
+        pane.wait(lambda s: "Turn alert off" in s, "the alert silenced")
+        daemon.state = waiting
+        pane.wait(lambda s: "Your turn" not in s, "another's turn")
+        daemon.state = {**playing(), "deal": 2}  # ours again, another decision
+        pane.wait(lambda s: "Your turn" in s, "our turn again")
+        assert heard.read_bytes().count(b"\a") == rung == 1
     finally:
         pane.kill()
         daemon.stop()
