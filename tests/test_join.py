@@ -216,6 +216,57 @@ def test_on_a_lan_it_finds_the_table_of_the_code_by_discovery_alone(
         assert re.search(r"peer alice \[[\w-]+\] found at 198\.18\.0\.1:", log), log
 
 
+@pytest.mark.slow
+@NEEDS_ROOT
+def test_the_readmes_club_night_with_its_commands_alone(tmp_path: Path) -> None:
+    """The README's recipe on a LAN of five namespaces, by its commands only: ``tarot join``
+    on every laptop (the players' seats played by bots, ``--tarotd="--bot basic"``, so that
+    the evening plays itself), ``tarot event open``, each ``tarot event join``, ``tarot event
+    start``, the ranking in ``tarot event show`` and the page ``tarot event export --html``;
+    every daemon's log follows the evening (75 s here)."""
+    names = ["orga", "anne", "bruno", "chloe", "david"]
+    homes = [tmp_path / name for name in names]
+    with lan_of(5) as lan:
+
+        def run(host: int, *argv: str) -> subprocess.CompletedProcess[str]:
+            process = lan.run(
+                host, [sys.executable, "-m", "client.cli", "--home", str(homes[host]), *argv],
+                cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            )  # fmt: skip
+            out, err = process.communicate(timeout=120)
+            return subprocess.CompletedProcess(process.args, process.returncode, out, err)
+
+        try:
+            for host, name in enumerate(names):
+                bot = ["--tarotd=--bot basic"] if host else []
+                assert run(host, "join", "--name", name, "--no-client", *bot).returncode == 0
+            opened = run(0, "event", "open", "Vendredi", "--rounds", "1", "--deals", "1")
+            assert opened.returncode == 0, opened.stderr
+            for host in range(1, 5):  # once its daemon has heard the event
+                deadline = time.monotonic() + 60
+                while run(host, "event", "join").returncode != 0:
+                    assert time.monotonic() < deadline, f"{names[host]} never saw the event"
+                    time.sleep(1)
+            assert run(0, "event", "start").returncode == 0
+            deadline = time.monotonic() + 300
+            while (
+                "The event is over" not in (shown := run(0, "--lang", "en", "event", "show")).stdout
+            ):
+                assert time.monotonic() < deadline, shown.stdout + shown.stderr
+                time.sleep(3)
+            assert re.search(r"1\. +(anne|bruno|chloe|david) ", shown.stdout), shown.stdout
+            page = tmp_path / "vendredi.html"
+            assert run(0, "event", "export", "--html", str(page)).returncode == 0
+            assert "Vendredi" in page.read_text()
+            for home in homes[1:]:
+                log = (home / "tarotd.log").read_text()
+                assert re.search(r"table Vendredi R1 T1 \(\w+\) formed: ", log), log
+                assert re.search(r"deal 1 scored — ", log), log
+        finally:
+            for home in homes:
+                _stop_daemon_of(home)
+
+
 def test_a_wrong_code_or_option_starts_nothing(tmp_path: Path) -> None:
     home = tmp_path / "nobody"
     for argv, said in (
