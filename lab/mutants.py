@@ -407,7 +407,8 @@ def table(results: Sequence[Result]) -> str:
         "|---|---|---|---|",
     ]
     for r in results:
-        killer = f"`{r.by}`" if r.outcome is Outcome.KILLED else f"**{r.outcome.value}** {r.by}"
+        by = r.by.removeprefix("tests/")
+        killer = f"`{by}`" if r.outcome is Outcome.KILLED else f"**{r.outcome.value}** {by}"
         rows.append(f"| `{r.mutant.name}` | {r.mutant.breaks} | {killer} | {r.seconds:.1f} s |")
     return "\n".join(rows)
 
