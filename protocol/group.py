@@ -163,12 +163,15 @@ def scalar_from_digest(digest: bytes) -> Scalar:
 
 def mul(scalar: Scalar, point: Point) -> Point:
     """``scalar · point``.  libsodium decodes ``point`` (the check) and refuses the identity
-    as a result."""
+    as a result; a set top bit, which it would ignore, is refused here (:func:`_is_valid`), so
+    that a proof's points, checked only by being multiplied, have one encoding each too."""
     MULTS.value += 1
     try:
+        if point[31] >= 0x80:
+            raise RuntimeError("non-canonical encoding")
         product: Point = _sodium.crypto_scalarmult_ristretto255(scalar, point)
         return product
-    except RuntimeError:
+    except (RuntimeError, TypeError, ValueError, IndexError):
         raise GroupError("scalar multiplication of an invalid point or to the identity") from None
 
 
@@ -220,8 +223,10 @@ def _mul_batch(batch: tuple[Sequence[Scalar], Sequence[Point]]) -> list[Point] |
     scalars, points = batch
     multiply = _sodium.crypto_scalarmult_ristretto255
     try:
+        if any(point[31] >= 0x80 for point in points):  # as in :func:`mul`
+            raise RuntimeError("non-canonical encoding")
         return [multiply(scalar, point) for scalar, point in zip(scalars, points, strict=True)]
-    except RuntimeError:
+    except (RuntimeError, TypeError, ValueError, IndexError):
         return GroupError("scalar multiplication of an invalid point or to the identity")
 
 

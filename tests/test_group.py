@@ -129,6 +129,14 @@ def test_a_valid_point_with_its_top_bit_set_is_refused() -> None:
         assert first_invalid_point([point, flagged]) == 1
         with pytest.raises(GroupError, match="invalid point"):
             sub(flagged, point)  # the sum would be the identity: the operand is looked at
+        # A proof's points are checked only by being multiplied: the multiplications refuse
+        # the second encoding too (libsodium alone would multiply the point it reads).
+        with pytest.raises(GroupError):
+            mul(scalar(3), flagged)
+        with pytest.raises(GroupError):
+            mul_each([scalar(3), scalar(5)], [point, flagged])
+        spoiled, good = mul_batches([([scalar(3)], [flagged]), ([scalar(3)], [point])])
+        assert isinstance(spoiled, GroupError) and good == [mul(scalar(3), point)]
 
 
 @pytest.mark.parametrize("bad", [b"", bytes(31), bytes(33), "x" * 32, 7, None, [0] * 32])
