@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from prompt_toolkit.data_structures import Size
+from prompt_toolkit.formatted_text import fragment_list_to_text
 from prompt_toolkit.output import DummyOutput
 from test_tui_round_change import next_round
 from test_tui_screens import model as screen_model
@@ -24,6 +25,11 @@ from client.tui.model import Model
 from protocol.cards import card
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+class Sized80(DummyOutput):
+    def get_size(self) -> Size:
+        return Size(rows=24, columns=80)
 
 
 class Ringing(DummyOutput):
@@ -80,8 +86,19 @@ def test_a_silences_the_bell_and_no_bell_starts_silent() -> None:
 
 
 @pytest.mark.parametrize("lang", ["fr", "en"])
-def test_the_help_says_the_alert_key(lang: str) -> None:
-    assert "  a  " in Texts(lang)("help")
+def test_the_help_says_the_alert_key_and_fits_80_by_24(lang: str) -> None:
+    """The help names the alert's key, and at 80×24 the whole of it is on screen with the
+    lines below it (the prompt, the status, the keys)."""
+    assert "  a / q  " in Texts(lang)("help")
+    ui = TarotApp(Path("/nonexistent"), lang, output=Sized80())
+    ui.model.status = {"name": "moi", "fingerprint": "0abc-0000", "peers": []}
+    ui.model.update(playing())
+    ui.model.say(ui.texts("connected", home="/home/marie/.local/share/tarot"))
+    ui.model.show_help = True
+    main = fragment_list_to_text(ui._main()).splitlines()
+    below = sum(ui._rows(part) for part in (ui._prompt, ui._status, ui._help_line))
+    assert 1 + len(main) + below <= 24, (len(main), below)
+    assert all(len(line) <= 80 for line in main)
 
 
 def test_the_ecart_cursor_starts_on_a_card_that_may_go() -> None:

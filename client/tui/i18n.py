@@ -305,28 +305,23 @@ _TEXT: dict[str, dict[str, str]] = {
         "keys_replay": "←/→ pli précédent/suivant — ↑/↓ donne — Échap ou r : fermer",
         "keys_help": "? ou Échap : fermer l'aide",
         "help": (
-            "Aide — touches\n\n"
+            "Aide — touches\n"
             "  ←/→ ou h/l     choisir une carte ou une annonce\n"
             "  Entrée         valider : jouer la carte, annoncer, écarter, montrer\n"
             "  Espace         marquer une carte pour l'écart ou la poignée\n"
             "  p t g s c      choisir Passe, Petite, Garde, Garde Sans, Garde Contre\n"
             "  o / n          choisir oui / non au chelem (Entrée valide)\n"
-            "  a              l'alerte (la sonnerie du terminal quand c'est à vous) : "
-            "la couper, la remettre\n"
             "  m / Échap      montrer une poignée (avant votre première carte) / y renoncer\n"
             "  d / Tab        le dernier pli / le journal, la marque ou le tournoi\n"
-            "  n / r          donne suivante (donne marquée) / rejouer les donnes pli par pli\n"
-            "  ↑/↓ Entrée i   au salon : choisir, rejoindre (une table, un tournoi), taper un "
-            "code d'invitation\n"
+            "  n / r          donne suivante (donne marquée) / rejouer les donnes pli à pli\n"
+            "  ↑/↓ Entrée i   au salon : choisir, rejoindre (table, tournoi), taper un code\n"
             "  3 4 5 / b / x  au salon : ouvrir une table / ajouter un bot / quitter la table\n"
-            "  w              un joueur parti pour de bon : continuer sans lui, à une nouvelle "
-            "table\n"
-            "  q              quitter (demande confirmation pendant une partie)\n"
-            "  souris         un clic sur une carte ou une annonce la choisit\n\n"
+            "  w              un joueur parti pour de bon : continuer sans lui\n"
+            "  a / q          l'alerte quand c'est à vous : couper, remettre / quitter\n"
+            "  souris         un clic sur une carte ou une annonce la choisit\n"
+            "\n"
             "  Les atouts sont leurs nombres, de 1 (le Petit) à 21 ; ★ est l'Excuse ;\n"
-            "  R D C V : roi, dame, cavalier, valet. Le démon (tarotd) est le programme\n"
-            "  qui tient votre place et parle aux démons des autres joueurs.\n"
-            "  ? ferme l'aide"
+            "  R D C V : roi, dame, cavalier, valet."
         ),
     },
     "en": {
@@ -586,26 +581,23 @@ _TEXT: dict[str, dict[str, str]] = {
         "keys_replay": "←/→ previous/next trick — ↑/↓ deal — Esc or r: close",
         "keys_help": "? or Esc: close the help",
         "help": (
-            "Help — keys\n\n"
+            "Help — keys\n"
             "  ←/→ or h/l     pick a card or a bid\n"
             "  Enter          confirm: play the card, bid, make the écart, show\n"
             "  Space          mark a card for the écart or the poignée\n"
             "  p t g s c      pick Passe, Petite, Garde, Garde Sans or Garde Contre\n"
             "  y / n          pick yes / no to the chelem (Enter confirms)\n"
-            "  a              the turn alert (the terminal's bell when it is your turn): "
-            "off, on again\n"
             "  m / Esc        show a poignée (before your first card) / give it up\n"
             "  d / Tab        the last trick / the log, the score sheet or the event\n"
             "  n / r          next deal (once scored) / replay the deals trick by trick\n"
-            "  ↑/↓ Enter i    in the lobby: pick, join (a table, an event), type an invite code\n"
+            "  ↑/↓ Enter i    in the lobby: pick, join (table, event), type an invite code\n"
             "  3 4 5 / b / x  in the lobby: open a table / add a bot / leave the table\n"
             "  w              a player gone for good: go on without them, at a new table\n"
-            "  q              quit (asks first during a game)\n"
-            "  mouse          a click on a card or a bid picks it\n\n"
+            "  a / q          the bell when it is your turn: off, on again / quit\n"
+            "  mouse          a click on a card or a bid picks it\n"
+            "\n"
             "  Trumps are their numbers, 1 (the Petit) to 21; ★ is the Excuse;\n"
-            "  K Q N J: king, queen, cavalier (knight), valet (jack). The daemon (tarotd) is\n"
-            "  the program that holds your seat and talks to the other players' daemons.\n"
-            "  ? closes the help"
+            "  K Q N J: king, queen, cavalier (knight), valet (jack)."
         ),
     },
 }
