@@ -211,6 +211,19 @@ MUTANTS: tuple[Mutant, ...] = (
         (SOUNDNESS,),
     ),
     Mutant(
+        "chien-keys-count-unchecked",
+        "a seat's chien keys taken without counting them (zip cuts)",
+        (
+            Edit(
+                DECK,
+                "positions = self.setup.layout.chien_positions\n        if len(p.keys) != "
+                "len(positions):",
+                "positions = self.setup.layout.chien_positions\n        if not p.keys:",
+            ),
+        ),
+        (SOUNDNESS,),
+    ),
+    Mutant(
         "ecart-order-sorted",
         "the taker's re-commitments in the cards' sorted order",
         (Edit(DECK, "committed = [cards[k] for k in s.recommit_order]", "committed = cards"),),

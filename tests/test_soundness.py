@@ -23,11 +23,13 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from math import prod
 
 import pytest
 from deck_tables import fresh_table, lock_rounds
+from hypothesis import assume, given
+from hypothesis import strategies as st
 
 from protocol import lock_proof, shuffle_proof
 from protocol.deck import DeckPayload, PublicDeck
@@ -631,3 +633,55 @@ def test_each_position_of_a_proof_has_a_nonce_of_its_own() -> None:
     masks = {sub(point, h[1 + where[j]]) for j, point in enumerate(FULL_PROOF.commitments)}
     assert len(masks) == 78
     assert len(set(FULL_PROOF.chain_responses)) == len(set(FULL_PROOF.opening_responses)) == 78
+
+
+# --- any malformation, at random ---------------------------------------------------------------
+
+SMALL_AFTER = tuple(keyed(permutation(), BLANKET))
+SMALL_PROOF = prove_shuffle(
+    BINDING, from_int(BLANKET), BLANKET_PUBLIC, BEFORE, SMALL_AFTER, ORDER_OF_PLACES, NONCE_KEY
+)
+SMALL_LOCK = lock(
+    LOCK_BINDING,
+    from_int(BLANKET),
+    from_int(inverse(BLANKET)),
+    BLANKET_PUBLIC,
+    INPUTS,
+    [from_int(b) for b in KEYS],
+    NONCE_KEY,
+)
+_ENTRIES = st.one_of(
+    st.binary(max_size=33), st.none(), st.integers(), st.text(max_size=2), st.just(bytes(32))
+)
+
+
+@st.composite
+def _malformed(draw: st.DrawFn, value: object) -> object:
+    """``value`` (a scalar or a list) cut, lengthened, or with one entry replaced."""
+    if not isinstance(value, tuple):
+        return draw(_ENTRIES)
+    how = draw(st.sampled_from(["cut", "lengthen", "replace"]))
+    if how == "cut":
+        return value[: draw(st.integers(0, len(value) - 1))]
+    if how == "lengthen":
+        return (*value, *draw(st.lists(st.sampled_from(value) | _ENTRIES, min_size=1, max_size=3)))
+    k = draw(st.integers(0, len(value) - 1))
+    return (*value[:k], draw(_ENTRIES), *value[k + 1 :])
+
+
+@given(data=st.data())
+def test_a_malformed_proof_is_false_never_an_exception(data: st.DataObject) -> None:
+    assert verify_shuffle(BINDING, BLANKET_PUBLIC, BEFORE, SMALL_AFTER, SMALL_PROOF)
+    assert verify_lock(LOCK_BINDING, BLANKET_PUBLIC, INPUTS, SMALL_LOCK)
+    field = data.draw(st.sampled_from([f.name for f in fields(ShuffleProof)]))
+    value = getattr(SMALL_PROOF, field)
+    altered = data.draw(_malformed(value))
+    assume(altered != value)
+    proof = replace(SMALL_PROOF, **{field: altered})
+    assert verify_shuffle(BINDING, BLANKET_PUBLIC, BEFORE, SMALL_AFTER, proof) is False
+    field = data.draw(st.sampled_from([f.name for f in fields(LockProof)]))
+    value = getattr(SMALL_LOCK.proof, field)
+    altered = data.draw(_malformed(value))
+    assume(altered != value)
+    step = replace(SMALL_LOCK, proof=replace(SMALL_LOCK.proof, **{field: altered}))
+    assert verify_lock(LOCK_BINDING, BLANKET_PUBLIC, INPUTS, step) is False
