@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import time
 from collections.abc import Callable
@@ -96,13 +97,25 @@ def test_a_stranger_offering_the_smallest_id_takes_no_daemon_away_and_no_seat(
 
     async def attack() -> None:
         intruder = Intruder(port)
-        await intruder.start([(f"tcp://127.0.0.1:{p}", home_key(h)) for h, p in zip(homes, ports)])
         zero = intruder.offer_under(bytes(16), "club", 3)["table"]
         own = intruder.offer_opened("club", 3)["table"]
         ours, tried = {zero, own}, set[bytes]()
         try:
             for i in (0, 1):  # two daemons waiting for a third: the "every waiting daemon"
                 start(i)
+            # Then the stranger links to them: a link where nothing answers yet closes after
+            # 5 s (tarotd.mesh.bounds), and two daemons may take longer than that to start.
+            for home in homes[:2]:
+                await until(
+                    "the daemons answering",
+                    functools.partial(answer, home, "status"),
+                    60,
+                    tmp_path,
+                    2,
+                )
+            await intruder.start(
+                [(f"tcp://127.0.0.1:{p}", home_key(h)) for h, p in zip(homes, ports)]
+            )
             await until(
                 "the two daemons up with the stranger",
                 lambda: len(intruder.up) == 2,
