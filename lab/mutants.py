@@ -12,7 +12,8 @@ source moved on) is reported as *stale*, naming the file and the snippet, and co
 failure like a survivor: a mutant that cannot be applied guards nothing.  The unmutated copy is
 run first: a test that fails without a mutant would kill every mutant and prove nothing.
 
-    python -m lab.mutants [--list] [--keep] [NAME ...]
+    python -m lab.mutants [--list] [--markdown] [--keep] [--commit REV] [NAME ...]
+        [--against TEST ...]
 """
 
 from __future__ import annotations
@@ -335,7 +336,15 @@ class Result:
     seconds: float
 
 
-def _copy(tree: Path) -> None:
+def _copy(tree: Path, commit: str | None = None) -> None:
+    """The working tree (uncommitted changes too) into ``tree``, or ``commit``'s files."""
+    if commit is not None:
+        tree.mkdir(parents=True)
+        archive = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", commit], capture_output=True, check=True
+        )
+        subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
+        return
     shutil.copytree(
         ROOT,
         tree,
@@ -433,6 +442,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--markdown", action="store_true", help="print the table in Markdown")
     parser.add_argument("--keep", action="store_true", help="keep the temporary tree")
     parser.add_argument(
+        "--commit", metavar="REV", help="mutate this commit's files, not the working tree"
+    )
+    parser.add_argument(
         "--against",
         nargs="+",
         metavar="TEST",
@@ -451,7 +463,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         chosen = [replace(m, tests=tuple(args.against)) for m in chosen]
     tree = Path(tempfile.mkdtemp(prefix="tarot-mutants-")) / "tree"
     try:
-        _copy(tree)
+        _copy(tree, args.commit)
         tests = sorted({test for m in chosen for test in m.tests})
         print(f"the unmutated tree ({tree}), {' '.join(tests)}", flush=True)
         start = time.monotonic()
