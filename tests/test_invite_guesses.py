@@ -6,6 +6,8 @@ lockout; now the opener lets the first wrong proof through, tells it to wait (0.
 locks the key out once it keeps knocking, says so in its log and its ``status``, and the two
 players with the right code, from other keys, still sit down with it and play — one of them
 after the opener lifted the lockout (the local API's ``unlock``, ``tarot unlock``).
+Everything the opener sent the stranger is recorded: nothing in it tests a guess offline (no
+proof in the offers, no tag of the opener's).
 
 The players list the opener and each other with ``--peer``, the opener lists nobody: it seats
 them on their proof of the code alone (and they, whose offers may win the smallest id, seat it
@@ -16,6 +18,8 @@ the opener counts its guesses per key alone (a host's tally is tests/test_lobby.
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
 import os
 import sys
 import time
@@ -37,10 +41,18 @@ from intruder import Intruder
 
 from client.api import DaemonRefused, DaemonUnavailable, ask
 from protocol import pake
+from tarotd.lobby import invite_code
 
 CODE = "H4NP-3WRC"
 WRONG = b"H4NP3WRD"  #: one symbol off
 GUESSES = int(os.environ.get("H5_GUESSES", "3000"))
+
+
+def old_style_proof(code: str, table: bytes, opener: bytes) -> bytes:
+    """The invite proof offers carried before: HMAC(scrypt(code, constant salt), "offer" ‖
+    table ‖ opener) — an offline verifier of the code."""
+    key = hashlib.scrypt(code.encode(), salt=b"tarot/lobby-invite\x00", n=2**14, r=8, p=1, dklen=32)
+    return hmac.digest(key, b"offer" + table + opener, "sha256")
 
 
 async def answer(home: Path, op: str) -> Any:
@@ -137,6 +149,7 @@ def test_3000_wrong_guesses_are_throttled_counted_and_locked_out(tmp_path: Path)
             measured["seconds"] = time.monotonic() - began
             measured["outcomes"] = {o: outcomes.count(o) for o in set(outcomes)}
             measured["status"] = await answer(homes[0], "status")
+            measured["recorded"] = [frame for _, frame in intruder.received]
             measured["tarot status"] = await tarot(homes[0], "status")
             player(1)  # the right code, from another key, while the stranger is locked out
             deadline = time.monotonic() + 60
@@ -162,6 +175,15 @@ def test_3000_wrong_guesses_are_throttled_counted_and_locked_out(tmp_path: Path)
         print(logs(tmp_path, len(processes)))
         raise
     outcomes, status = measured["outcomes"], measured["status"]
+    # Everything the opener sent the stranger: offers, answers, refusals — nothing to test a
+    # guess against offline: no proof in its offers (before, the right code's HMAC was there),
+    # and no tag of the opener's, which it sends only to a daemon that proved the code.
+    recorded = measured["recorded"]
+    assert {frame["t"] for frame in recorded} <= {"offer", "answer", "refused"}
+    values = {v for frame in recorded for v in frame.values() if isinstance(v, bytes)}
+    offer = next(frame for frame in recorded if frame["t"] == "offer")
+    for candidate in (CODE, WRONG.decode(), "7KQ2-M9XD"):
+        assert old_style_proof(invite_code(candidate), offer["table"], opener_key) not in values
     print(f"{GUESSES} knocks in {measured['seconds']:.1f} s: {outcomes}")
     assert outcomes.get("proven", 0) == 0
     assert 1 <= outcomes.get("code", 0) <= 3  # the first, and those after each wait
