@@ -252,16 +252,14 @@ class EventDesk:
 
     def join(self, event_id: bytes, name: str) -> list[FrameOut]:
         """Register our player with an event heard on the LAN."""
+        organised = self.held.get(event_id)
+        if organised is not None and organised.role is Role.ORGANISER:
+            return self._join_own(organised, name)
         heard = self.heard.get(event_id)
         if heard is None:
             raise EventError("no event of that id is heard here (tarot event list)")
         if event_id in self.held:
             raise EventError("this daemon is in that event already")
-        if heard.config.organiser == self.key:
-            raise EventError(
-                "the organiser's daemon does not play in its own event: a player registers from "
-                "their own"
-            )
         record = EventRecord(read_entries([heard.wire]))
         self._store(event_id, 0, heard.wire)
         self.store.set_event_note(event_id, "role", Role.PLAYER.value.encode())
@@ -276,6 +274,32 @@ class EventDesk:
         self._keep_sending(held, "send/register", frame)
         log.info("event %s (%s): registered as %s", event_id.hex()[:8], heard.config.name, name)
         return [(heard.config.organiser, frame)]
+
+    def _join_own(self, held: Held, name: str) -> list[FrameOut]:
+        """The organiser registers its own player: the registration goes through the same
+        gate as anyone's (:meth:`_on_register`, on this daemon), and from then on its player
+        is seated by the movement and signs its rows like any member — the organiser's key
+        gives it no say over a row it did not sign with its table."""
+        if self.key in held.report.names:
+            raise EventError("this daemon's player is registered in that event already")
+        entry = register(self.identity, held.event_id, name[:MAX_NAME])
+        frame = {
+            "t": "register",
+            "event": held.event_id,
+            "entry": entry.wire,
+            "endpoint": self.endpoint(),
+        }
+        try:
+            outs = self._on_register(self.key, frame)
+        except Refused as why:
+            raise EventError(str(why)) from None
+        log.info(
+            "event %s (%s): the organiser's player registered as %s",
+            held.event_id.hex()[:8],
+            held.config.name,
+            name,
+        )
+        return outs
 
     def start(self, event_id: bytes) -> list[FrameOut]:
         """The organiser opens round 1 with the players registered (EventError: too few)."""
@@ -356,7 +380,7 @@ class EventDesk:
         seatings = []
         for held in self.held.values():
             round_ = held.open_round
-            if held.role is not Role.PLAYER or round_ is None:
+            if round_ is None:  # the organiser's daemon too: its player, if it plays, sits
                 continue
             plan = held.report.plans[round_ - 1]
             number = plan.table_of(self.key)
@@ -414,7 +438,7 @@ class EventDesk:
         return frozenset(
             key
             for held in self.held.values()
-            if held.role is Role.PLAYER
+            if held.role is Role.PLAYER or self.key in held.report.names
             for key in held.report.names
         )
 
@@ -485,8 +509,10 @@ class EventDesk:
             "seat": seating.seat,
             "sig": signature,
         }
-        outs = self._keep_sending(held, f"send/row/{row.round}/{row.table}/{row.deal}", frame)
-        outs += [(key, frame) for key in seating.slot.keys if key != self.key]
+        outs = [(key, frame) for key in seating.slot.keys if key != self.key]
+        outs += self._keep_sending(held, f"send/row/{row.round}/{row.table}/{row.deal}", frame)
+        if held.role is Role.ORGANISER:
+            return outs  # its record gathers the row: it is its own whole copy
         try:
             return outs + self._gather_as_member(held, row, document, seating.seat, signature)
         except Refused as why:  # never from an honest table; the organiser still gathers the row
@@ -496,7 +522,11 @@ class EventDesk:
             return outs
 
     def _keep_sending(self, held: Held, note: str, frame: dict[str, Any]) -> list[FrameOut]:
-        """Store ``frame`` (so a restart sends it again), then send it to the organiser."""
+        """Store ``frame`` (so a restart sends it again), then send it to the organiser.  The
+        organiser's own player hands it to its own record at once, through the same handler
+        as a frame from the LAN: nothing to send again, its record is its state."""
+        if held.role is Role.ORGANISER:
+            return self.receive(self.key, frame)
         self.store.set_event_note(held.event_id, note, msgpack.packb(frame, use_bin_type=True))
         held.outbox[note] = frame
         return self._to_organiser(held, frame)

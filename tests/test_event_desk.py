@@ -68,7 +68,7 @@ class Room:
     def play_open_round(self) -> None:
         """Every table of the open round forms and plays its deals; each member signs its rows."""
         tables: dict[bytes, list[EventDesk]] = {}
-        for desk in self.players:
+        for desk in self.desks:  # the organiser's too: its player, if it plays, sits
             for seating in desk.seatings():
                 tables.setdefault(seating.slot.table_id, []).append(desk)
         for table_id_, desks in tables.items():
@@ -384,3 +384,58 @@ def test_every_member_holds_its_tables_rows_whole_and_can_hand_them_in(tmp_path:
 
 def report_record(room: Room, event_id: bytes) -> tuple[Any, ...]:
     return room.organiser.held[event_id].record.entries
+
+
+def test_the_organiser_plays_in_its_own_event_and_signs_its_rows_like_anyone(
+    tmp_path: Path,
+) -> None:
+    """Finding 8: the organiser's daemon registers its own player (7 others: 8 in all); it is
+    seated round by round, signs its rows with its table, and the record holds — its row is
+    in only once its table mates signed it too."""
+    room = Room(tmp_path, 7)
+    event_id = opened(room)
+    organiser = room.organiser
+    room.post(organiser.key, organiser.join(event_id, "organisateur"))
+    room.run()
+    with pytest.raises(EventError, match="registered in that event already"):
+        organiser.join(event_id, "encore")
+    held = organiser.held[event_id]
+    assert held.report.names[organiser.key] == "organisateur" and len(held.report.names) == 8
+    room.post(organiser.key, organiser.start(event_id))
+    room.run()
+    (seating,) = organiser.seatings()
+    assert seating.round == 1 and organiser.key in seating.slot.keys
+    assert organiser.key in organiser.fellows()
+    assert organiser.summary(held)["seat"]["round"] == 1
+    # its own signature alone does not put its row in the record
+    mates = [room.by_key(k) for k in seating.slot.keys]
+    ready = ready_table(seating.slot.table_id, seating.slot.name, [d.identity for d in mates])
+    for desk in mates:
+        room.post(desk.key, desk.table_ready(ready))
+    room.run()
+    audit = DealAudit(None, (30, -10, -10, -10), None, None, False)
+    room.post(organiser.key, organiser.scored(seating.slot.table_id, 0, bytes(32), audit))
+    room.run()
+    assert (1, seating.table, 1) in held.report.pending
+    for desk in mates:
+        if desk is not organiser:
+            room.post(desk.key, desk.scored(seating.slot.table_id, 0, bytes(32), audit))
+    room.run()
+    assert (1, seating.table, 1) not in held.report.pending
+    # the rest of the event as any: two rounds, one record everywhere
+    for desk in mates:
+        room.post(desk.key, desk.scored(seating.slot.table_id, 1, bytes(32), audit))
+    room.run()
+    room.play_open_round()  # round 1's other table
+    assert held.report.closed == 1
+    assert organiser.key in held.report.plans[1].players
+    room.play_open_round()
+    report = verify_event(held.record)
+    assert report.ok and report.closed == 2 and not report.pending
+    assert organiser.key in {line.player for line in report.standings}
+    for desk in room.players:
+        assert desk.held[event_id].record.to_bytes() == held.record.to_bytes()
+    assert organiser.seatings() == []
+    restarted = room.desk(0)
+    restarted.load()
+    assert restarted.held[event_id].record.to_bytes() == held.record.to_bytes()
