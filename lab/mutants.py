@@ -429,8 +429,11 @@ def table(results: Sequence[Result]) -> str:
         "|---|---|---|---|",
     ]
     for r in results:
-        by = r.by.removeprefix("tests/")
-        killer = f"`{by}`" if r.outcome is Outcome.KILLED else f"**{r.outcome.value}** {by}"
+        test, _, more = r.by.removeprefix("tests/").partition(" (")
+        if r.outcome is Outcome.KILLED:
+            killer = f"`{test}`" + (f" ({more}" if more else "")
+        else:
+            killer = f"**{r.outcome.value}** {r.by}"
         rows.append(f"| `{r.mutant.name}` | {r.mutant.breaks} | {killer} | {r.seconds:.1f} s |")
     return "\n".join(rows)
 
