@@ -1002,6 +1002,10 @@ class Daemon:
         if turn is None:
             self._thinking.discard(runner.table_id)
             return
+        self._think(runner, turn)
+
+    def _think(self, runner: TableRunner, turn: BotTurn) -> None:
+        """``turn`` thought over on the bots' thread; its answer played on the loop."""
         thought = asyncio.wrap_future(self._thinker.think(turn))
         thought.add_done_callback(functools.partial(self._bot_answer, runner, turn))
 
@@ -1011,7 +1015,8 @@ class Daemon:
         """Play the bot's answer (:meth:`TableRunner.answer`), on the loop."""
         if not self._current_runner(runner) or thought.cancelled():
             return  # a runner dropped by a fault (its successor asks its own), or closing
-        self._thinking.discard(runner.table_id)
+        if turn.seat in runner.bots:  # a stand-in's answer leaves the bots' turn alone
+            self._thinking.discard(runner.table_id)
         error = thought.exception()
         if error is not None:
             log.error("table %s: a bot failed to decide", runner.table_id.hex()[:8], exc_info=error)
@@ -1133,12 +1138,12 @@ class Daemon:
                     now - since,
                 )
             self._owed.pop((table_id, seat))
-            self._drive(
-                runner,
-                runner.next_deal
-                if runner.between_deals
-                else functools.partial(runner.autoplay, seat, self.options.bot_level),
-            )
+            if runner.between_deals:
+                self._drive(runner, runner.next_deal)
+            else:  # a stand-in thinks beside the loop too
+                turn = runner.stand_in_turn(seat, self.options.bot_level)
+                if turn is not None:
+                    self._think(runner, turn)
 
     # --- The local API -----------------------------------------------------------
 

@@ -742,16 +742,14 @@ class TableRunner:
             "abandoned" if audit.abandoned else "void"
         )
 
-    def autoplay(self, seat: int, level: str) -> list[WireOut]:
-        """A bot decides once for a player's seat (its client is gone and the table waits)."""
+    def stand_in_turn(self, seat: int, level: str) -> BotTurn | None:
+        """The decision a bot takes once for a player's seat (its client is gone and the table
+        waits), asked as :meth:`bot_turn` asks a bot's, and answered by :meth:`answer`."""
         machine = self.machines.get(seat)
         if machine is None or machine.game is None or machine.decision() is None:
-            return []
+            return None
         stand_in = self._stand_ins.setdefault(seat, bot_policies([seat], level)[seat])
-        outs: list[WireOut] = []
-        for action in decide(machine.game, stand_in):
-            outs += self._dispatch(machine.act(action))
-        return outs + self.step()
+        return BotTurn.ask(self.deal_number, seat, machine.game, stand_in)
 
     # --- After a crash ----------------------------------------------------------------
 
