@@ -801,7 +801,10 @@ class Lobby:
         offer = self.offers.get(_id(frame["table"]))
         if offer is None or offer.opener != self.daemon_key or offer.state is not OfferState.OPEN:
             return []
-        leaving = {bytes(key) for key in frame["keys"]}
+        keys = frame["keys"]
+        if not isinstance(keys, list) or len(keys) > offer.seats:
+            return []
+        leaving = {_blob(key, 32) for key in keys}
         offer.members = [m for m in offer.members if not (m.key in leaving and m.daemon == sender)]
         return self._after_change(offer)
 
@@ -890,7 +893,7 @@ class Lobby:
         return []
 
     def _on_sign(self, sender: bytes, frame: dict[str, Any]) -> list[FrameOut]:
-        table_id, key = _id(frame["table"]), bytes(frame["key"])
+        table_id, key = _id(frame["table"]), _blob(frame["key"], 32)
         offer = self.offers.get(table_id)
         if offer is None:
             return []
@@ -899,7 +902,7 @@ class Lobby:
         if offer.state is not OfferState.FULL:
             return []
         member = next((m for m in offer.members if m.key == key and m.daemon == sender), None)
-        signature, commit = bytes(frame["sig"]), _blob(frame["commit"], COMMITMENT_SIZE)
+        signature, commit = _blob(frame["sig"], 64), _blob(frame["commit"], COMMITMENT_SIZE)
         if member is None or not verify(key, signature, MANIFEST_DOMAIN + _manifest_of(offer)):
             return []
         self._signatures.setdefault(table_id, {}).setdefault(key, signature)
@@ -1047,7 +1050,7 @@ class Lobby:
         if offer is None or knock is None or sender != offer.opener:
             return []
         run, _ = knock
-        if bytes(frame["sid"]) != run.sid:
+        if _blob(frame["sid"], SID_SIZE) != run.sid:
             return []
         try:
             tag = run.answer(_blob(frame["share"], SHARE_SIZE))
@@ -1064,7 +1067,7 @@ class Lobby:
         table_id = _id(frame["table"])
         run = self._runs.get((sender, table_id))
         offer = self.offers.get(table_id)
-        if run is None or offer is None or bytes(frame["sid"]) != run.sid:
+        if run is None or offer is None or _blob(frame["sid"], SID_SIZE) != run.sid:
             return []
         del self._runs[(sender, table_id)]
         tag = run.proved(_blob(frame["tag"], TAG_SIZE))
@@ -1118,7 +1121,9 @@ class Lobby:
         if offer is None or knock is None or sender != offer.opener:
             return []
         run, invite = knock
-        if bytes(frame["sid"]) != run.sid or not run.confirms(_blob(frame["tag"], TAG_SIZE)):
+        if _blob(frame["sid"], SID_SIZE) != run.sid or not run.confirms(
+            _blob(frame["tag"], TAG_SIZE)
+        ):
             return []
         del self._knocks[table_id]
         offer.invite, offer.refused = invite, None
@@ -1140,7 +1145,7 @@ class Lobby:
         offer, knock = self.offers.get(table_id), self._knocks.get(table_id)
         if offer is None or knock is None or sender != offer.opener:
             return []
-        if bytes(frame["sid"]) != knock[0].sid:
+        if _blob(frame["sid"], SID_SIZE) != knock[0].sid:
             return []
         why = Answer(frame["why"]) if frame["why"] in ("wait", "locked") else None
         del self._knocks[table_id]

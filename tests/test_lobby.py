@@ -819,3 +819,31 @@ def test_asking_twice_to_join_by_code_knocks_once() -> None:
     network.post(joiner.daemon_key, first)
     network.run()
     assert opener.guesses.wrong == 0 and len(opener.offers[table].members) == 2
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [
+        {"t": "answer", "sid": 2**40, "share": bytes(32)},
+        {"t": "prove", "sid": 2**40, "tag": bytes(64)},
+        {"t": "proven", "sid": 2**40, "tag": bytes(64)},
+        {"t": "refused", "sid": 2**40, "why": "code"},
+        {"t": "sign", "key": 2**40, "sig": bytes(64), "commit": bytes(32)},
+        {"t": "sign", "key": bytes(32), "sig": 2**40, "commit": bytes(32)},
+        {"t": "leave", "keys": [2**40]},
+    ],
+    ids=["answer", "prove", "proven", "refused", "sign-key", "sign-sig", "leave"],
+)
+def test_a_number_where_bytes_go_is_refused_not_allocated(frame: dict[str, Any]) -> None:
+    """``bytes(n)`` of a number n is n zero bytes: 2⁴⁰ of them would take the daemon down."""
+    network = Network([1, 1], peers=False)
+    opener, joiner = network.lobbies.values()
+    network.post(opener.daemon_key, opener.open("club", 3))
+    network.run()
+    (table,) = joiner.offers
+    invite = opener.offers[table].invite
+    assert invite is not None
+    knock = joiner.join(table, invite.shown)
+    opener.receive(joiner.daemon_key, knock[0][1])  # a run under way at both
+    for lobby, sender in ((opener, joiner.daemon_key), (joiner, opener.daemon_key)):
+        assert lobby.receive(sender, {**frame, "table": table}) == []
