@@ -99,6 +99,7 @@ _TEXT: dict[str, dict[str, str]] = {
         "lobby_refused_code": "  — son hôte refuse ce code : ce n'est pas le sien",
         "lobby_refused_wait": "  — trop de codes faux d'ici : réessayez dans un moment",
         "lobby_refused_locked": "  — son hôte ne répond plus à ce démon : trop de codes faux",
+        "lobby_refused_silent": "  — son hôte n'a pas répondu au code",
         "invite_prompt": "Code d'invitation de « {table} » : {code}▏ — Entrée rejoindre, Échap "
         "annuler",
         "lobby_peers": "Voisins : {peers}",
@@ -394,6 +395,7 @@ _TEXT: dict[str, dict[str, str]] = {
         "lobby_refused_code": "  — its host refuses that code: it is not its code",
         "lobby_refused_wait": "  — too many wrong codes from here: try again in a while",
         "lobby_refused_locked": "  — its host no longer answers this daemon: too many wrong codes",
+        "lobby_refused_silent": "  — its host did not answer the code",
         "invite_prompt": "Invite code of “{table}”: {code}▏ — Enter join, Esc cancel",
         "lobby_peers": "Neighbours: {peers}",
         "lobby_no_peers": "No neighbour seen yet.",
