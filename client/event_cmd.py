@@ -25,6 +25,7 @@ from client.api import DaemonRefused, DaemonUnavailable, ask, default_home
 from client.cli import SubParsers, UsageError, _home
 from client.tui.event import event_line, event_screen
 from client.tui.i18n import Texts, language_from_environment
+from protocol.bots import BOTS
 from protocol.event import FFT_FORMATS, MAGIC, EventError, EventReport, read_event, verify_event
 from protocol.event_export import available, event_html, ranking_csv
 from protocol.identity import fingerprint
@@ -86,6 +87,21 @@ def register(subparsers: SubParsers) -> None:
         )
         sub.add_argument("--json", action="store_true")
         _also_here(sub)
+        if action == "join":
+            sub.add_argument(
+                "--bots",
+                type=int,
+                default=None,
+                metavar="N",
+                help="register N bots hosted by this daemon instead of your player: each a player "
+                "of its own, seated by the movement (the daemon can read their hands)",
+            )
+            sub.add_argument(
+                "--bot-level",
+                choices=sorted(BOTS),
+                default=None,
+                help="the hosted bots' level (default: the daemon's --bot-level)",
+            )
         if action == "show":
             sub.add_argument(
                 "--watch",
@@ -205,6 +221,12 @@ def run_action(args: argparse.Namespace) -> int:
         "substitute": "event-substitute",
     }[args.event_command]
     params = {name: getattr(args, name) for name in ("player", "newcomer") if hasattr(args, name)}
+    if getattr(args, "bots", None) is not None:
+        params["bots"] = args.bots
+        if args.bot_level is not None:
+            params["level"] = args.bot_level
+    elif getattr(args, "bot_level", None) is not None:
+        raise UsageError("--bot-level goes with --bots")
     if getattr(args, "watch", False):
         return watch(args)
     try:
@@ -219,6 +241,8 @@ def run_action(args: argparse.Namespace) -> int:
         print(f"{answer['withdrawn']}: no place from the next round on")
     elif op == "event-substitute":
         print(f"{answer['newcomer']} takes the place of {answer['player']} from the next round on")
+    elif "bots" in answer:
+        print(f"join: event {answer['joined'][:12]}, bots hosted here: {', '.join(answer['bots'])}")
     else:
         print(f"{args.event_command}: event {next(iter(answer.values()))[:12]}")
     return 0

@@ -21,6 +21,7 @@ and once that works the table goes on by itself, and the log says that too.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import errno
 import functools
 import json
@@ -52,8 +53,9 @@ from tarotd.ahead import FileAhead
 from tarotd.api import ApiError, ApiServer
 from tarotd.discovery import DISCOVERY_PORT, Announcement, Discovery, TableInfo
 from tarotd.discovery import Peer as DiscoveredPeer
+from tarotd.event_bots import EventBots
 from tarotd.event_desk import CHANNEL as EVENT
-from tarotd.event_desk import EventDesk
+from tarotd.event_desk import EventDesk, Heard, Role
 from tarotd.gate import CannotListen
 from tarotd.guard import is_this_machine, raise_descriptor_limit
 from tarotd.home import DaemonLock, Home, load_or_create_identity
@@ -207,6 +209,9 @@ class Daemon:
     events: EventDesk = field(
         init=False
     )  #: the events this daemon organises or plays in (issue 23)
+    event_bots: EventBots | None = field(
+        init=False, default=None
+    )  #: the event bots hosted here (``tarot event join --bots``), each a daemon of its own
     runners: dict[bytes, TableRunner] = field(init=False, default_factory=dict)
     #: How each table's deals are settled with its members (tarotd/settlement.py).
     settlements: dict[bytes, Settlement] = field(init=False, default_factory=dict)
@@ -356,6 +361,9 @@ class Daemon:
                         code,
                     )
         self._want_tables()  # before discovery hears a beacon: the players' come first at once
+        self.event_bots = EventBots(self.home.path, options.name, options.bots + 1, self._event_bot)
+        await self.event_bots.resume()
+        asyncio.get_running_loop().set_exception_handler(self._on_loop_error)  # not a bot's
         log.info(
             "tarotd %s [%s] listening on %s%s; its key (--peer KEY@HOST:PORT): %s",
             options.name,
@@ -377,6 +385,10 @@ class Daemon:
 
     async def run(self) -> int:
         await self.start()
+        return await self.serve()
+
+    async def serve(self) -> int:
+        """The daemon started: its heartbeat until it is done, then its close."""
         try:
             tasks = [asyncio.create_task(self._tick())]
             if self.options.autoplay is not None:
@@ -431,6 +443,8 @@ class Daemon:
         return "/".join(names) or daemon.hex()[:8]
 
     async def close(self) -> None:
+        if self.event_bots is not None:
+            await self.event_bots.close()
         self._thinker.close()
         if self.discovery is not None:
             await self.discovery.close()
@@ -1149,6 +1163,11 @@ class Daemon:
 
     async def _on_request(self, request: dict[str, Any]) -> Any:
         op = request["op"]
+        if op == "event-join" and request.get("bots") is not None:
+            try:
+                return await self._host_event_bots(request)
+            except EventError as error:
+                raise ApiError(str(error)) from None
         if op.startswith("event"):
             try:
                 return self._event_request(op, request)
@@ -1290,6 +1309,54 @@ class Daemon:
         if op == "event-record":
             return {"event": event_id.hex(), "record": held.record.to_bytes().hex()}
         raise ApiError(f"unknown request {op!r}")
+
+    async def _host_event_bots(self, request: dict[str, Any]) -> dict[str, Any]:
+        """``event-join`` with ``bots``: that many bots hosted here register with the event,
+        each a player of its own (:mod:`tarotd.event_bots`); the daemon's own player does not."""
+        event_id = self.events.find(str(request.get("event", "")))
+        count, level = request["bots"], request.get("level", self.options.bot_level)
+        if type(count) is not int or not isinstance(level, str):
+            raise EventError('"bots" is a number, "level" a bot\'s level')
+        held = self.events.held.get(event_id)
+        if held is not None and held.role is Role.ORGANISER:
+            endpoint = self.mesh.endpoint
+            host = endpoint.removeprefix("tcp://").rpartition(":")[0]
+            if host in WILDCARD_HOSTS:  # the bots run here: this machine's loopback reaches us
+                endpoint = endpoint.replace(host, "127.0.0.1", 1)
+            heard = Heard(held.config, held.record.entries[0].wire, endpoint, 1)
+        elif event_id in self.events.heard:
+            heard = self.events.heard[event_id]
+        else:
+            raise EventError("no event of that id is heard here (tarot event list)")
+        assert self.event_bots is not None  # made at the start
+        names = await self.event_bots.add(event_id, heard, count, level)
+        return {"joined": event_id.hex(), "bots": names}
+
+    def _event_bot(
+        self, home: Path, name: str, level: str, peers: Sequence[tuple[str, bytes]]
+    ) -> Daemon:
+        """A hosted event bot's daemon: this one's options, but its own home and name, its
+        own seat played by the bot, on this machine's address (a port of its own)."""
+        listen = self.options.listen.rpartition(":")[0] + ":0"
+        return Daemon(
+            dataclasses.replace(
+                self.options,
+                home=home,
+                name=name,
+                listen=listen,
+                peers=[*self.options.peers, *(StaticPeer(e, k) for e, k in peers)],
+                bot=level,
+                bots=0,
+                bot_level=level,
+                table=None,
+                invite=None,
+                deals=None,
+                autoplay=None,
+                faults=None,
+                cheat=None,
+                deal_seed=None,
+            )
+        )
 
     def _open_event(self, request: dict[str, Any]) -> dict[str, Any]:
         name, rounds, deals = request.get("name"), request.get("rounds"), request.get("deals")

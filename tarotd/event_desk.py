@@ -627,7 +627,12 @@ class EventDesk:
             self.heard.pop(next(iter(self.heard)))
         self.heard[event_id] = Heard(report.config, config_entry.wire, endpoint, count)
         held = self.held.get(event_id)
-        if held is not None and held.role is Role.PLAYER and count > len(held.record.entries):
+        if (
+            held is not None
+            and held.role is Role.PLAYER
+            and self.key in held.report.names  # before: our registration brings the entries
+            and count > len(held.record.entries)
+        ):
             return [(sender, {"t": "want", "event": event_id, "from": len(held.record.entries)})]
         return []
 

@@ -6,6 +6,7 @@ exported and refusing it tampered."""
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -386,3 +387,78 @@ def test_the_organiser_substitutes_withdraws_and_closes_a_round_with_real_daemon
     )  # round 2's rows declared lost
     assert "The event is over." in shown.stdout and "(deals lost)" in shown.stdout, shown.stdout
     assert_no_traceback(tmp_path, len(room.homes))
+
+
+def test_the_organiser_plays_and_one_daemon_hosts_four_event_bots(tmp_path: Path) -> None:
+    """Finding 8 on real daemons: an event of eight — the organiser's own player (its seat a
+    bot), four event bots hosted by one daemon (``tarot event join --bots 4``: that daemon's
+    own player does not register) and three players' daemons — plays two rounds of one deal;
+    every player's ``tarot event show`` (the hosted bots' homes included) gives one ranking,
+    the bots tagged by name, and the record holds."""
+    ports = free_ports(5)
+    homes = [tmp_path / f"d{i}" for i in range(5)]
+    organiser = [(homes[0], ports[0])]
+    argvs = [daemon_argv(homes[0], "organisatrice", ports[0], [], table=None)]
+    argvs += [
+        daemon_argv(homes[i], f"joueur{i}", ports[i], organiser, table=None) for i in range(1, 5)
+    ]
+    processes = [spawn(argv, log_path(tmp_path, i)) for i, argv in enumerate(argvs)]
+    room = EventRoom(tmp_path, homes, processes, ports, argvs)
+    try:
+        for home, process in zip(homes, processes):
+            wait_for_path(home / "api.sock", process)
+        event = str(
+            room.ask(
+                homes[0], "event-open", name="Soirée du club", rounds=2, deals=1, movement="random"
+            )["event"]
+        )
+        room.wait(
+            "the event heard by every player's daemon",
+            lambda: all(
+                any(e["event"] == event for e in room.ask(home, "events")) for home in homes[1:]
+            ),
+            30,
+        )
+        joined = tarot("--home", homes[0], "event", "join", event[:8])
+        assert joined.returncode == 0, joined.stderr
+        hosted = tarot("--home", homes[1], "event", "join", event[:8], "--bots", "4")
+        assert hosted.returncode == 0, hosted.stderr
+        bots = [f"joueur1-bot{k}" for k in range(1, 5)]
+        assert ", ".join(bots) in hosted.stdout
+        refused = tarot("--home", homes[1], "event", "join", event[:8], "--bots", "99")
+        assert refused.returncode == 1 and "--bots is from 1 to 16" in refused.stderr
+        for home in homes[2:]:
+            room.ask(home, "event-join", event=event)
+        room.wait(
+            "eight registrations in",
+            lambda: len(room.ask(homes[0], "event", event=event)["players"]) == 8,
+            60,
+        )
+        room.ask(homes[0], "event-start", event=event)
+        players = [homes[0], *(homes[1] / "event-bots" / str(k) for k in range(1, 5)), *homes[2:]]
+        room.wait(
+            "both rounds closed, on every player's daemon",
+            lambda: all(room.ask(home, "event", event=event)["closed"] == 2 for home in players),
+            300,
+        )
+        records = {room.ask(home, "event-record", event=event)["record"] for home in players}
+        assert len(records) == 1, "the players hold different records"
+        report = verify_event(read_event(bytes.fromhex(records.pop())))
+        assert report.ok and report.closed == 2 and not report.pending
+        assert report.names[bytes.fromhex(home_key(homes[0]))] == "organisatrice"
+        assert sorted(n for n in report.names.values() if "-bot" in n) == bots
+        assert (
+            bytes.fromhex(home_key(homes[1])) not in report.names
+        )  # the host registered its bots only
+        for plan in report.plans:
+            assert sorted(plan.players) == sorted(report.names)
+        shown = []
+        for home in players:
+            out = tarot("--home", home, "event", "show", event[:8], "--json")
+            assert out.returncode == 0, out.stderr
+            shown.append(json.loads(out.stdout)["ranking"])
+        assert all(ranking == shown[0] for ranking in shown) and len(shown[0]) == 8
+        assert {line["name"] for line in shown[0]} >= {"organisatrice", *bots}
+    finally:
+        room.stop()
+    assert_no_traceback(tmp_path, len(homes))

@@ -439,3 +439,17 @@ def test_the_organiser_plays_in_its_own_event_and_signs_its_rows_like_anyone(
     restarted = room.desk(0)
     restarted.load()
     assert restarted.held[event_id].record.to_bytes() == held.record.to_bytes()
+
+
+def test_a_player_asks_for_entries_only_once_its_registration_is_in(tmp_path: Path) -> None:
+    """An announcement heard between a registration and its answer asks for nothing: the
+    organiser refuses a want of no registered player (a hosted bot's registration leaves at
+    its daemon's next heartbeat: the organiser's announcement may come first)."""
+    room = Room(tmp_path, 1)
+    held = room.organiser.open("Soirée du club", 2, 1, 4, Movement.RANDOM)
+    room.beat(0.0)
+    player = room.players[0]
+    player.join(held.event_id, "joueur")  # its registration not delivered yet
+    ((_, announcement),) = room.organiser.heartbeat(1.0)
+    announcement["count"] = 3
+    assert player.receive(room.organiser.key, announcement) == []

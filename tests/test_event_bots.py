@@ -1,0 +1,112 @@
+"""The event bots a daemon hosts (tarotd/event_bots.py), with each bot's daemon a stand-in
+holding a real event desk: names, numbers, the cap, bots reused once their event is over, and
+the homes a restarted host takes up again."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from protocol.event import EventError
+from protocol.identity import Identity
+from protocol.movement import Movement
+from tarotd.event_bots import MAX_EVENT_BOTS, SPEC, EventBots
+from tarotd.event_desk import EventDesk, Heard
+from tarotd.store import Store
+
+
+class StandIn:
+    """A bot's daemon as the host sees it: its desk; started, served until interrupted."""
+
+    def __init__(self, home: Path, name: str, level: str, peers: Sequence[tuple[str, bytes]]):
+        home.mkdir(parents=True, exist_ok=True)
+        self.home, self.name, self.level, self.peers = home, name, level, list(peers)
+        self.store = Store(home / "db")
+        self.events = EventDesk(Identity.generate(), lambda: "tcp://127.0.0.1:1", self.store)
+        self.events.load()  # what it registered with before a restart
+        self.stopped = asyncio.Event()
+
+    async def start(self) -> None:
+        pass
+
+    async def serve(self) -> int:
+        await self.stopped.wait()
+        self.store.close()
+        return 0
+
+    def interrupt(self) -> None:
+        self.stopped.set()
+
+
+class Host:
+    def __init__(self, home: Path, table_bots: int = 0) -> None:
+        self.made: list[StandIn] = []
+        self.bots = EventBots(home, "Claire", table_bots + 1, self.make)
+
+    def make(
+        self, home: Path, name: str, level: str, peers: Sequence[tuple[str, bytes]]
+    ) -> StandIn:
+        self.made.append(StandIn(home, name, level, peers))
+        return self.made[-1]
+
+
+def an_event(tmp_path: Path, endpoint: str = "tcp://10.0.0.7:7000") -> tuple[EventDesk, Heard]:
+    organiser = EventDesk(Identity.generate(), lambda: endpoint, Store(tmp_path / "org.db"))
+    held = organiser.open("Soirée du club", 2, 1, 4, Movement.RANDOM)
+    return organiser, Heard(held.config, held.record.entries[0].wire, endpoint, 1)
+
+
+def test_bots_are_players_of_their_own_named_after_the_table_bots(tmp_path: Path) -> None:
+    organiser, heard = an_event(tmp_path)
+
+    async def go() -> None:
+        host = Host(tmp_path / "home", table_bots=2)
+        names = await host.bots.add(heard.config.event_id, heard, 3, "strong")
+        assert names == ["Claire-bot3", "Claire-bot4", "Claire-bot5"]
+        keys = {bot.events.key for bot in host.made}
+        assert len(keys) == 3 and host.bots.keys() == keys
+        for bot in host.made:
+            assert bot.level == "strong" and bot.peers == [(heard.endpoint, organiser.key)]
+            held = bot.events.held[heard.config.event_id]
+            assert held.outbox  # its registration, sent at its daemon's next heartbeat
+        spec = json.loads((tmp_path / "home" / "event-bots" / "2" / SPEC).read_text())
+        assert spec == {"level": "strong", "peers": [[heard.endpoint, organiser.key.hex()]]}
+        with pytest.raises(EventError, match="level"):
+            await host.bots.add(heard.config.event_id, heard, 1, "grandmaster")
+        with pytest.raises(EventError, match="at most 16"):
+            await host.bots.add(heard.config.event_id, heard, MAX_EVENT_BOTS - 2, "strong")
+        assert len(host.made) == 3  # nothing done
+        await host.bots.close()
+        assert all(bot.stopped.is_set() for bot in host.made)
+
+    asyncio.run(go())
+
+
+def test_a_restarted_host_takes_its_bots_up_again_and_reuses_the_free_ones(
+    tmp_path: Path,
+) -> None:
+    _, heard = an_event(tmp_path, "tcp://0.0.0.0:7000")
+    (tmp_path / "2").mkdir()
+    _, tonight = an_event(tmp_path / "2")
+
+    async def go() -> None:
+        host = Host(tmp_path / "home")
+        await host.bots.add(heard.config.event_id, heard, 2, "basic")
+        assert all(bot.peers == [] for bot in host.made)  # a wildcard: discovery finds it
+        await host.bots.close()
+        again = Host(tmp_path / "home")
+        await again.bots.resume()
+        assert [(b.name, b.level) for b in again.made] == [
+            ("Claire-bot1", "basic"),
+            ("Claire-bot2", "basic"),
+        ]
+        # still registered in an unfinished event: a new event gets new bots, numbered on
+        names = await again.bots.add(tonight.config.event_id, tonight, 1, "basic")
+        assert names == ["Claire-bot3"]
+        await again.bots.close()
+
+    asyncio.run(go())
