@@ -9,7 +9,9 @@ import asyncio
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
 import msgpack
 import pytest
@@ -25,7 +27,9 @@ from daemons import (
 )
 from event_daemons import EventRoom, open_event, start_event_room
 from intruder import Intruder
+from lan import NEEDS_ROOT, fleet, lan_of
 
+from client.api import ask
 from protocol.event import EntryKind, EventReport, read_event, register, verify_event
 from protocol.identity import Identity
 from protocol.manifest import Manifest
@@ -462,3 +466,55 @@ def test_the_organiser_plays_and_one_daemon_hosts_four_event_bots(tmp_path: Path
     finally:
         room.stop()
     assert_no_traceback(tmp_path, len(homes))
+
+
+@pytest.mark.slow
+@NEEDS_ROOT
+def test_the_organiser_plays_and_hosts_bots_over_lan_discovery(tmp_path: Path) -> None:
+    """The same on a LAN of three namespaces, every daemon found by discovery alone (no
+    ``--peer``): the organiser plays and hosts three bots, anne plays and hosts two, bruno
+    plays — eight players over two rounds of one deal; each hosted bot listens on a port of
+    its own and beacons on the shared UDP port like any daemon; every player's daemon holds the
+    one record, and its ranking."""
+    with lan_of(3) as lan, fleet(lan, tmp_path, 420) as group:
+        daemons = [group.start(host, name) for host, name in enumerate(("orga", "anne", "bruno"))]
+        for daemon in daemons:
+            while group.status(daemon) is None:
+                assert group.remaining() > 0 and daemon.process.poll() is None, group.logs()
+                time.sleep(0.2)
+        orga, anne, bruno = (d.home for d in daemons)
+
+        def ask_(home: Path, op: str, **params: Any) -> Any:
+            return asyncio.run(ask(home, op, **params))
+
+        event = str(
+            ask_(orga, "event-open", name="Vendredi", rounds=2, deals=1, movement="random")["event"]
+        )
+        ask_(orga, "event-join", event=event)
+        ask_(orga, "event-join", event=event, bots=3)
+        for home in (anne, bruno):
+            while not any(e["event"] == event for e in ask_(home, "events")):
+                assert group.remaining() > 0, group.logs()
+                time.sleep(0.5)
+            ask_(home, "event-join", event=event)
+        ask_(anne, "event-join", event=event, bots=2)
+        while len(ask_(orga, "event", event=event)["players"]) < 8:
+            assert group.remaining() > 0, group.logs()
+            time.sleep(0.5)
+        ask_(orga, "event-start", event=event)
+        players = [
+            orga,
+            anne,
+            bruno,
+            *(orga / "event-bots" / str(k) for k in (1, 2, 3)),
+            *(anne / "event-bots" / str(k) for k in (1, 2)),
+        ]
+        while not all(ask_(home, "event", event=event)["closed"] == 2 for home in players):
+            assert group.remaining() > 0, group.logs()
+            time.sleep(2)
+        records = {ask_(home, "event-record", event=event)["record"] for home in players}
+        assert len(records) == 1
+        report = verify_event(read_event(bytes.fromhex(records.pop())))
+        assert report.ok and len(report.names) == 8 and report.closed == 2
+        rankings = [ask_(home, "event", event=event)["ranking"] for home in players]
+        assert all(ranking == rankings[0] for ranking in rankings)
