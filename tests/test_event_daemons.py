@@ -399,6 +399,19 @@ def test_the_organiser_plays_and_one_daemon_hosts_four_event_bots(tmp_path: Path
     own player does not register) and three players' daemons — plays two rounds of one deal;
     every player's ``tarot event show`` (the hosted bots' homes included) gives one ranking,
     the bots tagged by name, and the record holds."""
+    play_with_hosted_bots(tmp_path)
+
+
+@pytest.mark.slow
+def test_a_daemon_hosting_event_bots_killed_mid_round_takes_them_up_again(
+    tmp_path: Path,
+) -> None:
+    """The same, the bots' host killed (``kill -9``) once round 1's first row is in and
+    started again: it takes its four bots up from their homes, each goes on from its store."""
+    play_with_hosted_bots(tmp_path, crash_host=True)
+
+
+def play_with_hosted_bots(tmp_path: Path, crash_host: bool = False) -> None:
     ports = free_ports(5)
     homes = [tmp_path / f"d{i}" for i in range(5)]
     organiser = [(homes[0], ports[0])]
@@ -439,6 +452,13 @@ def test_the_organiser_plays_and_one_daemon_hosts_four_event_bots(tmp_path: Path
             60,
         )
         room.ask(homes[0], "event-start", event=event)
+        if crash_host:
+            room.wait(
+                "a first row in",
+                lambda: len(room.ask(homes[0], "event", event=event)["pending"]) < 2,
+                120,
+            )
+            room.crash_and_restart(1)
         players = [homes[0], *(homes[1] / "event-bots" / str(k) for k in range(1, 5)), *homes[2:]]
         room.wait(
             "both rounds closed, on every player's daemon",
@@ -451,9 +471,8 @@ def test_the_organiser_plays_and_one_daemon_hosts_four_event_bots(tmp_path: Path
         assert report.ok and report.closed == 2 and not report.pending
         assert report.names[bytes.fromhex(home_key(homes[0]))] == "organisatrice"
         assert sorted(n for n in report.names.values() if "-bot" in n) == bots
-        assert (
-            bytes.fromhex(home_key(homes[1])) not in report.names
-        )  # the host registered its bots only
+        # the host registered its bots only
+        assert bytes.fromhex(home_key(homes[1])) not in report.names
         for plan in report.plans:
             assert sorted(plan.players) == sorted(report.names)
         shown = []
