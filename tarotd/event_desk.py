@@ -522,16 +522,18 @@ class EventDesk:
             return outs
 
     def _keep_sending(self, held: Held, note: str, frame: dict[str, Any]) -> list[FrameOut]:
-        """Store ``frame`` (so a restart sends it again), then send it to the organiser.  The
-        organiser's own player hands it to its own record at once, through the same handler
-        as a frame from the LAN: nothing to send again, its record is its state."""
-        if held.role is Role.ORGANISER:
-            return self.receive(self.key, frame)
+        """Store ``frame`` (so a restart sends it again), then send it to the organiser."""
         self.store.set_event_note(held.event_id, note, msgpack.packb(frame, use_bin_type=True))
         held.outbox[note] = frame
         return self._to_organiser(held, frame)
 
     def _to_organiser(self, held: Held, frame: dict[str, Any]) -> list[FrameOut]:
+        """To the organiser's daemon; the organiser's own player hands it to its own record,
+        through the same handler as a frame from the LAN — kept and handed again like any
+        player's until the record holds it: a signature gathered in memory is lost with a
+        restart."""
+        if held.role is Role.ORGANISER:
+            return self.receive(self.key, frame)
         return [(held.config.organiser, frame)]
 
     # --- The heartbeat ------------------------------------------------------------------
@@ -549,7 +551,7 @@ class EventDesk:
                     "endpoint": self.endpoint(),
                 }
                 outs.append((BROADCAST, frame))
-            elif held.role is Role.PLAYER and held.outbox and now >= held.resent_at + RESEND_EVERY:
+            if held.outbox and now >= held.resent_at + RESEND_EVERY:
                 held.resent_at = now
                 for note in list(held.outbox):
                     if self._holds(held, note):

@@ -453,3 +453,35 @@ def test_a_player_asks_for_entries_only_once_its_registration_is_in(tmp_path: Pa
     ((_, announcement),) = room.organiser.heartbeat(1.0)
     announcement["count"] = 3
     assert player.receive(room.organiser.key, announcement) == []
+
+
+def test_the_organisers_own_row_signature_survives_its_restart(tmp_path: Path) -> None:
+    """The organiser's player signed its row and its daemon died before the signature left
+    for its table mates: restarted, it hands the signature kept in its store to its record
+    again, and the row goes in once the mates have signed."""
+    room = Room(tmp_path, 7)
+    event_id = opened(room, deals=1)
+    room.post(room.organiser.key, room.organiser.join(event_id, "organisateur"))
+    room.run()
+    room.post(room.organiser.key, room.organiser.start(event_id))
+    room.run()
+    (seating,) = room.organiser.seatings()
+    mates = [room.by_key(k) for k in seating.slot.keys]
+    ready = ready_table(seating.slot.table_id, seating.slot.name, [d.identity for d in mates])
+    for desk in mates:
+        room.post(desk.key, desk.table_ready(ready))
+    room.run()
+    audit = DealAudit(None, (30, -10, -10, -10), None, None, False)
+    room.organiser.scored(seating.slot.table_id, 0, bytes(32), audit)  # lost with the crash
+    restarted = room.desk(0)
+    restarted.load()
+    room.desks[0] = restarted
+    for desk in mates:
+        if desk.key != restarted.key:
+            room.post(desk.key, desk.scored(seating.slot.table_id, 0, bytes(32), audit))
+    room.run()
+    held = restarted.held[event_id]
+    assert (1, seating.table, 1) in held.report.pending
+    room.beat(10.0)
+    assert (1, seating.table, 1) not in held.report.pending
+    assert verify_event(held.record).ok
