@@ -43,6 +43,7 @@ from symbolic_deck import (
     PermutationLeak,
     Traced,
     TracedDeal,
+    Tracer,
     carried,
     expr_of,
     leaks,
@@ -215,6 +216,24 @@ class Disclosed:
 
     seat: int
     scalars: tuple[Scalar, ...]
+
+
+def test_the_symbolic_model_names_a_related_key_by_its_relation() -> None:
+    """A derived key is a fresh symbol only if nothing relates it to the keys derived before:
+    else the check would find a derivation that repeats or scales its keys as safe as one that
+    does not (five key mutants of ``scripts/mutants`` passed it so)."""
+    tracer = Tracer()
+    order = group.ORDER
+    b = 0x5EC2E7
+    first = tracer._derived(0, "b0[0]", b)
+    assert first.terms == Expr.symbol(0).terms
+    assert tracer._derived(0, "b0[1]", 3 * b % order).terms == (Expr.constant(3) * first).terms
+    assert tracer._derived(1, "b1[0]", b).terms == first.terms  # another seat's, repeated
+    assert tracer._derived(0, "b0[2]", 1).terms == Expr.constant(1).terms
+    c = 0xC0FFEE
+    second = tracer._derived(0, "b0[3]", c)
+    assert tracer._derived(0, "b0[4]", b * c % order).terms == (first * second).terms
+    assert len(tracer.symbols) == 2
 
 
 def test_the_symbolic_check_solves_a_nonce_used_twice() -> None:
