@@ -467,7 +467,8 @@ def play_with_hosted_bots(tmp_path: Path, crash_host: bool = False) -> None:
         )
         records = {room.ask(home, "event-record", event=event)["record"] for home in players}
         assert len(records) == 1, "the players hold different records"
-        report = verify_event(read_event(bytes.fromhex(records.pop())))
+        record = read_event(bytes.fromhex(records.pop()))
+        report = verify_event(record)
         assert report.ok and report.closed == 2 and not report.pending
         assert report.names[bytes.fromhex(home_key(homes[0]))] == "organisatrice"
         assert sorted(n for n in report.names.values() if "-bot" in n) == bots
@@ -475,6 +476,12 @@ def play_with_hosted_bots(tmp_path: Path, crash_host: bool = False) -> None:
         assert bytes.fromhex(home_key(homes[1])) not in report.names
         for plan in report.plans:
             assert sorted(plan.players) == sorted(report.names)
+        rows = [e for e in record.entries if e.kind is EntryKind.ROW]
+        assert len(rows) == 4 and all(None not in e.signatures for e in rows)  # all signed
+        path = tmp_path / "event.tarot-event"
+        assert tarot("--home", homes[0], "event", "export", "--record", path).returncode == 0
+        audited = tarot("audit", path)
+        assert audited.returncode == 0 and "the record holds" in audited.stdout, audited.stdout
         shown = []
         for home in players:
             out = tarot("--home", home, "event", "show", event[:8], "--json")
