@@ -1301,11 +1301,13 @@ class Daemon:
                 event_id, str(request.get("newcomer", "")), str(request.get("player", ""))
             )
             return {"newcomer": newcomer, "player": player}
-        held = self.events.held.get(event_id)
+        held, desk = self.events.held.get(event_id), self.events
+        if held is None and self.event_bots is not None:  # our bots play it, we do not
+            desk, held = self.event_bots.holding(event_id) or (desk, None)
         if held is None:
             raise EventError("this daemon is not in that event: tarot event join")
         if op == "event":
-            return self.events.summary(held)
+            return desk.summary(held) | ({} if desk is self.events else {"seat": None})
         if op == "event-record":
             return {"event": event_id.hex(), "record": held.record.to_bytes().hex()}
         raise ApiError(f"unknown request {op!r}")

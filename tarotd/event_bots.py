@@ -37,7 +37,7 @@ from protocol.bots import BOTS
 from protocol.event import EventError
 from protocol.identity import fingerprint
 from protocol.manifest import MAX_NAME
-from tarotd.event_desk import EventDesk, Heard
+from tarotd.event_desk import EventDesk, Heard, Held
 from tarotd.mesh import WILDCARD_HOSTS
 
 log = logging.getLogger(__name__)
@@ -157,6 +157,15 @@ class EventBots:
         self.hosted.append(bot)
         log.info("event bot %s (%s) hosted here [%s]", name, level, fingerprint(daemon.events.key))
         return bot
+
+    def holding(self, event_id: bytes) -> tuple[EventDesk, Held] | None:
+        """The desk of a bot of ours in ``event_id``, and its event: what the host shows of an
+        event it hosts bots in without playing it."""
+        for bot in self.hosted:
+            held = bot.daemon.events.held.get(event_id)
+            if held is not None:
+                return bot.daemon.events, held
+        return None
 
     def keys(self) -> frozenset[bytes]:
         """The keys of the bots hosted here."""

@@ -483,7 +483,7 @@ def play_with_hosted_bots(tmp_path: Path, crash_host: bool = False) -> None:
         audited = tarot("audit", path)
         assert audited.returncode == 0 and "the record holds" in audited.stdout, audited.stdout
         shown = []
-        for home in players:
+        for home in [*players, homes[1]]:  # and the host's: the event as its bots hold it
             out = tarot("--home", home, "event", "show", event[:8], "--json")
             assert out.returncode == 0, out.stderr
             shown.append(json.loads(out.stdout)["ranking"])
