@@ -70,10 +70,12 @@ class Hosted:
     level: str
     daemon: HostedDaemon
     task: asyncio.Task[int]
+    peers: Sequence[tuple[str, bytes]]  #: the daemons it was started linked to
 
-    def free_for(self, event_id: bytes) -> bool:
-        """Whether it can register with ``event_id``: in no event still being played."""
-        return all(
+    def free_for(self, event_id: bytes, peers: Sequence[tuple[str, bytes]]) -> bool:
+        """Whether it can register with ``event_id``: in no event still being played, and
+        started linked to the daemons the event needs (its organiser's)."""
+        return set(peers) <= set(self.peers) and all(
             event_id != held.event_id and held.report.closed >= held.config.rounds
             for held in self.daemon.events.held.values()
         )
@@ -113,16 +115,17 @@ class EventBots:
             raise EventError(f"a bot's level is one of {', '.join(sorted(BOTS))}")
         if not 1 <= count <= MAX_EVENT_BOTS:
             raise EventError(f"--bots is from 1 to {MAX_EVENT_BOTS}")
-        free = [h for h in self.hosted if h.level == level and h.free_for(event_id)][:count]
+        host = heard.endpoint.removeprefix("tcp://").rpartition(":")[0]
+        # A wildcard address says nothing of where the organiser is: discovery finds it then.
+        peers = [] if host in WILDCARD_HOSTS else [(heard.endpoint, heard.config.organiser)]
+        free = [h for h in self.hosted if h.level == level and h.free_for(event_id, peers)]
+        free = free[:count]
         new = count - len(free)
         if len(self.hosted) + new > MAX_EVENT_BOTS:
             raise EventError(
                 f"this daemon hosts {len(self.hosted)} event bots, {len(free)} of them free: "
                 f"at most {MAX_EVENT_BOTS} in all"
             )
-        host = heard.endpoint.removeprefix("tcp://").rpartition(":")[0]
-        # A wildcard address says nothing of where the organiser is: discovery finds it then.
-        peers = [] if host in WILDCARD_HOSTS else [(heard.endpoint, heard.config.organiser)]
         taken = {h.number for h in self.hosted}
         numbers = [n for n in range(1, MAX_EVENT_BOTS * 2) if n not in taken][:new]
         for number in numbers:
@@ -153,7 +156,7 @@ class EventBots:
         name = self.host_name[: MAX_NAME - len(suffix)] + suffix
         daemon = self.make(self.root / str(number), name, level, peers)
         await daemon.start()
-        bot = Hosted(number, name, level, daemon, asyncio.create_task(daemon.serve()))
+        bot = Hosted(number, name, level, daemon, asyncio.create_task(daemon.serve()), peers)
         self.hosted.append(bot)
         log.info("event bot %s (%s) hosted here [%s]", name, level, fingerprint(daemon.events.key))
         return bot

@@ -5,6 +5,7 @@ the homes a restarted host takes up again."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -108,5 +109,40 @@ def test_a_restarted_host_takes_its_bots_up_again_and_reuses_the_free_ones(
         names = await again.bots.add(tonight.config.event_id, tonight, 1, "basic")
         assert names == ["Claire-bot3"]
         await again.bots.close()
+
+    asyncio.run(go())
+
+
+def test_a_bot_whose_event_is_over_is_taken_for_the_same_organisers_next(
+    tmp_path: Path,
+) -> None:
+    organiser, heard = an_event(tmp_path)
+    held = organiser.open("Le lendemain", 1, 1, 4, Movement.RANDOM)
+    tomorrow = Heard(held.config, held.record.entries[0].wire, heard.endpoint, 1)
+    (tmp_path / "other").mkdir()
+    _, elsewhere = an_event(tmp_path / "other", "tcp://10.0.0.8:7000")
+
+    async def go() -> None:
+        host = Host(tmp_path / "home")
+        assert await host.bots.add(heard.config.event_id, heard, 2, "basic") == [
+            "Claire-bot1",
+            "Claire-bot2",
+        ]
+        first = host.made[0].events.held[heard.config.event_id]
+        first.report = dataclasses.replace(first.report, closed=first.config.rounds)  # over
+        assert await host.bots.add(tomorrow.config.event_id, tomorrow, 1, "basic") == [
+            "Claire-bot1"
+        ]
+        assert await host.bots.add(tomorrow.config.event_id, tomorrow, 1, "strong") == [
+            "Claire-bot3"  # another level: a new bot
+        ]
+        host.made[0].events.held[tomorrow.config.event_id].report = dataclasses.replace(
+            host.made[0].events.held[tomorrow.config.event_id].report, closed=1
+        )
+        # another organiser's event: bot 1 is free, but not linked to that organiser
+        assert await host.bots.add(elsewhere.config.event_id, elsewhere, 1, "basic") == [
+            "Claire-bot4"
+        ]
+        await host.bots.close()
 
     asyncio.run(go())
