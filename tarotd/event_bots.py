@@ -20,7 +20,8 @@ the names do (``NAME-botK``: :func:`tarotd.daemon.bot_name`), in every ranking a
 
 A hosted bot stays: restarted, the host takes every bot of its home up again (``bot.json``:
 its level and the organiser's daemon it links to) and each goes on from its store.  A bot in no
-unfinished event is taken again for the next event's ``--bots``.
+unfinished event is taken again for the ``--bots`` of its level at an event of the organiser
+it links to.
 """
 
 from __future__ import annotations
