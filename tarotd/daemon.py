@@ -30,6 +30,7 @@ import os
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -472,23 +473,18 @@ class Daemon:
         """What the tables signed leaves once every commit so far is on the disk — what we
         signed first of all (the runners leave us that sync: ``sync_deferred``) — the
         ``fdatasync`` on the store's thread while the loop takes the next frames in, and in
-        order, behind what still waits for the disk."""
-        if outs:
-            self._unsynced.append(outs)
-        if self._unsynced and not self._syncing:
-            self._flush_deal()
-
-    def _flush_deal(self) -> None:
-        """Send what waits if every commit so far is on the disk; else sync, and come back.
-        A sync that fails (the disk full) is tried again every heartbeat: nothing leaves
-        before it is on the disk (and the table's next write pauses it, said)."""
-        self._syncing = False
-        try:
-            syncing = self.store.sync_later()
-        except StoreFault:
-            self._syncing = True
-            asyncio.get_running_loop().call_later(HEARTBEAT, self._flush_deal)
+        order, behind what still waits for the disk.  The commit itself is made here, in the
+        move: a fault there (the disk full) is the move's, which pauses the table, and ``outs``
+        never leave (the table taken up again sends what its journal holds)."""
+        if not outs:
             return
+        syncing = self.store.sync_later()
+        self._unsynced.append(outs)
+        if not self._syncing:
+            self._after_sync(syncing)
+
+    def _after_sync(self, syncing: Future[None] | None) -> None:
+        """Send what waits once ``syncing`` is done (None: every commit is on the disk)."""
         if syncing is None:
             while self._unsynced:
                 for daemon, data in self._unsynced.popleft():
@@ -498,10 +494,24 @@ class Daemon:
         asyncio.wrap_future(syncing).add_done_callback(self._synced)
 
     def _synced(self, syncing: asyncio.Future[None]) -> None:
+        """A sync is done: what came meanwhile may need another (:meth:`_sync_again`)."""
         if syncing.cancelled() or syncing.exception() is not None:
-            asyncio.get_running_loop().call_later(HEARTBEAT, self._flush_deal)
+            log.warning("could not sync the journal: what we signed waits; trying again")
+            asyncio.get_running_loop().call_later(HEARTBEAT, self._sync_again)
         else:
-            self._flush_deal()
+            self._sync_again()
+
+    def _sync_again(self) -> None:
+        """Every commit so far on the disk, then send: tried every heartbeat until it is
+        (nothing leaves before it is on the disk)."""
+        self._syncing = False
+        try:
+            syncing = self.store.sync_later()
+        except StoreFault:
+            self._syncing = True
+            asyncio.get_running_loop().call_later(HEARTBEAT, self._sync_again)
+            return
+        self._after_sync(syncing)
 
     async def _on_message(self, peer: bytes, channel: str, body: bytes) -> None:
         if channel == LOBBY:
@@ -824,6 +834,7 @@ class Daemon:
         runner.on_events = functools.partial(self._publish, runner)
         runner.on_scored = functools.partial(self._on_scored, runner)
         runner.sync_deferred = True  # :meth:`_send_deal` syncs, off the loop
+        runner.bots_decide_here = False  # they think on the bots' thread (:meth:`_bot_turn`)
         self._thinking.discard(
             ready.setup.table_id
         )  # a runner dropped by a fault had them scheduled:

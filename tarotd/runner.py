@@ -211,6 +211,10 @@ class TableRunner:
     #: next frames in: an ``fdatasync`` of 5 to 50 ms on a shared disk held every frame behind
     #: it.  False (the default): the runner syncs before it returns them.
     sync_deferred: bool = False
+    #: Whether :meth:`act` and :meth:`stall` let the bots decide at once, as :meth:`step`
+    #: does; False for the daemon, whose bots think on a thread of their own, each asked by
+    #: :meth:`bot_turn` (tarotd/thinking.py).
+    bots_decide_here: bool = True
 
     def __post_init__(self) -> None:
         self.sheet = ScoreSheet(list(self.ready.setup.names))
@@ -355,6 +359,11 @@ class TableRunner:
                 outs += self._deal_again()
         return outs
 
+    @property
+    def _decisions(self) -> int | None:
+        """What :meth:`act` and :meth:`stall` let :meth:`step` decide: every bot, or none."""
+        return None if self.bots_decide_here else 0
+
     def bot_turn(self) -> BotTurn | None:
         """The decision a hosted bot owes now, if any, asked over a copy of its seat's game
         for a worker to think over while the daemon goes on (tarotd/thinking.py)."""
@@ -432,7 +441,7 @@ class TableRunner:
         if machine is None:
             later = "ask for the next deal" if self.between_deals else "the table has finished"
             raise RuleError(f"it is not this seat's turn to decide: the deal is scored; {later}")
-        return self._dispatch(machine.act(action)) + self.step()
+        return self._dispatch(machine.act(action)) + self.step(self._decisions)
 
     def stall(self, reachable: Collection[bytes] | None = None) -> list[WireOut]:
         """Time out the seats the deal waits for (:meth:`SeatMachine.stall`); ``reachable``,
@@ -450,7 +459,7 @@ class TableRunner:
         outgoing: list[Message] = []
         for machine in self.machines.values():
             outgoing.extend(machine.stall(unreachable))
-        return self._dispatch(outgoing) + self.step()
+        return self._dispatch(outgoing) + self.step(self._decisions)
 
     def adopt(self, deal: int, closing: Sequence[Message]) -> bool:
         """Take the other members' closing chain of the deal being played here, if it is one
