@@ -78,6 +78,8 @@ DAEMON_MODULES = frozenset(
         "test_table_start",
         "test_tui_app",
         "test_tui_club_tmux",
+        "test_tui_event_keys",
+        "test_event_night_clients",
         "test_tui_terminal",
         "test_unreachable_peer",
         "test_wheel",

@@ -819,7 +819,7 @@ def test_the_event_panel_says_what_the_event_waits_for_in_both_languages() -> No
     started; once over, the ranking is final; a fault the record shows is said; a round's
     table played out says the next round comes, the last one that the game is over."""
     for lang, role, words in (
-        ("en", "organiser", "Registered: 8. Enter on the event: start the first round."),
+        ("en", "organiser", "Registered: 8. On the event: Enter to play in it yourself, b for"),
         ("fr", "player", "Inscrits : 8. L'organisateur lancera la première position."),
     ):
         m = Model(Texts(lang), tmp := Path("/nonexistent"))

@@ -288,7 +288,11 @@ class TarotApp:
             ):
                 self.model.bot_levels[result["bot"]] = result["level"]
             if success is not None:
-                self.model.say(self.texts(success, **(result if isinstance(result, dict) else {})))
+                said = {  # a list (the event bots' names) said as one
+                    key: ", ".join(map(str, value)) if isinstance(value, list) else value
+                    for key, value in (result.items() if isinstance(result, dict) else ())
+                }
+                self.model.say(self.texts(success, **said))
             else:
                 self.model.say("")
         await self.refresh()
@@ -668,21 +672,97 @@ class TarotApp:
         events = self.model.events
         return events[index] if not self.model.at_table and 0 <= index < len(events) else None
 
+    def _selected_summary(self) -> dict[str, Any] | None:
+        """The daemon's ``event`` for the event under the cursor, when the client has it."""
+        event = self._selected_event()
+        if event is None:
+            return None
+        return next(
+            (
+                summary
+                for summary in (self.model.lobby_event, self.model.event)
+                if summary is not None and summary.get("event") == event["event"]
+            ),
+            None,
+        )
+
     def _enter_event(self) -> None:
-        """Enter on an event: register with it; its organiser seats round 1 with it."""
+        """Enter on an event: register our player with it — the organiser's too, to play in
+        its own event from its own daemon (``e`` starts it: two keys, since an organiser
+        pressing Enter to play must not seat round 1 without itself)."""
         event = self._selected_event()
         if event is None:
             return
+        summary = self._selected_summary()
+        ours = (self.model.status or {}).get("fingerprint")
+        registered = summary is not None and any(
+            p.get("fingerprint") == ours for p in summary.get("players", ())
+        )
         if event.get("role") is None:
             self._send("event-join", "event_joined", event=event["event"])
-        elif (
-            event.get("role") == "organiser"
-            and self.model.event is not None
-            and not self.model.event.get("plans")
-        ):
-            self._send("event-start", "event_started", event=event["event"])
+        elif event.get("role") == "organiser" and not registered:
+            self._send("event-join", "event_joined_own", event=event["event"])
         else:
             self.model.say(self.texts("event_nothing_to_do"))
+
+    def _start_event(self) -> None:
+        """e: the organiser seats round 1 of the event under the cursor (the daemon refuses
+        once it has started); any other event is not ours to start."""
+        event = self._selected_event()
+        if event is None or self.model.at_table:
+            return
+        if event.get("role") == "organiser":
+            self._send("event-start", "event_started", event=event["event"])
+        else:
+            self.model.say(self.texts("event_start_not_ours"), error=True)
+
+    def _bots(self) -> None:
+        """b: a bot at our table — or, on an event, ask how many event bots this daemon
+        hosts for it (``tarot event join EVENT --bots N``)."""
+        if self._selected_event() is not None:
+            self.model.event_bots = ""
+        else:
+            self._in_lobby("bot", "bot_added")
+
+    def _event_bots_keys(self, asking: Condition) -> KeyBindings:
+        """While the bots' count is typed: digits go into it, Backspace takes one back, Tab
+        switches their level, Enter registers them, Escape gives up."""
+        keys, model = KeyBindings(), self.model
+
+        @keys.add("<any>", filter=asking)
+        def typed(event: KeyPressEvent) -> None:
+            if model.event_bots is not None and event.data.isdigit() and len(event.data) == 1:
+                model.event_bots = (model.event_bots + event.data)[:2]
+
+        @keys.add("backspace", filter=asking)
+        def erase(event: KeyPressEvent) -> None:
+            model.event_bots = (model.event_bots or "")[:-1]
+
+        @keys.add("tab", filter=asking)
+        def level(event: KeyPressEvent) -> None:
+            model.event_bots_level = "strong" if model.event_bots_level == "basic" else "basic"
+
+        @keys.add("enter", filter=asking)
+        def register(event: KeyPressEvent) -> None:
+            count, selected = model.event_bots, self._selected_event()
+            if not count:
+                model.say(self.texts("event_bots_how_many"), error=True)
+                return
+            model.event_bots = None
+            if selected is not None:
+                self._send(
+                    "event-join",
+                    "event_bots_added",
+                    event=selected["event"],
+                    bots=int(count),
+                    level=model.event_bots_level,
+                )
+
+        @keys.add("escape", filter=asking)
+        def cancel(event: KeyPressEvent) -> None:
+            model.event_bots = None
+
+        return keys
 
     def _join_selected(self, invite: str | None = None) -> None:
         """Join the table under the cursor; an unverified one (a stranger's offer) only with
@@ -765,13 +845,19 @@ class TarotApp:
         on("n")(self._next_or_no)
         for seats in (3, 4, 5):
             on(str(seats))(self._opener(seats))
-        on("b")(lambda: self._in_lobby("bot", "bot_added"))
+        on("b")(self._bots)
+        on("e")(self._start_event)
         on("x")(lambda: self._in_lobby("leave", "left"))
         on("w")(self._regroup)
         on("i")(self._type_invite)
         typing = Condition(lambda: model.invite is not None)
+        asking = Condition(lambda: model.event_bots is not None)
         return merge_key_bindings(
-            [ConditionalKeyBindings(keys, ~typing), self._invite_keys(typing)]
+            [
+                ConditionalKeyBindings(keys, ~typing & ~asking),
+                self._invite_keys(typing),
+                self._event_bots_keys(asking),
+            ]
         )
 
     def _vertical(self, step: int) -> None:

@@ -104,8 +104,9 @@ _TEXT: dict[str, dict[str, str]] = {
         "annuler",
         "lobby_peers": "Voisins : {peers}",
         "lobby_no_peers": "Aucun voisin vu pour l'instant.",
-        "lobby_keys": "↑/↓ table ou tournoi — Entrée rejoindre — i code d'invitation — 3/4/5 "
-        "ouvrir une table — b ajouter un bot — x quitter la table — q quitter",
+        "lobby_keys": "↑/↓ table ou tournoi — Entrée rejoindre, s'inscrire — e lancer votre "
+        "tournoi — b ajouter un bot (sur un tournoi : ses bots) — i code d'invitation — 3/4/5 "
+        "ouvrir une table — x quitter la table — q quitter",
         # Events: club nights and tournaments (tarot event).
         "lobby_events": "Tournois — vus sur le réseau",
         "event_heard": "« {name} » par [{organiser}] — {role}{players}{progress}",
@@ -131,8 +132,8 @@ _TEXT: dict[str, dict[str, str]] = {
         "event_column_round": "P{round}",
         "event_over": "Le tournoi est terminé.",
         "event_waiting_start": "Inscrits : {count}. L'organisateur lancera la première position.",
-        "event_waiting_start_organiser": "Inscrits : {count}. Entrée sur le tournoi : lancer la "
-        "première position.",
+        "event_waiting_start_organiser": "Inscrits : {count}. Sur le tournoi : Entrée pour y "
+        "jouer vous-même, b pour des bots, e pour lancer la première position.",
         "event_ranking": "Classement provisoire",
         "event_ranking_final": "Classement final",
         "event_ranking_none": "Aucune position jouée pour l'instant.",
@@ -148,6 +149,12 @@ _TEXT: dict[str, dict[str, str]] = {
         "event_joined": "Inscrit : votre démon vous placera à chaque position.",
         "event_started": "Première position lancée : les tables se forment.",
         "event_nothing_to_do": "Votre démon suit ce tournoi : il vous place à chaque position.",
+        "event_joined_own": "Inscrit : vous jouez dans votre propre tournoi ; e le lance.",
+        "event_start_not_ours": "Seul son organisateur lance un tournoi.",
+        "event_bots_prompt": "Bots pour « {event} », hébergés par votre démon — combien ? "
+        "{count}▏ ({level}, Tab pour changer) — Entrée inscrire, Échap annuler",
+        "event_bots_how_many": "Tapez le nombre de bots (1 à 16), puis Entrée.",
+        "event_bots_added": "Bots inscrits, hébergés par votre démon : {bots}.",
         "opened": "Table ouverte : les places se remplissent.",
         "joined": "Vous avez rejoint la table.",
         "bot_added": "Bot ajouté : {bot}.",
@@ -399,8 +406,9 @@ _TEXT: dict[str, dict[str, str]] = {
         "invite_prompt": "Invite code of “{table}”: {code}▏ — Enter join, Esc cancel",
         "lobby_peers": "Neighbours: {peers}",
         "lobby_no_peers": "No neighbour seen yet.",
-        "lobby_keys": "↑/↓ table or event — Enter join — i invite code — 3/4/5 open a table — b "
-        "add a bot — x leave the table — q quit",
+        "lobby_keys": "↑/↓ table or event — Enter join, register — e start your event — b add "
+        "a bot (on an event: its bots) — i invite code — 3/4/5 open a table — x leave the table "
+        "— q quit",
         "lobby_events": "Events — seen on the network",
         "event_heard": "“{name}” by [{organiser}] — {role}{players}{progress}",
         "event_not_registered": "Enter: register",
@@ -425,8 +433,8 @@ _TEXT: dict[str, dict[str, str]] = {
         "event_column_round": "R{round}",
         "event_over": "The event is over.",
         "event_waiting_start": "Registered: {count}. The organiser will start the first round.",
-        "event_waiting_start_organiser": "Registered: {count}. Enter on the event: start the "
-        "first round.",
+        "event_waiting_start_organiser": "Registered: {count}. On the event: Enter to play in it "
+        "yourself, b for bots, e to start the first round.",
         "event_ranking": "Ranking so far",
         "event_ranking_final": "Final ranking",
         "event_ranking_none": "No round played yet.",
@@ -442,6 +450,12 @@ _TEXT: dict[str, dict[str, str]] = {
         "event_joined": "Registered: your daemon will seat you at every round.",
         "event_started": "First round started: the tables are forming.",
         "event_nothing_to_do": "Your daemon follows this event: it seats you at every round.",
+        "event_joined_own": "Registered: you play in your own event; e starts it.",
+        "event_start_not_ours": "Only its organiser starts an event.",
+        "event_bots_prompt": "Bots for “{event}”, hosted by your daemon — how many? {count}▏ "
+        "({level}, Tab to change) — Enter register, Esc cancel",
+        "event_bots_how_many": "Type how many bots (1 to 16), then Enter.",
+        "event_bots_added": "Bots registered, hosted by your daemon: {bots}.",
         "opened": "Table opened: the seats are filling.",
         "joined": "You joined the table.",
         "bot_added": "Bot added: {bot}.",

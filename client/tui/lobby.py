@@ -88,6 +88,21 @@ def lobby_fragments(model: Model) -> StyleAndTextTuples:
             ("class:prompt", texts("invite_prompt", table=name, code=model.invite)),
             ("", "\n"),
         ]
+    selected_event = model.events[selected] if 0 <= selected < len(model.events) else None
+    if model.event_bots is not None and selected_event is not None:
+        out += [
+            ("", "\n"),
+            (
+                "class:prompt",
+                texts(
+                    "event_bots_prompt",
+                    event=selected_event.get("name", ""),
+                    count=model.event_bots,
+                    level=texts("bot_level", level=model.event_bots_level),
+                ),
+            ),
+            ("", "\n"),
+        ]
     peers = status.get("peers", ())
     out.append(("", "\n"))
     if peers:

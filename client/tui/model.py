@@ -80,6 +80,11 @@ class Model:
     lobby_event: dict[str, Any] | None = None
     #: The invite code being typed for the table under the lobby's cursor; None: not typing.
     invite: str | None = None
+    #: How many event bots to host for the event under the lobby's cursor, as typed (``b`` on
+    #: an event: ``tarot event join --bots N``); None: not asking.
+    event_bots: str | None = None
+    #: Their level, Tab switching it while the count is typed (``--bot-level``).
+    event_bots_level: str = "basic"
     #: The last view of a deal, kept when the daemon has none (between deals) for its log.
     last_view: dict[str, Any] | None = None
     #: The last trick our seat saw fall, from the daemon's events: the deal's view is gone
