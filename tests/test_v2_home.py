@@ -14,10 +14,12 @@ import logging
 import shutil
 from pathlib import Path
 
+import msgpack
 import pytest
 from daemons import free_ports
 
 from client.cli import main as tarot
+from protocol.identity import verify
 from tarotd.daemon import Daemon, Options
 from tarotd.lobby import ReadyTable
 from tarotd.store import SCHEMA_VERSION, Store, TableState
@@ -61,6 +63,12 @@ def test_the_store_of_a_v2_home_opens_and_stops_the_v2_table_keeping_everything(
         assert table.manifest is not None
         with pytest.raises(ValueError, match="signature by seat 0"):
             ReadyTable.from_bytes(table.manifest)
+        document, signatures, _ = msgpack.unpackb(table.manifest, raw=False)
+        keys = [member[0] for member in msgpack.unpackb(document, raw=False)[2]]
+        assert all(
+            verify(key, signature, b"tarot/v2/manifest\x00" + document)
+            for key, signature in zip(keys, signatures, strict=True)
+        )
 
 
 def test_a_daemon_starts_on_a_v2_home_and_says_why_its_table_stopped(
