@@ -17,14 +17,16 @@ usage dump to find the line that matters.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import importlib.util
+import os
 import sys
 from pathlib import Path
 from typing import NoReturn, TypeAlias
 
 from client.workers import TOOLS
-from protocol.group import use_scheduler
+from protocol.group import binding_file, use_scheduler
 
 PROG = "tarot"
 
@@ -109,6 +111,9 @@ def build_parser() -> ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run ``tarot`` with ``argv`` (default: the process's arguments); return the exit status."""
+    if (loaded := binding_file()) is not None:  # rbcl's copy of libsodium, loaded already
+        with contextlib.suppress(OSError):
+            os.unlink(loaded)
     parser = build_parser()
     try:
         args = parser.parse_args(list(argv) if argv is not None else None)

@@ -290,6 +290,19 @@ def use_scheduler(scheduler: Scheduler) -> Scheduler:
     return previous
 
 
+def binding_file() -> str | None:
+    """The temporary file ``rbcl`` wrote the libsodium it bundles to, to load it from there:
+    it writes a new one at each import and never removes it (2.7 MB a process, thousands in a
+    test run).  Loaded, the library needs the file no more; the programs (``tarot``,
+    ``tarotd``) remove it when they start — this module touches no file.  None in the fault
+    simulator's stand-in group, or if ``rbcl`` ever loads its library otherwise."""
+    name = getattr(getattr(_sodium, "_sodium", None), "_name", None)
+    if not isinstance(name, str):
+        return None
+    base = name.replace("\\", "/").rsplit("/", 1)[-1]
+    return name if base.startswith("tmp") and base.endswith((".so", ".pyd")) else None
+
+
 def in_background(work: Callable[[], _Result]) -> _Result:
     """``work()`` on the process's scheduler, as a check nobody waits for."""
     return _scheduler.in_background(work)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import math
 import os
@@ -29,7 +30,7 @@ from pathlib import Path
 from typing import Final, NoReturn
 
 from protocol.bots import BOTS
-from protocol.group import use_scheduler
+from protocol.group import binding_file, use_scheduler
 from protocol.identity import is_valid_public_key
 from protocol.manifest import DEFAULT_SILENCE, SilenceCost
 from tarotd.daemon import Daemon, OptionError, Options, StaticPeer, bot_name
@@ -538,6 +539,9 @@ def _options(args: argparse.Namespace) -> Options:
 
 
 def main(argv: list[str] | None = None) -> int:
+    if (loaded := binding_file()) is not None:  # rbcl's copy of libsodium, loaded already
+        with contextlib.suppress(OSError):
+            os.unlink(loaded)
     args = parse(argv)
     logging.basicConfig(
         level=args.log_level.upper(),

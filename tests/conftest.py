@@ -41,6 +41,7 @@ settings.load_profile("tarot")
 DAEMON_MODULES = frozenset(
     {
         "test_agreement_lan",
+        "test_binding_file",
         "test_chaos",
         "test_cheat_daemons",
         "test_curve",
