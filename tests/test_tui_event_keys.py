@@ -8,13 +8,21 @@ line says so in French and in English."""
 from __future__ import annotations
 
 import asyncio
+import json
+import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+from daemons import ROOT
 from prompt_toolkit.input import create_pipe_input
 from test_tui_app import ENTER, ScriptedDaemon, _event_summary, running
+from test_tui_terminal import Scripted
 
+from client.tui.i18n import Texts
 from client.tui.model import Model
+from lab.tmux import Pane
 
 EVENT = "dd" * 16
 
@@ -153,3 +161,70 @@ def test_b_on_an_event_asks_how_many_bots_and_registers_them(tmp_path: Path) -> 
     assert "how many? 3▏ (bot basic, Tab to change)" in screens[3]
     assert "how many? 3▏ (bot strong, Tab to change)" in screens[4]
     assert "how many?" not in screens[5]  # the question gone once answered
+
+
+class EventScripted(Scripted):
+    """The terminal test's scripted daemon, with the organiser's event of :func:`_ours`
+    (``events``, ``event``) and every other request recorded and refused."""
+
+    def __init__(self, home: Path) -> None:
+        self.events, self.summary = _ours("organiser")
+        self.requests: list[dict[str, Any]] = []
+        super().__init__(home, {"table": None})
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while line := await reader.readline():
+            request = json.loads(line)
+            op, reply = request["op"], {"id": request["id"], "ok": True}
+            answers = {
+                "status": {"name": "moi", "fingerprint": "0abc-0000", "peers": [], "tables": []},
+                "state": self.state,
+                "tables": [],
+                "events": self.events,
+                "event": self.summary,
+            }
+            if op in answers:
+                reply["result"] = answers[op]
+            else:
+                self.requests.append(request)
+                reply = {"id": request["id"], "ok": False, "error": f"scripted: {op} refused"}
+            writer.write(json.dumps(reply).encode() + b"\n")
+            await writer.drain()
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+@pytest.mark.parametrize("lang", ["fr", "en"])
+def test_the_event_bots_question_in_a_real_terminal_at_80_columns(
+    tmp_path: Path, lang: str
+) -> None:
+    """``tarot`` in tmux at 80×24: the lobby's help line says the event's keys whole (wrapped
+    between words), ``b`` asks the bots' question in full, and its answer is sent."""
+    texts = Texts(lang)
+    daemon = EventScripted(tmp_path)
+    pane = Pane(
+        f"cd {ROOT} && {sys.executable} -m client.cli --home {tmp_path} --lang {lang} "
+        f"2> {tmp_path}/client.err",
+        {"LANG": "C.UTF-8", "PATH": "/usr/bin:/bin"},
+        80,
+        24,
+    )
+    try:
+        lobby = pane.wait(lambda s: "vendredi" in s and texts("sheet") not in s, "the lobby", 20)
+        pane.keys("b")
+        asked = pane.wait(lambda s: "▏" in s, "the bots' question", 10)
+        pane.keys("4", "Tab")
+        typed = pane.wait(lambda s: "4▏" in s and "strong" in s, "four strong bots", 10)
+        pane.keys("Enter")
+        pane.wait(lambda s: "▏" not in s and "scripted" in s, "the bots sent", 10)
+    finally:
+        pane.kill()
+        daemon.stop()
+    flat = [" ".join(screen.split()) for screen in (lobby, asked, typed)]
+    keys = " ".join(texts("lobby_keys").split())
+    assert keys in flat[0], lobby  # the whole help line, its words unbroken
+    assert all(len(line) <= 80 for line in lobby.splitlines())
+    question = texts("event_bots_prompt", event="vendredi", count="4", level="bot strong")
+    assert " ".join(question.split()) in flat[2], typed
+    assert [(r["op"], r["event"], r["bots"], r["level"]) for r in daemon.requests] == [
+        ("event-join", EVENT, 4, "strong")
+    ]
