@@ -165,6 +165,10 @@ def test_every_players_client_shows_each_rounds_last_deal_and_tonights_ranking(
                     time.sleep(0.5)
                 screen = said(pane, group, final, f"tonight's final ranking on {name}'s client")
                 assert tongue("event_over") in joined(screen), screen
+                # round 2's last deal, explained, and its sheet, beside tonight's ranking (not
+                # round 1's, held: Enter let it go)
+                assert " ".join(tongue("round_over_next").split()[:6]) not in joined(screen)
+                assert tongue("sheet") in screen and re.search(r"(Deal|Donne) 1\b", screen), screen
                 ours = next(line for line in ranking if line["name"] == name)
                 line = rf"→ {ours['place']}\. {name} {re.escape(format(ours['total'], '+d'))}\b"
                 assert re.search(line, joined(screen)), screen
