@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -27,9 +28,15 @@ import zmq
 from hypothesis import settings
 
 from client.workers import TOOLS
-from protocol.group import use_scheduler
+from protocol.group import binding_file, use_scheduler
 
 use_scheduler(TOOLS)
+
+# rbcl leaves its copy of libsodium in the temporary directory at each import: the suite's own
+# process removes it once loaded, as the programs do (tests/test_binding_file.py).
+if (_loaded := binding_file()) is not None:
+    with contextlib.suppress(OSError):
+        os.unlink(_loaded)
 
 # On the profile Hypothesis loaded: its ``ci`` one under CI=true (derandomized), or its default.
 settings.register_profile("tarot", parent=settings.default, deadline=None)
