@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import atexit
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -53,12 +54,19 @@ class LanError(RuntimeError):
 
 class Lan:
     """``hosts`` network namespaces on one bridge.  A context manager: built on entry,
-    torn down on exit (and at interpreter exit, should ``__exit__`` never run)."""
+    torn down on exit (and at interpreter exit, should ``__exit__`` never run).
 
-    def __init__(self, hosts: int) -> None:
+    ``name`` begins every namespace's name and ``subnet`` (three octets and a dot, inside
+    198.18.0.0/15) is the LAN's /24: tests that may run beside each other take their own."""
+
+    def __init__(self, hosts: int, name: str = "trt", subnet: str = SUBNET_PREFIX) -> None:
         if not 1 <= hosts <= MAX_HOSTS:
             raise ValueError(f"a LAN has 1 to {MAX_HOSTS} hosts, not {hosts}")
+        if not re.fullmatch(r"198\.1[89]\.\d{1,3}\.", subnet):
+            raise ValueError(f"{subnet!r} is not a /24 of 198.18.0.0/15, such as '198.18.7.'")
         self.hosts = hosts
+        self.name = name
+        self.subnet = subnet
         self.id = f"{os.getpid()}{secrets.token_hex(2)}"
         self._namespaces: list[str] = []  # those created, so teardown removes only them
         self._arp_limits: dict[Path, str] = {}  # the kernel's settings raised here, to restore
@@ -84,15 +92,15 @@ class Lan:
     @property
     def switch(self) -> str:
         """The namespace of the bridge."""
-        return f"trt-{self.id}-br"
+        return f"{self.name}-{self.id}-br"
 
     def namespace(self, i: int) -> str:
         self._check_host(i)
-        return f"trt-{self.id}-{i}"
+        return f"{self.name}-{self.id}-{i}"
 
     def ip(self, i: int) -> str:
         self._check_host(i)
-        return f"{SUBNET_PREFIX}{i + 1}"
+        return f"{self.subnet}{i + 1}"
 
     def run(self, i: int, argv: Sequence[str], **popen_kwargs: Any) -> subprocess.Popen[Any]:
         """Start ``argv`` on host ``i``; it is terminated at teardown if still running."""
@@ -103,10 +111,10 @@ class Lan:
         return process
 
     def add_address(self, i: int, address: str) -> None:
-        """Give host ``i`` one more address on the LAN (``address`` in :data:`SUBNET_PREFIX`
-        ``0/24``), as a host that sends from many addresses does: an attacker in the tests."""
-        if not address.startswith(SUBNET_PREFIX):
-            raise ValueError(f"{address} is not on the LAN {SUBNET_PREFIX}0/{PREFIX_LENGTH}")
+        """Give host ``i`` one more address on the LAN (``address`` in its ``subnet``),
+        as a host that sends from many addresses does: an attacker in the tests."""
+        if not address.startswith(self.subnet):
+            raise ValueError(f"{address} is not on the LAN {self.subnet}0/{PREFIX_LENGTH}")
         _ip(
             "-n",
             self.namespace(i),

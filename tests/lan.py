@@ -24,7 +24,7 @@ from typing import IO, Any
 import pytest
 
 from client.api import DaemonRefused, DaemonUnavailable, ask
-from lab.lansim import Lan, LanError
+from lab.lansim import SUBNET_PREFIX, Lan, LanError
 
 ROOT = Path(__file__).resolve().parent.parent
 PEER_PORT = 47400  #: every daemon listens on 0.0.0.0:PEER_PORT in its own namespace
@@ -36,9 +36,10 @@ NEEDS_ROOT = pytest.mark.skipif(
 
 
 @contextmanager
-def lan_of(hosts: int) -> Iterator[Lan]:
-    """A simulated LAN, or the test skipped if namespaces cannot be made here."""
-    lan = Lan(hosts)
+def lan_of(hosts: int, name: str = "trt", subnet: str = SUBNET_PREFIX) -> Iterator[Lan]:
+    """A simulated LAN (:class:`~lab.lansim.Lan`'s ``name`` and ``subnet``), or the test
+    skipped if namespaces cannot be made here."""
+    lan = Lan(hosts, name, subnet)
     try:
         lan.__enter__()
     except LanError as exc:

@@ -27,15 +27,13 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
-from lan import NEEDS_ROOT, ROOT, Daemon, Fleet, fleet
+from lan import NEEDS_ROOT, ROOT, Daemon, Fleet, fleet, lan_of
 
-from lab.lansim import PREFIX_LENGTH, Lan, LanError
+from lab.lansim import Lan
 from tarotd.lobby import Invite
 
 pytestmark = [NEEDS_ROOT, pytest.mark.slow]
@@ -51,44 +49,6 @@ LEAD = 12.0  #: seconds of flood before the players start: it fills discovery an
 FORM_BUDGET = 40.0
 
 
-class FloodLan(Lan):
-    """The simulated LAN on :data:`SUBNET`, its namespaces named ``h4-…``."""
-
-    @property
-    def switch(self) -> str:
-        return f"h4-{self.id}-br"
-
-    def namespace(self, i: int) -> str:
-        self._check_host(i)
-        return f"h4-{self.id}-{i}"
-
-    def ip(self, i: int) -> str:
-        self._check_host(i)
-        return f"{SUBNET}{i + 1}"
-
-    def add_address(self, i: int, address: str) -> None:
-        assert address.startswith(SUBNET), address
-        subprocess.run(
-            ["ip", "-n", self.namespace(i), "addr", "add", f"{address}/{PREFIX_LENGTH}"]
-            + ["brd", "+", "dev", "eth0"],
-            check=True,
-            capture_output=True,
-        )
-
-
-@contextmanager
-def flood_lan(hosts: int) -> Iterator[FloodLan]:
-    lan = FloodLan(hosts)
-    try:
-        lan.__enter__()
-    except LanError as exc:
-        pytest.skip(f"ip netns is unusable, no simulated LAN here: {exc}")
-    try:
-        yield lan
-    finally:
-        lan.close()
-
-
 def start_player(group: Fleet, host: int, name: str, code: str) -> Daemon:
     return group.start(
         host,
@@ -98,7 +58,7 @@ def start_player(group: Fleet, host: int, name: str, code: str) -> Daemon:
     )
 
 
-def start_flood(lan: FloodLan, rate: int, named: bool) -> subprocess.Popen[str]:
+def start_flood(lan: Lan, rate: int, named: bool) -> subprocess.Popen[str]:
     sources = [f"{SUBNET}{FIRST_SOURCE + n}" for n in range(SOURCES)]
     for address in sources:
         lan.add_address(ATTACKER, address)
@@ -154,7 +114,8 @@ def seconds_to_form(
 def one_run(tmp_path: Path, rate: int, named: bool, budget: float) -> dict[str, Any]:
     code = Invite.draw(secrets.token_bytes).code  # never a weak one, which tarotd refuses
     tmp_path.mkdir()
-    with flood_lan(ATTACKER + 1) as lan, fleet(lan, tmp_path, budget=LEAD + 120) as group:
+    budget = LEAD + 120
+    with lan_of(ATTACKER + 1, "h4", SUBNET) as lan, fleet(lan, tmp_path, budget=budget) as group:
         opener = start_player(group, OPENER, "ouvreur", code)
         started(group, opener)
         flooder = start_flood(lan, rate, named) if rate else None

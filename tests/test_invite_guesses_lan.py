@@ -21,11 +21,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
-from lan import NEEDS_ROOT, PEER_PORT, ROOT, Daemon, Fleet, check_table, fleet
+from lan import NEEDS_ROOT, PEER_PORT, ROOT, Daemon, Fleet, check_table, fleet, lan_of
 
 from client.api import DaemonRefused, DaemonUnavailable, ask
-from lab.lansim import Lan, LanError
+from lab.lansim import Lan
 from tarotd.home import Home, load_or_create_identity
 
 pytestmark = NEEDS_ROOT
@@ -34,22 +33,6 @@ SUBNET = "198.18.50."  #: this module's LAN, apart from the other tests'
 OPENER, GUESSER, PLAYERS = 0, 1, (2, 3)
 CODE = "H4NP-3WRC"
 GUESSER_PORT = 47500
-
-
-class GuessLan(Lan):
-    """The simulated LAN on :data:`SUBNET`, its namespaces named ``h5-…``."""
-
-    @property
-    def switch(self) -> str:
-        return f"h5-{self.id}-br"
-
-    def namespace(self, i: int) -> str:
-        self._check_host(i)
-        return f"h5-{self.id}-{i}"
-
-    def ip(self, i: int) -> str:
-        self._check_host(i)
-        return f"{SUBNET}{i + 1}"
 
 
 def api(daemon: Daemon, op: str, **params: Any) -> Any:
@@ -72,19 +55,11 @@ def until(group: Fleet, what: str, look: Any) -> Any:
 
 
 def test_a_guessing_host_is_locked_out_and_the_players_still_sit_down(tmp_path: Path) -> None:
-    lan = GuessLan(4)
-    try:
-        lan.__enter__()
-    except LanError as exc:
-        pytest.skip(f"ip netns is unusable, no simulated LAN here: {exc}")
-    try:
-        with fleet(lan, tmp_path, budget=240) as group:
-            run(lan, group)
-    finally:
-        lan.close()
+    with lan_of(4, "h5", SUBNET) as lan, fleet(lan, tmp_path, budget=240) as group:
+        run(lan, group)
 
 
-def run(lan: GuessLan, group: Fleet) -> None:
+def run(lan: Lan, group: Fleet) -> None:
     common = ("--deals", "1", "--timeout", "30")
     opener = group.start(
         OPENER, "ana", "--table", "club", "--seats", "4", "--invite", CODE, *common
