@@ -126,6 +126,7 @@ async def play_table(home: Path, process: Any) -> tuple[dict[str, Any], dict[str
         else:
             if (
                 state["view"] is not None
+                and state["view"]["hand"]  # with no card left, the bots may end the deal now
                 and state["options"] is None
                 and not state["between_deals"]
             ):

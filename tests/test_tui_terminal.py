@@ -179,11 +179,16 @@ def resized(pane: Pane, width: int, height: int, what: str) -> str:
     """The screen redrawn at ``width`` × ``height``, with ``what`` on it; the capture with
     its escape codes."""
     pane.tmux("resize-window", "-t", "tarot", "-x", str(width), "-y", str(height))
-    pane.wait(
-        lambda s: len(s.split("\n")) <= height and what in s and _settled(pane),
-        f"{what} at {width}×{height}",
-    )
-    return capture(pane)
+    deadline = time.monotonic() + 60
+    while True:
+        pane.wait(
+            lambda s: len(s.split("\n")) <= height and what in s and _settled(pane),
+            f"{what} at {width}×{height}",
+        )
+        # A late redraw (the resize's second SIGWINCH) can clear the screen between the two.
+        captured = capture(pane)
+        if what in plain(captured) or time.monotonic() > deadline:
+            return captured
 
 
 def _settled(pane: Pane) -> bool:
