@@ -78,11 +78,12 @@ def _invite_code(log: Path, deadline: float) -> str:
     pytest.fail(f"alice's daemon never said its invite code:\n{log.read_text()[-2000:]}")
 
 
-def test_tarot_join_starts_the_daemon_joins_by_code_and_finds_it_again(
-    tmp_path: Path, bob_home: Path
-) -> None:
+def start_alice(tmp_path: Path, bob_home: Path) -> tuple[subprocess.Popen[bytes], Path, int]:
+    """Alice's daemon, opener of the table with a bot of her own, knowing bob's key (made
+    now, as `tarotd --print-key` would) at the port his daemon will listen on: her process,
+    her log and that port."""
     alice_port, bob_port = free_ports(2)
-    bob_key = home_key(bob_home)  # made now, as `tarotd --print-key` would
+    bob_key = home_key(bob_home)
     alice_log = tmp_path / "alice.log"
     alice = spawn(
         daemon_argv(
@@ -98,6 +99,13 @@ def test_tarot_join_starts_the_daemon_joins_by_code_and_finds_it_again(
         ),
         alice_log,
     )
+    return alice, alice_log, bob_port
+
+
+def test_tarot_join_starts_the_daemon_joins_by_code_and_finds_it_again(
+    tmp_path: Path, bob_home: Path
+) -> None:
+    alice, alice_log, bob_port = start_alice(tmp_path, bob_home)
     try:
         code = _invite_code(alice_log, time.monotonic() + 60)
         daemon = f"--no-discovery --listen 127.0.0.1:{bob_port}"
@@ -144,23 +152,7 @@ def test_in_a_terminal_it_opens_the_client_at_the_table_and_the_daemon_outlives_
 ) -> None:
     """The one command in a real terminal: the client opens on bob's seat; the terminal
     closed (its tmux server killed), the daemon plays on; typed again, the client is back."""
-    alice_port, bob_port = free_ports(2)
-    bob_key = home_key(bob_home)
-    alice_log = tmp_path / "alice.log"
-    alice = spawn(
-        daemon_argv(
-            tmp_path / "alice",
-            "alice",
-            alice_port,
-            [],
-            bot=None,
-            seats=3,
-            deals=None,
-            timeout=30,
-            extra=("--bots", "1", "--peer", f"{bob_key}@127.0.0.1:{bob_port}"),
-        ),
-        alice_log,
-    )
+    alice, alice_log, bob_port = start_alice(tmp_path, bob_home)
     env = {**os.environ, "LANG": "C.UTF-8"}
     command = (
         f"cd {ROOT} && {sys.executable} -m client.cli --home {bob_home} --lang en join "
