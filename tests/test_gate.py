@@ -11,8 +11,9 @@ from __future__ import annotations
 import asyncio
 import errno
 import logging
+import os
 import socket
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 
 import pytest
@@ -235,6 +236,48 @@ def test_nobody_reaches_the_router_but_through_the_gate() -> None:
                     with pytest.raises(TimeoutError):
                         direct.connect((INNER_HOST, inner))
             assert router.sources == [] and len(door) == 0
+
+    asyncio.run(test())
+
+
+def _tcp_sockets() -> Iterator[socket.socket]:
+    """Every connected TCP socket this process holds, as a duplicate to read its options."""
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            sock = socket.socket(fileno=os.dup(int(name)))
+        except OSError:
+            continue  # not a socket, or closed meanwhile
+        try:
+            connected = sock.type == socket.SOCK_STREAM and bool(sock.getpeername())
+        except OSError:
+            connected = False  # a listener, or not TCP
+        if connected:
+            yield sock
+        else:
+            sock.close()
+
+
+def test_a_frame_crosses_the_gate_at_once_nagle_is_off_on_both_of_its_sockets() -> None:
+    """With Nagle on, a small frame sent while the last is unacknowledged waits for that ack —
+    for the far end's next frame, a mesh tick later: the play's tail latency.  Both sockets the
+    gate holds for a connection (the far end's and its own to the ROUTER) must have it off."""
+
+    async def test() -> None:
+        async with gate() as (door, router, _):
+            reader, writer = await connect(door, "127.0.0.5")
+            writer.write(GREETING)
+            await reader.readexactly(ZMTP_SIGNATURE)
+            held = []
+            for sock in _tcp_sockets():
+                with sock:
+                    local, far = sock.getsockname(), sock.getpeername()
+                    far_end = local[1] == door.address[1]  # accepted by the gate
+                    to_router = far[1] == router.port and local[0] != "127.0.0.1"
+                    if far_end or to_router:
+                        held.append(sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+            assert len(held) == 2, "the far end's socket and the gate's own to the ROUTER"
+            assert all(held), "Nagle's algorithm is on where the gate passes frames on"
+            writer.close()
 
     asyncio.run(test())
 
