@@ -1,7 +1,7 @@
 """``tarot audit FILE``: check a saved deal transcript offline, on any machine.
 
 Exit status 0 when everything holds, 1 with the verdict otherwise, 2 for a file that cannot
-be read as a transcript.  A proof file (:func:`~protocol.transcript.proof_file`) is a
+be read as a transcript.  A proof file (:func:`~protocol.replication.transcript.proof_file`) is a
 transcript with the verdict a seat reached: exit 1 when the audit gives that very verdict
 (the proof holds — or, for a silence, the record is exact but the verdict is "unproven: reported
 silent by seats X, Y", the others' word), 2 when it does not.
@@ -15,19 +15,19 @@ from pathlib import Path
 
 from client.cli import SubParsers
 from client.event_cmd import audit_event, is_event_file
-from protocol.audit import DealAudit, audit_transcript
-from protocol.identity import fingerprint
-from protocol.manifest import ManifestError
-from protocol.public import TableSetup
-from protocol.scoring import RENONCE_PENALTY
-from protocol.transcript import (
+from protocol.replication.audit import DealAudit, audit_transcript
+from protocol.replication.identity import fingerprint
+from protocol.replication.manifest import ManifestError
+from protocol.replication.public import TableSetup
+from protocol.replication.transcript import (
     OtherVersionError,
     Transcript,
     TranscriptError,
     is_proof_file,
     read_proof_file,
 )
-from protocol.verdict import Fault
+from protocol.replication.verdict import Fault
+from protocol.rules.scoring import RENONCE_PENALTY
 
 
 def register(subparsers: SubParsers) -> None:

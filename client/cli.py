@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import NoReturn, TypeAlias
 
 from client.workers import TOOLS
-from protocol.group import binding_file, use_scheduler
+from protocol.deck.group import binding_file, use_scheduler
 
 PROG = "tarot"
 

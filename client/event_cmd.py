@@ -25,10 +25,17 @@ from client.api import DaemonRefused, DaemonUnavailable, ask, default_home
 from client.cli import SubParsers, UsageError, _home
 from client.tui.event import event_line, event_screen
 from client.tui.i18n import Texts, language_from_environment
-from protocol.bots import BOTS
-from protocol.event import FFT_FORMATS, MAGIC, EventError, EventReport, read_event, verify_event
-from protocol.event_export import available, event_html, ranking_csv
-from protocol.identity import fingerprint
+from protocol.bots.bots import BOTS
+from protocol.event.event import (
+    FFT_FORMATS,
+    MAGIC,
+    EventError,
+    EventReport,
+    read_event,
+    verify_event,
+)
+from protocol.event.export import available, event_html, ranking_csv
+from protocol.replication.identity import fingerprint
 
 MOVEMENTS = ("fft", "random", "best")
 WATCH_EVERY = 1.0  #: seconds between two looks of ``show --watch``

@@ -6,7 +6,7 @@ test then held every hand of the deal once, and so did the other one — the mea
 of each level *in the same seats* compares play, not cards.  The deals are the independent
 draws: the 95 % confidence interval is the mean ± 1.96 standard errors over the deals.
 
-The bots play through the referee (:func:`protocol.players.play_deal`), with no daemons and no
+The bots play through the referee (:func:`protocol.bots.players.play_deal`), with no daemons and no
 deck protocol: a match of thousands of deals is about the bots.  Deterministic for a seed (the
 cards and each bot's generator are derived from it); only the decision times vary, measured
 here around each call of a bot.
@@ -32,13 +32,13 @@ from typing import Any
 from client.cli import SubParsers, UsageError
 from client.percentile import percentile
 from client.sim_cmd import _positive  # the same --deals as tarot sim's
-from protocol.bots import BOTS, make_bot
-from protocol.cards import Card
-from protocol.deal import Deal
-from protocol.players import Policy, play_deal
-from protocol.scoring import score_deal, score_row
-from protocol.variants import Contract, variant
-from protocol.view import SeatView
+from protocol.bots.bots import BOTS, make_bot
+from protocol.bots.players import Policy, play_deal
+from protocol.rules.cards import Card
+from protocol.rules.deal import Deal
+from protocol.rules.scoring import score_deal, score_row
+from protocol.rules.variants import Contract, variant
+from protocol.rules.view import SeatView
 
 #: The 97.5 % quantile of the normal law: mean ± 1.96 standard errors is a 95 % interval.
 Z95 = 1.96

@@ -1,7 +1,7 @@
 """``tarot score``: the FFT score calculator.
 
 It answers the question asked at every table after a deal — "how much is it?" — with the same
-code the daemons use to sign the score (:mod:`protocol.scoring`), so a player can check the
+code the daemons use to sign the score (:mod:`protocol.rules.scoring`), so a player can check the
 score sheet by hand.  The attack's points are typed as a player counts them, to the half point
 ("40.5"), and parsed to half points without a float: "40.3" or "40,5" are mistakes to point
 out, not numbers to round.
@@ -15,9 +15,9 @@ import re
 from typing import TYPE_CHECKING
 
 from client.cli import UsageError
-from protocol.cards import TOTAL_HALF_POINTS
-from protocol.scoring import Camp, DealOutcome, DealScore, points_to_make, score_deal
-from protocol.variants import Contract, PoigneeSize
+from protocol.rules.cards import TOTAL_HALF_POINTS
+from protocol.rules.scoring import Camp, DealOutcome, DealScore, points_to_make, score_deal
+from protocol.rules.variants import Contract, PoigneeSize
 
 if TYPE_CHECKING:
     from client.cli import SubParsers

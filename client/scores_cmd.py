@@ -22,8 +22,8 @@ from typing import Any
 
 from client.api import default_home
 from client.cli import SubParsers
-from protocol.scoring import ScoreSheet, ScoreSheetError
-from protocol.verdict import Fault
+from protocol.replication.verdict import Fault
+from protocol.rules.scoring import ScoreSheet, ScoreSheetError
 
 #: The columns of the deal's number and contract (or ``penalty``), before the scores.
 LABEL = 17
@@ -48,8 +48,8 @@ def _score(deal: dict[str, Any]) -> str:
 
 def _verdict(deal: dict[str, Any], names: Sequence[str]) -> str:
     """What the audit found.  A proven deviation is cheating; a silence is not (Fault,
-    protocol/verdict.py), and it stopped the deal only before the last card: a seat that then
-    keeps its seed is not waited for, the deal is scored and its penalty row follows."""
+    protocol/replication/verdict.py), and it stopped the deal only before the last card: a seat that
+    then keeps its seed is not waited for, the deal is scored and its penalty row follows."""
     audit = deal["audit"]
     if not isinstance(audit, dict):
         return ""

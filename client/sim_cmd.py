@@ -8,9 +8,9 @@ from pathlib import Path
 
 from client.cli import SubParsers, UsageError
 from client.simulation import Cheat, simulate
-from protocol.bots import BOTS
-from protocol.scoring import RENONCE_PENALTY
-from protocol.verdict import Fault
+from protocol.bots.bots import BOTS
+from protocol.replication.verdict import Fault
+from protocol.rules.scoring import RENONCE_PENALTY
 
 
 def register(subparsers: SubParsers) -> None:
@@ -138,7 +138,8 @@ def _line(report: dict[str, object]) -> str:
 
 
 def _audit(verdict: object) -> str:
-    """The verdict: a silence is said as one, never as cheating (``protocol/verdict.py``)."""
+    """The verdict: a silence is said as one, never as cheating
+    (``protocol/replication/verdict.py``)."""
     if verdict == "ok":
         return "ok"
     silent = isinstance(verdict, dict) and verdict.get("fault") == Fault.SILENCE.value

@@ -1,7 +1,7 @@
 """Whole deals in one process, through the real protocol: ``tarot sim``.
 
-Every seat is its own :class:`~protocol.machine.SeatMachine` with its own identity; every
-message is really signed, encoded, decoded and checked by every other seat, as between
+Every seat is its own :class:`~protocol.replication.machine.SeatMachine` with its own identity;
+every message is really signed, encoded, decoded and checked by every other seat, as between
 daemons.  Only the network is missing: a queue hands each message to the other seats in the
 order it was sent.
 
@@ -20,17 +20,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from protocol.audit import Audits
-from protocol.bots import make_bot
-from protocol.cards import codes
-from protocol.identity import Identity
-from protocol.machine import SeatMachine
-from protocol.manifest import SignedManifest, sign_manifest
-from protocol.messages import Message, MessageError, decode, encode
-from protocol.players import decide
-from protocol.public import TableSetup
-from protocol.scoring import ScoreSheet
-from protocol.transcript import proof_file
+from protocol.bots.bots import make_bot
+from protocol.bots.players import decide
+from protocol.replication.audit import Audits
+from protocol.replication.identity import Identity
+from protocol.replication.machine import SeatMachine
+from protocol.replication.manifest import SignedManifest, sign_manifest
+from protocol.replication.messages import Message, MessageError, decode, encode
+from protocol.replication.public import TableSetup
+from protocol.replication.transcript import proof_file
+from protocol.rules.cards import codes
+from protocol.rules.scoring import ScoreSheet
 
 if TYPE_CHECKING:  # the lab's, loaded only by a table with a cheater (_cheater)
     from lab.cheats.attacks import Addressed, Cheater

@@ -10,7 +10,7 @@ from typing import Any
 
 from client.api import DaemonRefused, DaemonUnavailable, ask, default_home
 from client.cli import SubParsers
-from protocol.identity import fingerprint
+from protocol.replication.identity import fingerprint
 
 
 def register(subparsers: SubParsers) -> None:

@@ -1,5 +1,5 @@
-"""The tools' threads for the group's arithmetic: the :class:`~protocol.group.Scheduler` that
-``tarot`` gives :func:`protocol.group.use_scheduler` when it starts.
+"""The tools' threads for the group's arithmetic: the :class:`~protocol.deck.group.Scheduler` that
+``tarot`` gives :func:`protocol.deck.group.use_scheduler` when it starts.
 
 The tools that deal or audit in one process (``tarot sim``, ``tarot audit``, ``tarot bench``'s
 in-process figures) spread a batch's slices over the machine's cores like the daemon
@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
-from protocol.group import MAX_WORKERS
+from protocol.deck.group import MAX_WORKERS
 
 _Item = TypeVar("_Item")
 _Result = TypeVar("_Result")

@@ -23,11 +23,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from protocol.bots import make_bot
-from protocol.deal import Deal, Phase
-from protocol.players import decide, play_deal
-from protocol.scoring import score_deal, score_row
-from protocol.variants import Contract, variant
+from protocol.bots.bots import make_bot
+from protocol.bots.players import decide, play_deal
+from protocol.rules.deal import Deal, Phase
+from protocol.rules.scoring import score_deal, score_row
+from protocol.rules.variants import Contract, variant
 
 
 def _derive(seed: int, *labels: object) -> int:

@@ -3,7 +3,7 @@ items of the classic point count.
 
     .venv/bin/python -m lab.bidding_fit --players 4 --deals 4000 [--top 2] [--seed 0]
 
-For each deal, the ``--top`` strongest hands by :func:`~protocol.bidding.hand_points` (each in
+For each deal, the ``--top`` strongest hands by :func:`~protocol.bots.bidding.hand_points` (each in
 its own play of the deal) take a Petite while every other seat passes, and basic bots play it
 out.  The taker's score is then fitted by least squares on the count's items (the 21, the
 Excuse, the Petit bare or protected, two bouts, trumps, majors, trumps beyond the fourth, kings,
@@ -23,14 +23,24 @@ import math
 import sys
 from collections.abc import Sequence
 
-from protocol.bidding import hand_points, hand_strength
-from protocol.bots import BasicPolicy
-from protocol.cards import CAVALIER, COLOURS, DAME, EXCUSE, PETIT, ROI, VALET, VINGT_ET_UN, Card
-from protocol.deal import Deal
-from protocol.players import Policy, play_deal
-from protocol.scoring import score_deal, score_row
-from protocol.variants import Contract, variant
-from protocol.view import SeatView
+from protocol.bots.bidding import hand_points, hand_strength
+from protocol.bots.bots import BasicPolicy
+from protocol.bots.players import Policy, play_deal
+from protocol.rules.cards import (
+    CAVALIER,
+    COLOURS,
+    DAME,
+    EXCUSE,
+    PETIT,
+    ROI,
+    VALET,
+    VINGT_ET_UN,
+    Card,
+)
+from protocol.rules.deal import Deal
+from protocol.rules.scoring import score_deal, score_row
+from protocol.rules.variants import Contract, variant
+from protocol.rules.view import SeatView
 
 ITEMS = (
     "constant",

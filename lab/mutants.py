@@ -43,11 +43,11 @@ SECRECY = (
 SYMBOLIC = (
     "tests/test_deck_secrecy.py::test_no_coalition_can_strip_a_hidden_card_of_its_last_factor"
 )
-SHUFFLE = "protocol/shuffle_proof.py"
-LOCK = "protocol/lock_proof.py"
-PROOF_COMMON = "protocol/proofs.py"
-SEEDS = "protocol/seeds.py"
-DECK = "protocol/deck.py"
+SHUFFLE = "protocol/deck/shuffle_proof.py"
+LOCK = "protocol/deck/lock_proof.py"
+PROOF_COMMON = "protocol/deck/proofs.py"
+SEEDS = "protocol/deck/seeds.py"
+DECK = "protocol/deck/deck.py"
 
 _SHUFFLE_HASH = "return hash_to_int(DOMAIN, digest, *commitments, *chain, *summary, *links)"
 _LOCK_HASH = "return hash_to_int(DOMAIN, digest, *links, *key_commitments, blanket_commitment)"

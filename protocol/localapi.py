@@ -27,7 +27,7 @@ class Reply(TypedDict, total=False):
 
 #: What the daemon streams to every client between replies (``trick``, ``verdict``,
 #: ``disconnected`` when the client lost the daemon…): ``event`` names it, and its other
-#: fields are the details of the protocol's own event (:class:`protocol.machine.Event`),
+#: fields are the details of the protocol's own event (:class:`protocol.replication.machine.Event`),
 #: which vary by kind — a map, not a TypedDict.
 ApiEvent = dict[str, Any]
 

@@ -29,10 +29,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Final, NoReturn
 
-from protocol.bots import BOTS
-from protocol.group import binding_file, use_scheduler
-from protocol.identity import is_valid_public_key
-from protocol.manifest import DEFAULT_SILENCE, SilenceCost
+from protocol.bots.bots import BOTS
+from protocol.deck.group import binding_file, use_scheduler
+from protocol.replication.identity import is_valid_public_key
+from protocol.replication.manifest import DEFAULT_SILENCE, SilenceCost
 from tarotd.daemon import Daemon, OptionError, Options, StaticPeer, bot_name
 from tarotd.discovery import MAX_NAME_LENGTH, MAX_SEATS, BeaconError, check_text
 from tarotd.home import (

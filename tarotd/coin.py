@@ -3,7 +3,7 @@ contributes a coin, nobody chooses the dealer, and nobody re-rolls it by keeping
 
 **Commit, seal, reveal.**  With its signature of the manifest, each member sends a commitment
 to a 32-byte coin, ``SHA-256(frame(COMMIT_DOMAIN, table id, member key, coin))``
-(:func:`commitment`; :func:`protocol.proofs.frame` prefixes each part with its length): bound
+(:func:`commitment`; :func:`protocol.deck.proofs.frame` prefixes each part with its length): bound
 to the table and to the member, so that a commitment copied from another member, or from
 another table, is one its copier cannot open.  A member holding every signature and
 commitment *seals* them: it signs :func:`seal_document` (the manifest's digest and every
@@ -51,8 +51,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from protocol.identity import Identity, verify
-from protocol.proofs import frame
+from protocol.deck.proofs import frame
+from protocol.replication.identity import Identity, verify
 
 COIN_SIZE: Final = 32
 COMMITMENT_SIZE: Final = 32

@@ -38,18 +38,18 @@ from typing import Any, Final
 
 import msgpack
 
-from protocol.audit import DealAudit
-from protocol.cards import CardCodeError, card, cards
-from protocol.deal import Action, AnnounceChelem, Bid, Call, Ecart, Play, ShowPoignee
-from protocol.event import FFT_FORMATS, EventError
-from protocol.identity import Identity, fingerprint
+from protocol.event.event import FFT_FORMATS, EventError
+from protocol.event.movement import Movement
 from protocol.localapi import PauseDocument, Status, TableOffer
-from protocol.manifest import SilenceCost
-from protocol.messages import Message
-from protocol.movement import Movement
-from protocol.public import Stage
-from protocol.rules import RuleError
-from protocol.variants import Contract
+from protocol.replication.audit import DealAudit
+from protocol.replication.identity import Identity, fingerprint
+from protocol.replication.manifest import SilenceCost
+from protocol.replication.messages import Message
+from protocol.replication.public import Stage
+from protocol.rules.cards import CardCodeError, card, cards
+from protocol.rules.deal import Action, AnnounceChelem, Bid, Call, Ecart, Play, ShowPoignee
+from protocol.rules.rules import RuleError
+from protocol.rules.variants import Contract
 from tarotd.ahead import FileAhead
 from tarotd.api import ApiError, ApiServer
 from tarotd.discovery import DISCOVERY_PORT, Announcement, Discovery, TableInfo

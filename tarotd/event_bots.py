@@ -34,10 +34,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Protocol
 
-from protocol.bots import BOTS
-from protocol.event import EventError
-from protocol.identity import fingerprint
-from protocol.manifest import MAX_NAME
+from protocol.bots.bots import BOTS
+from protocol.event.event import EventError
+from protocol.replication.identity import fingerprint
+from protocol.replication.manifest import MAX_NAME
 from tarotd.event_desk import EventDesk, Heard, Held
 from tarotd.mesh import WILDCARD_HOSTS
 

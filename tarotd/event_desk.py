@@ -1,7 +1,7 @@
 """The daemon's side of an event (issue 23, ``docs/event.md``): the record over the mesh.
 
-The record (``protocol/event.py``) is an event's whole state: the desk holds it, has every
-entry verified before it takes it (:func:`~protocol.event.verify_event` on the record with
+The record (``protocol/event/event.py``) is an event's whole state: the desk holds it, has every
+entry verified before it takes it (:func:`~protocol.event.event.verify_event` on the record with
 it: nothing that does not hold is ever stored), writes it to the store — one transaction a
 write, before anything is sent or acted on — and tells the daemon where its player sits.
 A daemon restarted reads its records back (:meth:`EventDesk.load`) and goes on from them.
@@ -13,7 +13,7 @@ last row is in and opens the next.  A *player's* daemon registers its own identi
 registered player is its daemon's key, so each plan's seat names the daemon to reach), takes
 the entries from the organiser, forms its table from each round's plan through the lobby
 (:class:`~tarotd.lobby.EventSlot`), sends the table's manifest, and signs a row at the end of
-every deal (:func:`~protocol.event.row_of_audit`) for the organiser.  What a player sent and
+every deal (:func:`~protocol.event.event.row_of_audit`) for the organiser.  What a player sent and
 the record does not hold yet is sent again every :data:`RESEND_EVERY` seconds, so a
 restart on either side loses nothing: the signatures it made are in its store.
 
@@ -45,8 +45,7 @@ from typing import Any, Final
 
 import msgpack
 
-from protocol.audit import DealAudit
-from protocol.event import (
+from protocol.event.event import (
     DealStatus,
     Entry,
     EntryKind,
@@ -69,9 +68,16 @@ from protocol.event import (
     table_id,
     verify_event,
 )
-from protocol.identity import Identity, fingerprint, verify
-from protocol.manifest import DEFAULT_SILENCE, MAX_NAME, Manifest, SignedManifest, SilenceCost
-from protocol.movement import Movement, MovementError
+from protocol.event.movement import Movement, MovementError
+from protocol.replication.audit import DealAudit
+from protocol.replication.identity import Identity, fingerprint, verify
+from protocol.replication.manifest import (
+    DEFAULT_SILENCE,
+    MAX_NAME,
+    Manifest,
+    SignedManifest,
+    SilenceCost,
+)
 from tarotd.lobby import BROADCAST, EventSlot, FrameOut, ReadyTable
 from tarotd.store import Store
 

@@ -36,7 +36,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Final
 
-from protocol.identity import PRIVATE_KEY_SIZE, Identity
+from protocol.replication.identity import PRIVATE_KEY_SIZE, Identity
 from tarotd.api import MAX_SOCKET_PATH, staging_path
 
 log = logging.getLogger(__name__)

@@ -5,7 +5,7 @@ others *join* it with the seats they host (a daemon may host several: its player
 each with its own identity key).  The opener keeps the list of members in the order they
 joined — it has no other power: once the table is full it sends the manifest (table id,
 name, members in seat order with their daemons' endpoints, and the table's rule for silence:
-:mod:`protocol.manifest`), **every member signs it**, and the first dealer is drawn by a
+:mod:`protocol.replication.manifest`), **every member signs it**, and the first dealer is drawn by a
 commit-reveal coin that every member contributes to, so no one chooses it — and no one
 re-rolls it by keeping its coin: the coins are awaited for ``tarotd --timeout`` (the time comes
 with :meth:`Lobby.heartbeat`), a member that kept its coin is named and the dealer drawn
@@ -16,7 +16,7 @@ cut to 16 bytes (:func:`table_id_of`), the nonce drawn by the opener and carried
 offer; an offer whose id is not that of its sender and nonce is refused.  Nobody can
 then open under an id of their choosing (``00…00``, say) nor under another daemon's.
 
-**Event tables.**  An event's round plan (``protocol/event.py``) seats its tables under ids
+**Event tables.**  An event's round plan (``protocol/event/event.py``) seats its tables under ids
 derived from the event, round and table, not from an opener's key: the daemon tells the
 lobby which slot its player sits at (:meth:`Lobby.expect`, an :class:`EventSlot` read from
 the organiser's signed round entry, which every member verified).  For that id alone the
@@ -80,11 +80,16 @@ from typing import Any, Final
 
 import msgpack
 
-from protocol.identity import Identity, fingerprint, is_valid_public_key, verify
-from protocol.manifest import MANIFEST_DOMAIN as MANIFEST_DOMAIN
-from protocol.manifest import ManifestError, SignedManifest, SilenceCost, manifest_document
 from protocol.pake import SHARE_SIZE, SID_SIZE, TAG_SIZE, Admitting, Joining, PakeError, channel
-from protocol.public import TableSetup
+from protocol.replication.identity import Identity, fingerprint, is_valid_public_key, verify
+from protocol.replication.manifest import MANIFEST_DOMAIN as MANIFEST_DOMAIN
+from protocol.replication.manifest import (
+    ManifestError,
+    SignedManifest,
+    SilenceCost,
+    manifest_document,
+)
+from protocol.replication.public import TableSetup
 from tarotd.coin import COIN_SIZE, COMMITMENT_SIZE, CoinToss, commitment
 from tarotd.guesses import Answer, Guesses, Kind
 
@@ -317,7 +322,7 @@ def manifest_bytes(
     table_id: bytes, name: str, members: list[Member], silence: SilenceCost = SilenceCost.NOTHING
 ) -> bytes:
     """The canonical manifest every member signs: seat order, keys, names, endpoints and the
-    table's rule for silence (:mod:`protocol.manifest`)."""
+    table's rule for silence (:mod:`protocol.replication.manifest`)."""
     return manifest_document(table_id, name, [m.to_wire() for m in members], silence)
 
 

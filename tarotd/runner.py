@@ -15,12 +15,12 @@ disk.  A runner whose journal failed (the disk full) may have moved in memory pa
 on the disk: the daemon drops it and takes the table up again from the journal, as after a
 crash, once the journal works again.
 
-**Relays.**  A seat passes on every message it accepts from another seat (protocol/machine.py):
-a seat an equivocator sent another message for the same slot then holds both, the proof, and
-a message still reaches a daemon whose link to its signer is down.  Neither needs the relay
-at once, and sent at once every message would cross the table four times at five players,
-each copy a frame to receive, hash and acknowledge.  So what a hosted seat signs goes out at
-once, while relays wait in :attr:`TableRunner.relays` until the daemon sends them together,
+**Relays.**  A seat passes on every message it accepts from another seat
+(protocol/replication/machine.py): a seat an equivocator sent another message for the same slot then
+holds both, the proof, and a message still reaches a daemon whose link to its signer is down.
+Neither needs the relay at once, and sent at once every message would cross the table four times at
+five players, each copy a frame to receive, hash and acknowledge.  So what a hosted seat signs goes
+out at once, while relays wait in :attr:`TableRunner.relays` until the daemon sends them together,
 one frame per daemon (:meth:`TableRunner.take_relays`, :func:`relayed`).
 """
 
@@ -38,22 +38,22 @@ from typing import Protocol
 
 import msgpack
 
-from protocol.agreement import void_certified
-from protocol.audit import Audits, DealAudit
-from protocol.bots import make_bot
-from protocol.deal import Action
-from protocol.identity import Identity
-from protocol.machine import Event, SeatMachine
-from protocol.manifest import SignedManifest
-from protocol.messages import Message, MessageError, decode, encode
-from protocol.players import Policy, decide
-from protocol.proofs import frame
-from protocol.public import Stage
-from protocol.rules import RuleError
-from protocol.scoring import ScoreSheet
-from protocol.transcript import proof_file
-from protocol.verdict import Fault, Verdict
-from protocol.view import SeatView
+from protocol.bots.bots import make_bot
+from protocol.bots.players import Policy, decide
+from protocol.deck.proofs import frame
+from protocol.replication.agreement import void_certified
+from protocol.replication.audit import Audits, DealAudit
+from protocol.replication.identity import Identity
+from protocol.replication.machine import Event, SeatMachine
+from protocol.replication.manifest import SignedManifest
+from protocol.replication.messages import Message, MessageError, decode, encode
+from protocol.replication.public import Stage
+from protocol.replication.transcript import proof_file
+from protocol.replication.verdict import Fault, Verdict
+from protocol.rules.deal import Action
+from protocol.rules.rules import RuleError
+from protocol.rules.scoring import ScoreSheet
+from protocol.rules.view import SeatView
 from tarotd.ahead import FileAhead
 from tarotd.lobby import ReadyTable
 from tarotd.store import DealState
@@ -499,8 +499,8 @@ class TableRunner:
 
     def void(self, deal: int, votes: Mapping[int, bytes]) -> list[WireOut]:
         """Record the deal being played here as void, on a quorum's votes
-        (:func:`~protocol.agreement.void_certified`) — no score, nobody charged — and deal
-        the next.  Nothing changes if the votes do not certify it or the deal is settled
+        (:func:`~protocol.replication.agreement.void_certified`) — no score, nobody charged — and
+        deal the next.  Nothing changes if the votes do not certify it or the deal is settled
         here."""
         setup = self.ready.setup
         if deal != self.deal_number or not self.machines or self.settled:
@@ -544,7 +544,7 @@ class TableRunner:
     @property
     def unsettled(self) -> bool:
         """This daemon's seats timed out as many members as answered: it cannot end the deal
-        alone, and waits for the others' word or closing (:mod:`protocol.agreement`)."""
+        alone, and waits for the others' word or closing (:mod:`protocol.replication.agreement`)."""
         return any(
             m.outvoted or (m.public.stage is Stage.DONE and not m.done)
             for m in self.machines.values()
@@ -794,7 +794,8 @@ class TableRunner:
             except ValueError:
                 # What it signed followed timeouts its replay cannot retrace (a chain rewound
                 # to the others'): it signs nothing more in this deal, and ends it on the
-                # others' closing or a void (protocol/agreement.py) — never contradicting itself.
+                # others' closing or a void (protocol/replication/agreement.py) — never
+                # contradicting itself.
                 machine, resend = factory.mute(*args, seed, stored), []
             machine.trusted_seats, machine.audits = self._trusted, self._audits
             self.machines[seat] = machine

@@ -2,11 +2,11 @@
 served and adopted, and the last row of a finished table brought to every member.
 
 **A deal is settled by its closing chain**: its transcript through the score signatures of
-the members that answered — a quorum (:func:`protocol.agreement.settled`).  That chain is
-the certificate: signed message by message, it shows every step, who was timed out and where
+the members that answered — a quorum (:func:`protocol.replication.agreement.settled`).  That chain
+is the certificate: signed message by message, it shows every step, who was timed out and where
 (their reveals name them), and the score each signer gave.  Any member verifies it by
-replaying it on its own seat (:meth:`~protocol.machine.SeatMachine.follow`) and adopts it:
-a member whose cable was cut at a deck step, one that timed the others out alone, one killed
+replaying it on its own seat (:meth:`~protocol.replication.machine.SeatMachine.follow`) and adopts
+it: a member whose cable was cut at a deck step, one that timed the others out alone, one killed
 and started again after the others moved on.  A member or a minority cannot make one: the
 signatures of a quorum are needed.
 
@@ -38,9 +38,9 @@ from typing import Final, Protocol
 
 import msgpack
 
-from protocol.agreement import settled, void_certified, void_statement
-from protocol.identity import verify
-from protocol.messages import Kind, Message, MessageError, decode, encode
+from protocol.replication.agreement import settled, void_certified, void_statement
+from protocol.replication.identity import verify
+from protocol.replication.messages import Kind, Message, MessageError, decode, encode
 from tarotd.runner import TableRunner, WireOut
 
 SettleOut = tuple[bytes, bytes]  #: (destination daemon key, frame body)
@@ -249,7 +249,8 @@ class Settlement:
 
     def _vote(self, now: float) -> None:
         """Vote to void the deal if this daemon's seats cannot settle it and a quorum of
-        seats said, lately, that they cannot either (:func:`~protocol.agreement.void_certified`)."""
+        seats said, lately, that they cannot either
+        (:func:`~protocol.replication.agreement.void_certified`)."""
         stuck = {seat for seat, since in self._stuck.items() if now - since <= STUCK_FOR}
         players = self.runner.ready.setup.players
         if settled(players, set(range(players)) - stuck):

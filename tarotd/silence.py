@@ -24,7 +24,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from protocol.public import Stage
+from protocol.replication.public import Stage
 
 
 class Table(Protocol):

@@ -78,8 +78,8 @@ from typing import Any, Final, TypeVar
 
 import msgpack
 
-from protocol.messages import Message, MessageError, decode, encode
-from protocol.scoring import ScoreSheet, ScoreSheetError
+from protocol.replication.messages import Message, MessageError, decode, encode
+from protocol.rules.scoring import ScoreSheet, ScoreSheetError
 
 
 class StoreError(Exception):
@@ -322,7 +322,7 @@ _SCHEMA_V3: Final = (
 )
 
 #: Version 4: events (issue 23).  ``event_entries`` is an event's record, entry by entry, as
-#: the organiser appended it (``protocol/event.py``: the record is all an event's state);
+#: the organiser appended it (``protocol/event/event.py``: the record is all an event's state);
 #: ``event_notes`` what a daemon keeps beside it — its role and the organiser's endpoint, the
 #: row signatures it made (sent again until the record holds the row).
 _SCHEMA_V4: Final = (

@@ -1,6 +1,6 @@
 """Bots think beside the daemon's event loop, not on it.
 
-A bot's decision is the seat's game read and a :class:`~protocol.players.Policy` asked: a
+A bot's decision is the seat's game read and a :class:`~protocol.bots.players.Policy` asked: a
 tenth of a millisecond for the basic bot, but some 60 ms at the median and 0.3 s at worst for
 the strong one, which plays every choice out in sampled deals.  On the event loop that time
 held every frame that came in meanwhile — another seat's card to show, a relay, the local
@@ -24,8 +24,8 @@ import copy
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
-from protocol.deal import Action, Deal
-from protocol.players import Policy, decide
+from protocol.bots.players import Policy, decide
+from protocol.rules.deal import Action, Deal
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ class BotTurn:
         return deal == self.deal and game is not None and len(game.history) == self.moves
 
     def think(self) -> list[Action]:
-        """The bot's action(s): what :func:`~protocol.players.decide` says on the copy."""
+        """The bot's action(s): what :func:`~protocol.bots.players.decide` says on the copy."""
         return decide(self.game, self.policy)
 
 

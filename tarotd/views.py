@@ -1,6 +1,6 @@
 """A seat's view as JSON for the local API: what the client draws, and nothing more.
 
-Built from :class:`~protocol.view.SeatView`, which holds only what the seat may know; this
+Built from :class:`~protocol.rules.view.SeatView`, which holds only what the seat may know; this
 module only changes its shape (card codes, names, seat numbers).
 """
 
@@ -8,14 +8,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from protocol import rules
-from protocol.audit import DealAudit
-from protocol.cards import codes
-from protocol.deal import Bid, Call, Phase
-from protocol.identity import fingerprint
-from protocol.machine import SeatMachine
-from protocol.scoring import CONTRACT_BONUS, PETIT_AU_BOUT_BONUS, Camp, points_to_make, score_deal
-from protocol.view import SeatView
+from protocol.replication.audit import DealAudit
+from protocol.replication.identity import fingerprint
+from protocol.replication.machine import SeatMachine
+from protocol.rules import rules
+from protocol.rules.cards import codes
+from protocol.rules.deal import Bid, Call, Phase
+from protocol.rules.scoring import (
+    CONTRACT_BONUS,
+    PETIT_AU_BOUT_BONUS,
+    Camp,
+    points_to_make,
+    score_deal,
+)
+from protocol.rules.view import SeatView
 
 if TYPE_CHECKING:  # the runner builds its results with deal_breakdown: no import cycle
     from tarotd.runner import TableRunner
@@ -54,8 +60,8 @@ def view_json(view: SeatView) -> dict[str, Any]:
 
 def deal_breakdown(audit: DealAudit) -> dict[str, Any] | None:
     """A scored deal's score as a player checks it by hand, in the FFT's terms, from the
-    audit's own :func:`~protocol.scoring.score_deal` (``u = s·(25 + d)·m + p·10·m + s·P + C``):
-    the attack's points against the target for its bouts, the difference, the multiplier, the
+    audit's own :func:`~protocol.rules.scoring.score_deal` (``u = s·(25 + d)·m + p·10·m + s·P +
+    C``): the attack's points against the target for its bouts, the difference, the multiplier, the
     petit au bout, poignée and chelem terms, the unit and its split.  The public course (bids,
     call, poignées, tricks) is given for a replay; the hidden cards — the chien (turned or
     not), the écart, every hand as dealt — only once the audit has passed (no verdict): they

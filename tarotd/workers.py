@@ -1,5 +1,5 @@
-"""The daemon's threads for the group's arithmetic: the :class:`~protocol.group.Scheduler`
-``tarotd`` gives :func:`protocol.group.use_scheduler` when it starts.
+"""The daemon's threads for the group's arithmetic: the :class:`~protocol.deck.group.Scheduler`
+``tarotd`` gives :func:`protocol.deck.group.use_scheduler` when it starts.
 
 The slices of a batch (a shuffle's 78 multiplications, the checks of its points) go to a
 pool of threads: libsodium runs without Python's lock (cffi releases it around each call), so
@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from contextlib import suppress
 from typing import TypeVar
 
-from protocol.group import MAX_WORKERS
+from protocol.deck.group import MAX_WORKERS
 
 #: The niceness of background threads: the lowest, so that they run on what the work
 #: somebody waits for leaves of the cores.

@@ -28,7 +28,7 @@ import zmq
 from hypothesis import settings
 
 from client.workers import TOOLS
-from protocol.group import binding_file, use_scheduler
+from protocol.deck.group import binding_file, use_scheduler
 
 use_scheduler(TOOLS)
 

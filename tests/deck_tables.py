@@ -12,8 +12,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 
-from protocol.cards import DECK, Card
-from protocol.deck import (
+from protocol.deck.deck import (
     ChienKeys,
     DeckPayload,
     DeckSetup,
@@ -24,8 +23,9 @@ from protocol.deck import (
     SeatDeck,
     deal_in_one_process,
 )
-from protocol.group import card_of, invert, mul, scalar_product
-from protocol.variants import variant
+from protocol.deck.group import card_of, invert, mul, scalar_product
+from protocol.rules.cards import DECK, Card
+from protocol.rules.variants import variant
 
 TABLE_ID = b"test-table"
 

@@ -43,7 +43,7 @@ import zmq
 import zmq.asyncio
 
 from lab.lansim import BROADCAST
-from protocol.identity import Identity
+from protocol.replication.identity import Identity
 from tarotd.discovery import DISCOVERY_PORT, TableInfo, encode_beacon, make_beacon
 from tarotd.mesh import curve_public_key, curve_secret_key, decode, encode, encode_signed
 

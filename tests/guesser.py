@@ -24,7 +24,7 @@ import msgpack
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from protocol import pake
-from protocol.identity import Identity
+from protocol.replication.identity import Identity
 from tarotd.mesh import Mesh, PeerStatus
 
 LOBBY = "lobby"

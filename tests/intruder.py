@@ -20,7 +20,7 @@ from typing import Any
 
 import msgpack
 
-from protocol.identity import Identity
+from protocol.replication.identity import Identity
 from tarotd.lobby import MANIFEST_DOMAIN, Lobby, Member, manifest_bytes
 from tarotd.mesh import Mesh, PeerState, PeerStatus
 

@@ -8,7 +8,7 @@ intermediate value, so this check looks at *every* value of every payload, as th
 computed it — not at a copy of the design, which would share the design's blind spots.
 
 How: taint tracking.  :meth:`Tracer.active` replaces, in every loaded ``protocol`` module,
-each name bound to a function of :mod:`protocol.group` (and to the card points, the proofs'
+each name bound to a function of :mod:`protocol.deck.group` (and to the card points, the proofs'
 hash to an integer and the seeds' derivation) by a twin that computes the same bytes with the
 original and also the value's *expression*, carried on a ``bytes`` subclass (:class:`Traced`)
 so that hashing, comparing, dict keys and msgpack behave exactly as before; the integers of
@@ -55,8 +55,8 @@ from types import ModuleType
 
 from deck_tables import Place, owner_of, played_table, shown_places
 
-from protocol import group, proofs, seeds
-from protocol.deck import (
+from protocol.deck import group, proofs, seeds
+from protocol.deck.deck import (
     Commit,
     DeckPayload,
     DeckSetup,
@@ -66,9 +66,9 @@ from protocol.deck import (
     SeatDeck,
     Shuffle,
 )
-from protocol.group import ORDER, Point, Scalar
-from protocol.seeds import SeatSecrets
-from protocol.variants import Variant
+from protocol.deck.group import ORDER, Point, Scalar
+from protocol.deck.seeds import SeatSecrets
+from protocol.rules.variants import Variant
 
 Monomial = tuple[tuple[int, int], ...]  #: (symbol, exponent) pairs, by symbol
 Term = tuple[Monomial, int]  #: a monomial and a base, or SCALAR
@@ -504,7 +504,7 @@ class Tracer:
 
     @contextmanager
     def active(self) -> Iterator[Tracer]:
-        """Every ``protocol`` module but :mod:`protocol.group` (whose originals the twins call)
+        """Every ``protocol`` module but :mod:`protocol.deck.group` (whose originals the twins call)
         sees the twins under the names it imported; cached values computed from the originals
         (the shuffle proof's generators) are dropped on the way in and out."""
         twins = self._twins()

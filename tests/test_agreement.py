@@ -1,5 +1,6 @@
 """Every member ends a deal with the same row, whatever was cut, paused or killed (issue 26,
-item 6): the others' word decides for the seat they timed out (:mod:`protocol.agreement`).
+item 6): the others' word decides for the seat they timed out
+(:mod:`protocol.replication.agreement`).
 
 Four seats in one process (``test_deal_tamper.Table``), one of them cut off from the others
 for a while — its messages held, the others' held for it — then joined again, the held
@@ -17,10 +18,10 @@ from __future__ import annotations
 
 from test_deal_tamper import PLAYERS, Table
 
-from protocol.machine import SeatMachine
-from protocol.messages import Kind, Message
-from protocol.players import decide
-from protocol.public import Stage
+from protocol.bots.players import decide
+from protocol.replication.machine import SeatMachine
+from protocol.replication.messages import Kind, Message
+from protocol.replication.public import Stage
 
 ALONE = 2  #: the seat cut off
 

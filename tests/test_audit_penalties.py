@@ -15,15 +15,15 @@ from test_deal_tamper import Table
 
 from client.cli import main as tarot
 from client.simulation import Cheat, play_one_deal, sim_table, write_proofs
-from protocol.audit import DealAudit, audit_deal
-from protocol.audit_deck import audit_deck, open_deck
-from protocol.deck import Reveal
-from protocol.machine import SeatMachine
-from protocol.manifest import SilenceCost
-from protocol.messages import Kind
-from protocol.public import Stage
-from protocol.scoring import RENONCE_PENALTY, RowKind, ScoreSheet
-from protocol.verdict import Fault
+from protocol.deck.audit_deck import audit_deck, open_deck
+from protocol.deck.deck import Reveal
+from protocol.replication.audit import DealAudit, audit_deal
+from protocol.replication.machine import SeatMachine
+from protocol.replication.manifest import SilenceCost
+from protocol.replication.messages import Kind
+from protocol.replication.public import Stage
+from protocol.replication.verdict import Fault
+from protocol.rules.scoring import RENONCE_PENALTY, RowKind, ScoreSheet
 
 
 @cache

@@ -16,13 +16,13 @@ import pytest
 from client.simulation import play_one_deal, sim_table
 from lab.cheats.attacks import CHEATS, Cheater
 from lab.cheats.runs import run_cheat
-from protocol import deck as deck_module
-from protocol.audit import DealAudit, audit_deal, dealer_of
-from protocol.identity import Identity
-from protocol.machine import SeatMachine
-from protocol.messages import Kind, Message, sign_message
-from protocol.public import TableSetup
-from protocol.transcript import Transcript
+from protocol.deck import deck as deck_module
+from protocol.replication.audit import DealAudit, audit_deal, dealer_of
+from protocol.replication.identity import Identity
+from protocol.replication.machine import SeatMachine
+from protocol.replication.messages import Kind, Message, sign_message
+from protocol.replication.public import TableSetup
+from protocol.replication.transcript import Transcript
 
 PLAYERS = 3
 SEED = 5

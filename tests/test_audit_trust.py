@@ -22,13 +22,21 @@ from deck_tables import (
 
 from client.simulation import Cheat, play_one_deal, sim_table
 from lab.cheats.attacks import BadLockDeck, BadShuffleDeck, TracerDeck
-from protocol.audit import Audits, DealAudit, audit_public
-from protocol.audit_deck import DeckAudit, audit_deck
-from protocol.deck import Lock, Open, Opening, PublicDeck, SeatDeck, Shuffle, deal_in_one_process
-from protocol.group import MULTS
-from protocol.machine import SeatMachine
-from protocol.public import PublicDeal
-from protocol.verdict import VerdictError
+from protocol.deck.audit_deck import DeckAudit, audit_deck
+from protocol.deck.deck import (
+    Lock,
+    Open,
+    Opening,
+    PublicDeck,
+    SeatDeck,
+    Shuffle,
+    deal_in_one_process,
+)
+from protocol.deck.group import MULTS
+from protocol.replication.audit import Audits, DealAudit, audit_public
+from protocol.replication.machine import SeatMachine
+from protocol.replication.public import PublicDeal
+from protocol.replication.verdict import VerdictError
 
 EVERYONE = frozenset(range(5))
 

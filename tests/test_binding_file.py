@@ -1,6 +1,6 @@
 """``rbcl`` writes the libsodium it bundles to a new temporary file at each import and never
 removes it — 2.7 MB a process; a test run left thousands (5.6 GB) in ``/tmp``.  The programs
-remove it once the library is loaded (``protocol.group.binding_file``).  Each case runs a real
+remove it once the library is loaded (``protocol.deck.group.binding_file``).  Each case runs a real
 process with a temporary directory of its own, so the files of other processes do not count."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def leftovers(tmp_path: Path, code: str) -> list[str]:
 def test_importing_the_group_leaves_rbcl_s_file(tmp_path: Path) -> None:
     """The leak itself: what the programs must clean up (if rbcl stops leaving it, this
     fails, and the clean-up can go)."""
-    (left,) = leftovers(tmp_path, "import protocol.group")
+    (left,) = leftovers(tmp_path, "import protocol.deck.group")
     assert left.startswith("tmp") and left.endswith(".so")
 
 

@@ -1,5 +1,5 @@
-"""The bots of :mod:`protocol.bots`: legal, deterministic, blind to what their seat may not see,
-and the basic one clearly stronger than random play."""
+"""The bots of :mod:`protocol.bots.bots`: legal, deterministic, blind to what their seat may not
+see, and the basic one clearly stronger than random play."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from protocol.bidding import (
+from protocol.bots.bidding import (
     CAUTIOUS_THRESHOLDS,
     TAKE_THRESHOLDS,
     Bidding,
@@ -18,7 +18,7 @@ from protocol.bidding import (
     hand_points,
     hand_strength,
 )
-from protocol.bots import (
+from protocol.bots.bots import (
     BASELINES,
     BOTS,
     BasicPolicy,
@@ -27,13 +27,13 @@ from protocol.bots import (
     choose_ecart,
     make_bot,
 )
-from protocol.cards import DECK, EXCUSE, PETIT, Card, Suit, card, cards
-from protocol.deal import AnnounceChelem, Bid, Call, Deal, Phase, Play
-from protocol.players import Policy, RandomPolicy, decide, play_deal
-from protocol.rules import check_ecart, trumps_needed_in_ecart
-from protocol.scoring import score_deal, score_row
-from protocol.variants import Contract, variant
-from protocol.view import SeatView, seat_view
+from protocol.bots.players import Policy, RandomPolicy, decide, play_deal
+from protocol.rules.cards import DECK, EXCUSE, PETIT, Card, Suit, card, cards
+from protocol.rules.deal import AnnounceChelem, Bid, Call, Deal, Phase, Play
+from protocol.rules.rules import check_ecart, trumps_needed_in_ecart
+from protocol.rules.scoring import score_deal, score_row
+from protocol.rules.variants import Contract, variant
+from protocol.rules.view import SeatView, seat_view
 
 # --- Helpers --------------------------------------------------------------------------
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from protocol.cards import (
+from protocol.rules.cards import (
     DECK,
     EXCUSE,
     PETIT,

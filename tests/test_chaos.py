@@ -7,8 +7,8 @@ row is explained: audited ok, void saying why, or naming the seat its verdict is
 
 One fault a run, so that a fault that parts the sheets is named by its own parametrization;
 what broke, seed by seed, is printed on failure: each member's rows.  Before the rule of
-``protocol.agreement`` five of the eleven broke (a member away longer than ``--timeout`` wedged
-the table, or parted the sheets when it was between its last card and its reveal).
+``protocol.replication.agreement`` five of the eleven broke (a member away longer than ``--timeout``
+wedged the table, or parted the sheets when it was between its last card and its reveal).
 
 Root only (network namespaces, the tmpfs of a full disk), and slow: a minute or two a run;
 all eleven about 15 minutes.

@@ -20,16 +20,16 @@ from client.cli import main as tarot
 from client.simulation import sim_manifest
 from lab.cheats.attacks import CHEATS, Cheater, Peek, points_by_position, try_every_key
 from lab.cheats.runs import CheatRun, run_cheat
-from protocol.audit import audit_transcript
-from protocol.cards import Card
-from protocol.deck import Shuffle
-from protocol.group import card_of, invert, mul, scalar_product
-from protocol.machine import Event, SeatMachine
-from protocol.manifest import SilenceCost
-from protocol.messages import Kind
-from protocol.public import Stage
-from protocol.transcript import Transcript, proof_file, read_proof_file
-from protocol.verdict import Verdict
+from protocol.deck.deck import Shuffle
+from protocol.deck.group import card_of, invert, mul, scalar_product
+from protocol.replication.audit import audit_transcript
+from protocol.replication.machine import Event, SeatMachine
+from protocol.replication.manifest import SilenceCost
+from protocol.replication.messages import Kind
+from protocol.replication.public import Stage
+from protocol.replication.transcript import Transcript, proof_file, read_proof_file
+from protocol.replication.verdict import Verdict
+from protocol.rules.cards import Card
 
 KINDS = sorted(CHEATS)
 

@@ -10,13 +10,13 @@ from test_transcript import KEYS, NAMES, PLAYERS, TABLE, new_transcript, round_o
 
 from client.simulation import Cheat, play_one_deal, sim_table
 from lab.cheats.attacks import WithholdReveal
-from protocol.audit import audit_transcript, signed_offence
-from protocol.machine import MAX_EARLY_PER_SEAT, SeatMachine
-from protocol.manifest import sign_manifest
-from protocol.messages import Kind, encode, sign_message
-from protocol.payloads import UNUSED_KIND
-from protocol.public import Stage
-from protocol.transcript import (
+from protocol.replication.audit import audit_transcript, signed_offence
+from protocol.replication.machine import MAX_EARLY_PER_SEAT, SeatMachine
+from protocol.replication.manifest import sign_manifest
+from protocol.replication.messages import Kind, encode, sign_message
+from protocol.replication.payloads import UNUSED_KIND
+from protocol.replication.public import Stage
+from protocol.replication.transcript import (
     EQUIVOCATION,
     Slot,
     Transcript,
@@ -24,7 +24,7 @@ from protocol.transcript import (
     proof_file,
     read_proof_file,
 )
-from protocol.verdict import Verdict
+from protocol.replication.verdict import Verdict
 
 
 def test_rewind_cuts_the_chain_back_and_keeps_what_it_cut_as_evidence() -> None:

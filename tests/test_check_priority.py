@@ -1,7 +1,7 @@
 """Checks nobody waits for run on low-priority threads (issue 9).
 
 A seat waits for the check of the step just before its turn and of the last lock; every
-other shuffle and lock step it checks in :func:`protocol.group.in_background`, at the same
+other shuffle and lock step it checks in :func:`protocol.deck.group.in_background`, at the same
 moment as before and with the same outcome — in the daemon (:class:`tarotd.workers.Workers`)
 on threads of the lowest CPU priority, so that, when a table's daemons share a machine, the
 seat the table waits for gets the cores first.  A check starved there past its patience is
@@ -25,14 +25,14 @@ from deck_tables import commit_round, fresh_table, lock_rounds
 
 import client.cli
 import lab.bench.cmd
-import protocol.deck as deck_module
-import protocol.group as group
+import protocol.deck.deck as deck_module
+import protocol.deck.group as group
 import tarotd.cli
 from client.workers import TOOLS
 from lab.cheats.attacks import BadShuffleDeck
-from protocol.deck import Lock, PublicDeck, Shuffle
-from protocol.group import CARD_POINTS, GENERATOR, in_background, mul_batches
-from protocol.verdict import VerdictError
+from protocol.deck.deck import Lock, PublicDeck, Shuffle
+from protocol.deck.group import CARD_POINTS, GENERATOR, in_background, mul_batches
+from protocol.replication.verdict import VerdictError
 from tarotd.workers import BACKGROUND_NICENESS, DAEMON, Workers
 
 linux_only = pytest.mark.skipif(

@@ -16,9 +16,9 @@ import pytest
 from test_agreement import ALONE, Cut
 from test_deal_tamper import PLAYERS, Table
 
-from protocol.machine import SeatMachine
-from protocol.messages import Kind, Message, decode, encode, sign_message
-from protocol.public import Stage
+from protocol.replication.machine import SeatMachine
+from protocol.replication.messages import Kind, Message, decode, encode, sign_message
+from protocol.replication.public import Stage
 
 
 def follower(table: Table, closing: list[Message], seat: int = ALONE) -> SeatMachine | None:

@@ -26,7 +26,7 @@ from typing import Any
 import msgpack
 import pytest
 
-from protocol.identity import Identity
+from protocol.replication.identity import Identity
 from tarotd import lobby as lobby_module
 from tarotd.coin import commitment, first_dealer
 from tarotd.lobby import BROADCAST, FrameOut, Lobby, OfferState, ReadyTable

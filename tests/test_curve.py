@@ -34,7 +34,7 @@ from daemons import (
 from test_mesh import Node, challenge, connected_pair, hello, raw_socket, run, running, wait_for
 
 from client.api import ask
-from protocol.identity import Identity
+from protocol.replication.identity import Identity
 from tarotd.cli import main
 from tarotd.mesh import FaultPlan, PeerState, curve_public_key, curve_secret_key, decode
 

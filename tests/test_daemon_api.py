@@ -39,7 +39,7 @@ from daemons import (
 )
 
 from client.api import DaemonClient, DaemonRefused, ask
-from protocol.cards import DECK
+from protocol.rules.cards import DECK
 from tarotd.api import MAX_CLIENTS, MAX_LINE, ApiServer
 
 NOBODY = 65534  #: uid and gid of ``nobody``

@@ -1,15 +1,15 @@
-"""Whole deals driven action by action through the referee, :class:`protocol.deal.Deal`."""
+"""Whole deals driven action by action through the referee, :class:`protocol.rules.deal.Deal`."""
 
 from __future__ import annotations
 
 import pytest
 
-from protocol.cards import DECK, EXCUSE, card, cards
-from protocol.deal import AnnounceChelem, Bid, Call, Deal, Ecart, Phase, Play, ShowPoignee
-from protocol.rules import RuleError
-from protocol.scoring import Camp, score_deal
-from protocol.variants import Contract, PoigneeSize, variant
-from protocol.view import seat_view
+from protocol.rules.cards import DECK, EXCUSE, card, cards
+from protocol.rules.deal import AnnounceChelem, Bid, Call, Deal, Ecart, Phase, Play, ShowPoignee
+from protocol.rules.rules import RuleError
+from protocol.rules.scoring import Camp, score_deal
+from protocol.rules.variants import Contract, PoigneeSize, variant
+from protocol.rules.view import seat_view
 
 
 def make_deal(players: int, dealer: int, hands: list[str], chien: str) -> Deal:

@@ -13,16 +13,16 @@ import pytest
 
 from client.cli import main as tarot
 from client.simulation import Cheat, play_one_deal, sim_table
-from protocol.audit import audit_deal
-from protocol.bots import make_bot
-from protocol.deal import Bid, Play
-from protocol.identity import Identity
-from protocol.machine import SeatMachine
-from protocol.manifest import SilenceCost
-from protocol.messages import Kind, Message, decode, encode, sign_message
-from protocol.players import decide
-from protocol.public import Stage
-from protocol.variants import Contract
+from protocol.bots.bots import make_bot
+from protocol.bots.players import decide
+from protocol.replication.audit import audit_deal
+from protocol.replication.identity import Identity
+from protocol.replication.machine import SeatMachine
+from protocol.replication.manifest import SilenceCost
+from protocol.replication.messages import Kind, Message, decode, encode, sign_message
+from protocol.replication.public import Stage
+from protocol.rules.deal import Bid, Play
+from protocol.rules.variants import Contract
 
 PLAYERS = 4
 
@@ -213,7 +213,7 @@ def test_a_card_not_in_hand_stops_the_deal_naming_the_player() -> None:
         assert verdict is not None and verdict.seat == seat, verdict
         assert machine.public.stage is Stage.REVEAL  # the deal stops: seeds are revealed
     # The cheater's own machine never took the card it was made to sign: alone on its chain,
-    # its record does not stand (protocol.agreement), so only the honest seats finish.
+    # its record does not stand (protocol.replication.agreement), so only the honest seats finish.
     table.run_until(lambda: all(m.done for m in honest))
     for machine in honest:
         assert machine.audit is not None and machine.audit.verdict is not None

@@ -15,9 +15,8 @@ from deck_tables import dealt_table, fresh_table, plain, reveal_all, setup_for, 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocol.audit_deck import audit_deck
-from protocol.cards import DECK, Card
-from protocol.deck import (
+from protocol.deck.audit_deck import audit_deck
+from protocol.deck.deck import (
     PAYLOAD_TYPES,
     DeckPayload,
     DeckPhase,
@@ -32,10 +31,11 @@ from protocol.deck import (
     deal_in_one_process,
     payload_from_wire,
 )
-from protocol.group import CARD_POINTS, card_of, invert, mul, scalar_product
-from protocol.layout import CHIEN
-from protocol.variants import variant
-from protocol.verdict import VerdictError
+from protocol.deck.group import CARD_POINTS, card_of, invert, mul, scalar_product
+from protocol.replication.verdict import VerdictError
+from protocol.rules.cards import DECK, Card
+from protocol.rules.layout import CHIEN
+from protocol.rules.variants import variant
 
 PLAYERS = [3, 4, 5]
 
@@ -410,7 +410,7 @@ def test_arbitrary_wire_objects_raise_nothing_but_wire_errors(
 
 
 def test_secrets_are_derived_from_the_seed_and_its_context_only() -> None:
-    from protocol.seeds import commitment, derive
+    from protocol.deck.seeds import commitment, derive
 
     v = variant(5)
     one = derive(b"s" * 32, b"table", 1, 2, v)
@@ -437,7 +437,7 @@ def test_secrets_are_derived_from_the_seed_and_its_context_only() -> None:
 def test_the_permutation_puts_every_card_everywhere_evenly() -> None:
     """Fisher–Yates with rejection sampling: over 2,000 seeds each card lands in the first
     position about 2000/78 ≈ 26 times (a modulo bias would skew the low indices)."""
-    from protocol.seeds import derive
+    from protocol.deck.seeds import derive
 
     v = variant(3)
     first = [0] * 78

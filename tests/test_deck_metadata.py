@@ -26,10 +26,10 @@ from statistics import fmean
 import pytest
 from deck_tables import plain, seed_for, setup_for
 
-from protocol.cards import DECK, Card
-from protocol.deck import DeckSetup, EcartCommitment, SeatDeck
-from protocol.group import ORDER, card_of, invert, mul, to_int
-from protocol.seeds import SeatSecrets, derive
+from protocol.deck.deck import DeckSetup, EcartCommitment, SeatDeck
+from protocol.deck.group import ORDER, card_of, invert, mul, to_int
+from protocol.deck.seeds import SeatSecrets, derive
+from protocol.rules.cards import DECK, Card
 
 SMALL = 64  #: the largest numerator and denominator of the fractions tried
 

@@ -51,9 +51,8 @@ from symbolic_deck import (
     traced_values,
 )
 
-from protocol import group
-from protocol.cards import DECK
-from protocol.deck import (
+from protocol.deck import group
+from protocol.deck.deck import (
     ChienKeys,
     DealKeys,
     DeckPayload,
@@ -67,7 +66,7 @@ from protocol.deck import (
     Shuffle,
     deal_in_one_process,
 )
-from protocol.group import (
+from protocol.deck.group import (
     CARD_POINTS,
     GENERATOR,
     Point,
@@ -80,11 +79,12 @@ from protocol.group import (
     scalar_product,
     sub,
 )
-from protocol.layout import CHIEN
-from protocol.lock_proof import LockProof
-from protocol.seeds import DECK_SIZE, EXTRACT_SALT, SeatSecrets, derive
-from protocol.variants import variant
-from protocol.verdict import VerdictError
+from protocol.deck.lock_proof import LockProof
+from protocol.deck.seeds import DECK_SIZE, EXTRACT_SALT, SeatSecrets, derive
+from protocol.replication.verdict import VerdictError
+from protocol.rules.cards import DECK
+from protocol.rules.layout import CHIEN
+from protocol.rules.variants import variant
 
 PLAYERS = [3, 4, 5]
 ONE: Scalar = (1).to_bytes(32, "little")

@@ -33,9 +33,8 @@ from lab.cheats.attacks import (
     LockTracerDeck,
     TracerDeck,
 )
-from protocol.audit_deck import audit_deck
-from protocol.cards import DECK, Card, card
-from protocol.deck import (
+from protocol.deck.audit_deck import audit_deck
+from protocol.deck.deck import (
     ChienKeys,
     DeckPhase,
     DeckUsageError,
@@ -49,7 +48,7 @@ from protocol.deck import (
     Shuffle,
     deal_in_one_process,
 )
-from protocol.group import (
+from protocol.deck.group import (
     CARD_POINTS,
     GENERATOR,
     ORDER,
@@ -61,8 +60,9 @@ from protocol.group import (
     scalar_from_digest,
     sub,
 )
-from protocol.seeds import derive
-from protocol.verdict import Code, Fault, Verdict, VerdictError
+from protocol.deck.seeds import derive
+from protocol.replication.verdict import Code, Fault, Verdict, VerdictError
+from protocol.rules.cards import DECK, Card, card
 
 #: The identity, ristretto255's one element of small order (order 1): libsodium 1.0.18's
 #: ``is_valid_point`` accepts its encoding, the group module refuses it.

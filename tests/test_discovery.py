@@ -26,7 +26,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from protocol.identity import Identity
+from protocol.replication.identity import Identity
 from tarotd.discovery import (
     BEACON_MAGIC,
     BEACON_VERSION,

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from protocol.group import CARD_POINTS, hash_to_point
-from protocol.identity import Identity
-from protocol.manifest import SilenceCost
-from protocol.messages import Kind, encode, sign_message
-from protocol.seeds import commitment
-from protocol.transcript import genesis, next_head
+from protocol.deck.group import CARD_POINTS, hash_to_point
+from protocol.deck.seeds import commitment
+from protocol.replication.identity import Identity
+from protocol.replication.manifest import SilenceCost
+from protocol.replication.messages import Kind, encode, sign_message
+from protocol.replication.transcript import genesis, next_head
 from tarotd.coin import commitment as coin_commitment
 from tarotd.coin import first_dealer, seal_document
 from tarotd.discovery import Beacon, TableInfo, encode_beacon

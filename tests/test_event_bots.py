@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from protocol.event import EventError
-from protocol.identity import Identity
-from protocol.movement import Movement
+from protocol.event.event import EventError
+from protocol.event.movement import Movement
+from protocol.replication.identity import Identity
 from tarotd.event_bots import MAX_EVENT_BOTS, SPEC, EventBots
 from tarotd.event_desk import EventDesk, Heard
 from tarotd.store import Store

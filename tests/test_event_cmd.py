@@ -10,9 +10,9 @@ import pytest
 
 from client.cli import main
 from client.event_cmd import audit_event, is_event_file, screen
-from protocol.event import EventConfig, EventRecord, open_event, register
-from protocol.identity import Identity
-from protocol.movement import Movement
+from protocol.event.event import EventConfig, EventRecord, open_event, register
+from protocol.event.movement import Movement
+from protocol.replication.identity import Identity
 
 
 def identity(name: str) -> Identity:

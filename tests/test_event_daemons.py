@@ -30,10 +30,10 @@ from intruder import Intruder
 from lan import NEEDS_ROOT, fleet, lan_of
 
 from client.api import ask
-from protocol.event import EntryKind, EventReport, read_event, register, verify_event
-from protocol.identity import Identity
-from protocol.manifest import Manifest
-from protocol.movement import Movement
+from protocol.event.event import EntryKind, EventReport, read_event, register, verify_event
+from protocol.event.movement import Movement
+from protocol.replication.identity import Identity
+from protocol.replication.manifest import Manifest
 
 
 def tarot(*argv: str | Path) -> subprocess.CompletedProcess[str]:

@@ -12,11 +12,11 @@ from typing import Any
 import msgpack
 import pytest
 
-from protocol.audit import DealAudit
-from protocol.event import EventError, register, verify_event
-from protocol.identity import Identity
-from protocol.manifest import MANIFEST_DOMAIN, manifest_document
-from protocol.movement import Movement
+from protocol.event.event import EventError, register, verify_event
+from protocol.event.movement import Movement
+from protocol.replication.audit import DealAudit
+from protocol.replication.identity import Identity
+from protocol.replication.manifest import MANIFEST_DOMAIN, manifest_document
 from tarotd.event_desk import EventDesk
 from tarotd.lobby import BROADCAST, FrameOut, ReadyTable
 from tarotd.store import Store

@@ -11,10 +11,10 @@ from html.parser import HTMLParser
 import pytest
 from test_event_record import Event, new_event  # the event played in one process
 
-from protocol.event import DealStatus, EventRecord, verify_event
-from protocol.event_export import LABELS, available, counted, event_html, ranking_csv
-from protocol.movement import Movement
-from protocol.ranking import Mark
+from protocol.event.event import DealStatus, EventRecord, verify_event
+from protocol.event.export import LABELS, available, counted, event_html, ranking_csv
+from protocol.event.movement import Movement
+from protocol.event.ranking import Mark
 
 NASTY = '<script>alert("x")</script> & Cie'
 FORMULA = '=HYPERLINK("http://evil")'

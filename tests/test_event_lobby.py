@@ -9,8 +9,8 @@ import random
 import msgpack
 import pytest
 
-from protocol.identity import Identity
-from protocol.manifest import Manifest, SilenceCost
+from protocol.replication.identity import Identity
+from protocol.replication.manifest import Manifest, SilenceCost
 from tarotd.lobby import BROADCAST, EventSlot, FrameOut, Lobby, ReadyTable
 
 SLOT_ID = bytes.fromhex("e7" * 16)

@@ -31,7 +31,7 @@ from lan import NEEDS_ROOT, Fleet, fleet, lan_of
 from client.api import ask
 from client.tui.i18n import Texts
 from lab.tmux import Pane
-from protocol.event import read_event, verify_event
+from protocol.event.event import read_event, verify_event
 
 pytestmark = [
     pytest.mark.slow,

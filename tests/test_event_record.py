@@ -11,8 +11,7 @@ from typing import TypedDict, Unpack
 import msgpack
 import pytest
 
-from protocol.audit import DealAudit
-from protocol.event import (
+from protocol.event.event import (
     DealStatus,
     Entry,
     EntryKind,
@@ -35,11 +34,12 @@ from protocol.event import (
     table_id,
     verify_event,
 )
-from protocol.identity import Identity
-from protocol.manifest import SilenceCost, sign_manifest
-from protocol.movement import Movement, RoundPlan
-from protocol.ranking import Mark
-from protocol.verdict import Fault, Verdict
+from protocol.event.movement import Movement, RoundPlan
+from protocol.event.ranking import Mark
+from protocol.replication.audit import DealAudit
+from protocol.replication.identity import Identity
+from protocol.replication.manifest import SilenceCost, sign_manifest
+from protocol.replication.verdict import Fault, Verdict
 
 
 def identity(name: str) -> Identity:

@@ -8,14 +8,14 @@ import random
 
 import pytest
 
-from protocol.bots import BasicPolicy
-from protocol.cards import DECK, EXCUSE, PETIT, VINGT_ET_UN, cards
-from protocol.deal import AnnounceChelem, Bid, Deal, Phase, Play, ShowPoignee
-from protocol.fastgame import FastDeal, bits, half_points, mask
-from protocol.players import Policy, RandomPolicy, decide
-from protocol.scoring import score_deal, score_row
-from protocol.variants import Contract, variant
-from protocol.worlds import opening
+from protocol.bots.bots import BasicPolicy
+from protocol.bots.fastgame import FastDeal, bits, half_points, mask
+from protocol.bots.players import Policy, RandomPolicy, decide
+from protocol.bots.worlds import opening
+from protocol.rules.cards import DECK, EXCUSE, PETIT, VINGT_ET_UN, cards
+from protocol.rules.deal import AnnounceChelem, Bid, Deal, Phase, Play, ShowPoignee
+from protocol.rules.scoring import score_deal, score_row
+from protocol.rules.variants import Contract, variant
 
 
 def fast_twin(deal: Deal) -> FastDeal:

@@ -81,7 +81,7 @@ from wire import (
 )
 
 from client.api import ask
-from protocol.identity import Identity
+from protocol.replication.identity import Identity
 from tarotd.api import MAX_LINE
 from tarotd.daemon import _ACTIONS, _action
 from tarotd.mesh import LINK_KINDS, MiB, decode, encode, encode_signed

@@ -7,8 +7,8 @@ import pytest
 import rbcl
 
 from client.workers import Threads
-from protocol import group
-from protocol.group import (
+from protocol.deck import group
+from protocol.deck.group import (
     CARD_POINTS,
     GENERATOR,
     IDENTITY,

@@ -33,7 +33,7 @@ import zmq.asyncio
 from daemons import daemon_argv, free_ports, kill_all, log_path, scores, spawn, wait_all
 from test_mesh import Node, challenge, hello, raw_socket, run, running, wait_for
 
-from protocol.identity import Identity
+from protocol.replication.identity import Identity
 from tarotd.home import Home, load_or_create_identity
 from tarotd.mesh import encode
 from tarotd.refusals import Cause

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from protocol.identity import Identity
-from protocol.messages import Kind, Message, encode, sign_message
-from protocol.scoring import ScoreSheet
+from protocol.replication.identity import Identity
+from protocol.replication.messages import Kind, Message, encode, sign_message
+from protocol.rules.scoring import ScoreSheet
 from tarotd import store as store_module
 from tarotd.ahead import TEMPORARY, FileAhead
 from tarotd.home import (
@@ -808,8 +808,8 @@ def test_settings(store: Store) -> None:
 WRITE_FOREVER = """
     import sys
     from pathlib import Path
-    from protocol.identity import Identity
-    from protocol.messages import Kind, sign_message
+    from protocol.replication.identity import Identity
+    from protocol.replication.messages import Kind, sign_message
     from tarotd.store import Store, TableRecord, TableState
 
     table, alice = bytes(range(16)), Identity.from_private_bytes(bytes(range(32)))
@@ -862,7 +862,7 @@ def test_a_home_too_deep_for_its_socket_is_refused_before_it_is_made(tmp_path: P
 
 MADE_AND_KILLED = """
     import os, sys
-    from protocol.scoring import ScoreSheet
+    from protocol.rules.scoring import ScoreSheet
     from tarotd.store import Store, TableRecord, TableState
     store, playing = Store(sys.argv[1]), bytes(range(16))
     store.save_table(TableRecord(bytes(16), "finie", 3, TableState.FINISHED, 0.0))

@@ -3,8 +3,8 @@ chien cards one at a time."""
 
 import pytest
 
-from protocol.layout import CHIEN, deal_layout
-from protocol.variants import VARIANTS, variant
+from protocol.rules.layout import CHIEN, deal_layout
+from protocol.rules.variants import VARIANTS, variant
 
 
 @pytest.mark.parametrize("players", [3, 4, 5])

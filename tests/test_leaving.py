@@ -23,12 +23,17 @@ from test_tui_screens import model, state
 
 from client.simulation import Cheat, play_one_deal, sim_manifest, sim_table
 from client.tui.lobby import lobby_fragments
-from protocol.audit import audit_transcript
-from protocol.identity import Identity
-from protocol.manifest import MANIFEST_DOMAIN, SignedManifest, SilenceCost, sign_manifest
-from protocol.messages import Kind
-from protocol.public import Stage
-from protocol.transcript import Transcript
+from protocol.replication.audit import audit_transcript
+from protocol.replication.identity import Identity
+from protocol.replication.manifest import (
+    MANIFEST_DOMAIN,
+    SignedManifest,
+    SilenceCost,
+    sign_manifest,
+)
+from protocol.replication.messages import Kind
+from protocol.replication.public import Stage
+from protocol.replication.transcript import Transcript
 
 #: The seat cut off, and the other one when two are.
 CUT, ALSO = 2, 1

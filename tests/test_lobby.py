@@ -11,8 +11,8 @@ from typing import Any
 import msgpack
 import pytest
 
-from protocol.identity import Identity
-from protocol.manifest import SilenceCost
+from protocol.replication.identity import Identity
+from protocol.replication.manifest import SilenceCost
 from tarotd.coin import commitment
 from tarotd.lobby import (
     BROADCAST,

@@ -39,7 +39,7 @@ from daemons import (
 from intruder import Intruder
 
 from client.api import DaemonRefused, DaemonUnavailable, ask
-from protocol.identity import Identity
+from protocol.replication.identity import Identity
 from tarotd.coin import seal_document
 from tarotd.lobby import Member, manifest_bytes
 

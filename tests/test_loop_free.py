@@ -23,11 +23,11 @@ import pytest
 from daemons import free_ports
 
 from client.api import ask
-from protocol.bots import BasicPolicy, make_bot
-from protocol.deal import Deal
-from protocol.players import Policy, decide
-from protocol.variants import Contract, variant
-from protocol.view import SeatView
+from protocol.bots.bots import BasicPolicy, make_bot
+from protocol.bots.players import Policy, decide
+from protocol.rules.deal import Deal
+from protocol.rules.variants import Contract, variant
+from protocol.rules.view import SeatView
 from tarotd import daemon as daemon_module
 from tarotd import runner as runner_module
 from tarotd.daemon import Daemon, Options, StaticPeer

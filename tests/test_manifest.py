@@ -12,9 +12,15 @@ import pytest
 from test_lobby import Joined, Network
 
 from client.cli import main as tarot
-from protocol.identity import Identity
-from protocol.manifest import Manifest, ManifestError, SignedManifest, SilenceCost, sign_manifest
-from protocol.transcript import Transcript, proof_file, read_proof_file
+from protocol.replication.identity import Identity
+from protocol.replication.manifest import (
+    Manifest,
+    ManifestError,
+    SignedManifest,
+    SilenceCost,
+    sign_manifest,
+)
+from protocol.replication.transcript import Transcript, proof_file, read_proof_file
 from tarotd.lobby import OfferState, ReadyTable
 
 SEATS = [

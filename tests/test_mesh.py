@@ -22,7 +22,7 @@ import zmq
 import zmq.asyncio
 import zmq.utils.monitor
 
-from protocol.identity import Identity
+from protocol.replication.identity import Identity
 from tarotd.mesh import (
     ROUTER_KINDS,
     FaultPlan,

@@ -18,7 +18,7 @@ import pytest
 import zmq
 from test_mesh import Node, challenge, hello, raw_socket, run, running, wait_for
 
-from protocol.identity import Identity
+from protocol.replication.identity import Identity
 from tarotd.guard import MEMBERS_SHARE
 from tarotd.mesh import Limits, PeerState
 from tarotd.mesh.bounds import Standing

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from protocol.identity import Identity, fingerprint, is_valid_public_key, verify
-from protocol.messages import (
+from protocol.replication.identity import Identity, fingerprint, is_valid_public_key, verify
+from protocol.replication.messages import (
     MAX_FRAME_SIZE,
     MAX_PAYLOAD_DEPTH,
     PAYLOAD_LIMITS,
@@ -160,7 +160,7 @@ def test_signature_covers_the_domain_and_every_field() -> None:
 
 def checks_counted(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
     """The keys the real signature check is run for, from now on."""
-    import protocol.messages
+    import protocol.replication.messages
 
     keys: list[bytes] = []
 
@@ -168,7 +168,7 @@ def checks_counted(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
         keys.append(public_key)
         return verify(public_key, signature, data)
 
-    monkeypatch.setattr(protocol.messages, "verify", counting)
+    monkeypatch.setattr(protocol.replication.messages, "verify", counting)
     return keys
 
 

@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 
-from protocol.movement import (
+from protocol.event.movement import (
     HOWELL,
     Draw,
     Movement,

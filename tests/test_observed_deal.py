@@ -7,10 +7,10 @@ import random
 
 import pytest
 
-from protocol.deal import Action, AnnounceChelem, Bid, Deal, Ecart, Phase, Play
-from protocol.players import RandomPolicy, decide
-from protocol.rules import RuleError
-from protocol.variants import Contract, variant
+from protocol.bots.players import RandomPolicy, decide
+from protocol.rules.deal import Action, AnnounceChelem, Bid, Deal, Ecart, Phase, Play
+from protocol.rules.rules import RuleError
+from protocol.rules.variants import Contract, variant
 
 
 def follow(referee: Deal, replicas: list[Deal], action: Action) -> None:

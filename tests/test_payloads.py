@@ -1,5 +1,5 @@
-"""The one codec of the payloads of a deal (protocol/payloads.py): every payload of real deals
-decodes to its typed class and encodes back to the same wire value, and a payload that is not
+"""The one codec of the payloads of a deal (protocol/replication/payloads.py): every payload of real
+deals decodes to its typed class and encodes back to the same wire value, and a payload that is not
 one of its kind is refused with the rule it breaks."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from client.simulation import play_one_deal, sim_table
-from protocol.identity import Identity
-from protocol.messages import Kind, Message, sign_message
-from protocol.payloads import (
+from protocol.replication.identity import Identity
+from protocol.replication.messages import Kind, Message, sign_message
+from protocol.replication.payloads import (
     UNUSED_KIND,
     BidPayload,
     ChelemPayload,
@@ -20,7 +20,7 @@ from protocol.payloads import (
     encode_payload,
     timed_out_in,
 )
-from protocol.variants import Contract
+from protocol.rules.variants import Contract
 
 
 @pytest.mark.parametrize("players", [3, 5])

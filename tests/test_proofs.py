@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import pytest
 
-from protocol.group import (
+from protocol.deck.group import (
     CARD_POINTS,
     GroupError,
     add,
@@ -24,9 +24,9 @@ from protocol.group import (
     scalar_from_digest,
     sub,
 )
-from protocol.lock_proof import LockProof, LockStep, lock, verify_lock
-from protocol.proofs import Binding, ProofWireError
-from protocol.shuffle_proof import ShuffleProof, prove_shuffle, verify_shuffle
+from protocol.deck.lock_proof import LockProof, LockStep, lock, verify_lock
+from protocol.deck.proofs import Binding, ProofWireError
+from protocol.deck.shuffle_proof import ShuffleProof, prove_shuffle, verify_shuffle
 
 BINDING = Binding(b"table", 3, 1, "shuffle")
 NONCE_KEY = b"n" * 32

@@ -8,12 +8,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from protocol import rules
-from protocol.cards import DECK
-from protocol.deal import Deal, Phase, Play
-from protocol.players import RandomPolicy, decide, play_deal
-from protocol.scoring import score_deal, score_row
-from protocol.variants import variant
+from protocol.bots.players import RandomPolicy, decide, play_deal
+from protocol.rules import rules
+from protocol.rules.cards import DECK
+from protocol.rules.deal import Deal, Phase, Play
+from protocol.rules.scoring import score_deal, score_row
+from protocol.rules.variants import variant
 
 deals = st.tuples(st.sampled_from([3, 4, 5]), st.integers(0, 4), st.integers(0, 2**32))
 

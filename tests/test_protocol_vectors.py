@@ -32,8 +32,7 @@ from typing import Any
 
 import pytest
 
-from protocol.cards import Card
-from protocol.deck import (
+from protocol.deck.deck import (
     Commit,
     DeckPayload,
     DeckSetup,
@@ -44,10 +43,12 @@ from protocol.deck import (
     SeatDeck,
     deal_in_one_process,
 )
-from protocol.group import CARD_POINTS
-from protocol.identity import Identity
-from protocol.messages import Kind, Message, decode, encode, sign_message
-from protocol.payloads import (
+from protocol.deck.group import CARD_POINTS
+from protocol.deck.seeds import derive
+from protocol.deck.shuffle_proof import generators
+from protocol.replication.identity import Identity
+from protocol.replication.messages import Kind, Message, decode, encode, sign_message
+from protocol.replication.payloads import (
     CommitPayload,
     MessagePayload,
     PlayPayload,
@@ -55,10 +56,9 @@ from protocol.payloads import (
     decode_payload,
     encode_payload,
 )
-from protocol.seeds import derive
-from protocol.shuffle_proof import generators
-from protocol.transcript import genesis, next_head
-from protocol.variants import VARIANTS
+from protocol.replication.transcript import genesis, next_head
+from protocol.rules.cards import Card
+from protocol.rules.variants import VARIANTS
 
 VECTORS = Path(__file__).resolve().parent / "vectors" / "deck-v3.json"
 TABLE = bytes(range(16))

@@ -1,6 +1,6 @@
 """``protocol`` is plain functions and state machines (issue 24, item 2): it starts no thread
 and reads no clock, so it imports nothing that schedules, waits or talks to the network —
-the daemon and the tools pass in what runs its work (:func:`protocol.group.use_scheduler`)
+the daemon and the tools pass in what runs its work (:func:`protocol.deck.group.use_scheduler`)
 and the time."""
 
 from __future__ import annotations

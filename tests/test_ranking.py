@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from protocol.ranking import Mark, RankingError, RoundResult, order, rank
+from protocol.event.ranking import Mark, RankingError, RoundResult, order, rank
 
 A, B, C, D = (bytes([i]) * 32 for i in range(1, 5))
 

@@ -9,23 +9,23 @@ from collections.abc import Callable, Iterator, Sequence
 
 import pytest
 
-import protocol.audit_deck
-import protocol.deck
+import protocol.deck.audit_deck
+import protocol.deck.deck
 from client.simulation import play_one_deal, sim_table, simulate
-from protocol import seeds
-from protocol.bots import BasicPolicy, make_bot
-from protocol.cards import DECK, Card, card, cards
-from protocol.deal import Phase
-from protocol.identity import Identity
-from protocol.layout import CHIEN, deal_layout
-from protocol.machine import Event, SeatMachine
-from protocol.messages import Kind, decode, encode, sign_message
-from protocol.payloads import PoigneePayload, encode_payload
-from protocol.players import Policy, decide
-from protocol.public import TableSetup
-from protocol.scoring import Camp
-from protocol.variants import Contract, PoigneeSize, Variant, variant
-from protocol.view import SeatView
+from protocol.bots.bots import BasicPolicy, make_bot
+from protocol.bots.players import Policy, decide
+from protocol.deck import seeds
+from protocol.replication.identity import Identity
+from protocol.replication.machine import Event, SeatMachine
+from protocol.replication.messages import Kind, decode, encode, sign_message
+from protocol.replication.payloads import PoigneePayload, encode_payload
+from protocol.replication.public import TableSetup
+from protocol.rules.cards import DECK, Card, card, cards
+from protocol.rules.deal import Phase
+from protocol.rules.layout import CHIEN, deal_layout
+from protocol.rules.scoring import Camp
+from protocol.rules.variants import Contract, PoigneeSize, Variant, variant
+from protocol.rules.view import SeatView
 
 
 @pytest.mark.parametrize("players", [3, 4, 5])
@@ -213,8 +213,8 @@ def stack_the_deck(
             permutation=order if seat == v.players - 1 else identity,
         )
 
-    monkeypatch.setattr(protocol.deck, "derive", stacked)
-    monkeypatch.setattr(protocol.audit_deck, "derive", stacked)
+    monkeypatch.setattr(protocol.deck.deck, "derive", stacked)
+    monkeypatch.setattr(protocol.deck.audit_deck, "derive", stacked)
 
 
 class GardeBy(BasicPolicy):

@@ -8,10 +8,10 @@ import random
 import pytest
 
 from client.simulation import sim_table
-from protocol.bots import make_bot
-from protocol.machine import SeatMachine
-from protocol.messages import Message, decode, encode
-from protocol.players import decide
+from protocol.bots.bots import make_bot
+from protocol.bots.players import decide
+from protocol.replication.machine import SeatMachine
+from protocol.replication.messages import Message, decode, encode
 
 PLAYERS = 5
 

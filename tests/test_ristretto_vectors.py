@@ -1,6 +1,6 @@
 """RFC 9496's published test vectors for ristretto255 (Appendix A), against the group module.
 
-The deck of tarot/v3 computes in ristretto255 through :mod:`protocol.group`; these vectors pin
+The deck of tarot/v3 computes in ristretto255 through :mod:`protocol.deck.group`; these vectors pin
 that what it calls ristretto255 is the RFC's group: the encodings of the generator's small
 multiples (§A.1), the encodings every decoder must refuse (§A.2) and the one-way map from 64
 uniform bytes that hash-to-group is built on (§A.3).  They were copied from the RFC's text.
@@ -12,7 +12,7 @@ import hashlib
 
 import pytest
 
-from protocol.group import (
+from protocol.deck.group import (
     GENERATOR,
     IDENTITY,
     GroupError,

@@ -2,8 +2,8 @@
 
 import pytest
 
-from protocol.cards import Card, Suit, card, cards
-from protocol.rules import (
+from protocol.rules.cards import Card, Suit, card, cards
+from protocol.rules.rules import (
     RuleError,
     callable_cards,
     check_call,
@@ -18,7 +18,7 @@ from protocol.rules import (
     trick_winner,
     trumps_needed_in_ecart,
 )
-from protocol.variants import Contract, PoigneeSize, variant
+from protocol.rules.variants import Contract, PoigneeSize, variant
 
 
 def codes(cs: list[Card]) -> set[str]:

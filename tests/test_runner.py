@@ -13,12 +13,12 @@ from pathlib import Path
 import msgpack
 import pytest
 
-from protocol.identity import Identity
-from protocol.machine import SeatMachine
-from protocol.messages import Message, decode, encode
-from protocol.players import decide
-from protocol.public import TableSetup
-from protocol.scoring import ScoreSheet
+from protocol.bots.players import decide
+from protocol.replication.identity import Identity
+from protocol.replication.machine import SeatMachine
+from protocol.replication.messages import Message, decode, encode
+from protocol.replication.public import TableSetup
+from protocol.rules.scoring import ScoreSheet
 from tarotd import runner as runner_module
 from tarotd.lobby import Member, ReadyTable
 from tarotd.runner import MAX_RELAYED, TableRunner, bot_policies, decoded, relayed

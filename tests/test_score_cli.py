@@ -15,7 +15,7 @@ import pytest
 
 from client.cli import main
 from client.simulation import Cheat, honest_seat, play_one_deal, sim_table
-from protocol.scoring import ScoreSheet
+from protocol.rules.scoring import ScoreSheet
 from tarotd.runner import deal_result
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -13,10 +13,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from protocol.cards import DECK, EXCUSE, Card
-from protocol.deal import Deal
-from protocol.players import RandomPolicy, play_deal
-from protocol.scoring import (
+from protocol.bots.players import RandomPolicy, play_deal
+from protocol.rules.cards import DECK, EXCUSE, Card
+from protocol.rules.deal import Deal
+from protocol.rules.scoring import (
     Camp,
     DealOutcome,
     DealScore,
@@ -27,7 +27,7 @@ from protocol.scoring import (
     score_deal,
     score_row,
 )
-from protocol.variants import Contract, PoigneeSize, variant
+from protocol.rules.variants import Contract, PoigneeSize, variant
 
 A, D = Camp.ATTACK, Camp.DEFENCE
 PETITE, GARDE, SANS, CONTRE = (

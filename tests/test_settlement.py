@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from test_runner import make_runners, run
 
-from protocol.messages import Message
+from protocol.replication.messages import Message
 from tarotd.runner import TableRunner
 from tarotd.settlement import (
     ASK_EVERY,

@@ -31,9 +31,9 @@ from deck_tables import fresh_table, lock_rounds
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from protocol import lock_proof, shuffle_proof
-from protocol.deck import DeckPayload, PublicDeck
-from protocol.group import (
+from protocol.deck import lock_proof, shuffle_proof
+from protocol.deck.deck import DeckPayload, PublicDeck
+from protocol.deck.group import (
     CARD_POINTS,
     ORDER,
     Point,
@@ -45,10 +45,10 @@ from protocol.group import (
     sub,
     to_int,
 )
-from protocol.lock_proof import LockProof, LockStep, lock, verify_lock
-from protocol.proofs import Binding, response
-from protocol.shuffle_proof import ShuffleProof, generators, prove_shuffle, verify_shuffle
-from protocol.verdict import Verdict, VerdictError
+from protocol.deck.lock_proof import LockProof, LockStep, lock, verify_lock
+from protocol.deck.proofs import Binding, response
+from protocol.deck.shuffle_proof import ShuffleProof, generators, prove_shuffle, verify_shuffle
+from protocol.replication.verdict import Verdict, VerdictError
 
 SIZE = 8  #: places of the small decks the cheaters work on: the algebra is that of 78
 BINDING = Binding(b"soundness", 7, 2, "shuffle")

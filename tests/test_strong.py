@@ -1,4 +1,4 @@
-"""The strong bot (protocol/strong.py) and its sampler: the samples never break what the view
+"""The strong bot (protocol/bots/strong.py) and its sampler: the samples never break what the view
 shows, the choice depends on the view alone, and textbook positions are played right."""
 
 from __future__ import annotations
@@ -8,15 +8,15 @@ from collections.abc import Sequence
 
 import pytest
 
-from protocol.bots import BasicPolicy, make_bot
-from protocol.cards import DECK, PETIT, Card, Suit, card, cards
-from protocol.deal import AnnounceChelem, Bid, Call, Deal, Phase, Play
-from protocol.players import decide
-from protocol.rules import may_discard
-from protocol.sampler import constraints, sample
-from protocol.strong import StrongPolicy
-from protocol.variants import Contract, variant
-from protocol.view import SeatView, seat_view
+from protocol.bots.bots import BasicPolicy, make_bot
+from protocol.bots.players import decide
+from protocol.bots.sampler import constraints, sample
+from protocol.bots.strong import StrongPolicy
+from protocol.rules.cards import DECK, PETIT, Card, Suit, card, cards
+from protocol.rules.deal import AnnounceChelem, Bid, Call, Deal, Phase, Play
+from protocol.rules.rules import may_discard
+from protocol.rules.variants import Contract, variant
+from protocol.rules.view import SeatView, seat_view
 
 # --- Helpers ----------------------------------------------------------------------------
 

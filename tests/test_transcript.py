@@ -11,16 +11,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocol.identity import Identity, fingerprint
-from protocol.messages import Kind, Message, WireValue, encode, sign_message
-from protocol.transcript import (
+from protocol.replication.identity import Identity, fingerprint
+from protocol.replication.messages import Kind, Message, WireValue, encode, sign_message
+from protocol.replication.transcript import (
     EQUIVOCATION,
     Slot,
     Transcript,
     TranscriptError,
     genesis,
 )
-from protocol.verdict import Verdict, VerdictError
+from protocol.replication.verdict import Verdict, VerdictError
 
 PLAYERS = [Identity.from_private_bytes(bytes([seat + 1]) * 32) for seat in range(5)]
 KEYS = [player.public_key for player in PLAYERS]

@@ -38,9 +38,9 @@ from client.tui.event import event_fragments
 from client.tui.i18n import Texts
 from client.tui.model import Model, Quitting, sorted_codes
 from client.tui.table import hand_fragments, prompt_fragments
-from protocol.cards import card, cards
-from protocol.rules import poignee_sizes_available
-from protocol.variants import variant
+from protocol.rules.cards import card, cards
+from protocol.rules.rules import poignee_sizes_available
+from protocol.rules.variants import variant
 from tarotd.home import Home
 
 RIGHT, LEFT, ENTER = "\x1b[C", "\x1b[D", "\r"
@@ -371,7 +371,8 @@ def test_a_poignee_is_picked_and_shown_at_a_real_table(
                     "poignée, although the seed "
                     "was chosen for one. The cards a seed deals have changed (tarotd/runner.py "
                     "seeded and seeded_entropy, "
-                    "the lobby's table id or dealer coin, protocol/seeds.py, protocol/layout.py, "
+                    "the lobby's table id or dealer coin, protocol/deck/seeds.py, "
+                    "protocol/rules/layout.py, "
                     "the keys of plant_keys): "
                     "set POIGNEE_SEED to the first seed that deals seat 0 eight trumps or more at "
                     "five"

@@ -1,5 +1,5 @@
 """Every deal explained: the breakdown the daemon keeps with each result comes from the
-audit's own score (protocol/scoring.py) and adds up to the row; the hidden cards are in it
+audit's own score (protocol/rules/scoring.py) and adds up to the row; the hidden cards are in it
 only once the audit has passed; the client's summary, replay, verdicts, sheet and refusals
 read it in French and English — without a daemon."""
 
@@ -18,13 +18,13 @@ from client.tui.model import Model, Replay
 from client.tui.replay import held, replay_fragments
 from client.tui.sheet import sheet_fragments, verdict_line
 from client.tui.summary import summary_fragments
-from protocol.audit import DealAudit
-from protocol.bots import make_bot
-from protocol.deal import Deal
-from protocol.players import play_deal
-from protocol.scoring import score_deal, score_row
-from protocol.variants import variant
-from protocol.verdict import Verdict
+from protocol.bots.bots import make_bot
+from protocol.bots.players import play_deal
+from protocol.replication.audit import DealAudit
+from protocol.replication.verdict import Verdict
+from protocol.rules.deal import Deal
+from protocol.rules.scoring import score_deal, score_row
+from protocol.rules.variants import variant
 from tarotd.views import deal_breakdown
 
 NAMES = ["anne", "bruno", "chloe", "david", "emile"]

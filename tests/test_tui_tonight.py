@@ -17,9 +17,9 @@ from client.tui.app import tonight
 from client.tui.i18n import Texts
 from client.tui.lobby import lobby_fragments
 from client.tui.model import Model
-from protocol.event import EventError
-from protocol.identity import Identity
-from protocol.movement import Movement
+from protocol.event.event import EventError
+from protocol.event.movement import Movement
+from protocol.replication.identity import Identity
 from tarotd.event_desk import EventDesk
 from tarotd.store import Store
 

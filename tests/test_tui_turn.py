@@ -22,7 +22,7 @@ from client.tui.app import TarotApp
 from client.tui.i18n import Texts
 from client.tui.journal import deal_log
 from client.tui.model import Model
-from protocol.cards import card
+from protocol.rules.cards import card
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from protocol.identity import Identity
+from protocol.replication.identity import Identity
 from tests.daemons import answer, daemon_argv, free_ports, kill_all, log_path, spawn
 
 

@@ -19,7 +19,7 @@ import pytest
 from daemons import free_ports
 
 from client.cli import main as tarot
-from protocol.identity import verify
+from protocol.replication.identity import verify
 from tarotd.daemon import Daemon, Options
 from tarotd.lobby import ReadyTable
 from tarotd.store import SCHEMA_VERSION, Store, TableState

@@ -24,9 +24,9 @@ import zmq
 from daemons import wait_for_path
 
 from client.api import DaemonUnavailable, ask
-from protocol.identity import Identity, verify
-from protocol.messages import Kind, sign_message
-from protocol.messages import encode as encode_message
+from protocol.replication.identity import Identity, verify
+from protocol.replication.messages import Kind, sign_message
+from protocol.replication.messages import encode as encode_message
 from tarotd.mesh import (
     LINK_KINDS,
     curve_public_key,

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 
-from protocol.cards import Suit, card
+from protocol.rules.cards import Suit, card
 
 _STYLES = {
     Suit.HEARTS: "class:card.red",

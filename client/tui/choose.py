@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from protocol.cards import Suit, card
-from protocol.rules import led_suit
-from protocol.variants import variant
+from protocol.rules.cards import Suit, card
+from protocol.rules.rules import led_suit
+from protocol.rules.variants import variant
 
 #: The letter that picks each bid (the same in French and English: the contracts' names are French).
 BID_KEYS = {"p": "pass", "t": "petite", "g": "garde", "s": "garde-sans", "c": "garde-contre"}
@@ -178,7 +178,7 @@ SUIT_SYMBOLS = {Suit.SPADES: "♠", Suit.HEARTS: "♥", Suit.DIAMONDS: "♦", Su
 
 def refused_card(view: Mapping[str, Any], hand: Sequence[str], code: str) -> Refusal:
     """The rule that refuses ``code`` on the trick in ``view`` — the same order of rules as
-    :func:`protocol.rules.legal_plays`: the called suit on the first lead at five, then
+    :func:`protocol.rules.rules.legal_plays`: the called suit on the first lead at five, then
     follow suit, then trump, then overtrump."""
     trick = [card(c) for c in view.get("current", ())]
     held, played = [card(c) for c in hand], card(code)

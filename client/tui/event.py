@@ -13,7 +13,7 @@ from prompt_toolkit.formatted_text import StyleAndTextTuples
 
 from client.tui.i18n import Texts
 from client.tui.model import Model
-from protocol.event_export import available
+from protocol.event.export import available
 
 #: Ranking lines shown beside the table: the leaders, and the player's own line if lower.
 COMPACT_RANKING = 6

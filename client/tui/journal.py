@@ -11,7 +11,7 @@ from typing import Any
 from client.tui import cards
 from client.tui.i18n import CONTRACTS
 from client.tui.model import Model, sorted_codes
-from protocol.cards import card
+from protocol.rules.cards import card
 
 #: Tricks in a deal at 3, 4 and 5 players (the whole deck but the chien, shared out).
 TRICKS = {3: 24, 4: 18, 5: 15}

@@ -15,7 +15,7 @@ from typing import Any
 
 from client.tui.choose import Choice, EcartPicker, HandCursor, PoigneePicker
 from client.tui.i18n import Texts
-from protocol.cards import card, sort_hand
+from protocol.rules.cards import card, sort_hand
 
 #: The panels beside the table, in the order Tab shows them; the event's comes last, when the
 #: player takes part in one.

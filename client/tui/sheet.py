@@ -1,6 +1,6 @@
 """The score sheet: a row per deal scored, the totals, and the verdict of any deal the audit
 stopped — a proven deviation as cheating, with where its proof is; a silence as a deal
-abandoned, never as cheating (``Verdict.fault``, protocol/verdict.py)."""
+abandoned, never as cheating (``Verdict.fault``, protocol/replication/verdict.py)."""
 
 from __future__ import annotations
 

@@ -2,10 +2,10 @@
 
 The transcripts are whole five-seat deals played by ``tarot sim`` from the benchmark's seed
 (so every run audits the same deals), and each is audited as ``tarot audit FILE`` does: read
-the file (every signature and the hash chain checked), then :func:`~protocol.audit.audit_deal`
-(every deck step replayed from the revealed seeds, every play against the full hands, the
-signed scores).  Every daemon runs the same audit at the end of every deal, so this figure is
-also part of ``full_deal_ms``.
+the file (every signature and the hash chain checked), then
+:func:`~protocol.replication.audit.audit_deal` (every deck step replayed from the revealed seeds,
+every play against the full hands, the signed scores).  Every daemon runs the same audit at the end
+of every deal, so this figure is also part of ``full_deal_ms``.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import time
 from client.simulation import play_one_deal, sim_table
 from lab.bench.deck import BENCH_SEED
 from lab.bench.stats import BenchError
-from protocol.audit import audit_deal, dealer_of
-from protocol.public import TableSetup
-from protocol.transcript import Transcript
+from protocol.replication.audit import audit_deal, dealer_of
+from protocol.replication.public import TableSetup
+from protocol.replication.transcript import Transcript
 
 PLAYERS = 5
 

@@ -33,8 +33,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from client.workers import TOOLS
-from protocol.deck import DeckPayload, DeckSetup, PublicDeck, SeatDeck, deal_in_one_process
-from protocol.group import (
+from protocol.deck.deck import DeckPayload, DeckSetup, PublicDeck, SeatDeck, deal_in_one_process
+from protocol.deck.group import (
     CARD_POINTS,
     MULTS,
     base_mul,
@@ -43,10 +43,10 @@ from protocol.group import (
     scalar_from_digest,
     use_scheduler,
 )
-from protocol.proofs import Binding
-from protocol.seeds import derive
-from protocol.shuffle_proof import prove_shuffle, verify_shuffle
-from protocol.variants import variant
+from protocol.deck.proofs import Binding
+from protocol.deck.seeds import derive
+from protocol.deck.shuffle_proof import prove_shuffle, verify_shuffle
+from protocol.rules.variants import variant
 
 #: The seed every benchmark derives its secrets from (the same figures' inputs in every run).
 BENCH_SEED = 20261130
@@ -70,7 +70,7 @@ def minimum_mults(players: int) -> dict[str, int]:
 
 def scalarmult_floor_us(samples: int, batch: int = 100) -> list[float]:
     """The unit of cost on this machine: microseconds per scalar multiplication, through the
-    protocol's own :func:`~protocol.group.mul` (libsodium's ``noclamp`` multiplication with
+    protocol's own :func:`~protocol.deck.group.mul` (libsodium's ``noclamp`` multiplication with
     its subgroup check, as the deck pays it).  One sample is the mean over ``batch`` of them:
     a single multiplication is too short for the clock to time it well, and a sample much
     shorter than the deck it is compared with would slip between the neighbours' time slices

@@ -1,7 +1,7 @@
 """Seats that cheat: real attacks run by a modified seat machine, for the cheat lab.
 
-Each kind is a :class:`Cheater` — a :class:`~protocol.machine.SeatMachine` that deviates from
-the protocol in one way, the way a modified daemon would: it signs with its own key, sends what
+Each kind is a :class:`Cheater` — a :class:`~protocol.replication.machine.SeatMachine` that deviates
+from the protocol in one way, the way a modified daemon would: it signs with its own key, sends what
 it likes to whom it likes, and keeps whatever it can learn.  The honest seats run the unmodified
 code and must stop the deal (or, for a renonce, score it with the penalty) and name it.
 ``tarot sim --cheat SEAT:KIND`` and ``tarotd --cheat KIND`` pick one by name (:data:`CHEATS`).
@@ -26,9 +26,7 @@ from dataclasses import replace
 from itertools import combinations
 from typing import Any, ClassVar
 
-from protocol.cards import DECK, Card, card
-from protocol.deal import Action, Bid, Call, Play, ShowPoignee
-from protocol.deck import (
+from protocol.deck.deck import (
     ChienKeys,
     Commit,
     DealKeys,
@@ -42,7 +40,7 @@ from protocol.deck import (
     SeatDeck,
     Shuffle,
 )
-from protocol.group import (
+from protocol.deck.group import (
     GENERATOR,
     Point,
     Scalar,
@@ -58,16 +56,24 @@ from protocol.group import (
     scalar_mul,
     scalar_product,
 )
-from protocol.group import sub as point_sub
-from protocol.identity import Identity
-from protocol.lock_proof import LockProof, prove_lock
-from protocol.machine import SeatMachine
-from protocol.messages import Kind, Message, WireValue, encode, sign_message
-from protocol.payloads import CallPayload, Opened, PlayPayload, PoigneePayload, decode_payload
-from protocol.public import Stage
-from protocol.seeds import DECK_SIZE, SeatSecrets
-from protocol.shuffle_proof import prove_shuffle
-from protocol.variants import Contract
+from protocol.deck.group import sub as point_sub
+from protocol.deck.lock_proof import LockProof, prove_lock
+from protocol.deck.seeds import DECK_SIZE, SeatSecrets
+from protocol.deck.shuffle_proof import prove_shuffle
+from protocol.replication.identity import Identity
+from protocol.replication.machine import SeatMachine
+from protocol.replication.messages import Kind, Message, WireValue, encode, sign_message
+from protocol.replication.payloads import (
+    CallPayload,
+    Opened,
+    PlayPayload,
+    PoigneePayload,
+    decode_payload,
+)
+from protocol.replication.public import Stage
+from protocol.rules.cards import DECK, Card, card
+from protocol.rules.deal import Action, Bid, Call, Play, ShowPoignee
+from protocol.rules.variants import Contract
 
 #: A frame for the transport: the seats to hand it to (None: every other seat) and its bytes.
 Addressed = tuple[frozenset[int] | None, bytes]

@@ -20,8 +20,8 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from lab.cheats.attacks import Cheater, cheat_machine
-from protocol.machine import SeatMachine
-from protocol.messages import Message
+from protocol.replication.machine import SeatMachine
+from protocol.replication.messages import Message
 from tarotd.lobby import ReadyTable
 
 if TYPE_CHECKING:  # the runner imports this module

@@ -20,12 +20,12 @@ from dataclasses import dataclass
 
 from client.simulation import Cheat, play_one_deal, sim_manifest, sim_table
 from lab.cheats.attacks import CHEATS, Cheater
-from protocol.audit import audit_transcript
-from protocol.machine import SeatMachine
-from protocol.manifest import SignedManifest
-from protocol.messages import Message
-from protocol.transcript import proof_file, read_proof_file
-from protocol.verdict import Fault, Verdict
+from protocol.replication.audit import audit_transcript
+from protocol.replication.machine import SeatMachine
+from protocol.replication.manifest import SignedManifest
+from protocol.replication.messages import Message
+from protocol.replication.transcript import proof_file, read_proof_file
+from protocol.replication.verdict import Fault, Verdict
 
 #: The seat that runs each attack in the lab: the tracer is the first shuffler's attack.
 LAB_SEATS = {"tracer": 0}

@@ -8,7 +8,7 @@ check of the deck computes and verifies exactly as on the curve, some fifty time
 simulator studies who agrees with whom when the network fails, not secrecy: the deck's
 secrecy is tested on the real group (``tests/test_deck_secrecy.py``).
 
-:func:`install` must run before anything imports :mod:`protocol.group`, which computes the
+:func:`install` must run before anything imports :mod:`protocol.deck.group`, which computes the
 card points when it loads; it refuses otherwise rather than mix two groups in one process.
 """
 
@@ -70,7 +70,7 @@ def _from_hash(digest: bytes) -> bytes:
     return _bytes(_int(digest) % (ORDER - 1) + 1)
 
 
-#: The functions of ``rbcl`` that :mod:`protocol.group` calls, by the same names.
+#: The functions of ``rbcl`` that :mod:`protocol.deck.group` calls, by the same names.
 BINDING = SimpleNamespace(
     crypto_core_ristretto255_is_valid_point=_valid,
     crypto_scalarmult_ristretto255=_mul,
@@ -84,19 +84,19 @@ BINDING = SimpleNamespace(
 
 
 def install() -> None:
-    """Make :mod:`protocol.group` compute in the stand-in group (before it is imported)."""
-    if "protocol.group" in sys.modules:
-        group = sys.modules["protocol.group"]
+    """Make :mod:`protocol.deck.group` compute in the stand-in group (before it is imported)."""
+    if "protocol.deck.group" in sys.modules:
+        group = sys.modules["protocol.deck.group"]
         if getattr(group, "_sodium", None) is BINDING:
             return
         raise RuntimeError(
-            "protocol.group is loaded already: install the simulator's group first "
+            "protocol.deck.group is loaded already: install the simulator's group first "
             "(run the simulator in its own process: python -m lab.faultsim)"
         )
     real = sys.modules.get("rbcl")
     sys.modules["rbcl"] = BINDING  # type: ignore[assignment]  # what ``import rbcl`` takes
     try:
-        import protocol.group  # noqa: F401  (loads on the stand-in)
+        import protocol.deck.group  # noqa: F401  (loads on the stand-in)
     finally:
         if real is None:
             del sys.modules["rbcl"]

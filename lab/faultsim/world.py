@@ -34,9 +34,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from protocol.identity import Identity
-from protocol.manifest import DEFAULT_SILENCE, SilenceCost, sign_manifest
-from protocol.public import Stage, TableSetup
+from protocol.replication.identity import Identity
+from protocol.replication.manifest import DEFAULT_SILENCE, SilenceCost, sign_manifest
+from protocol.replication.public import Stage, TableSetup
 from tarotd.lobby import Member, ReadyTable
 from tarotd.runner import TableRunner, WireOut, bot_policies, decoded, relayed, seeded
 from tarotd.settlement import Settlement, SettleOut

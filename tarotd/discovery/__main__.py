@@ -12,7 +12,7 @@ import sys
 import time
 from collections.abc import Sequence
 
-from protocol.identity import Identity
+from protocol.replication.identity import Identity
 from tarotd.discovery.beacon import MAX_NAME_LENGTH, TableInfo
 from tarotd.discovery.endpoint import DISCOVERY_PORT, Announcement, Discovery
 from tarotd.discovery.peers import DEFAULT_INTERVAL, Peer

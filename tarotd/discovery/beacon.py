@@ -10,14 +10,14 @@ from typing import Final
 
 import msgpack
 
-from protocol.identity import (
+from protocol.replication.identity import (
     PUBLIC_KEY_SIZE,
     SIGNATURE_SIZE,
     Identity,
     is_valid_public_key,
     verify,
 )
-from protocol.messages import TABLE_ID_SIZE
+from protocol.replication.messages import TABLE_ID_SIZE
 
 #: Magic and version open every beacon; as the signed data starts with them, a beacon's
 #: signature can never pass for one of a protocol message (signed under another prefix).

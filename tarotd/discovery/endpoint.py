@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Final
 
-from protocol.identity import Identity, fingerprint
+from protocol.replication.identity import Identity, fingerprint
 from tarotd.discovery.beacon import (
     Beacon,
     BeaconError,

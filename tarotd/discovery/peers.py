@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
 
-from protocol.identity import fingerprint
+from protocol.replication.identity import fingerprint
 from tarotd.discovery.beacon import Beacon, TableInfo
 from tarotd.mesh.bounds import Census, Room, Standing, room_for
 

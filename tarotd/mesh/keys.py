@@ -12,7 +12,7 @@ from nacl.bindings import (
 )
 from zmq.utils import z85
 
-from protocol.identity import Identity, is_valid_public_key
+from protocol.replication.identity import Identity, is_valid_public_key
 
 
 @lru_cache(maxsize=1024)

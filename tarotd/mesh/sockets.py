@@ -20,7 +20,7 @@ import zmq.auth
 from zmq.auth.asyncio import AsyncioAuthenticator
 from zmq.utils.monitor import parse_monitor_message
 
-from protocol.identity import PUBLIC_KEY_SIZE, Identity, fingerprint, verify
+from protocol.replication.identity import PUBLIC_KEY_SIZE, Identity, fingerprint, verify
 from tarotd.gate import CannotListen, Gate, gate_possible
 from tarotd.guard import (
     HANDSHAKE_DEADLINE_MS,

@@ -12,7 +12,7 @@ from typing import Any, Final
 
 import msgpack
 
-from protocol.identity import PUBLIC_KEY_SIZE, SIGNATURE_SIZE, Identity
+from protocol.replication.identity import PUBLIC_KEY_SIZE, SIGNATURE_SIZE, Identity
 
 MiB: Final = 1024 * 1024
 TOKEN_SIZE: Final = 16  #: nonces, sessions and boot ids: unguessable, and cheap on every frame

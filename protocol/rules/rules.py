@@ -1,0 +1,279 @@
+"""The FFT rules of play as pure functions over cards.
+
+Each function answers one question a referee would ask — may this card be played, who
+wins this trick, is this écart allowed, is this poignée valid — with no notion of turns or
+state; :mod:`protocol.rules.deal` strings them together into a deal.  A refusal is a
+:class:`RuleError` whose text tells the player what the rule is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Sequence
+
+from protocol.rules.cards import (
+    CAVALIER,
+    DAME,
+    DECK,
+    EXCUSE,
+    PETIT,
+    ROI,
+    VALET,
+    Card,
+    Suit,
+)
+from protocol.rules.variants import Contract, PoigneeSize, Variant
+
+
+class RuleError(ValueError):
+    """An action the rules forbid; the message says which rule."""
+
+
+# --- Before the bidding ---------------------------------------------------------------
+
+
+def has_petit_sec(hand: Iterable[Card]) -> bool:
+    """The Petit as the only trump, without the Excuse: the holder must show it
+    and the deal is void."""
+    hand = list(hand)
+    return PETIT in hand and EXCUSE not in hand and sum(1 for c in hand if c.is_trump) == 1
+
+
+# --- Bidding ----------------------------------------------------------------------------
+
+
+def higher_contracts(highest: Contract | None) -> list[Contract]:
+    """The bids still open: each player speaks once and may only bid higher (or pass)."""
+    return [c for c in Contract if highest is None or c > highest]
+
+
+# --- The call (five players) ----------------------------------------------------------
+
+
+def callable_cards(hand: Collection[Card]) -> list[Card]:
+    """Cards the taker may call: any king (its own one included: it then plays alone).
+
+    With the four kings it may call a queen; with the four kings and queens a cavalier; with
+    those and the four cavaliers a valet ("quatre grands mariages").
+    """
+    allowed: list[Card] = []
+    for rank in (ROI, DAME, CAVALIER, VALET):
+        allowed.extend(c for c in DECK if c.suit.is_colour and c.rank == rank)
+        if sum(1 for c in hand if c.suit.is_colour and c.rank == rank) < 4:
+            break
+    return allowed
+
+
+def check_call(hand: Collection[Card], called: Card) -> None:
+    if called not in callable_cards(hand):
+        if called.suit.is_colour and called.rank in (DAME, CAVALIER, VALET):
+            raise RuleError(
+                f"you may call {called.name('en')} only holding all four cards of each higher rank"
+            )
+        raise RuleError(
+            f"{called.code} cannot be called: call a king (or a queen holding the four kings)"
+        )
+
+
+# --- The écart ------------------------------------------------------------------------
+
+
+def may_discard(card: Card) -> bool:
+    """Never a king nor a bout in the écart."""
+    return not (card.is_king or card.is_bout)
+
+
+def trumps_needed_in_ecart(hand: Collection[Card], size: int) -> int:
+    """How many trumps the écart must hold: only as many as there are not enough other cards."""
+    colour_cards = sum(1 for c in hand if may_discard(c) and not c.is_trump)
+    return max(0, size - colour_cards)
+
+
+def check_ecart(hand: Collection[Card], ecart: Collection[Card], size: int) -> None:
+    """The taker's hand *with* the chien, and the cards it sets aside.
+
+    Raises :class:`RuleError` unless the écart is exactly ``size`` cards of the hand, with no
+    king and no bout, and trumps only when the taker has too few other cards (those trumps
+    are then shown to the table).
+    """
+    ecart = list(ecart)
+    if len(ecart) != size or len(set(ecart)) != size:
+        raise RuleError(f"the écart must be exactly {size} different cards")
+    for c in ecart:
+        if c not in hand:
+            raise RuleError(f"{c.code} is not in your hand")
+        if not may_discard(c):
+            raise RuleError(f"{c.code}: neither a king nor a bout may go to the écart")
+    trumps = sum(1 for c in ecart if c.is_trump)
+    if trumps > trumps_needed_in_ecart(hand, size):
+        raise RuleError("a trump may go to the écart only when you have no other card to put there")
+
+
+# --- Poignées -------------------------------------------------------------------------
+
+
+def poignee_trumps(hand: Iterable[Card], ecart: Iterable[Card] = ()) -> list[Card]:
+    """The trumps (and the Excuse) a player may show in a poignée: those of its hand and, for
+    the taker, those of its écart.
+
+    The écart's trumps were shown to the table when they were discarded, and the FFT counts
+    them in the taker's poignée: « Lorsque le preneur possède 4 Rois et 15 atouts, l'atout
+    écarté doit être remontré avec la triple Poignée qui est alors comptabilisée. »  They are
+    the taker's trumps as much as those in its hand, for the thresholds and for the Excuse.
+    """
+    return [*(c for c in hand if c.is_trump or c.is_excuse), *(c for c in ecart if c.is_trump)]
+
+
+def check_poignee(
+    hand: Collection[Card], shown: Collection[Card], variant: Variant, ecart: Collection[Card] = ()
+) -> PoigneeSize:
+    """The size of a valid poignée, or :class:`RuleError`.
+
+    Exactly a threshold count of trumps from the hand, or from the écart when the player is
+    the taker (see :func:`poignee_trumps`); the Excuse may stand in for a trump only when the
+    player has no other trump (it then shows every trump it holds).
+    """
+    shown = list(shown)
+    held = poignee_trumps(hand, ecart)
+    if len(set(shown)) != len(shown):
+        raise RuleError("a poignée shows each trump once")
+    for c in shown:
+        if c not in hand and c not in held:
+            where = "your hand nor among the trumps of your écart" if ecart else "your hand"
+            raise RuleError(f"{c.code} is not in {where}")
+        if not (c.is_trump or c.is_excuse):
+            raise RuleError(
+                f"{c.code} is not a trump: a poignée shows only trumps (and maybe the Excuse)"
+            )
+    size = variant.poignee_size(len(shown))
+    if size is None:
+        counts = "/".join(str(t) for t in variant.poignee_thresholds)
+        raise RuleError(f"a poignée shows exactly {counts} trumps at {variant.players} players")
+    if EXCUSE in shown and any(c.is_trump and c not in shown for c in held):
+        raise RuleError("the Excuse may be shown in a poignée only when you hold no other trump")
+    return size
+
+
+def poignee_sizes_available(
+    hand: Collection[Card], variant: Variant, ecart: Collection[Card] = ()
+) -> list[PoigneeSize]:
+    """The poignées this hand (and the taker's écart) could show; the Excuse counts when it
+    completes all trumps."""
+    count = len(poignee_trumps(hand, ecart))
+    return [size for size, t in zip(PoigneeSize, variant.poignee_thresholds) if count >= t]
+
+
+def default_poignee(
+    hand: Collection[Card], variant: Variant, size: PoigneeSize, ecart: Collection[Card] = ()
+) -> list[Card]:
+    """The trumps a player usually shows for ``size``: the écart's first, which the table has
+    seen already, then the lowest of the hand, hiding the higher rest.
+
+    The Excuse is used only when the trumps alone are not enough (and then all are shown).
+    """
+    needed = variant.threshold(size)
+    trumps = sorted(
+        (c for c in poignee_trumps(hand, ecart) if c.is_trump),
+        key=lambda c: (c not in ecart, c.rank),
+    )
+    if len(trumps) >= needed:
+        return trumps[:needed]
+    if EXCUSE in hand and len(trumps) + 1 == needed:
+        return [*trumps, EXCUSE]
+    raise RuleError(f"this hand has too few trumps for a {size.code} poignée")
+
+
+# --- Tricks ---------------------------------------------------------------------------
+
+
+def led_suit(trick: Sequence[Card]) -> Suit | None:
+    """The suit to follow: that of the first card that is not the Excuse."""
+    for c in trick:
+        if not c.is_excuse:
+            return c.suit
+    return None
+
+
+def legal_plays(
+    hand: Collection[Card],
+    trick: Sequence[Card],
+    *,
+    forbidden_lead_suit: Suit | None = None,
+    called: Card | None = None,
+) -> list[Card]:
+    """The cards of ``hand`` that may go on ``trick`` (the cards already played to it).
+
+    Follow suit; if void, trump; when a trump is already in the trick (trump leads included)
+    go higher than it if you can, otherwise play a lower one ("pisser"); with neither suit
+    nor trump, discard anything.  The Excuse may be played at any time.
+    ``forbidden_lead_suit`` is the called suit on the first lead at five: it may not be led
+    unless with the called card itself.
+    """
+    hand = list(hand)
+    suit = led_suit(trick)
+    if suit is None:
+        if forbidden_lead_suit is None:
+            return hand
+        allowed = [c for c in hand if c.suit is not forbidden_lead_suit or c is called]
+        return allowed or hand
+    excuse = [c for c in hand if c.is_excuse]
+    if suit.is_colour:
+        following = [c for c in hand if c.suit is suit]
+        if following:
+            return following + excuse
+    trumps = [c for c in hand if c.is_trump]
+    if not trumps:
+        return hand
+    best = max((c.rank for c in trick if c.is_trump), default=0)
+    higher = [c for c in trumps if c.rank > best]
+    return (higher or trumps) + excuse
+
+
+def check_play(
+    hand: Collection[Card],
+    trick: Sequence[Card],
+    card: Card,
+    *,
+    forbidden_lead_suit: Suit | None = None,
+    called: Card | None = None,
+) -> None:
+    if card not in hand:
+        raise RuleError(f"{card.code} is not in your hand")
+    if card not in legal_plays(hand, trick, forbidden_lead_suit=forbidden_lead_suit, called=called):
+        raise RuleError(_why_illegal(hand, trick, card))
+
+
+def _why_illegal(hand: Collection[Card], trick: Sequence[Card], card: Card) -> str:
+    suit = led_suit(trick)
+    if suit is None:
+        return "the first lead may not be in the called suit, except with the called card itself"
+    if suit.is_colour and any(c.suit is suit for c in hand):
+        return f"you must follow suit ({suit.value})"
+    best = max((c.rank for c in trick if c.is_trump), default=0)
+    if card.is_trump and any(c.is_trump and c.rank > best for c in hand):
+        return f"you must play a trump higher than {best}"
+    return "you must play a trump"
+
+
+def trick_winner(trick: Sequence[Card], *, excuse_wins: bool = False) -> int:
+    """Index in ``trick`` of the card that takes it.
+
+    The highest trump, else the highest card of the led suit.  The Excuse never takes a
+    trick, except as the last card of a chelem (``excuse_wins``).
+    """
+    if excuse_wins and EXCUSE in trick:
+        return list(trick).index(EXCUSE)
+    suit = led_suit(trick)
+    best = -1
+    best_key = -1
+    for i, c in enumerate(trick):
+        if c.is_trump:
+            key = 100 + c.rank
+        elif c.suit is suit:
+            key = c.rank
+        else:
+            continue
+        if key > best_key:
+            best, best_key = i, key
+    if best < 0:  # only possible for a trick made of the Excuse alone
+        raise RuleError("a trick needs a card other than the Excuse to have a winner")
+    return best
