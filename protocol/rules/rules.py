@@ -3,12 +3,14 @@
 Each function answers one question a referee would ask — may this card be played, who
 wins this trick, is this écart allowed, is this poignée valid — with no notion of turns or
 state; :mod:`protocol.rules.deal` strings them together into a deal.  A refusal is a
-:class:`RuleError` whose text tells the player what the rule is.
+:class:`RuleError`: its :class:`Rule` code and parameters say which rule refuses, for a screen
+to say it in the player's language; its text says it in English, for logs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+import enum
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from protocol.rules.cards import (
     CAVALIER,
@@ -24,8 +26,68 @@ from protocol.rules.cards import (
 from protocol.rules.variants import Contract, PoigneeSize, Variant
 
 
+class Rule(enum.Enum):
+    """Every rule the engine refuses an action by: the code a :class:`RuleError` carries.
+
+    A screen translates the code and its parameters (named after each member) instead of
+    re-deriving the rule from the position.
+    """
+
+    # Playing a card.
+    NOT_IN_HAND = "not-in-hand"  #: card
+    CALLED_SUIT_LEAD = "called-suit-lead"  #: suit — at five, the first lead
+    FOLLOW_SUIT = "follow-suit"  #: suit
+    FOLLOW_TRUMP = "follow-trump"  #: trumps were led
+    TRUMP = "trump"  #: suit — void in the led suit
+    OVERTRUMP = "overtrump"  #: rank — the trump to beat
+    CARD_ELSEWHERE = "card-elsewhere"  #: card, seat — a replica's check of a hidden hand
+    TRICK_WITHOUT_WINNER = "trick-without-winner"
+    # Bidding and the call.
+    BID_NOT_HIGHER = "bid-not-higher"  #: highest (a Contract, or None)
+    CALL_HIGHER_RANK = "call-higher-rank"  #: card — a queen, cavalier or valet
+    CALL_NOT_A_KING = "call-not-a-king"  #: card
+    CALL_NOT_A_FACE = "call-not-a-face"  #: card — a replica cannot see the four kings
+    # The chien and the écart.
+    CHIEN_KNOWN = "chien-known"
+    CHIEN_SIZE = "chien-size"  #: size
+    ECART_BEFORE_CHIEN = "ecart-before-chien"
+    ECART_SIZE = "ecart-size"  #: size
+    ECART_KING_OR_BOUT = "ecart-king-or-bout"  #: card
+    ECART_TRUMP = "ecart-trump"
+    ECART_NOT_LISTED = "ecart-not-listed"  #: too many écarts to list as options
+    ECART_OWN = "ecart-own"  #: the taker's own écart is pushed whole
+    ECART_SHOWN_NOT_TRUMP = "ecart-shown-not-trump"
+    # Poignées.
+    POIGNEE_REPEATED = "poignee-repeated"
+    POIGNEE_NOT_HELD = "poignee-not-held"  #: card — neither in the hand nor the écart
+    POIGNEE_NOT_TRUMP = "poignee-not-trump"  #: card
+    POIGNEE_SIZE = "poignee-size"  #: counts (e.g. "8/10/13"), players
+    POIGNEE_EXCUSE = "poignee-excuse"
+    POIGNEE_TOO_FEW = "poignee-too-few"  #: size (a PoigneeSize)
+    POIGNEE_LATE = "poignee-late"
+    # The deal's course.
+    NOT_YOUR_TURN = "not-your-turn"  #: seat, to_act
+    WRONG_PHASE = "wrong-phase"  #: expected, phase (each a deal Phase)
+    HAND_HIDDEN = "hand-hidden"  #: seat
+    DEAL_OVER = "deal-over"
+    DEAL_NOT_OVER = "deal-not-over"
+    PILES_UNKNOWN = "piles-unknown"  #: the piles need every hand, after the reveal
+    #: A refusal outside the rules of play (a seat's own machine, the daemon): only its text.
+    OTHER = "other"
+
+
 class RuleError(ValueError):
-    """An action the rules forbid; the message says which rule."""
+    """An action the rules forbid: which :class:`Rule`, its parameters, and an English text.
+
+    >>> error = RuleError("you must follow suit (H)", Rule.FOLLOW_SUIT, suit=Suit.HEARTS)
+    >>> error.code, error.params["suit"], str(error)
+    (<Rule.FOLLOW_SUIT: 'follow-suit'>, <Suit.HEARTS: 'H'>, 'you must follow suit (H)')
+    """
+
+    def __init__(self, message: str, code: Rule = Rule.OTHER, **params: object) -> None:
+        super().__init__(message)
+        self.code = code
+        self.params: Mapping[str, object] = params
 
 
 # --- Before the bidding ---------------------------------------------------------------
@@ -67,10 +129,14 @@ def check_call(hand: Collection[Card], called: Card) -> None:
     if called not in callable_cards(hand):
         if called.suit.is_colour and called.rank in (DAME, CAVALIER, VALET):
             raise RuleError(
-                f"you may call {called.name('en')} only holding all four cards of each higher rank"
+                f"you may call {called.name('en')} only holding all four cards of each higher rank",
+                Rule.CALL_HIGHER_RANK,
+                card=called,
             )
         raise RuleError(
-            f"{called.code} cannot be called: call a king (or a queen holding the four kings)"
+            f"{called.code} cannot be called: call a king (or a queen holding the four kings)",
+            Rule.CALL_NOT_A_KING,
+            card=called,
         )
 
 
@@ -97,15 +163,24 @@ def check_ecart(hand: Collection[Card], ecart: Collection[Card], size: int) -> N
     """
     ecart = list(ecart)
     if len(ecart) != size or len(set(ecart)) != size:
-        raise RuleError(f"the écart must be exactly {size} different cards")
+        raise RuleError(
+            f"the écart must be exactly {size} different cards", Rule.ECART_SIZE, size=size
+        )
     for c in ecart:
         if c not in hand:
-            raise RuleError(f"{c.code} is not in your hand")
+            raise RuleError(f"{c.code} is not in your hand", Rule.NOT_IN_HAND, card=c)
         if not may_discard(c):
-            raise RuleError(f"{c.code}: neither a king nor a bout may go to the écart")
+            raise RuleError(
+                f"{c.code}: neither a king nor a bout may go to the écart",
+                Rule.ECART_KING_OR_BOUT,
+                card=c,
+            )
     trumps = sum(1 for c in ecart if c.is_trump)
     if trumps > trumps_needed_in_ecart(hand, size):
-        raise RuleError("a trump may go to the écart only when you have no other card to put there")
+        raise RuleError(
+            "a trump may go to the écart only when you have no other card to put there",
+            Rule.ECART_TRUMP,
+        )
 
 
 # --- Poignées -------------------------------------------------------------------------
@@ -135,21 +210,36 @@ def check_poignee(
     shown = list(shown)
     held = poignee_trumps(hand, ecart)
     if len(set(shown)) != len(shown):
-        raise RuleError("a poignée shows each trump once")
+        raise RuleError("a poignée shows each trump once", Rule.POIGNEE_REPEATED)
     for c in shown:
         if c not in hand and c not in held:
-            where = "your hand nor among the trumps of your écart" if ecart else "your hand"
-            raise RuleError(f"{c.code} is not in {where}")
+            if ecart:
+                raise RuleError(
+                    f"{c.code} is not in your hand nor among the trumps of your écart",
+                    Rule.POIGNEE_NOT_HELD,
+                    card=c,
+                )
+            raise RuleError(f"{c.code} is not in your hand", Rule.NOT_IN_HAND, card=c)
         if not (c.is_trump or c.is_excuse):
             raise RuleError(
-                f"{c.code} is not a trump: a poignée shows only trumps (and maybe the Excuse)"
+                f"{c.code} is not a trump: a poignée shows only trumps (and maybe the Excuse)",
+                Rule.POIGNEE_NOT_TRUMP,
+                card=c,
             )
     size = variant.poignee_size(len(shown))
     if size is None:
         counts = "/".join(str(t) for t in variant.poignee_thresholds)
-        raise RuleError(f"a poignée shows exactly {counts} trumps at {variant.players} players")
+        raise RuleError(
+            f"a poignée shows exactly {counts} trumps at {variant.players} players",
+            Rule.POIGNEE_SIZE,
+            counts=counts,
+            players=variant.players,
+        )
     if EXCUSE in shown and any(c.is_trump and c not in shown for c in held):
-        raise RuleError("the Excuse may be shown in a poignée only when you hold no other trump")
+        raise RuleError(
+            "the Excuse may be shown in a poignée only when you hold no other trump",
+            Rule.POIGNEE_EXCUSE,
+        )
     return size
 
 
@@ -179,7 +269,9 @@ def default_poignee(
         return trumps[:needed]
     if EXCUSE in hand and len(trumps) + 1 == needed:
         return [*trumps, EXCUSE]
-    raise RuleError(f"this hand has too few trumps for a {size.code} poignée")
+    raise RuleError(
+        f"this hand has too few trumps for a {size.code} poignée", Rule.POIGNEE_TOO_FEW, size=size
+    )
 
 
 # --- Tricks ---------------------------------------------------------------------------
@@ -236,22 +328,70 @@ def check_play(
     forbidden_lead_suit: Suit | None = None,
     called: Card | None = None,
 ) -> None:
+    """:class:`RuleError` unless ``card`` may go on ``trick`` (see :func:`play_refusal`)."""
+    refusal = play_refusal(
+        hand, trick, card, forbidden_lead_suit=forbidden_lead_suit, called=called
+    )
+    if refusal is not None:
+        raise refusal
+
+
+def play_refusal(
+    hand: Collection[Card],
+    trick: Sequence[Card],
+    card: Card,
+    *,
+    forbidden_lead_suit: Suit | None = None,
+    called: Card | None = None,
+) -> RuleError | None:
+    """The rule that refuses ``card`` on ``trick``, or None if it may be played — the one
+    answer the engine and a screen give (the rules in the order of :func:`legal_plays`).
+
+    >>> from protocol.rules.cards import card, cards
+    >>> play_refusal(cards("5S 3H T4"), cards("7H"), card("5S")).code
+    <Rule.FOLLOW_SUIT: 'follow-suit'>
+    >>> play_refusal(cards("5S T2 T15"), cards("7D T14"), card("T2")).params
+    {'rank': 14}
+    >>> play_refusal(cards("5S T2 T15"), cards("7D T14"), card("T15")) is None
+    True
+    """
     if card not in hand:
-        raise RuleError(f"{card.code} is not in your hand")
-    if card not in legal_plays(hand, trick, forbidden_lead_suit=forbidden_lead_suit, called=called):
-        raise RuleError(_why_illegal(hand, trick, card))
-
-
-def _why_illegal(hand: Collection[Card], trick: Sequence[Card], card: Card) -> str:
+        return RuleError(f"{card.code} is not in your hand", Rule.NOT_IN_HAND, card=card)
+    if card in legal_plays(hand, trick, forbidden_lead_suit=forbidden_lead_suit, called=called):
+        return None
     suit = led_suit(trick)
     if suit is None:
-        return "the first lead may not be in the called suit, except with the called card itself"
+        return RuleError(
+            "the first lead may not be in the called suit, except with the called card itself",
+            Rule.CALLED_SUIT_LEAD,
+            suit=forbidden_lead_suit,
+        )
     if suit.is_colour and any(c.suit is suit for c in hand):
-        return f"you must follow suit ({suit.value})"
+        return RuleError(f"you must follow suit ({suit.value})", Rule.FOLLOW_SUIT, suit=suit)
     best = max((c.rank for c in trick if c.is_trump), default=0)
     if card.is_trump and any(c.is_trump and c.rank > best for c in hand):
-        return f"you must play a trump higher than {best}"
-    return "you must play a trump"
+        return RuleError(f"you must play a trump higher than {best}", Rule.OVERTRUMP, rank=best)
+    if suit.is_colour:
+        return RuleError("you must play a trump", Rule.TRUMP, suit=suit)
+    return RuleError("you must play a trump", Rule.FOLLOW_TRUMP)
+
+
+def lead_restriction(called: Card | None, tricks_played: int, trick: Sequence[Card]) -> Card | None:
+    """The called card when its suit may not be led now, else None.
+
+    At five, the first lead of the deal may not be in the called suit, but with the called
+    card itself; when the Excuse opens the deal, the card after it sets the suit: it is bound
+    too.
+
+    >>> from protocol.rules.cards import card, cards
+    >>> lead_restriction(card("KS"), 0, cards("EX"))
+    Card(KS)
+    >>> lead_restriction(card("KS"), 1, []) is None
+    True
+    """
+    if called is not None and tricks_played == 0 and led_suit(trick) is None:
+        return called
+    return None
 
 
 def trick_winner(trick: Sequence[Card], *, excuse_wins: bool = False) -> int:
@@ -275,5 +415,7 @@ def trick_winner(trick: Sequence[Card], *, excuse_wins: bool = False) -> int:
         if key > best_key:
             best, best_key = i, key
     if best < 0:  # only possible for a trick made of the Excuse alone
-        raise RuleError("a trick needs a card other than the Excuse to have a winner")
+        raise RuleError(
+            "a trick needs a card other than the Excuse to have a winner", Rule.TRICK_WITHOUT_WINNER
+        )
     return best
