@@ -12,8 +12,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from protocol.rules.cards import Suit, card
-from protocol.rules.rules import led_suit
+from client.tui.i18n import rule_key
+from protocol.rules.cards import card, cards
+from protocol.rules.rules import Rule, RuleError, lead_restriction, play_refusal
 from protocol.rules.variants import variant
 
 #: The letter that picks each bid (the same in French and English: the contracts' names are French).
@@ -26,6 +27,13 @@ class Refusal:
 
     key: str
     params: Mapping[str, object] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, error: RuleError) -> Refusal:
+        """The rules engine's refusal, said by its code (see :meth:`client.tui.i18n.Texts.rule`)."""
+        if error.code is Rule.OTHER:
+            return cls(rule_key(Rule.OTHER), {"message": str(error)})
+        return cls(rule_key(error.code), error.params)
 
 
 def is_trump(code: str) -> bool:
@@ -172,36 +180,20 @@ class PoigneePicker:
         return None
 
 
-#: A suit as the messages name it (the same in both languages).
-SUIT_SYMBOLS = {Suit.SPADES: "♠", Suit.HEARTS: "♥", Suit.DIAMONDS: "♦", Suit.CLUBS: "♣"}
-
-
-def refused_card(view: Mapping[str, Any], hand: Sequence[str], code: str) -> Refusal:
-    """The rule that refuses ``code`` on the trick in ``view`` — the same order of rules as
-    :func:`protocol.rules.rules.legal_plays`: the called suit on the first lead at five, then
-    follow suit, then trump, then overtrump."""
-    trick = [card(c) for c in view.get("current", ())]
-    held, played = [card(c) for c in hand], card(code)
-    suit = led_suit(trick)
-    if suit is None:
-        called = view.get("called")
-        if called:
-            return Refusal(
-                "must_not_lead_called", {"suit": SUIT_SYMBOLS.get(card(called).suit, "")}
-            )
-        return Refusal("not_legal")
-    if suit.is_colour and any(c.suit is suit for c in held):
-        return Refusal("must_follow", {"suit": SUIT_SYMBOLS[suit]})
-    best = max((c.rank for c in trick if c.is_trump), default=0)
-    if played.is_trump and any(c.is_trump and c.rank > best for c in held):
-        return Refusal("must_overtrump", {"rank": best})
-    if any(c.is_trump for c in held):
-        return (
-            Refusal("must_follow_trump")
-            if suit is Suit.TRUMPS
-            else Refusal("must_trump", {"suit": SUIT_SYMBOLS[suit]})
-        )
-    return Refusal("not_legal")
+def card_refusal(view: Mapping[str, Any], hand: Sequence[str], code: str) -> Refusal | None:
+    """The rule that refuses ``code`` on the trick in ``view``, asked of the rules engine
+    (:func:`~protocol.rules.rules.play_refusal`): the screen says what the engine decides."""
+    trick = cards(view.get("current", ()))
+    called = view.get("called")
+    barred = lead_restriction(card(called) if called else None, len(view.get("tricks", ())), trick)
+    error = play_refusal(
+        cards(hand),
+        trick,
+        card(code),
+        forbidden_lead_suit=None if barred is None else barred.suit,
+        called=barred,
+    )
+    return None if error is None else Refusal.of(error)
 
 
 def poignee_refusal(

@@ -373,7 +373,7 @@ def play_refusal(
         return RuleError(f"you must play a trump higher than {best}", Rule.OVERTRUMP, rank=best)
     if suit.is_colour:
         return RuleError("you must play a trump", Rule.TRUMP, suit=suit)
-    return RuleError("you must play a trump", Rule.FOLLOW_TRUMP)
+    return RuleError("you must play a trump: trumps were led", Rule.FOLLOW_TRUMP)
 
 
 def lead_restriction(called: Card | None, tricks_played: int, trick: Sequence[Card]) -> Card | None:
