@@ -157,6 +157,18 @@ class Deal:
 
         For tests and the full-information simulator only; real deals come from the
         mental-poker deck.
+
+        >>> from protocol.rules.variants import Contract, variant
+        >>> deal = Deal.from_seed(variant(4), 0, 1)
+        >>> deal.phase, deal.to_act, len(deal.hand(1))
+        (<Phase.BIDDING: 'bidding'>, 1, 18)
+        >>> deal.push(Bid(1, Contract.GARDE))
+        >>> deal.push(Bid(2, Contract.PETITE))
+        Traceback (most recent call last):
+        ...
+        protocol.rules.rules.RuleError: a bid must be higher than Garde
+        >>> deal.to_act, len(deal.bids)
+        (2, 1)
         """
         pack = list(DECK)
         random.Random(seed).shuffle(pack)

@@ -95,7 +95,12 @@ class RuleError(ValueError):
 
 def has_petit_sec(hand: Iterable[Card]) -> bool:
     """The Petit as the only trump, without the Excuse: the holder must show it
-    and the deal is void."""
+    and the deal is void.
+
+    >>> from protocol.rules.cards import cards
+    >>> has_petit_sec(cards("T1 KS 5H")), has_petit_sec(cards("T1 EX KS"))
+    (True, False)
+    """
     hand = list(hand)
     return PETIT in hand and EXCUSE not in hand and sum(1 for c in hand if c.is_trump) == 1
 
@@ -104,7 +109,11 @@ def has_petit_sec(hand: Iterable[Card]) -> bool:
 
 
 def higher_contracts(highest: Contract | None) -> list[Contract]:
-    """The bids still open: each player speaks once and may only bid higher (or pass)."""
+    """The bids still open: each player speaks once and may only bid higher (or pass).
+
+    >>> [c.french for c in higher_contracts(Contract.GARDE)]
+    ['Garde Sans', 'Garde Contre']
+    """
     return [c for c in Contract if highest is None or c > highest]
 
 
@@ -116,6 +125,12 @@ def callable_cards(hand: Collection[Card]) -> list[Card]:
 
     With the four kings it may call a queen; with the four kings and queens a cavalier; with
     those and the four cavaliers a valet ("quatre grands mariages").
+
+    >>> from protocol.rules.cards import cards, codes
+    >>> codes(callable_cards(cards("KS 5H")))
+    ['KS', 'KH', 'KD', 'KC']
+    >>> codes(callable_cards(cards("KS KH KD KC")))[4:]
+    ['QS', 'QH', 'QD', 'QC']
     """
     allowed: list[Card] = []
     for rank in (ROI, DAME, CAVALIER, VALET):
@@ -149,7 +164,12 @@ def may_discard(card: Card) -> bool:
 
 
 def trumps_needed_in_ecart(hand: Collection[Card], size: int) -> int:
-    """How many trumps the écart must hold: only as many as there are not enough other cards."""
+    """How many trumps the écart must hold: only as many as there are not enough other cards.
+
+    >>> from protocol.rules.cards import cards
+    >>> trumps_needed_in_ecart(cards("KS KH T1 T2 T3 T4 5S 6S"), 3)
+    1
+    """
     colour_cards = sum(1 for c in hand if may_discard(c) and not c.is_trump)
     return max(0, size - colour_cards)
 
@@ -160,6 +180,14 @@ def check_ecart(hand: Collection[Card], ecart: Collection[Card], size: int) -> N
     Raises :class:`RuleError` unless the écart is exactly ``size`` cards of the hand, with no
     king and no bout, and trumps only when the taker has too few other cards (those trumps
     are then shown to the table).
+
+    >>> from protocol.rules.cards import cards
+    >>> hand = cards("KS 5S 6S 7S T2 T21")
+    >>> check_ecart(hand, cards("5S 6S 7S"), 3)
+    >>> check_ecart(hand, cards("KS 5S 6S"), 3)
+    Traceback (most recent call last):
+    ...
+    protocol.rules.rules.RuleError: KS: neither a king nor a bout may go to the écart
     """
     ecart = list(ecart)
     if len(ecart) != size or len(set(ecart)) != size:
@@ -206,6 +234,16 @@ def check_poignee(
     Exactly a threshold count of trumps from the hand, or from the écart when the player is
     the taker (see :func:`poignee_trumps`); the Excuse may stand in for a trump only when the
     player has no other trump (it then shows every trump it holds).
+
+    >>> from protocol.rules.cards import cards
+    >>> from protocol.rules.variants import variant
+    >>> trumps = cards("T1 T2 T3 T4 T5 T6 T7 T8 T9 T10")
+    >>> check_poignee([*trumps, *cards("KS 5H")], trumps, variant(4))
+    <PoigneeSize.SIMPLE: 20>
+    >>> check_poignee(trumps, trumps[:9], variant(4))
+    Traceback (most recent call last):
+    ...
+    protocol.rules.rules.RuleError: a poignée shows exactly 10/13/15 trumps at 4 players
     """
     shown = list(shown)
     held = poignee_trumps(hand, ecart)
@@ -278,7 +316,12 @@ def default_poignee(
 
 
 def led_suit(trick: Sequence[Card]) -> Suit | None:
-    """The suit to follow: that of the first card that is not the Excuse."""
+    """The suit to follow: that of the first card that is not the Excuse.
+
+    >>> from protocol.rules.cards import cards
+    >>> led_suit(cards("EX 7H T2")), led_suit(cards("EX"))
+    (<Suit.HEARTS: 'H'>, None)
+    """
     for c in trick:
         if not c.is_excuse:
             return c.suit
@@ -299,6 +342,15 @@ def legal_plays(
     nor trump, discard anything.  The Excuse may be played at any time.
     ``forbidden_lead_suit`` is the called suit on the first lead at five: it may not be led
     unless with the called card itself.
+
+    >>> from protocol.rules.cards import cards, codes
+    >>> hand = cards("KH 3H T2 T15 EX 5S")
+    >>> codes(legal_plays(hand, cards("7H")))  # follow suit
+    ['KH', '3H', 'EX']
+    >>> codes(legal_plays(hand, cards("7D T12")))  # void: trump, over the 12 if you can
+    ['T15', 'EX']
+    >>> codes(legal_plays(cards("5S T2"), cards("7D T12")))  # cannot overtrump: « pisser »
+    ['T2']
     """
     hand = list(hand)
     suit = led_suit(trick)
@@ -399,6 +451,12 @@ def trick_winner(trick: Sequence[Card], *, excuse_wins: bool = False) -> int:
 
     The highest trump, else the highest card of the led suit.  The Excuse never takes a
     trick, except as the last card of a chelem (``excuse_wins``).
+
+    >>> from protocol.rules.cards import cards
+    >>> trick_winner(cards("7H KH 1S")), trick_winner(cards("7H KH T1"))
+    (1, 2)
+    >>> trick_winner(cards("EX 3S")), trick_winner(cards("EX 3S"), excuse_wins=True)
+    (1, 0)
     """
     if excuse_wins and EXCUSE in trick:
         return list(trick).index(EXCUSE)
