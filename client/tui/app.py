@@ -39,6 +39,7 @@ from prompt_toolkit.output import Output
 from prompt_toolkit.styles import Style
 
 from client.api import DaemonClient, DaemonRefused, DaemonUnavailable
+from client.events import Disconnected
 from client.tui.choose import BID_KEYS, Refusal, card_refusal, poignee_refusal
 from client.tui.event import event_fragments
 from client.tui.geometry import MIN_COLUMNS, MIN_ROWS, Geometry, rows_of
@@ -236,8 +237,8 @@ class TarotApp:
         """Every event from the daemon marks the screen out of date; the daemon going away
         is said once, and the client reconnects when it comes back."""
         while True:
-            async for event in self.client.events():
-                if event.get("event") == "disconnected":
+            async for event in self.client.screen_events():
+                if isinstance(event, Disconnected):
                     break
                 self.model.note(event)
                 self._dirty.set()
