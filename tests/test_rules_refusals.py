@@ -260,8 +260,8 @@ def test_the_screen_names_the_rules_words_in_french() -> None:
         texts.rule(refusal(Rule.ECART_KING_OR_BOUT)) == "Roi de pique : ni roi ni bout à l'écart."
     )
     assert texts.rule(refusal(Rule.WRONG_PHASE)) == (
-        "Pas maintenant : cela se fait pendant l'annonce du chelem, et la donne en est à "
-        "les annonces."
+        "Pas maintenant : cela se fait à l'étape « chelem », et la donne en est à l'étape "
+        "« annonces »."
     )
 
 

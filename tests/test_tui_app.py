@@ -160,7 +160,7 @@ async def make_ecart(d: Driver, seen: dict[str, int]) -> None:
     if model.ecart.trumps_needed == 0 and trumps:
         steps = model.hand.index(trumps[0]) - model.cursor.index  # it starts on a card that may go
         d.keys((RIGHT if steps > 0 else LEFT) * abs(steps))
-        await d.press(" ", "the trump refused", lambda m: m.message == texts("ecart_trump"))
+        await d.press(" ", "the trump refused", lambda m: m.message == texts("rule_ecart_trump"))
         assert model.ecart.picked == []
         seen["trump refused"] = 1
     while model.ecart.missing:

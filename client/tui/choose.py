@@ -29,11 +29,16 @@ class Refusal:
     params: Mapping[str, object] = field(default_factory=dict)
 
     @classmethod
+    def by(cls, rule: Rule, **params: object) -> Refusal:
+        """A refusal by one of the engine's rules, said as the engine's is."""
+        return cls(rule_key(rule), params)
+
+    @classmethod
     def of(cls, error: RuleError) -> Refusal:
         """The rules engine's refusal, said by its code (see :meth:`client.tui.i18n.Texts.rule`)."""
         if error.code is Rule.OTHER:
-            return cls(rule_key(Rule.OTHER), {"message": str(error)})
-        return cls(rule_key(error.code), error.params)
+            return cls.by(Rule.OTHER, message=str(error))
+        return cls.by(error.code, **error.params)
 
 
 def is_trump(code: str) -> bool:
@@ -113,9 +118,9 @@ class EcartPicker:
             return None
         if code not in self.allowed:
             refused = card(code)
-            return Refusal(
-                "ecart_trump" if refused.is_trump and not refused.is_bout else "ecart_forbidden"
-            )
+            if refused.is_trump and not refused.is_bout:
+                return Refusal.by(Rule.ECART_TRUMP)
+            return Refusal.by(Rule.ECART_KING_OR_BOUT, card=refused)
         trump = is_trump(code)
         if len(self.picked) >= self.size:
             return Refusal("ecart_full", {"size": self.size})
@@ -159,7 +164,7 @@ class PoigneePicker:
             self.picked.remove(code)
             return None
         if code not in self.trumps:
-            return Refusal("poignee_not_trump")
+            return Refusal.by(Rule.POIGNEE_NOT_TRUMP, card=card(code))
         if len(self.picked) >= max(self.sizes.values()):
             return Refusal("poignee_full", {"count": max(self.sizes.values())})
         self.picked.append(code)
@@ -176,7 +181,7 @@ class PoigneePicker:
             return Refusal("poignee_size", {"sizes": "/".join(str(n) for n in self.sizes.values())})
         others = [c for c in self.trumps if c != "EX"]
         if "EX" in self.picked and any(c not in self.picked for c in others):
-            return Refusal("poignee_excuse")
+            return Refusal.by(Rule.POIGNEE_EXCUSE)
         return None
 
 
