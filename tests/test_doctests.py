@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import doctest
 import importlib
+from pathlib import Path
 
 import pytest
 
@@ -23,3 +24,9 @@ def test_the_examples_of_the_docstrings_run(name: str) -> None:
     result = doctest.testmod(importlib.import_module(name), report=True)
     assert result.failed == 0, f"{result.failed} example(s) of {name} failed (see above)"
     assert result.attempted > 0, f"{name} has no example"
+
+
+def test_the_examples_of_the_rules_page_run() -> None:
+    page = Path(__file__).parent.parent / "docs" / "rules.md"
+    result = doctest.testfile(str(page), module_relative=False, report=True)
+    assert result.failed == 0 and result.attempted > 0
