@@ -114,9 +114,8 @@ class DaemonClient:
                     await self._events.put(message)
                 elif isinstance(message.get("id"), int) and message["id"] in self._waiting:
                     self._waiting.pop(message["id"]).set_result(cast(Reply, message))
-                elif (
-                    "id" not in message and message.get("ok") is False
-                ):  # turned away, and told why
+                # Turned away, and told why.
+                elif "id" not in message and message.get("ok") is False:
                     self._refusal = str(message.get("error", "the daemon refused the connection"))
         except (OSError, ValueError):
             pass  # a broken connection, or not the daemon at the other end: as if it closed

@@ -195,9 +195,8 @@ def _pile(
     if (
         not 0 <= lying <= min(3, bout_room)
         or 3 - lying > len(DECK) - cards
-        or (
-            path is _ExcusePath.ATTACK_KEEPS and tricks == v.tricks
-        )  # no defence trick to play it to
+        # No defence trick to play it to.
+        or (path is _ExcusePath.ATTACK_KEEPS and tricks == v.tricks)
         or (path is _ExcusePath.DEFENCE_KEEPS and tricks == 0)
     ):
         return None
