@@ -294,3 +294,24 @@ def test_a_clicked_card_is_refused_as_the_engine_refuses_it(players: int) -> Non
             for action in decide(deal, policies[seat]):
                 deal.push(action)
     assert {Rule.FOLLOW_SUIT, Rule.TRUMP, Rule.OVERTRUMP} <= refused
+
+
+#: The words that name each rule of play in French, on screen and in a daemon's refusal.
+PLAY_WORDS = {
+    Rule.CALLED_SUIT_LEAD: "couleur appelée",
+    Rule.FOLLOW_SUIT: "fournir",
+    Rule.FOLLOW_TRUMP: "jouer atout",
+    Rule.TRUMP: "couper",
+    Rule.OVERTRUMP: "monter",
+}
+
+
+@pytest.mark.parametrize("rule", list(PLAY_WORDS), ids=lambda r: r.value)
+def test_a_daemons_refusal_of_a_card_names_the_rule_the_screen_names(rule: Rule) -> None:
+    """The daemon replies with the engine's English text, which the client puts in French by
+    its fragments: it must name the same rule as the screen does from the code (trumps led
+    were once said « il faut couper », as if the player were void in a colour)."""
+    error = refusal(rule)
+    texts = Texts("fr")
+    assert PLAY_WORDS[rule] in texts.rule(error).lower()
+    assert PLAY_WORDS[rule] in texts.refusal(str(error)).lower()
