@@ -173,6 +173,11 @@ def chelem_during_the_bidding() -> None:
     deal.push(AnnounceChelem(deal.to_act, True))
 
 
+def voted_to_void() -> None:
+    """A refusal from outside the rules (here a seat's machine): text only."""
+    raise RuleError("this seat voted to void the deal: it plays no more in it")
+
+
 HAND = cards("T1 T2 T3 T4 T5 T6 T7 T8 T9 T10 KS 5S 3H")
 
 #: For every rule, a position where the engine refuses by it.
@@ -219,7 +224,7 @@ POSITIONS: dict[Rule, Callable[[], object]] = {
     Rule.DEAL_OVER: everybody_passed_then_bid,
     Rule.DEAL_NOT_OVER: lambda: Deal.from_seed(FOUR, 0, 1).piles(),
     Rule.PILES_UNKNOWN: lambda: played_out(2)[0].piles(),
-    Rule.OTHER: lambda: (_ for _ in ()).throw(RuleError("this seat voted to void the deal")),
+    Rule.OTHER: voted_to_void,
 }
 
 
