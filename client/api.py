@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, cast
 
+from client.events import ScreenEvent, parse_event
 from protocol.localapi import ApiEvent, Reply
 
 
@@ -92,8 +93,17 @@ class DaemonClient:
         return reply.get("result")
 
     async def events(self) -> AsyncIterator[ApiEvent]:
+        """The daemon's event lines as they come, their JSON keys untouched (the contract)."""
         while True:
             yield await self._events.get()
+
+    async def screen_events(self) -> AsyncIterator[ScreenEvent]:
+        """The daemon's events typed once, here (:func:`client.events.parse_event`): one of
+        unknown kind or with a malformed field is logged and skipped, never shown."""
+        async for raw in self.events():
+            event = parse_event(raw)
+            if event is not None:
+                yield event
 
     async def _read(self) -> None:
         assert self._reader is not None
@@ -104,9 +114,8 @@ class DaemonClient:
                     await self._events.put(message)
                 elif isinstance(message.get("id"), int) and message["id"] in self._waiting:
                     self._waiting.pop(message["id"]).set_result(cast(Reply, message))
-                elif (
-                    "id" not in message and message.get("ok") is False
-                ):  # turned away, and told why
+                # Turned away, and told why.
+                elif "id" not in message and message.get("ok") is False:
                     self._refusal = str(message.get("error", "the daemon refused the connection"))
         except (OSError, ValueError):
             pass  # a broken connection, or not the daemon at the other end: as if it closed

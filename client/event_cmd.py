@@ -39,9 +39,8 @@ from protocol.replication.identity import fingerprint
 
 MOVEMENTS = ("fft", "random", "best")
 WATCH_EVERY = 1.0  #: seconds between two looks of ``show --watch``
-CLEAR = (
-    "\x1b[H\x1b[2J"  #: the cursor home and the screen cleared, for ``show --watch`` on a terminal
-)
+#: The cursor home and the screen cleared, for ``show --watch`` on a terminal.
+CLEAR = "\x1b[H\x1b[2J"
 
 
 def register(subparsers: SubParsers) -> None:

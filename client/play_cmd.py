@@ -62,9 +62,8 @@ def run(args: argparse.Namespace) -> int:
     lang = getattr(args, "lang", None) or language_from_environment()
     texts = Texts(lang)
     try:
-        asyncio.run(
-            ask(home, "status")
-        )  # before the screen opens: a missing daemon is said plainly
+        # Before the screen opens: a missing daemon is said plainly.
+        asyncio.run(ask(home, "status"))
         quitting = Quitting(getattr(args, "quitting", "stays"))
         levels = dict(getattr(args, "bot_level", []))
         bell = getattr(args, "bell", True)

@@ -11,6 +11,8 @@ import pytest
 from client.tui.choose import Choice, EcartPicker, HandCursor, PoigneePicker, Refusal
 from client.tui.i18n import _TEXT, Texts, language_from_environment
 from client.tui.model import Model, sorted_codes
+from protocol.rules.cards import card
+from protocol.rules.rules import Rule
 
 
 def test_a_choice_cursor_stays_inside_and_selects_only_what_is_offered() -> None:
@@ -38,9 +40,10 @@ def test_the_ecart_refuses_a_trump_while_other_cards_may_go() -> None:
     picker = EcartPicker(
         allowed=["QS", "2S", "3H", "4H", "5D", "6D", "7C"], size=6, trumps_needed=0
     )
-    assert picker.toggle("T5") == Refusal("ecart_trump")
-    assert picker.toggle("KS") == Refusal("ecart_forbidden")
-    assert picker.toggle("T21") == Refusal("ecart_forbidden")  # a bout, not merely a trump
+    assert picker.toggle("T5") == Refusal.by(Rule.ECART_TRUMP)
+    assert picker.toggle("KS") == Refusal.by(Rule.ECART_KING_OR_BOUT, card=card("KS"))
+    # A bout, not merely a trump.
+    assert picker.toggle("T21") == Refusal.by(Rule.ECART_KING_OR_BOUT, card=card("T21"))
     for code in ["QS", "2S", "3H", "4H", "5D", "6D"]:
         assert picker.toggle(code) is None
     assert picker.toggle("7C") == Refusal("ecart_full", {"size": 6}) and picker.missing == 0
@@ -70,11 +73,12 @@ def test_a_poignee_starts_with_the_lowest_trumps_and_checks_the_count_and_the_ex
     assert sorted(picker.picked) == sorted(["T2", "T3", "T5", "T7", "T9", "T12", "T15", "T18"])
     assert picker.size == "simple" and picker.problem() is None
     assert picker.toggle("T21") == Refusal("poignee_full", {"count": 8})
-    assert picker.toggle("KS") == Refusal("poignee_not_trump")
+    assert picker.toggle("KS") == Refusal.by(Rule.POIGNEE_NOT_TRUMP, card=card("KS"))
     assert picker.toggle("T2") is None and picker.size is None
     assert picker.problem() == Refusal("poignee_size", {"sizes": "8"})
     assert picker.toggle("EX") is None
-    assert picker.problem() == Refusal("poignee_excuse")  # the Excuse while T2 and T21 stay hidden
+    # The Excuse while T2 and T21 stay hidden.
+    assert picker.problem() == Refusal.by(Rule.POIGNEE_EXCUSE)
     short = PoigneePicker(["T9", "T7", "T5", "T4", "T3", "T2", "T1", "EX"], {"simple": 8})
     assert "EX" in short.picked and short.problem() is None  # the Excuse completes all trumps
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from prompt_toolkit.formatted_text import fragment_list_to_text
 
-from client.tui.choose import Refusal, poignee_refusal, refused_card
+from client.tui.choose import Refusal, card_refusal, poignee_refusal
 from client.tui.i18n import Texts
 from client.tui.model import Model, Replay
 from client.tui.replay import held, replay_fragments
@@ -22,6 +22,7 @@ from protocol.bots.bots import make_bot
 from protocol.bots.players import play_deal
 from protocol.replication.audit import DealAudit
 from protocol.replication.verdict import Verdict
+from protocol.rules.cards import Suit
 from protocol.rules.deal import Deal
 from protocol.rules.scoring import score_deal, score_row
 from protocol.rules.variants import variant
@@ -130,9 +131,8 @@ def test_hidden_cards_are_given_only_once_the_audit_has_passed() -> None:
     breakdown = deal_breakdown(stopped)
     assert breakdown is not None and breakdown["tricks"]  # the public course stays
     assert not {"chien", "ecart", "hands"} & set(breakdown)
-    assert (
-        deal_breakdown(DealAudit(verdict, (0,) * 5, None, None, abandoned=True)) is None
-    )  # no deck replayed: nothing
+    # No deck replayed: nothing.
+    assert deal_breakdown(DealAudit(verdict, (0,) * 5, None, None, abandoned=True)) is None
     shown = text(summary_fragments(model("en", [result(stopped)])))
     assert "The chien, the écart and the hands are shown once the deal's audit has passed." in shown
     assert "Chien:" not in shown
@@ -348,20 +348,23 @@ def test_a_deal_scored_without_a_seed_says_scored_and_a_penalty_is_said(lang: st
 
 def test_a_refused_card_says_which_rule_refuses_it() -> None:
     hand = ["KH", "3H", "T14", "T2", "5S"]
-    assert refused_card({"current": ["7H"]}, hand, "5S") == Refusal("must_follow", {"suit": "♥"})
-    assert refused_card({"current": ["7D", "T14"]}, ["T15", "T2", "5S"], "T2") == Refusal(
-        "must_overtrump", {"rank": 14}
+    assert card_refusal({"current": ["7H"]}, hand, "5S") == Refusal(
+        "rule_follow_suit", {"suit": Suit.HEARTS}
     )
-    assert refused_card({"current": ["7D"]}, ["T15", "5S"], "5S") == Refusal(
-        "must_trump", {"suit": "♦"}
+    assert card_refusal({"current": ["7D", "T14"]}, ["T15", "T2", "5S"], "T2") == Refusal(
+        "rule_overtrump", {"rank": 14}
     )
-    assert refused_card({"current": ["T3"]}, ["T15", "5S"], "5S") == Refusal("must_follow_trump")
-    assert refused_card({"current": [], "called": "KS"}, ["5S", "3H"], "5S") == Refusal(
-        "must_not_lead_called", {"suit": "♠"}
+    assert card_refusal({"current": ["7D"]}, ["T15", "5S"], "5S") == Refusal(
+        "rule_trump", {"suit": Suit.DIAMONDS}
     )
+    assert card_refusal({"current": ["T3"]}, ["T15", "5S"], "5S") == Refusal("rule_follow_trump")
+    assert card_refusal({"current": [], "called": "KS"}, ["5S", "3H"], "5S") == Refusal(
+        "rule_called_suit_lead", {"suit": Suit.SPADES}
+    )
+    assert card_refusal({"current": [], "called": "KS", "tricks": [{}]}, ["5S", "3H"], "5S") is None
     texts = Texts("en")
-    assert texts("must_follow", suit="♥") == "You must follow ♥."
-    assert texts("must_overtrump", rank=14) == "You must overtrump the 14."
+    assert texts("rule_follow_suit", suit=Suit.HEARTS) == "You must follow ♥."
+    assert texts("rule_overtrump", rank=14) == "You must overtrump the 14."
 
 
 def test_m_says_why_no_poignee_can_be_shown() -> None:

@@ -18,6 +18,7 @@ from test_tui_screens import state as screen_state
 from test_tui_terminal import HAND, playing
 
 from client.cli import build_parser
+from client.events import TrickTaken
 from client.tui.app import TarotApp
 from client.tui.i18n import Texts
 from client.tui.journal import deal_log
@@ -134,12 +135,12 @@ def test_the_log_names_who_played_each_card_the_last_trick_too() -> None:
     m = screen_model("en", screen_state(tricks=tricks, partner=1))
     m.last_view = m.view
     m.state = {**m.state, "view": None, "between_deals": True, "results": [{"deal": 2}]}  # type: ignore[dict-item]
-    m.last_trick = {"cards": ["T1", "3D", "4D", "5D", "6D"], "winner": 3}  # no leader in it
+    # The last trick comes from the events, with no leader in it.
+    m.last_trick = TrickTaken(seat=0, winner=3, cards=("T1", "3D", "4D", "5D", "6D"))
     log = deal_log(m)
     assert "Trick 1 to bob: ana 2♠, bob K♥, cid 3♠, dan 4♠, eve 5♠" in log, log
-    assert "Trick 15 to dan: cid 1, dan 3♦, eve 4♦, ana 5♦, bob 6♦" in log, (
-        log
-    )  # led by the winner before
+    # Led by the winner of the trick before.
+    assert "Trick 15 to dan: cid 1, dan 3♦, eve 4♦, ana 5♦, bob 6♦" in log, log
 
 
 def test_the_readme_says_how_the_chelem_is_answered() -> None:

@@ -39,7 +39,8 @@ from prompt_toolkit.output import Output
 from prompt_toolkit.styles import Style
 
 from client.api import DaemonClient, DaemonRefused, DaemonUnavailable
-from client.tui.choose import BID_KEYS, Refusal, poignee_refusal, refused_card
+from client.events import Disconnected
+from client.tui.choose import BID_KEYS, Refusal, card_refusal, poignee_refusal
 from client.tui.event import event_fragments
 from client.tui.geometry import MIN_COLUMNS, MIN_ROWS, Geometry, rows_of
 from client.tui.i18n import CONTRACTS, Texts
@@ -236,8 +237,8 @@ class TarotApp:
         """Every event from the daemon marks the screen out of date; the daemon going away
         is said once, and the client reconnects when it comes back."""
         while True:
-            async for event in self.client.events():
-                if event.get("event") == "disconnected":
+            async for event in self.client.screen_events():
+                if isinstance(event, Disconnected):
                     break
                 self.model.note(event)
                 self._dirty.set()
@@ -600,7 +601,8 @@ class TarotApp:
         elif model.cursor.select(code):
             self.confirm()
         else:
-            self._refused(refused_card(model.view or {}, model.hand, code))
+            refusal = card_refusal(model.view or {}, model.hand, code)
+            self._refused(refusal or Refusal("not_legal"))
 
     def click_option(self, option: str) -> None:
         if self.model.choice is not None and self.model.choice.select(option):

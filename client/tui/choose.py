@@ -12,8 +12,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from protocol.rules.cards import Suit, card
-from protocol.rules.rules import led_suit
+from client.tui.i18n import rule_key
+from protocol.rules.cards import card, cards
+from protocol.rules.rules import Rule, RuleError, lead_restriction, play_refusal
 from protocol.rules.variants import variant
 
 #: The letter that picks each bid (the same in French and English: the contracts' names are French).
@@ -26,6 +27,18 @@ class Refusal:
 
     key: str
     params: Mapping[str, object] = field(default_factory=dict)
+
+    @classmethod
+    def by(cls, rule: Rule, **params: object) -> Refusal:
+        """A refusal by one of the engine's rules, said as the engine's is."""
+        return cls(rule_key(rule), params)
+
+    @classmethod
+    def of(cls, error: RuleError) -> Refusal:
+        """The rules engine's refusal, said by its code (see :meth:`client.tui.i18n.Texts.rule`)."""
+        if error.code is Rule.OTHER:
+            return cls.by(Rule.OTHER, message=str(error))
+        return cls.by(error.code, **error.params)
 
 
 def is_trump(code: str) -> bool:
@@ -105,9 +118,9 @@ class EcartPicker:
             return None
         if code not in self.allowed:
             refused = card(code)
-            return Refusal(
-                "ecart_trump" if refused.is_trump and not refused.is_bout else "ecart_forbidden"
-            )
+            if refused.is_trump and not refused.is_bout:
+                return Refusal.by(Rule.ECART_TRUMP)
+            return Refusal.by(Rule.ECART_KING_OR_BOUT, card=refused)
         trump = is_trump(code)
         if len(self.picked) >= self.size:
             return Refusal("ecart_full", {"size": self.size})
@@ -151,7 +164,7 @@ class PoigneePicker:
             self.picked.remove(code)
             return None
         if code not in self.trumps:
-            return Refusal("poignee_not_trump")
+            return Refusal.by(Rule.POIGNEE_NOT_TRUMP, card=card(code))
         if len(self.picked) >= max(self.sizes.values()):
             return Refusal("poignee_full", {"count": max(self.sizes.values())})
         self.picked.append(code)
@@ -168,40 +181,24 @@ class PoigneePicker:
             return Refusal("poignee_size", {"sizes": "/".join(str(n) for n in self.sizes.values())})
         others = [c for c in self.trumps if c != "EX"]
         if "EX" in self.picked and any(c not in self.picked for c in others):
-            return Refusal("poignee_excuse")
+            return Refusal.by(Rule.POIGNEE_EXCUSE)
         return None
 
 
-#: A suit as the messages name it (the same in both languages).
-SUIT_SYMBOLS = {Suit.SPADES: "♠", Suit.HEARTS: "♥", Suit.DIAMONDS: "♦", Suit.CLUBS: "♣"}
-
-
-def refused_card(view: Mapping[str, Any], hand: Sequence[str], code: str) -> Refusal:
-    """The rule that refuses ``code`` on the trick in ``view`` — the same order of rules as
-    :func:`protocol.rules.rules.legal_plays`: the called suit on the first lead at five, then
-    follow suit, then trump, then overtrump."""
-    trick = [card(c) for c in view.get("current", ())]
-    held, played = [card(c) for c in hand], card(code)
-    suit = led_suit(trick)
-    if suit is None:
-        called = view.get("called")
-        if called:
-            return Refusal(
-                "must_not_lead_called", {"suit": SUIT_SYMBOLS.get(card(called).suit, "")}
-            )
-        return Refusal("not_legal")
-    if suit.is_colour and any(c.suit is suit for c in held):
-        return Refusal("must_follow", {"suit": SUIT_SYMBOLS[suit]})
-    best = max((c.rank for c in trick if c.is_trump), default=0)
-    if played.is_trump and any(c.is_trump and c.rank > best for c in held):
-        return Refusal("must_overtrump", {"rank": best})
-    if any(c.is_trump for c in held):
-        return (
-            Refusal("must_follow_trump")
-            if suit is Suit.TRUMPS
-            else Refusal("must_trump", {"suit": SUIT_SYMBOLS[suit]})
-        )
-    return Refusal("not_legal")
+def card_refusal(view: Mapping[str, Any], hand: Sequence[str], code: str) -> Refusal | None:
+    """The rule that refuses ``code`` on the trick in ``view``, asked of the rules engine
+    (:func:`~protocol.rules.rules.play_refusal`): the screen says what the engine decides."""
+    trick = cards(view.get("current", ()))
+    called = view.get("called")
+    barred = lead_restriction(card(called) if called else None, len(view.get("tricks", ())), trick)
+    error = play_refusal(
+        cards(hand),
+        trick,
+        card(code),
+        forbidden_lead_suit=None if barred is None else barred.suit,
+        called=barred,
+    )
+    return None if error is None else Refusal.of(error)
 
 
 def poignee_refusal(

@@ -2,14 +2,20 @@
 
 The game's own words stay French in both languages — preneur, chien, écart, poignée, garde,
 petit au bout — as players say them at any table; only the sentences around them change.
-The daemon's refusals come in English from the rules engine: the common ones are given a
-French sentence here, the others are shown as they are.
+The rules engine's refusals are translated from their :class:`~protocol.rules.rules.Rule`
+code and parameters (:meth:`Texts.rule`).  The daemon's refusals reach the client as English
+text only: the common ones are given a French sentence here, the others are shown as they are.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+
+from protocol.rules.cards import Card, Suit
+from protocol.rules.deal import Phase
+from protocol.rules.rules import Rule, RuleError
+from protocol.rules.variants import Contract, PoigneeSize
 
 LANGUAGES = ("fr", "en")
 
@@ -21,6 +27,15 @@ CONTRACTS = {
     "garde-sans": "Garde Sans",
     "garde-contre": "Garde Contre",
 }
+
+#: A suit as the sentences name it (the same in both languages).
+SUIT_SYMBOLS = {Suit.SPADES: "♠", Suit.HEARTS: "♥", Suit.DIAMONDS: "♦", Suit.CLUBS: "♣"}
+
+
+def rule_key(rule: Rule) -> str:
+    """The sentence that says ``rule``: ``Rule.FOLLOW_SUIT`` → ``rule_follow_suit``."""
+    return f"rule_{rule.name.lower()}"
+
 
 _TEXT: dict[str, dict[str, str]] = {
     "fr": {
@@ -195,12 +210,8 @@ _TEXT: dict[str, dict[str, str]] = {
         "refused": "Refusé : {reason}",
         "pick_more": "Il faut encore {count} carte(s).",
         "ecart_full": "L'écart compte déjà {size} cartes : retirez-en une d'abord.",
-        "ecart_forbidden": "Ni roi ni bout à l'écart.",
-        "ecart_trump": "Un atout ne va à l'écart que si vous ne pouvez faire autrement.",
         "ecart_trumps_enough": "Vous écartez déjà les {needed} atout(s) nécessaires.",
         "ecart_not_trump": "Il faut d'abord garder la place des {needed} atout(s) nécessaires.",
-        "poignee_not_trump": "Une poignée ne montre que des atouts.",
-        "poignee_excuse": "L'Excuse ne complète une poignée que si vous montrez tous vos atouts.",
         "poignee_full": "Une poignée compte au plus {count} atouts.",
         "poignee_size": "Une poignée compte exactement {sizes} atouts.",
         "not_legal": "Cette carte ne peut pas être jouée maintenant.",
@@ -223,14 +234,8 @@ _TEXT: dict[str, dict[str, str]] = {
         "not_chelem": "Le chelem ne vous est pas demandé maintenant.",
         "poignee_too_few": "Une poignée demande {count} atouts à {players} joueurs (l'Excuse "
         "comptant pour un) : vous en avez {held}.",
-        "must_follow_trump": "Il faut jouer atout : l'entame est à l'atout.",
         "poignee_late": "Une poignée se montre juste avant votre première carte : c'est passé.",
         "poignee_not_now": "Une poignée se montre quand vous jouez votre première carte.",
-        "must_follow": "Il faut fournir à {suit}.",
-        "must_overtrump": "Il faut monter sur le {rank}.",
-        "must_trump": "Il faut couper : vous n'avez plus de {suit}.",
-        "must_not_lead_called": "Pas d'entame à {suit}, la couleur appelée, sauf avec la carte "
-        "appelée.",
         "no_replay": "Aucune donne marquée à rejouer pour l'instant.",
         "bell_on": "Alerte remise : le terminal sonne quand c'est à vous (a la coupe).",
         "bell_off": "Alerte coupée : le terminal ne sonne plus (a la remet).",
@@ -312,6 +317,61 @@ _TEXT: dict[str, dict[str, str]] = {
         "q quitter",
         "keys_replay": "←/→ pli précédent/suivant — ↑/↓ donne — Échap ou r : fermer",
         "keys_help": "? ou Échap : fermer l'aide",
+        # The rules engine's refusals, by Rule code (see Texts.rule), and their words.
+        "rule_not_in_hand": "{card} n'est pas dans votre main.",
+        "rule_called_suit_lead": "Pas d'entame à {suit}, la couleur appelée, sauf avec la carte "
+        "appelée.",
+        "rule_follow_suit": "Il faut fournir à {suit}.",
+        "rule_follow_trump": "Il faut jouer atout : l'entame est à l'atout.",
+        "rule_trump": "Il faut couper : vous n'avez plus de {suit}.",
+        "rule_overtrump": "Il faut monter sur le {rank}.",
+        "rule_card_elsewhere": "{card} ne peut pas être dans la main du siège {seat}.",
+        "rule_trick_without_winner": "Un pli fait de l'Excuse seule n'a pas de gagnant.",
+        "rule_bid_not_higher": "Il faut annoncer plus haut que {highest}.",
+        "rule_call_higher_rank": "Pour appeler {card}, il faut tenir les quatre cartes de chaque "
+        "rang au-dessus.",
+        "rule_call_not_a_king": "{card} ne s'appelle pas : appelez un roi (ou une dame avec les "
+        "quatre rois).",
+        "rule_call_not_a_face": "{card} ne s'appelle pas : appelez un roi, une dame, un cavalier "
+        "ou un valet.",
+        "rule_chien_known": "Le chien est déjà connu, avec d'autres cartes.",
+        "rule_chien_size": "Le chien compte {size} cartes.",
+        "rule_ecart_before_chien": "L'écart se fait une fois le chien retourné.",
+        "rule_ecart_size": "L'écart compte exactement {size} cartes différentes.",
+        "rule_ecart_king_or_bout": "{card} : ni roi ni bout à l'écart.",
+        "rule_ecart_trump": "Un atout ne va à l'écart que si vous ne pouvez faire autrement.",
+        "rule_ecart_not_listed": "L'écart se choisit carte par carte, pas dans une liste.",
+        "rule_ecart_own": "L'écart du preneur se donne en entier.",
+        "rule_ecart_shown_not_trump": "De l'écart, on ne montre que des atouts autres que les "
+        "bouts.",
+        "rule_poignee_repeated": "Une poignée montre chaque atout une seule fois.",
+        "rule_poignee_not_held": "{card} n'est ni dans votre main ni parmi les atouts de votre "
+        "écart.",
+        "rule_poignee_not_trump": "{card} n'est pas un atout : une poignée ne montre que des "
+        "atouts (et peut-être l'Excuse).",
+        "rule_poignee_size": "Une poignée compte exactement {counts} atouts à {players} joueurs.",
+        "rule_poignee_excuse": "L'Excuse ne complète une poignée que si vous n'avez pas d'autre "
+        "atout.",
+        "rule_poignee_too_few": "Cette main n'a pas assez d'atouts pour une poignée {size}.",
+        "rule_poignee_late": "Une poignée se montre une fois, juste avant votre première carte.",
+        "rule_not_your_turn": "Ce n'est pas au siège {seat} de jouer, mais au siège {to_act}.",
+        "rule_wrong_phase": "Pas maintenant : cela se fait à l'étape « {expected} », et la donne "
+        "en est à l'étape « {phase} ».",
+        "rule_hand_hidden": "La main du siège {seat} n'est pas visible ici.",
+        "rule_deal_over": "La donne est finie.",
+        "rule_deal_not_over": "La donne n'est pas finie.",
+        "rule_piles_unknown": "Les plis se comptent sur toute la donne, une fois les mains "
+        "révélées.",
+        "rule_other": "{message}",
+        "phase_bidding": "annonces",
+        "phase_call": "appel",
+        "phase_ecart": "écart",
+        "phase_chelem": "chelem",
+        "phase_playing": "jeu de la carte",
+        "phase_done": "fin de la donne",
+        "phase_void": "donne annulée",
+        "rule_nothing": "rien",
+        "rule_trumps": "atout",
         "help": (
             "Aide — touches\n"
             "  ←/→ ou h/l     choisir une carte ou une annonce\n"
@@ -493,12 +553,8 @@ _TEXT: dict[str, dict[str, str]] = {
         "refused": "Refused: {reason}",
         "pick_more": "{count} more card(s) needed.",
         "ecart_full": "The écart already holds {size} cards: take one back first.",
-        "ecart_forbidden": "No king and no bout in the écart.",
-        "ecart_trump": "A trump may go to the écart only when you cannot do otherwise.",
         "ecart_trumps_enough": "You already put the {needed} trump(s) needed in the écart.",
         "ecart_not_trump": "Keep room for the {needed} trump(s) needed first.",
-        "poignee_not_trump": "A poignée shows trumps only.",
-        "poignee_excuse": "The Excuse completes a poignée only when you show all your trumps.",
         "poignee_full": "A poignée holds at most {count} trumps.",
         "poignee_size": "A poignée holds exactly {sizes} trumps.",
         "not_legal": "This card cannot be played now.",
@@ -519,13 +575,8 @@ _TEXT: dict[str, dict[str, str]] = {
         "not_chelem": "No chelem is asked of you now.",
         "poignee_too_few": "A poignée needs {count} trumps at {players} players (the Excuse "
         "counting as one): you hold {held}.",
-        "must_follow_trump": "You must play a trump: trumps were led.",
         "poignee_late": "A poignée is shown just before your first card: that is past.",
         "poignee_not_now": "A poignée is shown when you play your first card.",
-        "must_follow": "You must follow {suit}.",
-        "must_overtrump": "You must overtrump the {rank}.",
-        "must_trump": "You must trump: you have no {suit} left.",
-        "must_not_lead_called": "No lead in {suit}, the called suit, except with the called card.",
         "no_replay": "No deal scored yet to replay.",
         "bell_on": "Turn alert on: the terminal rings when it is your turn (a silences it).",
         "bell_off": "Turn alert off: the terminal stays silent (a switches it on again).",
@@ -597,6 +648,56 @@ _TEXT: dict[str, dict[str, str]] = {
         "keys_held": "Enter/n next table — r replay — Tab log/sheet — ? help — q quit",
         "keys_replay": "←/→ previous/next trick — ↑/↓ deal — Esc or r: close",
         "keys_help": "? or Esc: close the help",
+        # The rules engine's refusals, by Rule code (see Texts.rule), and their words.
+        "rule_not_in_hand": "{card} is not in your hand.",
+        "rule_called_suit_lead": "No lead in {suit}, the called suit, except with the called card.",
+        "rule_follow_suit": "You must follow {suit}.",
+        "rule_follow_trump": "You must play a trump: trumps were led.",
+        "rule_trump": "You must trump: you have no {suit} left.",
+        "rule_overtrump": "You must overtrump the {rank}.",
+        "rule_card_elsewhere": "{card} cannot be in seat {seat}'s hand.",
+        "rule_trick_without_winner": "A trick of the Excuse alone has no winner.",
+        "rule_bid_not_higher": "A bid must be higher than {highest}.",
+        "rule_call_higher_rank": "To call {card}, you must hold all four cards of each higher "
+        "rank.",
+        "rule_call_not_a_king": "{card} cannot be called: call a king (or a queen holding the "
+        "four kings).",
+        "rule_call_not_a_face": "{card} cannot be called: call a king, queen, cavalier or valet.",
+        "rule_chien_known": "The chien is already known, with other cards.",
+        "rule_chien_size": "The chien has {size} cards.",
+        "rule_ecart_before_chien": "The écart is made once the chien is turned.",
+        "rule_ecart_size": "The écart is exactly {size} different cards.",
+        "rule_ecart_king_or_bout": "{card}: no king and no bout in the écart.",
+        "rule_ecart_trump": "A trump may go to the écart only when you cannot do otherwise.",
+        "rule_ecart_not_listed": "The écart is picked card by card, not from a list.",
+        "rule_ecart_own": "The taker's own écart is given whole.",
+        "rule_ecart_shown_not_trump": "Only trumps other than the bouts are shown from the écart.",
+        "rule_poignee_repeated": "A poignée shows each trump once.",
+        "rule_poignee_not_held": "{card} is neither in your hand nor among the trumps of your "
+        "écart.",
+        "rule_poignee_not_trump": "{card} is not a trump: a poignée shows trumps only (and maybe "
+        "the Excuse).",
+        "rule_poignee_size": "A poignée holds exactly {counts} trumps at {players} players.",
+        "rule_poignee_excuse": "The Excuse completes a poignée only when you hold no other trump.",
+        "rule_poignee_too_few": "This hand has too few trumps for a {size} poignée.",
+        "rule_poignee_late": "A poignée is shown once, just before your first card.",
+        "rule_not_your_turn": "It is not seat {seat}'s turn but seat {to_act}'s.",
+        "rule_wrong_phase": "Not now: that belongs to {expected}, and the deal is at {phase}.",
+        "rule_hand_hidden": "Seat {seat}'s hand is not visible here.",
+        "rule_deal_over": "The deal is over.",
+        "rule_deal_not_over": "The deal is not over.",
+        "rule_piles_unknown": "The piles are counted from the whole deal, once the hands are "
+        "revealed.",
+        "rule_other": "{message}",
+        "phase_bidding": "the bidding",
+        "phase_call": "the call",
+        "phase_ecart": "the écart",
+        "phase_chelem": "announcing a chelem",
+        "phase_playing": "the play",
+        "phase_done": "the end",
+        "phase_void": "a void deal",
+        "rule_nothing": "nothing",
+        "rule_trumps": "trumps",
         "help": (
             "Help — keys\n"
             "  ←/→ or h/l     pick a card or a bid\n"
@@ -643,6 +744,7 @@ _REFUSALS_FR: tuple[tuple[str, str], ...] = (
     ("a poignée is shown once", "une poignée se montre une fois, juste avant votre première carte"),
     ("you must follow suit", "il faut fournir à la couleur demandée"),
     ("you must play a trump higher", "il faut monter à l'atout"),
+    ("trumps were led", "il faut jouer atout : l'entame est à l'atout"),
     ("you must play a trump", "il faut couper"),
     (
         "the first lead may not be in the called suit",
@@ -686,7 +788,36 @@ class Texts:
         self._text = _TEXT[lang]
 
     def __call__(self, key: str, **params: object) -> str:
-        return self._text[key].format(**params)
+        return self._text[key].format(**{name: self._word(v) for name, v in params.items()})
+
+    def _word(self, value: object) -> object:
+        """A rule's parameter as the sentence says it: a card by its name, a suit by its
+        symbol, a contract or a poignée by its French name, a phase in words."""
+        if isinstance(value, Card):
+            return value.name(self.lang)
+        if isinstance(value, Suit):
+            return SUIT_SYMBOLS.get(value) or self("rule_trumps")
+        if isinstance(value, Contract):
+            return value.french
+        if isinstance(value, PoigneeSize):
+            return value.code
+        if isinstance(value, Phase):
+            return self(f"phase_{value.value}")
+        if value is None:
+            return self("rule_nothing")
+        return value
+
+    def rule(self, error: RuleError) -> str:
+        """Why the rules engine refuses, in this language.
+
+        >>> from protocol.rules.cards import Suit
+        >>> error = RuleError("you must follow suit (H)", Rule.FOLLOW_SUIT, suit=Suit.HEARTS)
+        >>> Texts("fr").rule(error)
+        'Il faut fournir à ♥.'
+        """
+        if error.code is Rule.OTHER:
+            return self(rule_key(Rule.OTHER), message=str(error))
+        return self(rule_key(error.code), **error.params)
 
     def keys(self) -> set[str]:
         return set(self._text)

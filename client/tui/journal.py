@@ -75,7 +75,9 @@ def _tricks(model: Model, view: dict[str, Any]) -> list[str]:
         and model.last_trick is not None
         and len(tricks) == TRICKS[players] - 1
     ):
-        tricks.append(model.last_trick)  # the deal is over: its last trick is known from the events
+        # The deal is over: its last trick is known from the events.
+        last = model.last_trick
+        tricks.append({"cards": list(last.cards), "winner": last.winner})
     names = [str(n) for n in (model.state or {}).get("seats", ())]
     # The first trick's leader: the dealer's right, or the taker who announced a chelem.
     leader = int(view["taker"]) if view.get("chelem") else (int(view["dealer"]) + 1) % players

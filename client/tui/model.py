@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from client.events import ScreenEvent, TrickTaken
 from client.tui.choose import Choice, EcartPicker, HandCursor, PoigneePicker
 from client.tui.i18n import Texts
 from protocol.rules.cards import card, sort_hand
@@ -53,9 +54,8 @@ def sorted_codes(codes: list[str]) -> list[str]:
 class Model:
     texts: Texts
     home: Path
-    status: dict[str, Any] | None = (
-        None  #: the daemon's ``status``: our name and fingerprint, peers
-    )
+    #: The daemon's ``status``: our name and fingerprint, peers.
+    status: dict[str, Any] | None = None
     tables: list[dict[str, Any]] = field(default_factory=list)  #: the lobby: tables seen on the LAN
     state: dict[str, Any] | None = None  #: the daemon's ``state`` for our seat
     connected: bool = False
@@ -89,12 +89,12 @@ class Model:
     last_view: dict[str, Any] | None = None
     #: The last trick our seat saw fall, from the daemon's events: the deal's view is gone
     #: by the time the last trick is asked for, and the log should still tell it.
-    last_trick: dict[str, Any] | None = None
+    last_trick: TrickTaken | None = None
     #: The state of the table finished before this one (an event's round just over): its
     #: last deal stays on screen while :attr:`holding`, and ``r`` replays its deals.
     earlier: dict[str, Any] | None = None
     #: Its last deal's view and last trick, for its log (:attr:`last_view`, :attr:`last_trick`).
-    earlier_log: tuple[dict[str, Any] | None, dict[str, Any] | None] = (None, None)
+    earlier_log: tuple[dict[str, Any] | None, TrickTaken | None] = (None, None)
     #: The finished table is still shown, the new one waiting for a key (:meth:`release`).
     holding: bool = False
     # The decision in progress, reset whenever the daemon asks for another one.
@@ -235,10 +235,10 @@ class Model:
         self.poignee = None
         self.cursor = HandCursor(self.hand, set(self.options.get("cards", ())))
 
-    def note(self, event: dict[str, Any]) -> None:
+    def note(self, event: ScreenEvent) -> None:
         """An event from the daemon: the trick that falls (for the log) is kept."""
-        if event.get("event") == "trick" and event.get("seat") == self.seat:
-            self.last_trick = {"cards": event.get("cards", []), "winner": event.get("winner")}
+        if isinstance(event, TrickTaken) and event.seat == self.seat:
+            self.last_trick = event
 
     def away_seats(self) -> dict[int, float]:
         return {a["seat"]: a["seconds"] for a in (self.state or {}).get("away", ())}

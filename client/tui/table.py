@@ -351,9 +351,8 @@ def prompt_fragments(model: Model, on_option: OnPick | None = None) -> StyleAndT
     texts, state, view = model.texts, model.state or {}, model.view or {}
     if state.get("finished"):
         event = model.event
-        if event is not None and event.get("closed") != event.get(
-            "rounds"
-        ):  # the daemon seats the next round
+        # The daemon seats the next round.
+        if event is not None and event.get("closed") != event.get("rounds"):
             return [("class:prompt", texts("prompt_round_over"))]
         return [("class:prompt", texts("prompt_finished"))]
     if state.get("between_deals"):

@@ -182,7 +182,13 @@ TOTAL_HALF_POINTS = sum(card.half_points for card in DECK)  # 182, i.e. 91 point
 
 
 def card(code: str) -> Card:
-    """The card with this machine code, e.g. ``card("KH")``; :class:`CardCodeError` otherwise."""
+    """The card with this machine code, e.g. ``card("KH")``; :class:`CardCodeError` otherwise.
+
+    >>> card("KH").name("fr"), card("T21").name("en"), card("ex").is_excuse
+    ('Roi de cœur', 'Trump 21', True)
+    >>> card("KH") is card(" kh ")
+    True
+    """
     try:
         return _BY_CODE[code.strip().upper()]
     except (KeyError, AttributeError):
@@ -194,7 +200,11 @@ def card(code: str) -> Card:
 
 
 def cards(codes: str | Iterable[str]) -> list[Card]:
-    """Several cards from codes separated by spaces or commas, or from an iterable of codes."""
+    """Several cards from codes separated by spaces or commas, or from an iterable of codes.
+
+    >>> cards("KH, 10S T1 EX")
+    [Card(KH), Card(10S), Card(T1), Card(EX)]
+    """
     if isinstance(codes, str):
         codes = codes.replace(",", " ").split()
     return [card(code) for code in codes]
@@ -213,10 +223,22 @@ def codes(hand: Iterable[Card]) -> list[str]:
 
 
 def half_points(hand: Iterable[Card]) -> int:
+    """The points of some cards, in half points (see the module's docstring).
+
+    >>> half_points(cards("KH QS NC JD 5S T1"))  # 4.5 + 3.5 + 2.5 + 1.5 + 0.5 + 4.5 points
+    34
+    >>> TOTAL_HALF_POINTS
+    182
+    """
     return sum(c.half_points for c in hand)
 
 
 def bouts(hand: Iterable[Card]) -> int:
+    """How many of the three bouts (the Petit, the 21, the Excuse) are among these cards.
+
+    >>> bouts(cards("T1 T2 T21 EX"))
+    3
+    """
     return sum(1 for c in hand if c.is_bout)
 
 
@@ -230,6 +252,9 @@ def sort_hand(hand: Iterable[Card]) -> list[Card]:
 
     Suits are ordered spades, hearts, clubs, diamonds so that black and red alternate; within a
     suit from the king down.
+
+    >>> codes(sort_hand(cards("EX 3D KS T1 10H T21 QS")))
+    ['T21', 'T1', 'KS', 'QS', '10H', '3D', 'EX']
     """
     suit_order = {
         Suit.TRUMPS: 0,

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from protocol.rules import rules
 from protocol.rules.cards import DECK, EXCUSE, PETIT, VALET, Card, Suit
 from protocol.rules.layout import CHIEN, deal_layout
-from protocol.rules.rules import RuleError
+from protocol.rules.rules import Rule, RuleError
 from protocol.rules.scoring import Camp, DealOutcome
 from protocol.rules.variants import Contract, PoigneeSize, Variant
 
@@ -157,6 +157,18 @@ class Deal:
 
         For tests and the full-information simulator only; real deals come from the
         mental-poker deck.
+
+        >>> from protocol.rules.variants import Contract, variant
+        >>> deal = Deal.from_seed(variant(4), 0, 1)
+        >>> deal.phase, deal.to_act, len(deal.hand(1))
+        (<Phase.BIDDING: 'bidding'>, 1, 18)
+        >>> deal.push(Bid(1, Contract.GARDE))
+        >>> deal.push(Bid(2, Contract.PETITE))
+        Traceback (most recent call last):
+        ...
+        protocol.rules.rules.RuleError: a bid must be higher than Garde
+        >>> deal.to_act, len(deal.bids)
+        (2, 1)
         """
         pack = list(DECK)
         random.Random(seed).shuffle(pack)
@@ -176,15 +188,16 @@ class Deal:
         """The current hand of a seat this deal can see (RuleError otherwise)."""
         hand = self.hands[seat]
         if hand is None:
-            raise RuleError(f"seat {seat}'s hand is not visible here")
+            raise RuleError(f"seat {seat}'s hand is not visible here", Rule.HAND_HIDDEN, seat=seat)
         return hand
 
     def turn_chien(self, chien: tuple[Card, ...]) -> None:
         """The chien, once every seat has opened it (a replica learns it only then)."""
         if self.chien is not None and tuple(self.chien) != tuple(chien):
-            raise RuleError("the chien is already known, with other cards")
+            raise RuleError("the chien is already known, with other cards", Rule.CHIEN_KNOWN)
         if len(chien) != self.variant.chien_size:
-            raise RuleError(f"the chien has {self.variant.chien_size} cards")
+            size = self.variant.chien_size
+            raise RuleError(f"the chien has {size} cards", Rule.CHIEN_SIZE, size=size)
         self.chien = tuple(chien)
         taker_hand = self.hands[self.taker] if self.taker is not None else None
         if (
@@ -197,7 +210,7 @@ class Deal:
     def declare_void(self, reason: str) -> None:
         """End the deal with no score: everybody passed, or a petit sec was shown."""
         if self.finished:
-            raise RuleError("the deal is over")
+            raise RuleError("the deal is over", Rule.DEAL_OVER)
         self.phase = Phase.VOID
         self.void_reason = reason
 
@@ -258,7 +271,10 @@ class Deal:
         if self.phase is Phase.CALL:
             return [Call(seat, c) for c in rules.callable_cards(self.hand(seat))]
         if self.phase is Phase.ECART:
-            raise RuleError("the écart is chosen among many combinations: see ecart_candidates()")
+            raise RuleError(
+                "the écart is chosen among many combinations: see ecart_candidates()",
+                Rule.ECART_NOT_LISTED,
+            )
         if self.phase is Phase.CHELEM:
             return [AnnounceChelem(seat, False), AnnounceChelem(seat, True)]
         return [Play(seat, c) for c in self.legal_cards(seat)]
@@ -329,9 +345,14 @@ class Deal:
     def check(self, action: Action, *, strict: bool = True) -> None:
         """:class:`RuleError` if ``action`` may not be pushed now; changes nothing."""
         if self.finished:
-            raise RuleError("the deal is over")
+            raise RuleError("the deal is over", Rule.DEAL_OVER)
         if action.seat != self.to_act:
-            raise RuleError(f"it is not seat {action.seat}'s turn but seat {self.to_act}'s")
+            raise RuleError(
+                f"it is not seat {action.seat}'s turn but seat {self.to_act}'s",
+                Rule.NOT_YOUR_TURN,
+                seat=action.seat,
+                to_act=self.to_act,
+            )
         if isinstance(action, Bid):
             self._expect(Phase.BIDDING, "bidding")
             highest = self._highest_bid()
@@ -339,21 +360,27 @@ class Deal:
                 highest
             ):
                 raise RuleError(
-                    f"a bid must be higher than {highest.french if highest else 'nothing'}"
+                    f"a bid must be higher than {highest.french if highest else 'nothing'}",
+                    Rule.BID_NOT_HIGHER,
+                    highest=highest,
                 )
         elif isinstance(action, Call):
             self._check_call(action)
         elif isinstance(action, Ecart):
             self._expect(Phase.ECART, "the écart")
             if self.chien is None:
-                raise RuleError("the écart is made once the chien is turned")
+                raise RuleError(
+                    "the écart is made once the chien is turned", Rule.ECART_BEFORE_CHIEN
+                )
             rules.check_ecart(self.hand(action.seat), action.cards, self.variant.chien_size)
         elif isinstance(action, AnnounceChelem):
             self._expect(Phase.CHELEM, "announcing a chelem")
         elif isinstance(action, ShowPoignee):
             self._expect(Phase.PLAYING, "showing a poignée")
             if self.tricks or any(p.seat == action.seat for p in self.poignees):
-                raise RuleError("a poignée is shown once, just before your first card")
+                raise RuleError(
+                    "a poignée is shown once, just before your first card", Rule.POIGNEE_LATE
+                )
             self._poignee_size(action)
         elif isinstance(action, Play):
             self._check_play(action, strict)
@@ -363,7 +390,10 @@ class Deal:
     def _expect(self, phase: Phase, what: str) -> None:
         if self.phase is not phase:
             raise RuleError(
-                f"{what} is not possible now: the deal is at the {self.phase.value} phase"
+                f"{what} is not possible now: the deal is at the {self.phase.value} phase",
+                Rule.WRONG_PHASE,
+                expected=phase,
+                phase=self.phase,
             )
 
     def _highest_bid(self) -> Contract | None:
@@ -392,7 +422,9 @@ class Deal:
         elif not (call.card.suit.is_colour and call.card.rank >= VALET):
             # A replica cannot see the four kings behind a lower call: the deck proves them.
             raise RuleError(
-                f"{call.card.code} cannot be called: call a king, queen, cavalier or valet"
+                f"{call.card.code} cannot be called: call a king, queen, cavalier or valet",
+                Rule.CALL_NOT_A_FACE,
+                card=call.card,
             )
 
     def _after_call(self) -> None:
@@ -415,9 +447,11 @@ class Deal:
         """A replica's record of another seat's écart: it sees only the trumps shown in it."""
         self._expect(Phase.ECART, "the écart")
         if self.taker is None or self.hands[self.taker] is not None:
-            raise RuleError("the taker's own écart is pushed as an Ecart action")
+            raise RuleError("the taker's own écart is pushed as an Ecart action", Rule.ECART_OWN)
         if any(not c.is_trump or c.is_bout for c in shown_trumps):
-            raise RuleError("only trumps other than bouts are shown from the écart")
+            raise RuleError(
+                "only trumps other than bouts are shown from the écart", Rule.ECART_SHOWN_NOT_TRUMP
+            )
         self.ecart = tuple(shown_trumps)
         self.phase = Phase.CHELEM
 
@@ -437,21 +471,21 @@ class Deal:
         # A replica: the deck proves the cards are the player's, the audit checks the rest.
         size = self.variant.poignee_size(len(poignee.cards))
         if size is None or any(not (c.is_trump or c.is_excuse) for c in poignee.cards):
-            raise RuleError("a poignée shows exactly a threshold count of trumps")
+            counts = "/".join(str(t) for t in self.variant.poignee_thresholds)
+            raise RuleError(
+                "a poignée shows exactly a threshold count of trumps",
+                Rule.POIGNEE_SIZE,
+                counts=counts,
+                players=self.variant.players,
+            )
         return size
 
     def _lead_restriction(self) -> tuple[Suit | None, Card | None]:
         """At five, the first lead of the deal may not be in the called suit (but the called card).
 
         When the Excuse opens the deal, the card after it sets the suit: it is bound too."""
-        if (
-            self.variant.calls_a_card
-            and not self.tricks
-            and self.called
-            and rules.led_suit(self.current) is None
-        ):
-            return self.called.suit, self.called
-        return None, None
+        called = rules.lead_restriction(self.called, len(self.tricks), self.current)
+        return (called.suit, called) if called is not None else (None, None)
 
     def _check_play(self, play: Play, strict: bool) -> None:
         self._expect(Phase.PLAYING, "playing a card")
@@ -463,7 +497,12 @@ class Deal:
                     hand, self.current, play.card, forbidden_lead_suit=forbidden, called=called
                 )
         elif self._played_by(play.card) is not None or self._seen_elsewhere(play.card, play.seat):
-            raise RuleError(f"{play.card.code} cannot be in seat {play.seat}'s hand")
+            raise RuleError(
+                f"{play.card.code} cannot be in seat {play.seat}'s hand",
+                Rule.CARD_ELSEWHERE,
+                card=play.card,
+                seat=play.seat,
+            )
 
     def _play(self, play: Play) -> None:
         hand = self.hands[play.seat]
@@ -511,13 +550,15 @@ class Deal:
         Sans and for the defence on a Garde Contre.
         """
         if self.phase is not Phase.DONE:
-            raise RuleError("the deal is not over")
+            raise RuleError("the deal is not over", Rule.DEAL_NOT_OVER)
         piles: dict[Camp, list[Card]] = {Camp.ATTACK: [], Camp.DEFENCE: []}
         for trick in self.tricks:
             piles[self.camp(trick.winner)].extend(trick.cards)
         piles[Camp.ATTACK].extend(self.ecart)
         if not self.fully_known or self.chien is None:
-            raise RuleError("the piles are counted from the whole deal, after the reveal")
+            raise RuleError(
+                "the piles are counted from the whole deal, after the reveal", Rule.PILES_UNKNOWN
+            )
         if self.contract is Contract.GARDE_SANS:
             piles[Camp.ATTACK].extend(self.chien)
         elif self.contract is Contract.GARDE_CONTRE:

@@ -93,6 +93,9 @@ def points_to_make(bouts: int) -> int:
 
     The bouts decide everything (FFT: "Cela dépend uniquement du nombre d'Oudlers"): 56 with
     none, 51 with one, 41 with two, 36 with three.
+
+    >>> [points_to_make(bouts) for bouts in range(4)]
+    [56, 51, 41, 36]
     """
     if isinstance(bouts, bool) or not isinstance(bouts, int) or not 0 <= bouts <= 3:
         raise ValueError(f"the attack holds 0, 1, 2 or 3 bouts, not {bouts!r}")
@@ -192,9 +195,8 @@ def _pile(
     if (
         not 0 <= lying <= min(3, bout_room)
         or 3 - lying > len(DECK) - cards
-        or (
-            path is _ExcusePath.ATTACK_KEEPS and tricks == v.tricks
-        )  # no defence trick to play it to
+        # No defence trick to play it to.
+        or (path is _ExcusePath.ATTACK_KEEPS and tricks == v.tricks)
         or (path is _ExcusePath.DEFENCE_KEEPS and tricks == 0)
     ):
         return None
@@ -532,6 +534,44 @@ def score_deal(outcome: DealOutcome) -> DealScore:
     taker three times u at four players, twice u at three; at five the attack is paid in
     thirds, 2/3 to the taker and 1/3 to the partner, i.e. 2u and u with three defenders, and
     the taker alone "encaisse la totalité": 4u.
+
+    The FFT's own *exemples de marque de points*, at four players.  A Garde with a poignée
+    of ten trumps, the Petit au bout, 49 points (98 half points) with two bouts::
+
+        (25 + 8) × 2 + 20 + 10 × 2 = 106; each defender −106, the taker +318
+
+    >>> garde = DealOutcome(4, Contract.GARDE, 98, 2, ((Camp.ATTACK, PoigneeSize.SIMPLE),),
+    ...                     petit_au_bout=Camp.ATTACK)
+    >>> score = score_deal(garde)
+    >>> score.difference, score.unit, score.taker, score.defender
+    (8, 106, 318, -106)
+
+    A Garde Sans won by 4, the Petit taken to the last trick by the defence: (25 + 4) × 4 − 40.
+
+    >>> score_deal(DealOutcome(4, Contract.GARDE_SANS, 110, 1, petit_au_bout=Camp.DEFENCE)).unit
+    76
+
+    A Petite lost by 7 with a poignée of ten trumps and the Petit au bout:
+    −(25 + 7) − 20 + 10 = −42, and the taker −126.
+
+    >>> lost = DealOutcome(4, Contract.PETITE, 68, 2, ((Camp.ATTACK, PoigneeSize.SIMPLE),),
+    ...                    petit_au_bout=Camp.ATTACK)
+    >>> score_deal(lost).unit, score_deal(lost).taker
+    (-42, -126)
+
+    A Garde won by 11, a defender having shown a poignée (the deal's winner takes it):
+    (25 + 11) × 2 + 20.
+
+    >>> score_deal(DealOutcome(4, Contract.GARDE, 124, 1, ((Camp.DEFENCE, PoigneeSize.SIMPLE),)))
+    DealScore(won=True, difference=11, unit=92, taker=276, partner=None, defender=-92)
+
+    A Garde, the chelem announced and made, a poignée, the Petit au bout, 87 points with two
+    bouts: (46 + 25) × 2 + 20 + 20 + 400.
+
+    >>> chelem = DealOutcome(4, Contract.GARDE, 174, 2, ((Camp.ATTACK, PoigneeSize.SIMPLE),),
+    ...                      petit_au_bout=Camp.ATTACK, chelem_announced=True, chelem=Camp.ATTACK)
+    >>> score_deal(chelem).unit, score_deal(chelem).taker
+    (582, 1746)
     """
     s = 1 if outcome.won else -1
     m = outcome.contract.multiplier
@@ -563,6 +603,12 @@ def score_row(score: DealScore, players: int, taker: int, partner: int | None) -
 
     ``partner`` is the five-player called partner, None when there is none (three or four
     players, or the taker alone — including a taker who called a card of their own hand).
+
+    At five, a Garde won by 10 with a partner: the taker 2u, the partner u, each defender −u.
+
+    >>> score = score_deal(DealOutcome(5, Contract.GARDE, 122, 1))
+    >>> score_row(score, 5, taker=3, partner=0)
+    [70, -70, -70, 140, -70]
     """
     variant(players)
     _check_int("the taker's seat", taker, 0, players - 1)
@@ -624,6 +670,16 @@ class ScoreSheet:
     The FFT makes every player responsible for the sheet and checks that "la somme des scores
     des 4 joueurs est bien égale à zéro" (the arbitration code even penalises a sheet whose
     total is not zero), so every row added here must sum to zero, or it is refused.
+
+    >>> sheet = ScoreSheet(["Nord", "Sud", "Est", "Ouest"])
+    >>> row = sheet.add_deal([-106, -106, 318, -106], contract=Contract.GARDE, taker=2)
+    >>> row = sheet.add_penalty(1)
+    >>> sheet.totals()
+    [-73, -206, 352, -73]
+    >>> sheet.add_deal([10, 0, 0, 0])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    protocol.rules.scoring.ScoreSheetError: every row of the score sheet sums to zero; ... to 10
     """
 
     FORMAT = "tarot-score-sheet"

@@ -11,7 +11,13 @@ from dataclasses import dataclass
 
 
 class Contract(enum.IntEnum):
-    """The four bids, in increasing order; the value is the score multiplier."""
+    """The four bids, in increasing order; the value is the score multiplier.
+
+    >>> Contract.GARDE_SANS > Contract.GARDE, Contract.GARDE_SANS.multiplier
+    (True, 4)
+    >>> Contract.from_code("garde-contre").french, Contract.PETITE.chien_seen
+    ('Garde Contre', True)
+    """
 
     PETITE = 1
     GARDE = 2
@@ -77,7 +83,11 @@ class Variant:
         return self.players == 5
 
     def poignee_size(self, shown: int) -> PoigneeSize | None:
-        """The poignée that exactly ``shown`` trumps make, or None."""
+        """The poignée that exactly ``shown`` trumps make, or None.
+
+        >>> variant(4).poignee_size(13), variant(4).poignee_size(11)
+        (<PoigneeSize.DOUBLE: 30>, None)
+        """
         for size, threshold in zip(PoigneeSize, self.poignee_thresholds):
             if shown == threshold:
                 return size
@@ -99,6 +109,16 @@ VARIANTS: dict[int, Variant] = {
 
 
 def variant(players: int) -> Variant:
+    """The rules that change with the number of players.
+
+    >>> five = variant(5)
+    >>> five.hand_size, five.chien_size, five.poignee_thresholds, five.calls_a_card
+    (15, 3, (8, 10, 13), True)
+    >>> variant(6)
+    Traceback (most recent call last):
+    ...
+    ValueError: French Tarot is played by 3, 4 or 5 players, not 6
+    """
     try:
         return VARIANTS[players]
     except KeyError:
