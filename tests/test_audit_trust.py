@@ -38,6 +38,8 @@ from protocol.replication.machine import SeatMachine
 from protocol.replication.public import PublicDeal
 from protocol.replication.verdict import VerdictError
 
+pytestmark = pytest.mark.heavy
+
 EVERYONE = frozenset(range(5))
 
 

@@ -66,6 +66,7 @@ def test_percentiles_are_samples_that_happened() -> None:
         spread([])
 
 
+@pytest.mark.heavy
 def test_the_in_process_figures_are_measured_against_the_floor() -> None:
     measured = measure_in_process(TINY)
     figures = measured.wall
@@ -242,6 +243,7 @@ def test_deal_times_run_from_the_first_score_of_the_deal_before() -> None:
         deal_times([first, second], 4)
 
 
+@pytest.mark.daemons
 def test_a_daemon_that_cannot_start_is_a_clear_error() -> None:
     command = [
         sys.executable,
@@ -259,6 +261,7 @@ def test_a_daemon_that_cannot_start_is_a_clear_error() -> None:
     assert "exited with status 3 at start" in message and "no tarotd here" in message
 
 
+@pytest.mark.daemons
 @pytest.mark.slow
 def test_the_whole_quick_bench_with_real_daemons() -> None:
     out = subprocess.run(

@@ -34,7 +34,7 @@ from lan import NEEDS_ROOT, Daemon, Fleet, fleet, lan_of, score_sheet
 from client.api import DaemonRefused, DaemonUnavailable, ask
 from tests.disk import fill, free, small_disk
 
-pytestmark = [NEEDS_ROOT, pytest.mark.slow]
+pytestmark = [pytest.mark.daemons, NEEDS_ROOT, pytest.mark.slow]
 
 SEATS, DEALS = 3, 4
 TIMEOUT = 8.0  #: every daemon's --timeout (and --decision-timeout, twice that)

@@ -16,6 +16,8 @@ from daemons import ROOT, daemon_argv, free_ports, kill_all, log_path, scores, s
 
 from lab.cheats.attacks import CHEATS
 
+pytestmark = pytest.mark.daemons
+
 PLAYERS = 3
 CHEATER = 1  #: the index of the daemon started with --cheat
 DEFAULT = ["lock-tracer", "equivocate", "revoke"]

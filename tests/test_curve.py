@@ -38,6 +38,8 @@ from protocol.replication.identity import Identity
 from tarotd.cli import main
 from tarotd.mesh import FaultPlan, PeerState, curve_public_key, curve_secret_key, decode
 
+pytestmark = pytest.mark.daemons
+
 # --------------------------------------------------------------------------- the mesh
 
 

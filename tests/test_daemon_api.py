@@ -42,6 +42,8 @@ from client.api import DaemonClient, DaemonRefused, ask
 from protocol.rules.cards import DECK
 from tarotd.api import MAX_CLIENTS, MAX_LINE, ApiServer
 
+pytestmark = pytest.mark.daemons
+
 NOBODY = 65534  #: uid and gid of ``nobody``
 CARDS_PER_HAND = 24  #: at three players
 

@@ -13,6 +13,7 @@ import random
 from pathlib import Path
 from typing import Any
 
+import pytest
 from daemons import (
     assert_no_traceback,
     daemon_argv,
@@ -27,6 +28,8 @@ from daemons import (
 )
 
 from client.api import DaemonClient, DaemonRefused, DaemonUnavailable
+
+pytestmark = pytest.mark.daemons
 
 
 async def refused(client: DaemonClient, op: str, **params: Any) -> str:

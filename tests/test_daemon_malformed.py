@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import msgpack
+import pytest
 import zmq
 from daemons import (
     assert_no_traceback,
@@ -57,6 +58,8 @@ from wire import (
 
 from client.api import ask
 from tarotd.mesh import MiB, encode, encode_signed
+
+pytestmark = pytest.mark.daemons
 
 SEED = 20261130
 

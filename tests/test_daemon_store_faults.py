@@ -27,6 +27,8 @@ from tests.daemons import (
 )
 from tests.disk import fill, free, small_disk
 
+pytestmark = pytest.mark.daemons
+
 
 def alone(tmp_path: Path, deals: int) -> list[str]:
     """A daemon hosting every seat of a table of three (its seat and two bots)."""

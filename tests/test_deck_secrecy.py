@@ -86,6 +86,8 @@ from protocol.rules.cards import DECK
 from protocol.rules.layout import CHIEN
 from protocol.rules.variants import variant
 
+pytestmark = pytest.mark.heavy
+
 PLAYERS = [3, 4, 5]
 ONE: Scalar = (1).to_bytes(32, "little")
 

@@ -64,6 +64,8 @@ from protocol.deck.seeds import derive
 from protocol.replication.verdict import Code, Fault, Verdict, VerdictError
 from protocol.rules.cards import DECK, Card, card
 
+pytestmark = pytest.mark.heavy
+
 #: The identity, ristretto255's one element of small order (order 1): libsodium 1.0.18's
 #: ``is_valid_point`` accepts its encoding, the group module refuses it.
 SMALL_ORDER_POINT = bytes(32)

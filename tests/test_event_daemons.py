@@ -35,6 +35,8 @@ from protocol.event.movement import Movement
 from protocol.replication.identity import Identity
 from protocol.replication.manifest import Manifest
 
+pytestmark = pytest.mark.daemons
+
 
 def tarot(*argv: str | Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(

@@ -21,6 +21,8 @@ from tarotd.event_desk import EventDesk
 from tarotd.lobby import BROADCAST, FrameOut, ReadyTable
 from tarotd.store import Store
 
+pytestmark = pytest.mark.heavy
+
 
 class Room:
     def __init__(self, tmp_path: Path, players: int, seed: int = 0) -> None:

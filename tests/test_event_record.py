@@ -229,6 +229,7 @@ def test_sixteen_players_three_rounds_of_four_deals_verify(sixteen: Event) -> No
     assert len(report.results) == 12 and all(len(rows) == 4 for rows in report.results.values())
 
 
+@pytest.mark.heavy
 def test_thirteen_players_sit_five_four_four() -> None:
     event = played(13)
     report = event.report()
@@ -244,6 +245,7 @@ def test_every_reader_gets_the_same_plans_and_ranking(sixteen: Event) -> None:
     assert first.plans == second.plans and first.standings == second.standings
 
 
+@pytest.mark.heavy
 def test_the_organisers_restart_loses_nothing() -> None:
     """The record is all there is: read back from its bytes, the event goes on as before."""
     event = new_event(8, rounds=2, movement=Movement.BEST)
@@ -259,6 +261,7 @@ def test_the_organisers_restart_loses_nothing() -> None:
     assert restarted.record == event.record and restarted.report().ok
 
 
+@pytest.mark.heavy
 def test_best_against_best_seats_by_the_ranking_of_the_rows() -> None:
     event = played(16, rounds=2, movement=Movement.BEST)
     report = event.report()
@@ -323,6 +326,7 @@ def test_penalty_rows_count_as_the_tables_sheet_counts_them() -> None:
     assert [totals[key] for key in members] == [(33, 0), (-100, 1), (34, 0), (33, 0)]
 
 
+@pytest.mark.heavy
 def test_a_substitute_takes_the_place_of_a_player_who_left() -> None:
     event = new_event(16, rounds=2)
     event.play_round(1)

@@ -40,6 +40,8 @@ from tests.daemons import (
     wait_all,
 )
 
+pytestmark = pytest.mark.daemons
+
 PLAYERS = 3
 DEALS = 2
 VICTIM = 1

@@ -31,7 +31,7 @@ from tarotd.refusals import LOGGED_EVERY, Cause
 from tests.daemons import resident_kib
 from tests.test_flood import watched
 
-pytestmark = [NEEDS_ROOT, pytest.mark.slow]
+pytestmark = [pytest.mark.daemons, NEEDS_ROOT, pytest.mark.slow]
 
 SEATS, DEALS, VICTIM, ATTACKER = 3, 3, 1, 3
 INVITE = "FL0W-0D26"  # no symbol thrice in a row: tarotd refuses a weak code

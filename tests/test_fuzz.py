@@ -162,7 +162,7 @@ ALPHABETS = (
     "中文字",
 )
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.daemons, pytest.mark.slow]
 
 # --------------------------------------------------------------------------- random values
 

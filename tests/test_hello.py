@@ -38,6 +38,8 @@ from tarotd.home import Home, load_or_create_identity
 from tarotd.mesh import encode
 from tarotd.refusals import Cause
 
+pytestmark = pytest.mark.daemons
+
 # --------------------------------------------------------------------------- replay
 
 

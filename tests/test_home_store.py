@@ -298,6 +298,7 @@ HOLD_LOCK = """
 """
 
 
+@pytest.mark.daemons
 def test_a_second_daemon_is_refused_and_told_the_holders_pid(home: Home) -> None:
     holder = python(HOLD_LOCK, str(home.path))
     try:
@@ -827,6 +828,7 @@ WRITE_FOREVER = """
 """
 
 
+@pytest.mark.daemons
 def test_kill_9_mid_write_leaves_a_consistent_prefix_and_the_deal_resumes(tmp_path: Path) -> None:
     """Twice: a writer is killed while appending; every message it reported synced is there,
     nothing else is half there, and the second writer, replaying from 0, stores each once."""
@@ -941,6 +943,7 @@ def test_the_log_is_folded_into_the_database_at_each_scored_deal(tmp_path: Path)
         )
 
 
+@pytest.mark.daemons
 @pytest.mark.parametrize("log", ["kept", "deleted"])
 def test_an_unclean_stop_whose_log_is_deleted_stops_the_tables_it_was_playing(
     tmp_path: Path, log: str
@@ -976,6 +979,7 @@ def test_an_unclean_stop_whose_log_is_deleted_stops_the_tables_it_was_playing(
         assert not db.log_lost
 
 
+@pytest.mark.daemons
 def test_a_full_disk_is_a_fault_that_keeps_nothing_half_and_clears(tmp_path: Path) -> None:
     """On a real full disk (a tmpfs): every write fails with a :class:`StoreFault` saying the
     disk is full, the store is left as it was (no transaction left open by the failed

@@ -19,12 +19,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from lan import NEEDS_ROOT, ROOT, Daemon, Fleet, check_table, fleet, lan_of, score_sheet
 
 from client.api import DaemonRefused, DaemonUnavailable, ask
 from lab.lansim import BROADCAST
 
-pytestmark = NEEDS_ROOT
+pytestmark = [pytest.mark.daemons, NEEDS_ROOT]
 
 TRIO = (
     "TR10-7K4W"  #: the invite code given to every member of a table (none of them opens it first)

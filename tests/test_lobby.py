@@ -89,6 +89,7 @@ class Network:
         return {r.setup.table_id for ready in self.ready.values() for r in ready}
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("seed", range(8))
 def test_daemons_wanting_one_table_name_converge_on_one_table(seed: int) -> None:
     network = Network([1, 1, 1, 1, 1], seed)
@@ -276,6 +277,7 @@ def test_an_offer_under_an_id_that_is_not_its_openers_is_refused(
     )  # once per daemon
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("seed", range(4))
 def test_a_strangers_offer_under_the_smallest_id_makes_nobody_withdraw_or_join(
     seed: int, caplog: pytest.LogCaptureFixture

@@ -43,6 +43,8 @@ from protocol.replication.identity import Identity
 from tarotd.coin import seal_document
 from tarotd.lobby import Member, manifest_bytes
 
+pytestmark = pytest.mark.daemons
+
 NAMES = ["joueur0", "joueur1", "joueur2"]
 
 

@@ -23,6 +23,8 @@ from protocol.replication.manifest import (
 from protocol.replication.transcript import Transcript, proof_file, read_proof_file
 from tarotd.lobby import OfferState, ReadyTable
 
+pytestmark = pytest.mark.heavy
+
 SEATS = [
     (Identity.from_private_bytes(bytes([k + 1]) * 32), name)
     for k, name in enumerate(["Anne", "Basile", "Chloé"])

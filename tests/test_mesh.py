@@ -41,6 +41,8 @@ from tarotd.mesh.core import Outbox, Outgoing
 from tarotd.mesh.sockets import _monitor, _Peer
 from tarotd.mesh.wire import reachable
 
+pytestmark = pytest.mark.daemons
+
 LOCAL = "tcp://127.0.0.1:0"
 
 

@@ -24,6 +24,8 @@ from tarotd.mesh import Limits, PeerState
 from tarotd.mesh.bounds import Standing
 from tarotd.refusals import Cause
 
+pytestmark = pytest.mark.daemons
+
 
 async def say_hello(node: Node, source: str) -> bool:
     """A throw-away key says HELLO to ``node`` from ``source``: whether it got a session."""

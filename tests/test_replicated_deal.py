@@ -27,6 +27,8 @@ from protocol.rules.scoring import Camp
 from protocol.rules.variants import Contract, PoigneeSize, Variant, variant
 from protocol.rules.view import SeatView
 
+pytestmark = pytest.mark.heavy
+
 
 @pytest.mark.parametrize("players", [3, 4, 5])
 def test_every_seat_ends_with_the_same_transcript_and_score(players: int) -> None:

@@ -13,6 +13,8 @@ from protocol.bots.players import decide
 from protocol.replication.machine import SeatMachine
 from protocol.replication.messages import Message, decode, encode
 
+pytestmark = pytest.mark.heavy
+
 PLAYERS = 5
 
 

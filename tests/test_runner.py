@@ -24,6 +24,8 @@ from tarotd.lobby import Member, ReadyTable
 from tarotd.runner import MAX_RELAYED, TableRunner, bot_policies, decoded, relayed
 from tarotd.store import DealState, LocalFault, Store, StoreFault, TableRecord, TableState
 
+pytestmark = pytest.mark.heavy
+
 
 class MemoryJournal:
     """The runner's journal in memory (the daemon's is the SQLite store)."""

@@ -43,6 +43,8 @@ from protocol.rules.rules import poignee_sizes_available
 from protocol.rules.variants import variant
 from tarotd.home import Home
 
+pytestmark = pytest.mark.daemons
+
 RIGHT, LEFT, ENTER = "\x1b[C", "\x1b[D", "\r"
 #: A deal seed that, with the keys of :func:`plant_keys`, deals the player eight trumps at five
 #: (found by trying seeds in turn; a few per cent of them do).
