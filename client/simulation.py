@@ -128,9 +128,8 @@ def play_one_deal(
         if deciding is not None and deciding.game is not None:
             head = deciding.transcript.head
             for action in decide(deciding.game, policies[deciding.seat]):
-                if (
-                    deciding.decision() is not None
-                ):  # a cheat's first action may have ended the deal
+                # a cheat's first action may have ended the deal
+                if deciding.decision() is not None:
                     network.send(deciding, deciding.act(action))
             if deciding.transcript.head == head:  # it signed nothing for its turn: it withholds
                 silent.add(deciding.seat)

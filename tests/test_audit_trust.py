@@ -74,9 +74,8 @@ def steps_of(public: PublicDeck, seat: int) -> int:
         if isinstance(payload, Shuffle) and payload.seat == seat:
             total += len(payload.points)
         elif isinstance(payload, Lock) and payload.seat == seat:
-            total += len(payload.commitments) + len(
-                payload.locked
-            )  # B by G, E by the previous step
+            # B by G, E by the previous step
+            total += len(payload.commitments) + len(payload.locked)
     return total
 
 

@@ -122,9 +122,8 @@ def chaos(tmp_path: Path, seed: int, fault: Fault) -> str:
     """One chaos run; a description of what was done, for the report."""
     rng = random.Random(seed)
     victim_index = rng.randrange(SEATS)
-    think = (
-        "0.3" if fault.before_reveal else "0.1"
-    )  # bots slower: the moment after a last card is theirs
+    # bots slower: the moment after a last card is theirs
+    think = "0.3" if fault.before_reveal else "0.1"
     with ExitStack() as stack:
         lan = stack.enter_context(lan_of(SEATS))
         disk = None

@@ -93,9 +93,8 @@ def test_an_honest_table_names_the_cheating_daemon(tmp_path: Path, kind: str) ->
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", sorted(set(CHEATS) - set(DEFAULT) - {"flood"}))
 def test_every_cheating_daemon_is_named(tmp_path: Path, kind: str) -> None:
-    check_caught(
-        tmp_path, kind, players=5 if kind == "false-call" else PLAYERS
-    )  # a call needs five
+    # a call needs five
+    check_caught(tmp_path, kind, players=5 if kind == "false-call" else PLAYERS)
 
 
 @pytest.mark.slow

@@ -356,9 +356,10 @@ def test_specific_malformations_are_named() -> None:
     with pytest.raises(WireError, match="points must have 78 entries"):
         payload_from_wire({**shuffle, "points": shuffle["points"][:77]})  # type: ignore[index]  # to_wire is typed a map of objects
     with pytest.raises(WireError, match=r"points\[3\] must be 32 bytes"):
+        # type: ignore[index]  # to_wire is typed a map of objects
         payload_from_wire(
             {**shuffle, "points": [*shuffle["points"][:3], "x" * 32, *shuffle["points"][4:]]}
-        )  # type: ignore[index]  # to_wire is typed a map of objects
+        )
     with pytest.raises(WireError, match="seat must be an int"):
         payload_from_wire({**shuffle, "seat": True})
     opening = next(p for p in _SAMPLES if p.KIND == "open").to_wire()

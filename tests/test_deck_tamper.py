@@ -181,9 +181,8 @@ def test_the_tracer_is_refused_at_its_shuffle_before_anything_is_dealt(players: 
     verdict = verdict_of(lambda: lock_rounds(seats, public))
     assert (verdict.seat, verdict.step) == (0, "shuffle")
     assert "proof" in verdict.reason and verdict.evidence == (f"shuffle/0@{players}",)
-    assert public.phase is DeckPhase.SHUFFLE and public.waiting_for() == {
-        0
-    }  # nothing dealt, nothing locked
+    # nothing dealt, nothing locked
+    assert public.phase is DeckPhase.SHUFFLE and public.waiting_for() == {0}
 
     seats, public = fresh_table(players, cheaters={0: TracerDeck})
     public.trusted = frozenset({0})  # as if nobody checked its proof

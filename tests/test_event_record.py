@@ -220,9 +220,8 @@ def test_sixteen_players_three_rounds_of_four_deals_verify(sixteen: Event) -> No
     report = sixteen.report()
     assert report.ok, report.findings
     assert report.closed == 3 and not report.pending
-    assert [plan.movement for plan in report.plans] == [
-        Movement.FFT
-    ] * 3  # the FFT's Howell at 4 tables
+    # the FFT's Howell at 4 tables
+    assert [plan.movement for plan in report.plans] == [Movement.FFT] * 3
     assert all([len(t) for t in plan.tables] == [4, 4, 4, 4] for plan in report.plans)
     assert len(report.standings) == 16 and sum(s.total for s in report.standings) == 0
     assert all(result.mark is Mark.PLAYED for s in report.standings for result in s.rounds)
@@ -251,9 +250,8 @@ def test_the_organisers_restart_loses_nothing() -> None:
     event = new_event(8, rounds=2, movement=Movement.BEST)
     event.play_round(1)
     event.close()
-    restarted = Event(
-        read_event(event.record.to_bytes()), event.config, event.people
-    )  # no plan kept
+    # no plan kept
+    restarted = Event(read_event(event.record.to_bytes()), event.config, event.people)
     restarted.play_round(2)
     restarted.close()
     event.play_round(2)

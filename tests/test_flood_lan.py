@@ -194,9 +194,8 @@ def test_a_table_plays_on_while_a_host_of_its_lan_floods_one_member(
     expected = set().union(*(CAUSES[kind] for kind in kinds))
     if "connections" in kinds:
         expected.discard(Cause.NEW_KEYS)  # turned away at the door, as above
-    if (
-        len(kinds) > 1
-    ):  # the attacker's CPU, shared by its floods, sends an address under 20 beacons a second
+    # the attacker's CPU, shared by its floods, sends an address under 20 beacons a second
+    if len(kinds) > 1:
         expected.discard(Cause.BEACONS_FROM_HOST)
     assert all(refused.get(cause.value, 0) > 0 for cause in expected), refused
     # Said once per cause, then at most once every LOGGED_EVERY seconds: a few lines, not one a

@@ -717,9 +717,8 @@ def test_score_sheets_and_results_are_recorded_with_their_deal(store: Store) -> 
     sheet.add_penalty(1)
     store.record_deal(TABLE, 1, sheet, [{"deal": 0, "audit": "ok"}, {"deal": 1, "audit": "ok"}])
     assert store.sheet(TABLE) == sheet and [r["deal"] for r in store.results(TABLE)] == [0, 1]
-    with pytest.raises(
-        StoreError, match="no deal 2"
-    ):  # all or nothing: the sheet is not saved either
+    # all or nothing: the sheet is not saved either
+    with pytest.raises(StoreError, match="no deal 2"):
         store.record_deal(TABLE, 2, ScoreSheet(["Anne", "Bruno", "Chloé"]), [])
     assert store.sheet(TABLE) == sheet and len(store.results(TABLE)) == 2
     store._db.execute("UPDATE scores SET sheet = '{\"format\": 1'")
@@ -907,9 +906,8 @@ def test_a_database_whose_first_log_was_deleted_is_refused_too(tmp_path: Path) -
     raw.close()
     with pytest.raises(StoreError, match="is empty, but this home has its identity keys"):
         Store(path, established=True)
-    Store(
-        tmp_path / "absent.db", established=True
-    ).close()  # no file at all: new (tarotd --print-key made the keys)
+    # no file at all: new (tarotd --print-key made the keys)
+    Store(tmp_path / "absent.db", established=True).close()
 
 
 def test_the_log_is_folded_into_the_database_at_each_scored_deal(tmp_path: Path) -> None:
@@ -933,9 +931,8 @@ def test_the_log_is_folded_into_the_database_at_each_scored_deal(tmp_path: Path)
         (tmp_path / "copy").mkdir()
         copy = tmp_path / "copy" / "tarot.db"
         copy.write_bytes(path.read_bytes())
-    with Store(
-        copy
-    ) as alone:  # a copy made while it was open, without the log: taken for what it is
+    # a copy made while it was open, without the log: taken for what it is
+    with Store(copy) as alone:
         assert alone.sheet(TABLE) == sheet and len(alone.messages(TABLE, 0)) == 200
         assert alone.deals(TABLE) == [DealRecord(0, 2, DealState.SCORED)]
         assert alone.log_lost and alone.table(TABLE) == TableRecord(
@@ -968,12 +965,10 @@ def test_an_unclean_stop_whose_log_is_deleted_stops_the_tables_it_was_playing(
             "finie": TableState.FINISHED,
             "en cours": TableState.LOG_LOST if log == "deleted" else TableState.PLAYING,
         }
-        assert db.results(bytes(range(16))) == [
-            {"deal": 0}
-        ]  # folded into the file: kept either way
-        assert (db.seed(bytes(range(16)), 1, 0) is None) is (
-            log == "deleted"
-        )  # what the log alone held
+        # folded into the file: kept either way
+        assert db.results(bytes(range(16))) == [{"deal": 0}]
+        # what the log alone held
+        assert (db.seed(bytes(range(16)), 1, 0) is None) is (log == "deleted")
     assert not wal.exists()  # closed cleanly
     with Store(path, established=True) as db:
         assert not db.log_lost

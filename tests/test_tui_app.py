@@ -327,9 +327,8 @@ def test_whole_deals_from_the_keyboard_with_an_ecart(
     state = model.state or {}
     assert state["between_deals"] and len(state["results"]) == seen["deals"]
     assert all(sum(row["scores"]) == 0 and row["audit"] == "ok" for row in state["results"])
-    for row in state[
-        "results"
-    ]:  # the real daemon's breakdown: the score term by term, the hands once audited
+    # the real daemon's breakdown: the score term by term, the hands once audited
+    for row in state["results"]:
         breakdown = row["breakdown"]
         assert (
             len(breakdown["hands"]) == 3
@@ -339,9 +338,8 @@ def test_whole_deals_from_the_keyboard_with_an_ecart(
             assert breakdown["score"]["taker"] == row["scores"][row["taker"]]
     assert seen.get("cards", 0) >= 24  # a whole deal of 24 tricks at three, every card from Enter
     assert texts("sheet") in screen and texts("sheet_total") in screen
-    assert (
-        " ".join(texts("log_trick", number=24, who="", cards="").split()[:2]) in screen
-    )  # the log of the deal
+    # the log of the deal
+    assert " ".join(texts("log_trick", number=24, who="", cards="").split()[:2]) in screen
     assert "Garde" in screen  # the game's words stay French in both languages
 
 
@@ -390,9 +388,8 @@ def test_a_poignee_is_picked_and_shown_at_a_real_table(
         raise
     state = model.state or {}
     assert seen.get("poignee") == 1 and seen.get("trump too many") == 1 and seen["deals"] == 1, seen
-    assert (
-        seen.get("cards", 0) == variant(5).hand_size
-    )  # every card from Enter, the first after the poignée
+    # every card from Enter, the first after the poignée
+    assert seen.get("cards", 0) == variant(5).hand_size
     (row,) = state["results"]
     assert row["audit"] == "ok" and row["contract"] is not None and sum(row["scores"]) == 0
     (poignee,) = [p for p in state["last_view"]["poignees"] if p["seat"] == model.seat]
@@ -403,12 +400,10 @@ def test_a_poignee_is_picked_and_shown_at_a_real_table(
         size=poignee["size"],
         cards=plain(sorted_codes(poignee["cards"]), "en"),
     )
-    assert (
-        texts("sheet") in screen and log in screen
-    )  # the deal scored, and its log still tells the poignée
-    assert (
-        texts("log_deal", deal=1, dealer=model.name(row["dealer"])) in screen
-    )  # the deal just scored, not the next
+    # the deal scored, and its log still tells the poignée
+    assert texts("sheet") in screen and log in screen
+    # the deal just scored, not the next
+    assert texts("log_deal", deal=1, dealer=model.name(row["dealer"])) in screen
 
 
 def test_the_deal_seed_is_refused_outside_tests(tmp_path: Path) -> None:
@@ -569,9 +564,8 @@ def test_an_away_member_the_help_and_a_refused_card_against_a_scripted_daemon(
 
     daemon, first = asyncio.run(asyncio.wait_for(scenario(), 60))
     assert daemon.requests == [{"id": daemon.requests[0]["id"], "op": "play", "card": "4S"}]
-    assert (
-        "b3 has not answered for 12 s" in first and "away for 12 s" in first
-    )  # a peer away: who, how long
+    # a peer away: who, how long
+    assert "b3 has not answered for 12 s" in first and "away for 12 s" in first
 
 
 def test_the_lobby_shows_our_invite_code_and_joins_another_table_with_a_typed_one(
@@ -622,9 +616,8 @@ def test_the_lobby_shows_our_invite_code_and_joins_another_table_with_a_typed_on
         return daemon, lobby, typing
 
     daemon, lobby, typing = asyncio.run(asyncio.wait_for(scenario(), 60))
-    assert (
-        "salon" in lobby and "← votre table  code d'invitation : 7KQ2-M9XD" in lobby
-    )  # what the others type
+    # what the others type
+    assert "salon" in lobby and "← votre table  code d'invitation : 7KQ2-M9XD" in lobby
     assert "Code d'invitation de « club » : 7KQ2-M9XD" in typing
     assert [(r["op"], r["table"], r["invite"]) for r in daemon.requests] == [
         ("join", "bb" * 16, "7KQ2-M9XD")
@@ -804,9 +797,8 @@ def test_an_event_in_the_lobby_is_joined_with_enter_and_followed_beside_the_tabl
         return daemon, lobby, beside
 
     daemon, lobby, beside = asyncio.run(asyncio.wait_for(scenario(), 60))
-    lobby, beside = (
-        " ".join(screen.split()) for screen in (lobby, beside)
-    )  # the columns' padding aside
+    # the columns' padding aside
+    lobby, beside = (" ".join(screen.split()) for screen in (lobby, beside))
     assert "« jeudi » par [7777] — Entrée : s'inscrire" in lobby
     assert "« mardi » par [9999] — inscrit, 8 joueurs, 1/3 positions jouées" in lobby
     assert "Vous êtes à la table 2 de la position 2, avec bruno, fanny, hugo" in lobby
@@ -848,9 +840,8 @@ def test_the_event_panel_says_what_the_event_waits_for_in_both_languages() -> No
             for line in _event_summary()["ranking"]
         ]
     )
-    beside = " ".join(
-        fragment_list_to_text(event_fragments(m, compact=True)).split()
-    )  # beside a wide table
+    # beside a wide table
+    beside = " ".join(fragment_list_to_text(event_fragments(m, compact=True)).split())
     assert (
         "→ 8. hugo -260" in beside
         and " … " in beside
@@ -869,9 +860,8 @@ def test_the_event_panel_says_what_the_event_waits_for_in_both_languages() -> No
         and "8. hugo" not in beside
     )
     assert "[7777]" not in beside  # the leaders and our own line, their totals only
-    m.update(
-        {**_playing_state(), "view": None, "decision": None, "finished": True}
-    )  # the round's table done
+    # the round's table done
+    m.update({**_playing_state(), "view": None, "decision": None, "finished": True})
     assert "Round played: your daemon will seat you at the next round" in fragment_list_to_text(
         prompt_fragments(m)
     )

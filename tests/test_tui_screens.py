@@ -83,19 +83,16 @@ def test_the_seats_sit_counter_clockwise_with_the_trick_in_front_of_them() -> No
     }
     assert row["ana"] == max(row.values())  # the player at the bottom
     assert col["bob"] > col["ana"] and row["bob"] < row["ana"]  # the next to play on the right
-    assert (
-        row["cid"] == row["dan"] == min(row.values()) and col["cid"] > col["dan"]
-    )  # across, right then left
+    # across, right then left
+    assert row["cid"] == row["dan"] == min(row.values()) and col["cid"] > col["dan"]
     assert col["eve"] < col["ana"] and row["eve"] == row["bob"]  # the one before on the left
     assert "▶ cid" in lines[row["cid"]]  # who is to play
     ana_card = next(i for i, line in enumerate(lines) if "7♥" in line)
     assert row["bob"] < ana_card < row["ana"]  # ana's card, in front of her
-    assert (
-        "Q♥" in lines[row["bob"] + 2] and lines[row["bob"] + 2].index("Q♥") > col["ana"]
-    )  # bob's, on the right
-    assert "preneur Garde" in lines[row["bob"] + 1] and "called: K♥" in "\n".join(
-        lines
-    )  # French words in English
+    # bob's, on the right
+    assert "Q♥" in lines[row["bob"] + 2] and lines[row["bob"] + 2].index("Q♥") > col["ana"]
+    # French words in English
+    assert "preneur Garde" in lines[row["bob"] + 1] and "called: K♥" in "\n".join(lines)
 
 
 def test_the_log_tells_the_partner_and_the_petit_au_bout() -> None:

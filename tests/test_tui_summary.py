@@ -130,9 +130,8 @@ def test_hidden_cards_are_given_only_once_the_audit_has_passed() -> None:
     breakdown = deal_breakdown(stopped)
     assert breakdown is not None and breakdown["tricks"]  # the public course stays
     assert not {"chien", "ecart", "hands"} & set(breakdown)
-    assert (
-        deal_breakdown(DealAudit(verdict, (0,) * 5, None, None, abandoned=True)) is None
-    )  # no deck replayed: nothing
+    # no deck replayed: nothing
+    assert deal_breakdown(DealAudit(verdict, (0,) * 5, None, None, abandoned=True)) is None
     shown = text(summary_fragments(model("en", [result(stopped)])))
     assert "The chien, the écart and the hands are shown once the deal's audit has passed." in shown
     assert "Chien:" not in shown

@@ -224,9 +224,8 @@ def test_the_table_reads_on_dark_and_light_terminals_and_fits_each_size(scripted
                 screen
             )
             assert "poignée simple (8)" in screen  # the poignée by the seat that showed it
-        assert (
-            "│" not in sizes[80] and "│" in sizes[100] and "│" in sizes[200]
-        )  # the panel folds at 80 columns
+        # the panel folds at 80 columns
+        assert "│" not in sizes[80] and "│" in sizes[100] and "│" in sizes[200]
         right = max(line.find("anne [") for line in sizes[200].splitlines())
         assert right > 100  # a large screen spreads the table
         scripted.state = between()

@@ -137,9 +137,8 @@ def test_the_log_names_who_played_each_card_the_last_trick_too() -> None:
     m.last_trick = {"cards": ["T1", "3D", "4D", "5D", "6D"], "winner": 3}  # no leader in it
     log = deal_log(m)
     assert "Trick 1 to bob: ana 2♠, bob K♥, cid 3♠, dan 4♠, eve 5♠" in log, log
-    assert "Trick 15 to dan: cid 1, dan 3♦, eve 4♦, ana 5♦, bob 6♦" in log, (
-        log
-    )  # led by the winner before
+    # led by the winner before
+    assert "Trick 15 to dan: cid 1, dan 3♦, eve 4♦, ana 5♦, bob 6♦" in log, log
 
 
 def test_the_readme_says_how_the_chelem_is_answered() -> None:

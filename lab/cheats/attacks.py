@@ -287,9 +287,8 @@ class LockTracerDeck(HalfFixLockTracerDeck):
         forged = super()._forged(before)  # Eⱼ = bⱼ·(t·Fₚ)
         spare = self.setup.layout.positions_of(self.seat)[len(targets)]
         own = [spare, *targets]
-        unlocked = mul_each(
-            [s.blanket_inverse] * len(own), [before[j] for j in own]
-        )  # their true F
+        # their true F
+        unlocked = mul_each([s.blanket_inverse] * len(own), [before[j] for j in own])
         moved = mul_each(
             [scalar_mul(self.multiple, s.blanket_inverse)] * len(targets),
             [before[p] for p in targets.values()],
@@ -437,9 +436,8 @@ class Tracer(_Reader):
         deck = self.secret
         assert isinstance(deck, TracerDeck)
         found = deck.trace(self._shuffles()[-1].points)
-        return (
-            {} if found is None or self.seat != 0 else {found: TRACED}
-        )  # only the first shuffler knows the card
+        # only the first shuffler knows the card
+        return {} if found is None or self.seat != 0 else {found: TRACED}
 
 
 class HalfFixLockTracer(_Reader):
