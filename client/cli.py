@@ -1,10 +1,10 @@
 """The ``tarot`` command: the terminal client and the tools (DESIGN §7).
 
 Each tool is a subcommand living in its own module, ``client/<name>_cmd.py`` (``tarot bench``'s
-is the lab's, ``lab/bench/cmd.py``, imported only here, when the parser is built), that exposes
-``register(subparsers)``: it adds its parser with ``subparsers.add_parser(...)`` and sets the
-function to run with ``parser.set_defaults(run=...)``, a ``run(args) -> int`` returning the
-exit status.  A ``run`` may raise :class:`UsageError` for a mistake in the command line that
+is the lab's, found through its hook, ``protocol/plugins.py``, as the parser is built), that
+exposes ``register(subparsers)``: it adds its parser with ``subparsers.add_parser(...)`` and
+sets the function to run with ``parser.set_defaults(run=...)``, a ``run(args) -> int`` returning
+the exit status.  A ``run`` may raise :class:`UsageError` for a mistake in the command line that
 argparse itself cannot see (an option valid only with another); it is reported like argparse's
 own errors.  Listing the modules here keeps the order of ``tarot --help`` stable; a module
 that is not written yet is left out of the help instead of breaking the command.
@@ -27,6 +27,7 @@ from typing import NoReturn, TypeAlias
 
 from client.workers import TOOLS
 from protocol.deck.group import binding_file, use_scheduler
+from protocol.plugins import LAB_COMMANDS, commands, not_installed
 
 PROG = "tarot"
 
@@ -42,7 +43,6 @@ SUBCOMMANDS: tuple[tuple[str, str], ...] = (
     ("status", "client.status_cmd"),
     ("unlock", "client.unlock_cmd"),
     ("event", "client.event_cmd"),
-    ("bench", "lab.bench.cmd"),
 )
 
 #: What ``tarot`` with no subcommand runs: the terminal client on the daemon of ``--home``.
@@ -106,6 +106,8 @@ def build_parser() -> ArgumentParser:
             continue  # not written yet
         module = importlib.import_module(module_name)
         module.register(subparsers)
+    for command in commands().values():  # the lab's, after the product's
+        command.register(subparsers)
     return parser
 
 
@@ -114,9 +116,14 @@ def main(argv: list[str] | None = None) -> int:
     if (loaded := binding_file()) is not None:  # rbcl's copy of libsodium, loaded already
         with contextlib.suppress(OSError):
             os.unlink(loaded)
+    arguments = list(argv) if argv is not None else sys.argv[1:]
+    if arguments[:1] and arguments[0] in LAB_COMMANDS and arguments[0] not in commands():
+        command = f"{PROG} {arguments[0]}"
+        print(f"{command}: error: {not_installed(command)}", file=sys.stderr)
+        return 2
     parser = build_parser()
     try:
-        args = parser.parse_args(list(argv) if argv is not None else None)
+        args = parser.parse_args(arguments)
     except SystemExit as exc:  # --help, or an error already printed by ArgumentParser.error
         return exc.code if isinstance(exc.code, int) else 2
     run = getattr(args, "run", None)
@@ -124,11 +131,11 @@ def main(argv: list[str] | None = None) -> int:
         # ``tarot`` alone opens the terminal client: the command a player types most.
         args.command, run = DEFAULT_COMMAND[0], importlib.import_module(DEFAULT_COMMAND[1]).run
     if run is None:
-        commands = ", ".join(
-            name for name, module in SUBCOMMANDS if importlib.util.find_spec(module)
-        )
+        names = [name for name, module in SUBCOMMANDS if importlib.util.find_spec(module)]
+        names += commands()
         print(
-            f"{PROG}: error: choose a command: {commands} (tarot --help for more)", file=sys.stderr
+            f"{PROG}: error: choose a command: {', '.join(names)} (tarot --help for more)",
+            file=sys.stderr,
         )
         return 2
     use_scheduler(TOOLS)  # the tools that deal or audit here use the cores

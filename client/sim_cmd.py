@@ -9,6 +9,7 @@ from pathlib import Path
 from client.cli import SubParsers, UsageError
 from client.simulation import Cheat, simulate
 from protocol.bots.bots import BOTS
+from protocol.plugins import cheat_lab, not_installed
 from protocol.replication.verdict import Fault
 from protocol.rules.scoring import RENONCE_PENALTY
 
@@ -30,11 +31,9 @@ def register(subparsers: SubParsers) -> None:
         metavar="LIST",
         help=f"bot level per seat, comma-separated, repeated around the table ({', '.join(BOTS)})",
     )
-    from lab.cheats.attacks import CHEATS  # the cheat lab's kinds, for --cheat's help
-
-    parser.add_argument(
-        "--cheat", metavar="SEAT:KIND", help=f"one seat cheats ({', '.join(sorted(CHEATS))})"
-    )
+    lab = cheat_lab()  # the cheat lab's kinds, for --cheat's help
+    kinds = ", ".join(lab.kinds) if lab is not None else "the cheat lab is not installed"
+    parser.add_argument("--cheat", metavar="SEAT:KIND", help=f"one seat cheats ({kinds})")
     parser.add_argument(
         "--transcripts", type=Path, metavar="DIR", help="save each deal's transcript there"
     )
@@ -75,13 +74,14 @@ def parse_bots(text: str, players: int) -> list[str]:
 def parse_cheat(text: str | None, players: int) -> Cheat | None:
     if text is None:
         return None
-    from lab.cheats.attacks import CHEATS
-
+    lab = cheat_lab()
+    if lab is None:
+        raise UsageError(f"--cheat: {not_installed('the cheat lab')}")
     seat, _, kind = text.partition(":")
     if not seat.isdigit() or int(seat) >= players:
         raise UsageError(f"--cheat: SEAT is a seat number 0..{players - 1}, as in 2:revoke")
-    if kind not in CHEATS:
-        raise UsageError(f"--cheat: unknown kind {kind!r}: use {', '.join(sorted(CHEATS))}")
+    if kind not in lab.kinds:
+        raise UsageError(f"--cheat: unknown kind {kind!r}: use {', '.join(lab.kinds)}")
     return Cheat(int(seat), kind)
 
 

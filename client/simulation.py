@@ -18,10 +18,10 @@ from collections import Counter, deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from protocol.bots.bots import make_bot
 from protocol.bots.players import decide
+from protocol.plugins import Addressed, Cheater, required_cheat_lab
 from protocol.replication.audit import Audits
 from protocol.replication.identity import Identity
 from protocol.replication.machine import SeatMachine
@@ -31,9 +31,6 @@ from protocol.replication.public import TableSetup
 from protocol.replication.transcript import proof_file
 from protocol.rules.cards import codes
 from protocol.rules.scoring import ScoreSheet
-
-if TYPE_CHECKING:  # the lab's, loaded only by a table with a cheater (_cheater)
-    from lab.cheats.attacks import Addressed, Cheater
 
 #: Rounds of "nobody can move" after which the simulator plays the timeout of a real table.
 STALLS_BEFORE_GIVING_UP = 4
@@ -70,19 +67,15 @@ def sim_table(players: int, seed: int) -> tuple[TableSetup, list[Identity]]:
 
 
 def _attack(kind: str) -> type[SeatMachine]:
-    """The seat machine of attack ``kind``: the lab's, imported by a table with a cheater only."""
-    from lab.cheats.attacks import cheat_machine
-
-    return cheat_machine(kind)
+    """The seat machine of attack ``kind``: the lab's, loaded by a table with a cheater only."""
+    return required_cheat_lab("tarot sim --cheat").machine(kind)
 
 
 def _cheater(machine: SeatMachine, cheat: Cheat | None) -> Cheater | None:
     """``machine`` as the attack it runs, if it is the cheat's seat; None for an honest seat."""
     if cheat is None or machine.seat != cheat.seat:
         return None
-    from lab.cheats.attacks import Cheater
-
-    return machine if isinstance(machine, Cheater) else None
+    return required_cheat_lab("tarot sim --cheat").cheater(machine)
 
 
 def play_one_deal(
@@ -102,7 +95,7 @@ def play_one_deal(
 
     Each message goes to every seat but the one that sent it (its author, or a seat that
     relays it).  A cheating seat may also hand the network frames for some seats only, or raw
-    bytes (:meth:`~lab.cheats.attacks.Cheater.take_addressed`); ``earlier`` are its messages of
+    bytes (:meth:`~protocol.plugins.Cheater.take_addressed`); ``earlier`` are its messages of
     the deal before (for a replay).  ``watch`` sees each machine after it took a message or
     acted; ``refused`` counts, by sending seat, the frames that changed nothing anywhere — what
     a transport can pin on the peer that sent them, signed or not."""
@@ -135,9 +128,8 @@ def play_one_deal(
         if deciding is not None and deciding.game is not None:
             head = deciding.transcript.head
             for action in decide(deciding.game, policies[deciding.seat]):
-                if (
-                    deciding.decision() is not None
-                ):  # a cheat's first action may have ended the deal
+                # a cheat's first action may have ended the deal
+                if deciding.decision() is not None:
                     network.send(deciding, deciding.act(action))
             if deciding.transcript.head == head:  # it signed nothing for its turn: it withholds
                 silent.add(deciding.seat)

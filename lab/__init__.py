@@ -9,9 +9,8 @@ daemons on 127.0.0.1 for long runs and tests (``lab/loopback.py``, ``lab/fleet.p
 screenshots (``lab/tmux.py``, ``lab/screenshots.py``).  It is installed and type-checked like
 the rest (pyproject.toml).
 
-The dependency goes one way: the lab imports the product, the product never imports the lab at
-module level (``tests/test_layers.py``), so that what a player runs does not depend on the lab.
-Where a product command starts a lab tool — ``tarot bench``, a ``--cheat`` — the lab is
-imported by the code that needs it: ``client/cli.py`` loads each subcommand's module by name as
-it builds its parser, a seat's machine is the attack's only at a table with a cheater.
+The dependency goes one way: the lab imports the product, the product names no module of the
+lab (``tests/test_layers.py``), so that what a player runs does not depend on the lab.  What
+the lab adds to the programs — ``tarot bench``, the attacks of ``--cheat`` — it plugs in
+through the entry points pyproject.toml declares for it (``protocol/plugins.py``).
 """

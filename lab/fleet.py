@@ -130,9 +130,8 @@ def soak(args: argparse.Namespace, directory: Path) -> tuple[dict[str, Any], boo
     table = Table(directory, args.players, args.deals, faults, timeout=60)
     started = time.monotonic()
     rss_at: dict[int, list[float]] = {}
-    marks = sorted(
-        {10, *range(25, args.deals, 25), args.deals - 1}
-    )  # progress on stderr as it goes
+    # progress on stderr as it goes
+    marks = sorted({10, *range(25, args.deals, 25), args.deals - 1})
     try:
         while table.running():
             time.sleep(2)

@@ -137,9 +137,8 @@ def game(lang: str, env: dict[str, str], workdir: Path, deals: int = 8) -> dict[
                 screens["ecart"] = after  # one Space: most often a trump, refused with the reason
         raise AssertionError(f"no écart in {deals} deals; the screen:\n{pane.screen()}")
     finally:
-        pane.keys(
-            "q"
-        )  # q asks first, q again: scripts/play stops its daemons, the session ends with it
+        # q asks first, q again: scripts/play stops its daemons, the session ends with it
+        pane.keys("q")
         pane.wait(lambda s: "Quit?" in s or "Quitter ?" in s, "q to ask first", timeout=10)
         pane.keys("q")
         pane.wait(lambda _: pane.ended(), "scripts/play to stop its daemons", timeout=30)

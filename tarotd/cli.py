@@ -31,6 +31,7 @@ from typing import Final, NoReturn
 
 from protocol.bots.bots import BOTS
 from protocol.deck.group import binding_file, use_scheduler
+from protocol.plugins import cheat_lab, not_installed
 from protocol.replication.identity import is_valid_public_key
 from protocol.replication.manifest import DEFAULT_SILENCE, SilenceCost
 from tarotd.daemon import Daemon, OptionError, Options, StaticPeer, bot_name
@@ -221,11 +222,11 @@ def build_parser(prog: str = "tarotd") -> argparse.ArgumentParser:
         help="inject transport faults, for tests and soaks: "
         "drop=P,duplicate=P,reorder=P,delay=MS,seed=N",
     )
-    from lab.cheats.attacks import CHEATS  # the cheat lab's kinds, for --cheat's choices
-
+    lab = cheat_lab()  # the cheat lab's kinds, for --cheat's choices; without it, refused
     parser.add_argument(
         "--cheat",
-        choices=sorted(CHEATS),
+        choices=lab.kinds if lab is not None else None,
+        type=str if lab is not None else _no_cheat_lab,
         default=None,
         metavar="KIND",
         help="the cheat lab: this daemon's own seat runs this attack (honest peers must name it)",
@@ -239,6 +240,11 @@ def build_parser(prog: str = "tarotd") -> argparse.ArgumentParser:
 
 
 # --- What each option takes -------------------------------------------------------------
+
+
+def _no_cheat_lab(text: str) -> str:
+    """``--cheat`` where the cheat lab is not installed."""
+    raise argparse.ArgumentTypeError(not_installed("the cheat lab"))
 
 
 def whole(low: int, high: int | None = None, why: str = "") -> Callable[[str], int]:

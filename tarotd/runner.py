@@ -41,6 +41,7 @@ import msgpack
 from protocol.bots.bots import make_bot
 from protocol.bots.players import Policy, decide
 from protocol.deck.proofs import frame
+from protocol.plugins import Cheater, required_cheat_lab
 from protocol.replication.agreement import void_certified
 from protocol.replication.audit import Audits, DealAudit
 from protocol.replication.identity import Identity
@@ -165,7 +166,7 @@ class TableRunner:
     deals_wanted: int | None = None
     deal_number: int = 0
     cheat: str | None = (
-        None  #: ``tarotd --cheat``: the daemon's own seat runs this attack (lab/cheats/daemon.py)
+        None  #: ``tarotd --cheat``: the daemon's own seat runs this attack (protocol/plugins.py)
     )
     proofs: FileAhead | None = (
         None  #: where (home/proofs) an honest seat that names a cheater writes the proof file
@@ -597,35 +598,42 @@ class TableRunner:
         from our seeds — unless a seat of ours cheats (the lab), when every step is replayed."""
         return frozenset() if self.cheat is not None else frozenset(self.hosted_seats)
 
-    # --- The cheat lab: only a daemon started with --cheat loads it ------------------
+    # --- The cheat lab: only a daemon started with --cheat loads it, through its hook -----
+    # What a daemon adds around the attack is the transport: the frames the cheater addresses
+    # itself go through the mesh exactly as they are (an equivocation really sends different
+    # bytes to different peers), and a replaying seat is given its messages of the deal before.
 
     def _machine_class(self, seat: int) -> type[SeatMachine]:
-        """The honest machine, but for our own seat's attack when this daemon cheats."""
-        if self.cheat is None:
+        """The honest machine, but for our own seat's attack when this daemon cheats (its bot
+        seats play fair)."""
+        if self.cheat is None or self.ready.members[seat].key != self.daemon_key:
             return SeatMachine
-        from lab.cheats.daemon import machine_class
-
-        return machine_class(self.cheat, self.ready, self.daemon_key, seat)
+        return required_cheat_lab("tarotd --cheat").machine(self.cheat)
 
     def _arm(self, machine: SeatMachine) -> None:
-        if self.cheat is not None:
-            from lab.cheats.daemon import arm
-
-            arm(machine, lambda: self.journal.messages(self.table_id, self.deal_number - 1))
+        """Give a cheater its messages of the deal before, from the journal."""
+        cheater = self._cheater(machine)
+        if cheater is not None:
+            earlier = self.journal.messages(self.table_id, self.deal_number - 1)
+            cheater.earlier = [m for m in earlier if m.seat == machine.seat]
 
     def _addressed_by_cheaters(self) -> list[WireOut]:
-        if self.cheat is None:
-            return []
-        from lab.cheats.daemon import addressed
+        """The frames our cheaters address themselves, to the daemons hosting the seats they
+        are for (every other daemon when they name none)."""
+        outs: list[WireOut] = []
+        for machine in self.machines.values():
+            cheater = self._cheater(machine)
+            for seats, data in cheater.take_addressed() if cheater is not None else ():
+                chosen = range(len(self.ready.members)) if seats is None else sorted(seats)
+                daemons = dict.fromkeys(self.ready.members[s].daemon for s in chosen)
+                outs += [(daemon, data) for daemon in daemons if daemon != self.daemon_key]
+        return outs
 
-        return addressed(list(self.machines.values()), self.ready, self.daemon_key)
+    def _cheater(self, machine: SeatMachine) -> Cheater | None:
+        return None if self.cheat is None else required_cheat_lab("tarotd --cheat").cheater(machine)
 
     def _cheats(self, machine: SeatMachine) -> bool:
-        if self.cheat is None:
-            return False
-        from lab.cheats.attacks import Cheater
-
-        return isinstance(machine, Cheater)
+        return self._cheater(machine) is not None
 
     def _identity(self, seat: int) -> Identity:
         return self.identities[self.ready.members[seat].key]

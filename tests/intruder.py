@@ -33,9 +33,8 @@ class Intruder:
     ) -> None:
         """``port`` 0, unless a daemon must name it in its ``--peer``: the OS gives one at
         :meth:`start`."""
-        self.identity = (
-            identity or Identity.generate()
-        )  #: given: a daemon's --peer names its key before it starts
+        #: given: a daemon's --peer names its key before it starts
+        self.identity = identity or Identity.generate()
         self.key = self.identity.public_key
         self.endpoint = f"tcp://127.0.0.1:{port}"
         self.member = Member(self.key, name, self.key, self.endpoint)
@@ -47,9 +46,8 @@ class Intruder:
             name=name,
             curve=True,
         )
-        self.received: list[
-            tuple[bytes, dict[str, Any]]
-        ] = []  #: (daemon, lobby frame), as they came
+        #: (daemon, lobby frame), as they came
+        self.received: list[tuple[bytes, dict[str, Any]]] = []
         self.offers: list[dict[str, Any]] = []  #: repeated to every daemon that comes up
         self.up: set[bytes] = set()  #: daemons whose link is up
 

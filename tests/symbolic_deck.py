@@ -292,9 +292,8 @@ class Tracer:
         #: The permuted challenges: each is one of the 78 public challenges, so whoever isolates
         #: one in a value can guess it.
         self.guessable: set[int] = set()
-        self._permuted_sets: dict[
-            int, tuple[Challenges, list[int]]
-        ] = {}  # id → the challenges, their secret symbols
+        # id → the challenges, their secret symbols
+        self._permuted_sets: dict[int, tuple[Challenges, list[int]]] = {}
         self.generator_base = self._base(group.GENERATOR, "G")
         self.generator = Traced(group.GENERATOR, Expr.base(self.generator_base))
         self.card_points = tuple(

@@ -16,12 +16,15 @@ two different rows for the deal:
 
 from __future__ import annotations
 
+import pytest
 from test_deal_tamper import PLAYERS, Table
 
 from protocol.bots.players import decide
 from protocol.replication.machine import SeatMachine
 from protocol.replication.messages import Kind, Message
 from protocol.replication.public import Stage
+
+pytestmark = pytest.mark.heavy
 
 ALONE = 2  #: the seat cut off
 

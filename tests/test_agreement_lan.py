@@ -40,7 +40,7 @@ import pytest
 from daemons import home_key, stop
 from lan import NEEDS_ROOT, PEER_PORT, Daemon, Fleet, fleet, lan_of
 
-pytestmark = [NEEDS_ROOT, pytest.mark.slow]
+pytestmark = [pytest.mark.daemons, NEEDS_ROOT, pytest.mark.slow]
 
 SEATS = 4
 TIMEOUT = 8.0  #: every daemon's --timeout: test_chaos's, which the shared machine keeps to

@@ -25,6 +25,8 @@ from protocol.replication.public import Stage
 from protocol.replication.verdict import Fault
 from protocol.rules.scoring import RENONCE_PENALTY, RowKind, ScoreSheet
 
+pytestmark = pytest.mark.heavy
+
 
 @cache
 def _deal(players: int, seed: int, withholder: int | None) -> tuple[SeatMachine, ...]:

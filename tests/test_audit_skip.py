@@ -24,6 +24,8 @@ from protocol.replication.messages import Kind, Message, sign_message
 from protocol.replication.public import TableSetup
 from protocol.replication.transcript import Transcript
 
+pytestmark = pytest.mark.heavy
+
 PLAYERS = 3
 SEED = 5
 

@@ -38,6 +38,8 @@ from protocol.replication.machine import SeatMachine
 from protocol.replication.public import PublicDeal
 from protocol.replication.verdict import VerdictError
 
+pytestmark = pytest.mark.heavy
+
 EVERYONE = frozenset(range(5))
 
 
@@ -72,9 +74,8 @@ def steps_of(public: PublicDeck, seat: int) -> int:
         if isinstance(payload, Shuffle) and payload.seat == seat:
             total += len(payload.points)
         elif isinstance(payload, Lock) and payload.seat == seat:
-            total += len(payload.commitments) + len(
-                payload.locked
-            )  # B by G, E by the previous step
+            # B by G, E by the previous step
+            total += len(payload.commitments) + len(payload.locked)
     return total
 
 

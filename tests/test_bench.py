@@ -66,6 +66,7 @@ def test_percentiles_are_samples_that_happened() -> None:
         spread([])
 
 
+@pytest.mark.heavy
 def test_the_in_process_figures_are_measured_against_the_floor() -> None:
     measured = measure_in_process(TINY)
     figures = measured.wall
@@ -151,9 +152,8 @@ def test_json_has_exactly_the_keys_and_the_text_judges_the_targets(
     assert document["play_latency_ms"] == {"p50": 9.0, "p99": 21.5}
     assert document["daemon_rss_mb"] == 42.2  # the largest daemon, not the median one
     assert document["full_deal_ms"] == 2500.0
-    assert document["floor_multiples"]["deck_ms"] == round(
-        1020.0 / 0.140
-    )  # the median floor, 140 µs
+    # the median floor, 140 µs
+    assert document["floor_multiples"]["deck_ms"] == round(1020.0 / 0.140)
     assert document["cpu_ms"]["deck_ms"] == 1400.0 and document["cpu_ms"]["full_deal_ms"] == 3900.0
     assert document["like_for_like_ms"] == 2100.0
     assert document["floor_check"]["comparable"] is True
@@ -242,6 +242,7 @@ def test_deal_times_run_from_the_first_score_of_the_deal_before() -> None:
         deal_times([first, second], 4)
 
 
+@pytest.mark.daemons
 def test_a_daemon_that_cannot_start_is_a_clear_error() -> None:
     command = [
         sys.executable,
@@ -259,6 +260,7 @@ def test_a_daemon_that_cannot_start_is_a_clear_error() -> None:
     assert "exited with status 3 at start" in message and "no tarotd here" in message
 
 
+@pytest.mark.daemons
 @pytest.mark.slow
 def test_the_whole_quick_bench_with_real_daemons() -> None:
     out = subprocess.run(

@@ -128,6 +128,7 @@ TABLES = {
 }
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("players", [3, 4, 5])
 def test_bots_only_make_legal_choices(players: int) -> None:
     """Hundreds of whole deals: every bid, call, écart, poignée and card
@@ -333,6 +334,7 @@ def _taker_success(levels: list[str], deals: int) -> tuple[int, float]:
     return taken, won / max(1, taken)
 
 
+@pytest.mark.heavy
 def test_basic_takers_make_their_contracts_more_often_than_random_ones() -> None:
     """The same 400 seeded deals at a table of four basic bots and at one of four random bots
     (one basic bot among random ones almost never takes: a random seat has always bid higher).
@@ -497,6 +499,7 @@ def test_basic_bots_pass_few_deals(players: int) -> None:
     assert passed_by_everybody("basic", players, 400, 37) <= 0.15
 
 
+@pytest.mark.heavy
 def test_strong_bots_pass_few_deals_at_four() -> None:
     """Fails on the cautious bidding (the worlds alone): 50 % of these deals passed, 2.5 %
     now."""

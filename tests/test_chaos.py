@@ -34,7 +34,7 @@ from lan import NEEDS_ROOT, Daemon, Fleet, fleet, lan_of, score_sheet
 from client.api import DaemonRefused, DaemonUnavailable, ask
 from tests.disk import fill, free, small_disk
 
-pytestmark = [NEEDS_ROOT, pytest.mark.slow]
+pytestmark = [pytest.mark.daemons, NEEDS_ROOT, pytest.mark.slow]
 
 SEATS, DEALS = 3, 4
 TIMEOUT = 8.0  #: every daemon's --timeout (and --decision-timeout, twice that)
@@ -122,9 +122,8 @@ def chaos(tmp_path: Path, seed: int, fault: Fault) -> str:
     """One chaos run; a description of what was done, for the report."""
     rng = random.Random(seed)
     victim_index = rng.randrange(SEATS)
-    think = (
-        "0.3" if fault.before_reveal else "0.1"
-    )  # bots slower: the moment after a last card is theirs
+    # bots slower: the moment after a last card is theirs
+    think = "0.3" if fault.before_reveal else "0.1"
     with ExitStack() as stack:
         lan = stack.enter_context(lan_of(SEATS))
         disk = None

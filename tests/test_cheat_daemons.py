@@ -16,6 +16,8 @@ from daemons import ROOT, daemon_argv, free_ports, kill_all, log_path, scores, s
 
 from lab.cheats.attacks import CHEATS
 
+pytestmark = pytest.mark.daemons
+
 PLAYERS = 3
 CHEATER = 1  #: the index of the daemon started with --cheat
 DEFAULT = ["lock-tracer", "equivocate", "revoke"]
@@ -91,9 +93,8 @@ def test_an_honest_table_names_the_cheating_daemon(tmp_path: Path, kind: str) ->
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", sorted(set(CHEATS) - set(DEFAULT) - {"flood"}))
 def test_every_cheating_daemon_is_named(tmp_path: Path, kind: str) -> None:
-    check_caught(
-        tmp_path, kind, players=5 if kind == "false-call" else PLAYERS
-    )  # a call needs five
+    # a call needs five
+    check_caught(tmp_path, kind, players=5 if kind == "false-call" else PLAYERS)
 
 
 @pytest.mark.slow

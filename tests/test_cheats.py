@@ -31,6 +31,8 @@ from protocol.replication.transcript import Transcript, proof_file, read_proof_f
 from protocol.replication.verdict import Verdict
 from protocol.rules.cards import Card
 
+pytestmark = pytest.mark.heavy
+
 KINDS = sorted(CHEATS)
 
 #: How each kind is caught (docs/security.md's table says the same).

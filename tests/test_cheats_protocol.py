@@ -129,12 +129,10 @@ def test_a_withheld_reveal_names_the_seat_that_withheld_it_not_the_first_seat() 
         assert machine.done and sorted(machine.public.seeds) == [0, 1, 2]
         assert machine.audit is not None and machine.audit.verdict is not None
         assert (machine.audit.verdict.seat, machine.audit.verdict.step) == (3, "reveal")
-        assert machine.audit.abandoned and set(machine.audit.scores) == {
-            0
-        }  # all passed: nothing to score
-        assert (
-            machine.audit.penalised == ()
-        )  # and nothing to take: a reveal timed out before play costs nothing
+        # all passed: nothing to score
+        assert machine.audit.abandoned and set(machine.audit.scores) == {0}
+        # and nothing to take: a reveal timed out before play costs nothing
+        assert machine.audit.penalised == ()
         _, _, offline = audit_transcript(Transcript.from_bytes(machine.transcript.to_bytes()))
         assert offline.verdict == machine.audit.verdict
 

@@ -35,6 +35,8 @@ from protocol.deck.group import CARD_POINTS, GENERATOR, in_background, mul_batch
 from protocol.replication.verdict import VerdictError
 from tarotd.workers import BACKGROUND_NICENESS, DAEMON, Workers
 
+pytestmark = pytest.mark.heavy
+
 linux_only = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="a thread's own niceness is Linux's"
 )
@@ -193,6 +195,7 @@ def test_a_step_checked_in_the_background_is_refused_as_at_once() -> None:
     assert observer.current_points() == CARD_POINTS  # nothing taken
 
 
+@pytest.mark.daemons
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="fork only")
 def test_a_forked_child_checks_in_its_own_background() -> None:
     """A child forked while the parent's turn is taken (another thread in the background)
@@ -218,6 +221,7 @@ def test_a_forked_child_checks_in_its_own_background() -> None:
     assert os.waitstatus_to_exitcode(status) == 0
 
 
+@pytest.mark.daemons
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="fork only")
 def test_a_forked_child_multiplies_over_its_own_threads() -> None:
     scalar = (2).to_bytes(32, "little")

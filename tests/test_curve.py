@@ -38,6 +38,8 @@ from protocol.replication.identity import Identity
 from tarotd.cli import main
 from tarotd.mesh import FaultPlan, PeerState, curve_public_key, curve_secret_key, decode
 
+pytestmark = pytest.mark.daemons
+
 # --------------------------------------------------------------------------- the mesh
 
 
@@ -95,9 +97,8 @@ def test_curve_meshes_deliver_exactly_once_in_order_under_faults_with_heartbeats
                 b.mesh.send(a.key, "y", b"%d" % i)
             await wait_for(lambda: len(b.received) >= 500 and len(a.received) >= 500, "all", 15)
             assert b.bodies_from(a) == a.bodies_from(b) == [b"%d" % i for i in range(500)]
-            assert (
-                a.mesh.stats.retransmits > 0 and b.mesh.stats.duplicates > 0
-            )  # the faults happened
+            # the faults happened
+            assert a.mesh.stats.retransmits > 0 and b.mesh.stats.duplicates > 0
             await asyncio.sleep(0.5)  # idle: only heartbeats keep the peers up
             assert a.state_of(b) is b.state_of(a) is PeerState.UP
             assert a.mesh.stats.errors == b.mesh.stats.errors == 0

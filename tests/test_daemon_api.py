@@ -42,6 +42,8 @@ from client.api import DaemonClient, DaemonRefused, ask
 from protocol.rules.cards import DECK
 from tarotd.api import MAX_CLIENTS, MAX_LINE, ApiServer
 
+pytestmark = pytest.mark.daemons
+
 NOBODY = 65534  #: uid and gid of ``nobody``
 CARDS_PER_HAND = 24  #: at three players
 
@@ -413,9 +415,8 @@ async def human_game(
     view = before["view"]
     seat = before["seat"]
     seen_here = set(played(view)) | set(view["hand"])
-    elsewhere = next(
-        c.code for c in DECK if c.code not in seen_here
-    )  # another hand's, or the chien's
+    # another hand's, or the chien's
+    elsewhere = next(c.code for c in DECK if c.code not in seen_here)
     assert "is not a card" in await refused(human.client, "play", card="ZZ")
     assert "is not a card" in await refused(human.client, "play")
     assert await refused(human.client, "play", card=elsewhere)
@@ -501,9 +502,8 @@ async def human_game(
     # Finish the deal through the API.
     final = await human.play_until(lambda state: len(state["results"]) >= 1)
     sheet: dict[str, Any] = await human.client.request("scores")
-    assert "not this seat's turn" in await refused(
-        human.client, "play", card="KH"
-    )  # deal 1: nobody to play with
+    # deal 1: nobody to play with
+    assert "not this seat's turn" in await refused(human.client, "play", card="KH")
     assert (await human.client.request("status"))["name"] == "joueur0"
     await human.client.close()
     watcher.cancel()

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from daemons import assert_no_traceback, kill_all, log_path, logs, scores, start_daemons, wait_all
+
+pytestmark = pytest.mark.daemons
 
 
 def test_a_seat_without_its_client_is_autoplayed_and_the_table_finishes(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from daemons import (
     assert_no_traceback,
     kill_all,
@@ -26,6 +27,8 @@ from daemons import (
 )
 
 from client.api import ask
+
+pytestmark = pytest.mark.daemons
 
 
 def state_of(home: Path) -> dict[str, Any]:

@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 from daemons import scores, start_daemons, wait_all
 
+pytestmark = pytest.mark.daemons
+
 
 @pytest.mark.parametrize("players", [3, 4, 5])
 def test_daemons_play_three_deals_with_identical_score_sheets(tmp_path: Path, players: int) -> None:

@@ -13,6 +13,7 @@ import random
 from pathlib import Path
 from typing import Any
 
+import pytest
 from daemons import (
     assert_no_traceback,
     daemon_argv,
@@ -27,6 +28,8 @@ from daemons import (
 )
 
 from client.api import DaemonClient, DaemonRefused, DaemonUnavailable
+
+pytestmark = pytest.mark.daemons
 
 
 async def refused(client: DaemonClient, op: str, **params: Any) -> str:
@@ -58,9 +61,8 @@ async def choose(
         hand_trumps = [
             c for c in state["view"]["hand"] if c.startswith("T") and c not in ("T1", "T21")
         ]
-        if (
-            ecart["trumps_needed"] == 0 and hand_trumps
-        ):  # a trump is refused while other cards may go
+        # a trump is refused while other cards may go
+        if ecart["trumps_needed"] == 0 and hand_trumps:
             assert not trumps
             error = await refused(client, "ecart", cards=[*chosen[1:], hand_trumps[0]])
             assert "trump may go to the écart only when" in error
@@ -181,9 +183,8 @@ def test_a_daemon_at_its_table_limit_refuses_to_open_or_join_another(tmp_path: P
             client, "open", name="autre", seats=3
         )
         assert "its limit" in await refused(client, "join", table="00" * 16)
-        assert "played by a bot" in await refused(
-            client, "play", card="EX"
-        )  # --bot: no moves from a client
+        # --bot: no moves from a client
+        assert "played by a bot" in await refused(client, "play", card="EX")
         assert [t["name"] for t in await client.request("tables")] == ["club"]
         await client.close()
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import msgpack
+import pytest
 import zmq
 from daemons import (
     assert_no_traceback,
@@ -57,6 +58,8 @@ from wire import (
 
 from client.api import ask
 from tarotd.mesh import MiB, encode, encode_signed
+
+pytestmark = pytest.mark.daemons
 
 SEED = 20261130
 
@@ -149,12 +152,10 @@ def stranger_session(
         bodies.append(("ünknown", msgpack.packb({"t": "offer"})))
         for seq, (channel, body) in enumerate(bodies, start=1):
             sock.send(encode("data", {"s": session, "f": 1, "q": seq, "c": channel, "b": body}))
-        sock.send(
-            encode("data", {"s": session, "f": 1, "q": 1, "c": "deal", "b": b"again"})
-        )  # a duplicate
-        sock.send(
-            encode("data", {"s": session, "f": 1, "q": 100_000, "c": "deal", "b": b"far"})
-        )  # out of window
+        # a duplicate
+        sock.send(encode("data", {"s": session, "f": 1, "q": 1, "c": "deal", "b": b"again"}))
+        # out of window
+        sock.send(encode("data", {"s": session, "f": 1, "q": 100_000, "c": "deal", "b": b"far"}))
         deadline = time.monotonic() + 10
         delivered = 0
         while delivered < len(bodies):
@@ -224,9 +225,8 @@ def test_junk_on_the_peer_socket_and_the_local_api_changes_nothing(tmp_path: Pat
             claim_member(context, endpoint, rng, keys[0], keys[1 + deal])
             knock_with_junk(context, endpoint, rng, keys[0])
             asyncio.run(junk_on_the_api(homes[0] / "api.sock", rng))
-            offers = asyncio.run(
-                ask(homes[0], "tables")
-            )  # the stranger's lobby frames changed nothing
+            # the stranger's lobby frames changed nothing
+            offers = asyncio.run(ask(homes[0], "tables"))
             assert {o["name"] for o in offers} == {"club"}, offers
             assert [o["state"] for o in offers if o["table"] == table] == ["ready"], offers
         wait_all(processes, tmp_path, timeout=60)

@@ -25,6 +25,8 @@ from tests.daemons import (
     wait_all,
 )
 
+pytestmark = pytest.mark.daemons
+
 PLAYERS = 3
 #: Three deals, so that one of them reaches the tricks: at three players everyone passed 5 of
 #: 60 simulated deals, and a table of two passed deals has no tricks to be killed in.

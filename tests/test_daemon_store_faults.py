@@ -27,6 +27,8 @@ from tests.daemons import (
 )
 from tests.disk import fill, free, small_disk
 
+pytestmark = pytest.mark.daemons
+
 
 def alone(tmp_path: Path, deals: int) -> list[str]:
     """A daemon hosting every seat of a table of three (its seat and two bots)."""
@@ -94,9 +96,8 @@ def test_a_log_deleted_after_a_crash_stops_the_table_it_held_and_says_so(tmp_pat
     )
     assert "taking table" not in text  # never taken up
     sheet = scores(home)
-    assert (
-        isinstance(sheet["deals"], list) and len(sheet["deals"]) == 1
-    )  # the new table, played whole
+    # the new table, played whole
+    assert isinstance(sheet["deals"], list) and len(sheet["deals"]) == 1
 
 
 def test_a_daemon_whose_disk_fills_mid_deal_pauses_and_takes_up_again_by_itself(

@@ -24,6 +24,8 @@ from protocol.replication.public import Stage
 from protocol.rules.deal import Bid, Play
 from protocol.rules.variants import Contract
 
+pytestmark = pytest.mark.heavy
+
 PLAYERS = 4
 
 

@@ -40,6 +40,7 @@ from protocol.rules.variants import variant
 PLAYERS = [3, 4, 5]
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("players", PLAYERS)
 def test_every_seat_decrypts_exactly_its_own_cards(players: int) -> None:
     seats, public = dealt_table(players)
@@ -181,6 +182,7 @@ def _whole_deal(players: int, salt: int) -> tuple[list[SeatDeck], PublicDeck]:
     return seats, public
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("players", PLAYERS)
 def test_identical_seeds_replay_byte_identically(players: int) -> None:
     first = [msgpack.packb(p.to_wire()) for p in _whole_deal(players, salt=0)[1].record.payloads]
@@ -198,6 +200,7 @@ def test_identical_seeds_replay_byte_identically(players: int) -> None:
     assert offline.phase is DeckPhase.REVEAL and offline.waiting_for() == set()
 
 
+@pytest.mark.heavy
 def test_the_whole_deal_audits_clean_and_tells_the_true_hands() -> None:
     seats, public = _whole_deal(5, salt=3)
     audit = audit_deck(public.record, {seat.seat: seat.seed for seat in seats})
@@ -215,6 +218,7 @@ def test_a_seat_may_show_several_cards_and_play_one_of_them_later() -> None:
     public.receive(seat.open(shown[:1]))  # the same position, played afterwards
 
 
+@pytest.mark.heavy
 def test_every_seat_can_verify_everything_itself() -> None:
     seats, _ = fresh_table(4, salt=2)
     views = [PublicDeck(seats[0].setup) for _ in seats]
@@ -352,9 +356,10 @@ def test_specific_malformations_are_named() -> None:
     with pytest.raises(WireError, match="points must have 78 entries"):
         payload_from_wire({**shuffle, "points": shuffle["points"][:77]})  # type: ignore[index]  # to_wire is typed a map of objects
     with pytest.raises(WireError, match=r"points\[3\] must be 32 bytes"):
+        # type: ignore[index]  # to_wire is typed a map of objects
         payload_from_wire(
             {**shuffle, "points": [*shuffle["points"][:3], "x" * 32, *shuffle["points"][4:]]}
-        )  # type: ignore[index]  # to_wire is typed a map of objects
+        )
     with pytest.raises(WireError, match="seat must be an int"):
         payload_from_wire({**shuffle, "seat": True})
     opening = next(p for p in _SAMPLES if p.KIND == "open").to_wire()
@@ -375,6 +380,7 @@ _wire_values = st.recursive(
 )
 
 
+@pytest.mark.heavy
 @settings(max_examples=300, deadline=None)
 @given(
     kind=st.sampled_from(sorted(PAYLOAD_TYPES)),

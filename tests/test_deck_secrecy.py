@@ -86,6 +86,8 @@ from protocol.rules.cards import DECK
 from protocol.rules.layout import CHIEN
 from protocol.rules.variants import variant
 
+pytestmark = pytest.mark.heavy
+
 PLAYERS = [3, 4, 5]
 ONE: Scalar = (1).to_bytes(32, "little")
 
@@ -656,12 +658,10 @@ def test_the_public_messages_before_the_reveal_hold_no_secret(players: int) -> N
     for seat in seats:
         s = seat.secrets
         never_published += [s.seed, s.blanket, s.blanket_inverse, s.nonce_key, bytes(s.permutation)]
-        never_published.append(
-            hmac.new(EXTRACT_SALT, s.seed, hashlib.sha512).digest()
-        )  # the HKDF key
-        never_published += [
-            scalar_mul(b, s.blanket_inverse) for b in s.lock_keys
-        ]  # the lock's multipliers
+        # the HKDF key
+        never_published.append(hmac.new(EXTRACT_SALT, s.seed, hashlib.sha512).digest())
+        # the lock's multipliers
+        never_published += [scalar_mul(b, s.blanket_inverse) for b in s.lock_keys]
         never_published += [
             s.lock_keys[j] for j in layout.positions_of(seat.seat) if Place(False, j) not in shown
         ]

@@ -64,6 +64,8 @@ from protocol.deck.seeds import derive
 from protocol.replication.verdict import Code, Fault, Verdict, VerdictError
 from protocol.rules.cards import DECK, Card, card
 
+pytestmark = pytest.mark.heavy
+
 #: The identity, ristretto255's one element of small order (order 1): libsodium 1.0.18's
 #: ``is_valid_point`` accepts its encoding, the group module refuses it.
 SMALL_ORDER_POINT = bytes(32)
@@ -179,9 +181,8 @@ def test_the_tracer_is_refused_at_its_shuffle_before_anything_is_dealt(players: 
     verdict = verdict_of(lambda: lock_rounds(seats, public))
     assert (verdict.seat, verdict.step) == (0, "shuffle")
     assert "proof" in verdict.reason and verdict.evidence == (f"shuffle/0@{players}",)
-    assert public.phase is DeckPhase.SHUFFLE and public.waiting_for() == {
-        0
-    }  # nothing dealt, nothing locked
+    # nothing dealt, nothing locked
+    assert public.phase is DeckPhase.SHUFFLE and public.waiting_for() == {0}
 
     seats, public = fresh_table(players, cheaters={0: TracerDeck})
     public.trusted = frozenset({0})  # as if nobody checked its proof

@@ -259,6 +259,7 @@ table_infos = st.integers(3, 5).flatmap(
 )
 
 
+@pytest.mark.heavy
 @given(
     names,
     st.integers(1, 65535),
@@ -318,11 +319,13 @@ field_values = {
 }
 
 
+@pytest.mark.heavy
 @given(msgpack_values)
 def test_fuzz_signed_bodies(body: object) -> None:
     decodes_or_rejects(forge(body))
 
 
+@pytest.mark.heavy
 @given(
     st.fixed_dictionaries({}, optional=field_values),
     st.dictionaries(st.text(max_size=5), msgpack_values, max_size=2),
@@ -412,9 +415,8 @@ def test_peer_table_ignores_replays() -> None:
 def test_peer_table_address_moves_only_with_a_newer_beacon() -> None:
     table = PeerTable(ALICE.public_key)
     table.heard(beacon(BOB, timestamp=NOW), "198.18.0.2", now=0.0)
-    assert not table.heard(
-        beacon(BOB, timestamp=NOW), "198.18.0.66", now=0.1
-    )  # same beacon, elsewhere
+    # same beacon, elsewhere
+    assert not table.heard(beacon(BOB, timestamp=NOW), "198.18.0.66", now=0.1)
     assert table.peers()[0].host == "198.18.0.2"
     assert table.heard(beacon(BOB, timestamp=NOW + 1), "198.18.0.3", now=1.0)  # BOB changed network
     assert table.peers()[0].host == "198.18.0.3"
@@ -601,6 +603,7 @@ def names_of(peers: list[Peer]) -> set[str]:
     return {peer.name for peer in peers}
 
 
+@pytest.mark.daemons
 def test_three_daemons_find_each_other_by_loopback_broadcast() -> None:
     """Three endpoints share one port (SO_REUSEPORT) and beacon to 127.255.255.255, as
     daemons on one LAN share the discovery port and beacon to the broadcast address."""
@@ -650,6 +653,7 @@ def test_three_daemons_find_each_other_by_loopback_broadcast() -> None:
     asyncio.run(scenario())
 
 
+@pytest.mark.daemons
 def test_unicast_targets_and_current_announcement() -> None:
     """Two endpoints on their own ephemeral ports, each told the other's: the way beacons
     cross a router to a static peer.  What is announced is asked for at every beacon."""
@@ -687,6 +691,7 @@ def raw_socket() -> Iterator[socket.socket]:
         sock.close()
 
 
+@pytest.mark.daemons
 def test_a_silent_peer_expires() -> None:
     """BOB beacons once, from a plain socket, then falls silent without a goodbye (a
     crash, a pulled cable): he is forgotten after the expiry, not before."""
@@ -709,6 +714,7 @@ def test_a_silent_peer_expires() -> None:
     asyncio.run(scenario())
 
 
+@pytest.mark.daemons
 def test_malformed_datagrams_are_counted_and_floods_rate_limited() -> None:
     async def scenario() -> None:
         alice = on_loopback(ALICE, announcing("alice", 7000))  # the default limit: 20 a second
@@ -731,6 +737,7 @@ def test_malformed_datagrams_are_counted_and_floods_rate_limited() -> None:
     asyncio.run(scenario())
 
 
+@pytest.mark.daemons
 def test_the_beacon_loop_survives_a_failing_announcement(caplog: pytest.LogCaptureFixture) -> None:
     async def scenario() -> None:
         calls = 0
@@ -760,6 +767,7 @@ def test_targets_are_ip_addresses_and_address_needs_a_start() -> None:
         _ = discovery.address
 
 
+@pytest.mark.daemons
 def test_broadcast_addresses_skip_loopback() -> None:
     """Reads the interfaces only; nothing is sent."""
     addresses = broadcast_addresses()
@@ -786,6 +794,7 @@ def test_the_broadcast_address_of_a_subnet_comes_from_its_netmask(
     assert subnet_broadcast(address, netmask) == broadcast
 
 
+@pytest.mark.daemons
 def test_an_address_added_without_brd_gets_the_broadcast_of_its_subnet() -> None:
     """``ip addr add 10.9.0.1/24 dev v0``, no ``brd``: the kernel reports 0.0.0.0 as its
     broadcast address, and the daemon sent no beacon on that LAN at all.  In a network
@@ -819,6 +828,7 @@ def test_an_address_added_without_brd_gets_the_broadcast_of_its_subnet() -> None
     assert found.stdout.strip() == "['10.9.0.255', '10.8.255.255']"
 
 
+@pytest.mark.daemons
 def test_discovery_says_once_that_it_reaches_no_network_and_once_that_it_does_again(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -912,6 +922,7 @@ def test_a_beacon_turned_away_costs_no_signature_check() -> None:
     assert len(table.peers()) == 3  # asking changed nothing
 
 
+@pytest.mark.daemons
 def test_a_flood_refused_by_the_census_takes_no_signature_check_on_the_endpoint() -> None:
     """Through the endpoint: a stranger's datagram with a broken signature, while strangers
     hold their share, is counted as refused for room (it was never checked), and while there

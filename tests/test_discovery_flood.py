@@ -36,7 +36,7 @@ from lan import NEEDS_ROOT, ROOT, Daemon, Fleet, fleet, lan_of
 from lab.lansim import Lan
 from tarotd.lobby import Invite
 
-pytestmark = [NEEDS_ROOT, pytest.mark.slow]
+pytestmark = [pytest.mark.daemons, NEEDS_ROOT, pytest.mark.slow]
 
 SUBNET = "198.18.40."  #: this module's LAN, apart from the other tests'
 OPENER, PLAYERS, ATTACKER = 0, (1, 2), 3

@@ -133,8 +133,9 @@ def test_a_bot_whose_event_is_over_is_taken_for_the_same_organisers_next(
         assert await host.bots.add(tomorrow.config.event_id, tomorrow, 1, "basic") == [
             "Claire-bot1"
         ]
+        # another level: a new bot
         assert await host.bots.add(tomorrow.config.event_id, tomorrow, 1, "strong") == [
-            "Claire-bot3"  # another level: a new bot
+            "Claire-bot3"
         ]
         host.made[0].events.held[tomorrow.config.event_id].report = dataclasses.replace(
             host.made[0].events.held[tomorrow.config.event_id].report, closed=1

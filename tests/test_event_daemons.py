@@ -35,6 +35,8 @@ from protocol.event.movement import Movement
 from protocol.replication.identity import Identity
 from protocol.replication.manifest import Manifest
 
+pytestmark = pytest.mark.daemons
+
 
 def tarot(*argv: str | Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
@@ -386,9 +388,8 @@ def test_the_organiser_substitutes_withdraws_and_closes_a_round_with_real_daemon
     assert marks["joueur7"][1:] == marks["joueur8"][1:] == ["absent", "absent"]
     assert marks["remplacant"][0] == "absent" and marks["remplacant"][2] == "played"
     assert all(mark[1] in ("incomplete", "played", "absent") for mark in marks.values())
-    assert any(mark[1] == "incomplete" for mark in marks.values()), (
-        marks
-    )  # round 2's rows declared lost
+    # round 2's rows declared lost
+    assert any(mark[1] == "incomplete" for mark in marks.values()), marks
     assert "The event is over." in shown.stdout and "(deals lost)" in shown.stdout, shown.stdout
     assert_no_traceback(tmp_path, len(room.homes))
 

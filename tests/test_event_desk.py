@@ -21,6 +21,8 @@ from tarotd.event_desk import EventDesk
 from tarotd.lobby import BROADCAST, FrameOut, ReadyTable
 from tarotd.store import Store
 
+pytestmark = pytest.mark.heavy
+
 
 class Room:
     def __init__(self, tmp_path: Path, players: int, seed: int = 0) -> None:
@@ -122,9 +124,8 @@ def test_an_event_of_eight_goes_round_by_round_to_one_record_everywhere(tmp_path
         seatings = [s for desk in room.players for s in desk.seatings()]
         assert len(seatings) == 8 and {s.round for s in seatings} == {round_}
         assert sorted(len(s.slot.keys) for s in seatings) == [4] * 8
-        for n, desk in enumerate(
-            room.players
-        ):  # where the client says to sit: with the three others
+        # where the client says to sit: with the three others
+        for n, desk in enumerate(room.players):
             seat = desk.summary(desk.held[event_id])["seat"]
             assert (
                 seat["round"] == round_
@@ -219,9 +220,8 @@ def test_bad_frames_are_refused_said_and_change_nothing(
             seating.slot.table_id, 0, head, DealAudit(None, (30, -10, -10, -10), None, None, False)
         )
         frame = next(f for d, f in outs if d == room.organiser.key)
-        frame = dict(
-            frame, seat=(frame["seat"] + 1) % 4
-        )  # the victim's signature passed off as another member's
+        # the victim's signature passed off as another member's
+        frame = dict(frame, seat=(frame["seat"] + 1) % 4)
         assert room.organiser.receive(victim.key, frame) == []
         intruder = dict(frame, sig=stranger.sign(b"tarot/v2/event-row\x00" + frame["row"]))
         assert room.organiser.receive(stranger.public_key, intruder) == []

@@ -67,9 +67,8 @@ def test_the_plans_members_form_its_table_under_the_events_id_in_its_order(seed:
     keys = [i.public_key for i in room.identities]
     room.rng.shuffle(keys)
     slot = slot_of(keys)
-    for key in sorted(
-        keys, key=lambda _: room.rng.random()
-    ):  # the round entry reaches them in any order
+    # the round entry reaches them in any order
+    for key in sorted(keys, key=lambda _: room.rng.random()):
         room.post(key, room.lobbies[key].expect(slot))
         room.run()
     room.repeat_offers()  # the ones that heard the offer before they expected it
@@ -116,9 +115,8 @@ def test_a_stranger_cannot_open_under_the_slot_nor_take_a_seat_in_it(
             "members": [[stranger, "intrus", stranger, "tcp://127.0.0.1:9"]],
             "proof": b"",
         }
-        room.post(
-            keys[0], room.lobbies[keys[0]].receive(stranger, join)
-        )  # before the table is full
+        # before the table is full
+        room.post(keys[0], room.lobbies[keys[0]].receive(stranger, join))
         room.post(keys[1], room.lobbies[keys[1]].expect(slot))
         room.repeat_offers()
     assert "the round plan has" in caplog.text and "does not seat it here" in caplog.text

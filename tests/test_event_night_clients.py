@@ -34,6 +34,7 @@ from lab.tmux import Pane
 from protocol.event.event import read_event, verify_event
 
 pytestmark = [
+    pytest.mark.daemons,
     pytest.mark.slow,
     NEEDS_ROOT,
     pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),

@@ -220,15 +220,15 @@ def test_sixteen_players_three_rounds_of_four_deals_verify(sixteen: Event) -> No
     report = sixteen.report()
     assert report.ok, report.findings
     assert report.closed == 3 and not report.pending
-    assert [plan.movement for plan in report.plans] == [
-        Movement.FFT
-    ] * 3  # the FFT's Howell at 4 tables
+    # the FFT's Howell at 4 tables
+    assert [plan.movement for plan in report.plans] == [Movement.FFT] * 3
     assert all([len(t) for t in plan.tables] == [4, 4, 4, 4] for plan in report.plans)
     assert len(report.standings) == 16 and sum(s.total for s in report.standings) == 0
     assert all(result.mark is Mark.PLAYED for s in report.standings for result in s.rounds)
     assert len(report.results) == 12 and all(len(rows) == 4 for rows in report.results.values())
 
 
+@pytest.mark.heavy
 def test_thirteen_players_sit_five_four_four() -> None:
     event = played(13)
     report = event.report()
@@ -244,14 +244,14 @@ def test_every_reader_gets_the_same_plans_and_ranking(sixteen: Event) -> None:
     assert first.plans == second.plans and first.standings == second.standings
 
 
+@pytest.mark.heavy
 def test_the_organisers_restart_loses_nothing() -> None:
     """The record is all there is: read back from its bytes, the event goes on as before."""
     event = new_event(8, rounds=2, movement=Movement.BEST)
     event.play_round(1)
     event.close()
-    restarted = Event(
-        read_event(event.record.to_bytes()), event.config, event.people
-    )  # no plan kept
+    # no plan kept
+    restarted = Event(read_event(event.record.to_bytes()), event.config, event.people)
     restarted.play_round(2)
     restarted.close()
     event.play_round(2)
@@ -259,6 +259,7 @@ def test_the_organisers_restart_loses_nothing() -> None:
     assert restarted.record == event.record and restarted.report().ok
 
 
+@pytest.mark.heavy
 def test_best_against_best_seats_by_the_ranking_of_the_rows() -> None:
     event = played(16, rounds=2, movement=Movement.BEST)
     report = event.report()
@@ -323,6 +324,7 @@ def test_penalty_rows_count_as_the_tables_sheet_counts_them() -> None:
     assert [totals[key] for key in members] == [(33, 0), (-100, 1), (34, 0), (33, 0)]
 
 
+@pytest.mark.heavy
 def test_a_substitute_takes_the_place_of_a_player_who_left() -> None:
     event = new_event(16, rounds=2)
     event.play_round(1)

@@ -9,11 +9,14 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
 from event_daemons import open_event, start_event_room
 from prompt_toolkit.input import create_pipe_input
 from test_tui_round_change import Sized
 
 from client.tui.app import TarotApp
+
+pytestmark = pytest.mark.daemons
 
 
 async def _follow(home: Path) -> tuple[str, str, str, bool]:

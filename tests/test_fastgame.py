@@ -17,6 +17,8 @@ from protocol.rules.deal import AnnounceChelem, Bid, Deal, Phase, Play, ShowPoig
 from protocol.rules.scoring import score_deal, score_row
 from protocol.rules.variants import Contract, variant
 
+pytestmark = pytest.mark.heavy
+
 
 def fast_twin(deal: Deal) -> FastDeal:
     """The referee's deal, at the first card of its play, on the fast engine."""

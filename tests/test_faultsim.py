@@ -14,6 +14,8 @@ import sys
 
 import pytest
 
+pytestmark = pytest.mark.daemons
+
 #: Seeds of the default suite, per table size, the three sizes run side by side (the slow
 #: run: 10,000 in all).
 QUICK_SEEDS = 70

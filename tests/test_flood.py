@@ -40,14 +40,15 @@ from tests.daemons import (
     wait_all,
 )
 
+pytestmark = pytest.mark.daemons
+
 PLAYERS = 3
 DEALS = 2
 VICTIM = 1
 HARD_LIMIT = 1024  #: the victim's open files, soft and hard: it cannot raise it
 BREAKING_POINT = 1100  #: idle connections that exhausted a daemon before the bounds
-OWN_DESCRIPTORS = (
-    100  #: more than a daemon of this table holds for itself (about 40: files, sockets, links)
-)
+#: more than a daemon of this table holds for itself (about 40: files, sockets, links)
+OWN_DESCRIPTORS = 100
 
 
 @pytest.fixture(autouse=True)
@@ -235,9 +236,8 @@ def test_idle_connections_from_one_host_beyond_its_bound_are_turned_away(tmp_pat
 
 
 def test_idle_connections_from_many_hosts_stop_at_the_total_bound(tmp_path: Path) -> None:
-    hosts = [
-        f"127.0.0.{n}" for n in range(2, 62)
-    ]  # 60 hosts, 20 connections each: none over its own bound
+    # 60 hosts, 20 connections each: none over its own bound
+    hosts = [f"127.0.0.{n}" for n in range(2, 62)]
     samples, seen, _, held = run_flood(tmp_path, hosts, BREAKING_POINT + 100)
     # (1024 - 256) // 6 = 128 incoming at most, and the daemon's own files and links besides.
     assert max(samples) < OWN_DESCRIPTORS + incoming_bound(HARD_LIMIT), (

@@ -31,7 +31,7 @@ from tarotd.refusals import LOGGED_EVERY, Cause
 from tests.daemons import resident_kib
 from tests.test_flood import watched
 
-pytestmark = [NEEDS_ROOT, pytest.mark.slow]
+pytestmark = [pytest.mark.daemons, NEEDS_ROOT, pytest.mark.slow]
 
 SEATS, DEALS, VICTIM, ATTACKER = 3, 3, 1, 3
 INVITE = "FL0W-0D26"  # no symbol thrice in a row: tarotd refuses a weak code
@@ -194,9 +194,8 @@ def test_a_table_plays_on_while_a_host_of_its_lan_floods_one_member(
     expected = set().union(*(CAUSES[kind] for kind in kinds))
     if "connections" in kinds:
         expected.discard(Cause.NEW_KEYS)  # turned away at the door, as above
-    if (
-        len(kinds) > 1
-    ):  # the attacker's CPU, shared by its floods, sends an address under 20 beacons a second
+    # the attacker's CPU, shared by its floods, sends an address under 20 beacons a second
+    if len(kinds) > 1:
         expected.discard(Cause.BEACONS_FROM_HOST)
     assert all(refused.get(cause.value, 0) > 0 for cause in expected), refused
     # Said once per cause, then at most once every LOGGED_EVERY seconds: a few lines, not one a

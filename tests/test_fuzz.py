@@ -162,7 +162,7 @@ ALPHABETS = (
     "中文字",
 )
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.daemons, pytest.mark.slow]
 
 # --------------------------------------------------------------------------- random values
 
@@ -403,9 +403,8 @@ def junk(sender: Sender, rng: random.Random) -> tuple[str, list[bytes]]:
     """A frame nobody may act on, and what it is."""
     pick = rng.randrange(1000)
     if pick == 0:
-        return "oversized", [
-            bytes(2 * MiB + rng.randrange(1, 2 * MiB - 4096))
-        ]  # dropped, not disconnected
+        # dropped, not disconnected
+        return "oversized", [bytes(2 * MiB + rng.randrange(1, 2 * MiB - 4096))]
     if pick < 200:
         return "random", [
             rng.randbytes(rng.choice((rng.randrange(16), rng.randrange(300), rng.randrange(5000))))

@@ -29,9 +29,10 @@ from tarotd.gate import (
 from tarotd.guard import ConnectionBounds, Far
 from tarotd.refusals import Refusals
 
-pytestmark = pytest.mark.skipif(
-    not gate_possible(), reason="needs 127.0.0.0/8 as this machine's (Linux)"
-)
+pytestmark = [
+    pytest.mark.daemons,
+    pytest.mark.skipif(not gate_possible(), reason="needs 127.0.0.0/8 as this machine's (Linux)"),
+]
 
 GREETING = b"\xff" + bytes(8) + b"\x7f"  #: the signature that opens every ZMTP 3 greeting
 DEADLINE = 0.3

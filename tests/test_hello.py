@@ -38,6 +38,8 @@ from tarotd.home import Home, load_or_create_identity
 from tarotd.mesh import encode
 from tarotd.refusals import Cause
 
+pytestmark = pytest.mark.daemons
+
 # --------------------------------------------------------------------------- replay
 
 
@@ -166,9 +168,8 @@ def test_a_hello_for_an_earlier_hi_of_its_connection_is_taken() -> None:
             await raw.send(hello(member, to, first))
             reply = await asyncio.wait_for(raw.recv_multipart(), timeout=5)
             assert b"hello-ack" in reply[0] and victim.mesh.refusals.counts() == {}
-            await raw.send(
-                hello(member, to, first)
-            )  # the same HELLO again: its challenges are spent
+            # the same HELLO again: its challenges are spent
+            await raw.send(hello(member, to, first))
             await wait_for(
                 lambda: victim.mesh.refusals.count(Cause.HELLO_STALE) == 1, "the copy refused"
             )

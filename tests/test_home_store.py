@@ -298,6 +298,7 @@ HOLD_LOCK = """
 """
 
 
+@pytest.mark.daemons
 def test_a_second_daemon_is_refused_and_told_the_holders_pid(home: Home) -> None:
     holder = python(HOLD_LOCK, str(home.path))
     try:
@@ -716,9 +717,8 @@ def test_score_sheets_and_results_are_recorded_with_their_deal(store: Store) -> 
     sheet.add_penalty(1)
     store.record_deal(TABLE, 1, sheet, [{"deal": 0, "audit": "ok"}, {"deal": 1, "audit": "ok"}])
     assert store.sheet(TABLE) == sheet and [r["deal"] for r in store.results(TABLE)] == [0, 1]
-    with pytest.raises(
-        StoreError, match="no deal 2"
-    ):  # all or nothing: the sheet is not saved either
+    # all or nothing: the sheet is not saved either
+    with pytest.raises(StoreError, match="no deal 2"):
         store.record_deal(TABLE, 2, ScoreSheet(["Anne", "Bruno", "Chloé"]), [])
     assert store.sheet(TABLE) == sheet and len(store.results(TABLE)) == 2
     store._db.execute("UPDATE scores SET sheet = '{\"format\": 1'")
@@ -827,6 +827,7 @@ WRITE_FOREVER = """
 """
 
 
+@pytest.mark.daemons
 def test_kill_9_mid_write_leaves_a_consistent_prefix_and_the_deal_resumes(tmp_path: Path) -> None:
     """Twice: a writer is killed while appending; every message it reported synced is there,
     nothing else is half there, and the second writer, replaying from 0, stores each once."""
@@ -905,9 +906,8 @@ def test_a_database_whose_first_log_was_deleted_is_refused_too(tmp_path: Path) -
     raw.close()
     with pytest.raises(StoreError, match="is empty, but this home has its identity keys"):
         Store(path, established=True)
-    Store(
-        tmp_path / "absent.db", established=True
-    ).close()  # no file at all: new (tarotd --print-key made the keys)
+    # no file at all: new (tarotd --print-key made the keys)
+    Store(tmp_path / "absent.db", established=True).close()
 
 
 def test_the_log_is_folded_into_the_database_at_each_scored_deal(tmp_path: Path) -> None:
@@ -931,9 +931,8 @@ def test_the_log_is_folded_into_the_database_at_each_scored_deal(tmp_path: Path)
         (tmp_path / "copy").mkdir()
         copy = tmp_path / "copy" / "tarot.db"
         copy.write_bytes(path.read_bytes())
-    with Store(
-        copy
-    ) as alone:  # a copy made while it was open, without the log: taken for what it is
+    # a copy made while it was open, without the log: taken for what it is
+    with Store(copy) as alone:
         assert alone.sheet(TABLE) == sheet and len(alone.messages(TABLE, 0)) == 200
         assert alone.deals(TABLE) == [DealRecord(0, 2, DealState.SCORED)]
         assert alone.log_lost and alone.table(TABLE) == TableRecord(
@@ -941,6 +940,7 @@ def test_the_log_is_folded_into_the_database_at_each_scored_deal(tmp_path: Path)
         )
 
 
+@pytest.mark.daemons
 @pytest.mark.parametrize("log", ["kept", "deleted"])
 def test_an_unclean_stop_whose_log_is_deleted_stops_the_tables_it_was_playing(
     tmp_path: Path, log: str
@@ -965,17 +965,16 @@ def test_an_unclean_stop_whose_log_is_deleted_stops_the_tables_it_was_playing(
             "finie": TableState.FINISHED,
             "en cours": TableState.LOG_LOST if log == "deleted" else TableState.PLAYING,
         }
-        assert db.results(bytes(range(16))) == [
-            {"deal": 0}
-        ]  # folded into the file: kept either way
-        assert (db.seed(bytes(range(16)), 1, 0) is None) is (
-            log == "deleted"
-        )  # what the log alone held
+        # folded into the file: kept either way
+        assert db.results(bytes(range(16))) == [{"deal": 0}]
+        # what the log alone held
+        assert (db.seed(bytes(range(16)), 1, 0) is None) is (log == "deleted")
     assert not wal.exists()  # closed cleanly
     with Store(path, established=True) as db:
         assert not db.log_lost
 
 
+@pytest.mark.daemons
 def test_a_full_disk_is_a_fault_that_keeps_nothing_half_and_clears(tmp_path: Path) -> None:
     """On a real full disk (a tmpfs): every write fails with a :class:`StoreFault` saying the
     disk is full, the store is left as it was (no transaction left open by the failed

@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from daemons import (
     assert_no_traceback,
     daemon_argv,
@@ -42,6 +43,8 @@ from intruder import Intruder
 from client.api import DaemonRefused, DaemonUnavailable, ask
 from protocol import pake
 from tarotd.lobby import invite_code
+
+pytestmark = pytest.mark.daemons
 
 CODE = "H4NP-3WRC"
 WRONG = b"H4NP3WRD"  #: one symbol off

@@ -21,13 +21,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from lan import NEEDS_ROOT, PEER_PORT, ROOT, Daemon, Fleet, check_table, fleet, lan_of
 
 from client.api import DaemonRefused, DaemonUnavailable, ask
 from lab.lansim import Lan
 from tarotd.home import Home, load_or_create_identity
 
-pytestmark = NEEDS_ROOT
+pytestmark = [pytest.mark.daemons, NEEDS_ROOT]
 
 SUBNET = "198.18.50."  #: this module's LAN, apart from the other tests'
 OPENER, GUESSER, PLAYERS = 0, 1, (2, 3)

@@ -26,6 +26,8 @@ from lab.tmux import Pane
 from tests.daemons import answer, daemon_argv, free_ports, home_key, kill_all, spawn
 from tests.lan import NEEDS_ROOT, fleet, lan_of
 
+pytestmark = pytest.mark.daemons
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

@@ -24,9 +24,12 @@ from lab.lansim import BROADCAST, Lan, LanError
 ROOT = Path(__file__).resolve().parent.parent
 HOSTS = 3
 
-pytestmark = pytest.mark.skipif(
-    not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root for network namespaces"
-)
+pytestmark = [
+    pytest.mark.daemons,
+    pytest.mark.skipif(
+        not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root for network namespaces"
+    ),
+]
 
 
 @pytest.fixture(scope="module")

@@ -19,16 +19,16 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from lan import NEEDS_ROOT, ROOT, Daemon, Fleet, check_table, fleet, lan_of, score_sheet
 
 from client.api import DaemonRefused, DaemonUnavailable, ask
 from lab.lansim import BROADCAST
 
-pytestmark = NEEDS_ROOT
+pytestmark = [pytest.mark.daemons, NEEDS_ROOT]
 
-TRIO = (
-    "TR10-7K4W"  #: the invite code given to every member of a table (none of them opens it first)
-)
+#: the invite code given to every member of a table (none of them opens it first)
+TRIO = "TR10-7K4W"
 
 
 def test_two_tables_form_by_discovery_alone_and_play_on_one_lan(tmp_path: Path) -> None:
@@ -180,6 +180,5 @@ def test_a_cable_pulled_for_good_the_others_end_the_deal_as_abandoned_by_that_se
         others = ", ".join(name for name in sheets[0]["seats"] if name != "joueur2")
         assert abandoned["void"].startswith("abandoned: joueur2 stopped answering"), abandoned
         assert abandoned["void"].endswith(f"unproven: reported silent by {others}"), abandoned
-        assert abandoned["scores"] == [0, 0, 0] and abandoned["contract"] is None, (
-            abandoned
-        )  # never in its favour
+        # never in its favour
+        assert abandoned["scores"] == [0, 0, 0] and abandoned["contract"] is None, abandoned

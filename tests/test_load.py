@@ -34,7 +34,7 @@ DEALS = 3
 BUDGET = 15 * 60.0  #: seconds for the whole run, from the first daemon started to the last exit
 POLL = 1.0  #: seconds between looks at the watched daemon and at the daemons' memory
 
-pytestmark = [pytest.mark.slow, NEEDS_ROOT]
+pytestmark = [pytest.mark.daemons, pytest.mark.slow, NEEDS_ROOT]
 
 
 @dataclass

@@ -89,6 +89,7 @@ class Network:
         return {r.setup.table_id for ready in self.ready.values() for r in ready}
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("seed", range(8))
 def test_daemons_wanting_one_table_name_converge_on_one_table(seed: int) -> None:
     network = Network([1, 1, 1, 1, 1], seed)
@@ -271,11 +272,11 @@ def test_an_offer_under_an_id_that_is_not_its_openers_is_refused(
         with caplog.at_level(logging.WARNING):
             assert lobby.receive(stranger, offer_frame(stranger, table=table)) == []
     assert lobby.offers == {}
-    assert (
-        caplog.text.count("is not derived from its opener's key and nonce") == 1
-    )  # once per daemon
+    # once per daemon
+    assert caplog.text.count("is not derived from its opener's key and nonce") == 1
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("seed", range(4))
 def test_a_strangers_offer_under_the_smallest_id_makes_nobody_withdraw_or_join(
     seed: int, caplog: pytest.LogCaptureFixture
@@ -294,9 +295,8 @@ def test_a_strangers_offer_under_the_smallest_id_makes_nobody_withdraw_or_join(
         network.post(key, lobby.want("club", 3))
     with caplog.at_level(logging.WARNING):
         network.run()
-    assert all(
-        table in lobby.offers for lobby in network.lobbies.values()
-    )  # heard, and bound to its opener
+    # heard, and bound to its opener
+    assert all(table in lobby.offers for lobby in network.lobbies.values())
     assert network.outside == {}  # not one join, nor anything else, went to the stranger
     (ready,) = {r.setup for rs in network.ready.values() for r in rs}
     assert set(ready.members) == {
@@ -363,9 +363,8 @@ def test_joining_by_code_checks_the_code_with_the_opener() -> None:
 
 @pytest.mark.parametrize("seed", range(4))
 def test_daemons_that_know_nobody_converge_on_the_opener_s_code(seed: int) -> None:
-    network = Network(
-        [1, 1, 1, 1, 1], seed, peers=False
-    )  # discovery alone: nobody is anybody's --peer
+    # discovery alone: nobody is anybody's --peer
+    network = Network([1, 1, 1, 1, 1], seed, peers=False)
     opener, *players, outsider = network.lobbies.values()
     network.post(opener.daemon_key, opener.want("club", 4))
     network.run()
@@ -462,9 +461,8 @@ def test_a_manifest_with_more_members_than_seats_is_refused_whole_and_the_next_g
         assert joined.manifest([*seated, joined.member(), joined.member()]) == []
     assert "refused the manifest" in caplog.text and "4 members for 3 seats" in caplog.text
     assert joined.offer.state is OfferState.OPEN and joined.offer.members == joined.seated
-    assert (
-        joined.me.joined == joined.table and joined.me.filling() is joined.offer
-    )  # still there, still filling
+    # still there, still filling
+    assert joined.me.joined == joined.table and joined.me.filling() is joined.offer
     out = joined.manifest([*seated, joined.member()])
     assert [frame["t"] for _, frame in out] == ["sign"] and joined.me.offers[
         joined.table

@@ -43,6 +43,8 @@ from protocol.replication.identity import Identity
 from tarotd.coin import seal_document
 from tarotd.lobby import Member, manifest_bytes
 
+pytestmark = pytest.mark.daemons
+
 NAMES = ["joueur0", "joueur1", "joueur2"]
 
 
@@ -130,9 +132,8 @@ def test_a_stranger_offering_the_smallest_id_takes_no_daemon_away_and_no_seat(
                 await check(intruder, homes[:2], ours)
                 await asyncio.sleep(0.1)
             start(2)
-            while any(
-                process.poll() is None for process in processes
-            ):  # --deals 1: they play, then exit
+            # --deals 1: they play, then exit
+            while any(process.poll() is None for process in processes):
                 if stranger == "seating itself":
                     take_seats(intruder, ours, tried)
                 await check(intruder, homes, ours)
@@ -150,9 +151,8 @@ def test_a_stranger_offering_the_smallest_id_takes_no_daemon_away_and_no_seat(
     sheets = [scores(home) for home in homes]
     assert all(sheet == sheets[0] for sheet in sheets)
     seats = sheets[0]["seats"]
-    assert isinstance(seats, list) and sorted(seats) == NAMES, sheets[
-        0
-    ]  # the three of them, and no stranger
+    # the three of them, and no stranger
+    assert isinstance(seats, list) and sorted(seats) == NAMES, sheets[0]
     told = logs(tmp_path, 3, tail=10**6)
     assert "its table id 00000000 is not derived from its opener's key and nonce" in told, told
     assert "not joining the offer of" in told

@@ -47,6 +47,8 @@ from tests.daemons import (
     wait_for_path,
 )
 
+pytestmark = pytest.mark.daemons
+
 HARD_LIMIT = 1024  #: the victim's open files, soft and hard: it cannot raise it
 VICTIM = 1
 PLAYERS = 3

@@ -36,6 +36,8 @@ from tarotd.mesh import Mesh
 from tarotd.store import Store
 from tarotd.thinking import BotTurn
 
+pytestmark = pytest.mark.daemons
+
 PLAYERS = 3
 WATCHDOG = 8.0  #: seconds before the test lets a blocked loop go, to fail rather than hang
 #: The daemons' seeds (``--deal-seed``, + the daemon's index): the same cards on most runs

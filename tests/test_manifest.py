@@ -23,6 +23,8 @@ from protocol.replication.manifest import (
 from protocol.replication.transcript import Transcript, proof_file, read_proof_file
 from tarotd.lobby import OfferState, ReadyTable
 
+pytestmark = pytest.mark.heavy
+
 SEATS = [
     (Identity.from_private_bytes(bytes([k + 1]) * 32), name)
     for k, name in enumerate(["Anne", "Basile", "Chloé"])
@@ -68,9 +70,8 @@ def test_a_manifest_reads_back_only_as_every_member_signed_it() -> None:
     manifest = signed.verified()
     assert (manifest.names, manifest.silence) == (("Anne", "Basile", "Chloé"), SilenceCost.PENALTY)
     renamed = signed.document.replace(b"Basile", b"Bastin")
-    with pytest.raises(
-        ManifestError, match=r"signature by seat 0 \(Anne\) does not check"
-    ):  # any change breaks them all
+    # any change breaks them all
+    with pytest.raises(ManifestError, match=r"signature by seat 0 \(Anne\) does not check"):
         SignedManifest(renamed, signed.signatures).verified()
     with pytest.raises(ManifestError, match="2 signatures for a manifest of 3 members"):
         SignedManifest(signed.document, signed.signatures[:2]).verified()

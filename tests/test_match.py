@@ -9,6 +9,8 @@ import pytest
 from client.cli import main
 from client.match_cmd import match
 
+pytestmark = pytest.mark.heavy
+
 
 def strip_times(result: dict[str, object]) -> dict[str, object]:
     levels = result["levels"]
@@ -34,6 +36,7 @@ def test_a_match_is_the_same_for_a_seed_and_its_figures_add_up() -> None:
     assert tested["bids_taken"] + other["bids_taken"] == contracts <= 2 * 4
 
 
+@pytest.mark.daemons
 def test_a_match_spread_over_processes_is_the_same_match() -> None:
     alone = match(3, 3, 4, ("strong:1", "basic"))
     spread = match(3, 3, 4, ("strong:1", "basic"), jobs=2)

@@ -397,6 +397,7 @@ msgpack_values = st.recursive(
 )
 
 
+@pytest.mark.heavy
 @given(st.binary(max_size=300))
 @settings(max_examples=3000)
 @example(b"\x91" * 5000)
@@ -406,6 +407,7 @@ def test_fuzz_random_bytes(data: bytes) -> None:
     check_decode(data)
 
 
+@pytest.mark.heavy
 @given(st.data())
 @settings(max_examples=2000, suppress_health_check=[HealthCheck.too_slow])
 def test_fuzz_mutated_valid_frames(data: st.DataObject) -> None:
@@ -427,6 +429,7 @@ def test_fuzz_mutated_valid_frames(data: st.DataObject) -> None:
     check_decode(bytes(wire))
 
 
+@pytest.mark.heavy
 @given(st.lists(msgpack_values, min_size=6, max_size=8), st.binary(min_size=60, max_size=70))
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 def test_fuzz_well_formed_frames_with_random_fields(body: list[object], signature: bytes) -> None:
@@ -437,6 +440,7 @@ def test_fuzz_well_formed_frames_with_random_fields(body: list[object], signatur
     check_decode(data)
 
 
+@pytest.mark.heavy
 @given(st.data())
 @settings(max_examples=1000, suppress_health_check=[HealthCheck.too_slow])
 def test_fuzz_one_field_replaced(data: st.DataObject) -> None:

@@ -195,6 +195,7 @@ def test_a_substitute_moves_as_the_player_it_replaces() -> None:
 # --------------------------------------------------------------------------- every movement
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("movement", list(Movement))
 def test_every_player_is_seated_exactly_once_per_round_at_legal_tables(movement: Movement) -> None:
     for players in range(8, 41):
@@ -233,6 +234,7 @@ def test_the_seeded_draw_is_uniform_enough() -> None:
     assert set(counts) == set(range(6)) and all(800 < c < 1200 for c in counts.values())
 
 
+@pytest.mark.heavy
 def test_the_random_movement_keeps_repeat_meetings_low() -> None:
     """Measured bounds, for every count from 8 to 40 (two seeds each): from 20 players up,
     three rounds seat nobody with the same player twice; from 11 up, no pair meets three

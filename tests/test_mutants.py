@@ -34,6 +34,7 @@ def test_the_mutant_names_are_unique() -> None:
     assert len(set(names)) == len(names)
 
 
+@pytest.mark.daemons
 @pytest.mark.slow
 def test_every_mutant_is_killed() -> None:
     """The whole run: a few minutes (each mutant's tests in a copy of the tree)."""

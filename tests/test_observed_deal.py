@@ -12,6 +12,8 @@ from protocol.rules.deal import Action, AnnounceChelem, Bid, Deal, Ecart, Phase,
 from protocol.rules.rules import RuleError
 from protocol.rules.variants import Contract, variant
 
+pytestmark = pytest.mark.heavy
+
 
 def follow(referee: Deal, replicas: list[Deal], action: Action) -> None:
     """Give every replica what its seat learns from ``action``."""

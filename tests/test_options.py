@@ -55,6 +55,7 @@ def refused(result: subprocess.CompletedProcess[str], prog: str) -> str:
 # --- tarotd: the values the issue found taken, on the real command ---------------------------
 
 
+@pytest.mark.daemons
 @pytest.mark.parametrize(
     "argv, said",
     [
@@ -94,6 +95,7 @@ def test_tarotd_refuses_at_start_what_it_used_to_take(
     assert not (tmp_path / "home").exists()  # refused before anything was made
 
 
+@pytest.mark.daemons
 def test_tarotd_refuses_an_address_that_is_not_this_machines(tmp_path: Path) -> None:
     """Only binding can tell (198.51.100.7 is TEST-NET-2, on no machine): said in one line with
     status 2 after the log's first lines, where the mesh raised a ``ZMQError`` before."""
@@ -107,6 +109,7 @@ def test_tarotd_refuses_an_address_that_is_not_this_machines(tmp_path: Path) -> 
     )
 
 
+@pytest.mark.daemons
 def test_tarotd_refuses_a_port_taken_by_another_program(tmp_path: Path) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
@@ -120,6 +123,7 @@ def test_tarotd_refuses_a_port_taken_by_another_program(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.daemons
 def test_tarotd_says_so_when_the_discovery_port_is_held(tmp_path: Path) -> None:
     """By a socket that does not share it (another user's daemon): a traceback before."""
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as held:
@@ -306,6 +310,7 @@ def test_a_silence_after_seeing_ones_cards_costs_by_default(tmp_path: Path) -> N
 # --- scripts/play and tarot -----------------------------------------------------------------
 
 
+@pytest.mark.daemons
 @pytest.mark.parametrize(
     "argv, said",
     [
@@ -344,6 +349,7 @@ def test_scripts_play_refuses_a_bad_value_before_it_starts_anything(
     assert not (tmp_path / "state").exists()  # no run directory, no daemon
 
 
+@pytest.mark.daemons
 def test_tarot_refuses_an_empty_home() -> None:
     """``--home ""`` was the current directory: "no daemon is running with the home ."."""
     result = subprocess.run(

@@ -16,9 +16,12 @@ from test_play_tmux import _processes_mentioning
 from client.tui.i18n import Texts
 from lab.tmux import Pane
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("tmux") is None, reason="tmux is not installed (apt-get install tmux)"
-)
+pytestmark = [
+    pytest.mark.daemons,
+    pytest.mark.skipif(
+        shutil.which("tmux") is None, reason="tmux is not installed (apt-get install tmux)"
+    ),
+]
 
 
 @pytest.fixture

@@ -22,9 +22,12 @@ from daemons import ROOT
 
 from lab.tmux import Pane, answer, scored
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("tmux") is None, reason="tmux is not installed (apt-get install tmux)"
-)
+pytestmark = [
+    pytest.mark.daemons,
+    pytest.mark.skipif(
+        shutil.which("tmux") is None, reason="tmux is not installed (apt-get install tmux)"
+    ),
+]
 
 
 @pytest.fixture

@@ -15,6 +15,8 @@ from protocol.rules.deal import Deal, Phase, Play
 from protocol.rules.scoring import score_deal, score_row
 from protocol.rules.variants import variant
 
+pytestmark = pytest.mark.heavy
+
 deals = st.tuples(st.sampled_from([3, 4, 5]), st.integers(0, 4), st.integers(0, 2**32))
 
 

@@ -58,7 +58,9 @@ def test_a_sub_package_imports_only_the_ideas_below_it(path: Path) -> None:
 
 def test_every_module_of_protocol_has_its_place() -> None:
     loose = sorted(p.name for p in PROTOCOL.glob("*.py") if p.name != "__init__.py")
-    assert loose == ["localapi.py", "pake.py"], "a module belongs in a sub-package by its idea"
+    assert loose == ["localapi.py", "pake.py", "plugins.py"], (
+        "a module belongs in a sub-package by its idea"
+    )
     assert {p.name for p in PROTOCOL.iterdir() if p.is_dir() and p.name != "__pycache__"} == set(
         ALLOWED
     )

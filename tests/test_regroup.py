@@ -15,6 +15,8 @@ import pytest
 from tarotd.store import Store, TableState
 from tests.daemons import answer, kill_all, logs, scores, start_daemons, wait_all
 
+pytestmark = pytest.mark.daemons
+
 DEALS = 3  #: a table's deals: the kill after the first leaves two, which nobody plays in a blink
 
 

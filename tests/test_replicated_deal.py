@@ -27,6 +27,8 @@ from protocol.rules.scoring import Camp
 from protocol.rules.variants import Contract, PoigneeSize, Variant, variant
 from protocol.rules.view import SeatView
 
+pytestmark = pytest.mark.heavy
+
 
 @pytest.mark.parametrize("players", [3, 4, 5])
 def test_every_seat_ends_with_the_same_transcript_and_score(players: int) -> None:
@@ -263,9 +265,8 @@ def test_the_takers_triple_poignee_shows_the_ecart_trump_again_through_the_proto
             and machine.public.game.poignees[0].size is PoigneeSize.TRIPLE
         )
     game = machines[0].public.game
-    assert (
-        game is not None and len(game.ecart) == 1
-    )  # the one trump the écart had to take, opened to every seat
+    # the one trump the écart had to take, opened to every seat
+    assert game is not None and len(game.ecart) == 1
     poignee = next(m for m in machines[0].transcript.messages if m.kind is Kind.POIGNEE)
     assert isinstance(poignee.payload, dict) and poignee.payload["ecart"] == [game.ecart[0].code]
 

@@ -13,6 +13,8 @@ from protocol.bots.players import decide
 from protocol.replication.machine import SeatMachine
 from protocol.replication.messages import Message, decode, encode
 
+pytestmark = pytest.mark.heavy
+
 PLAYERS = 5
 
 
@@ -90,9 +92,8 @@ def test_a_seat_that_timed_a_peer_out_resumes_after_its_reveal() -> None:
     killed then and rebuilt from its journal, learns its own time-out from the reveal it had
     signed — it signs nothing different — and the deal ends abandoned by seat 2."""
     players, silent = 3, 2
-    table, identities = sim_table(
-        players, seed=7
-    )  # a deal that reaches the tricks under the v2 card points
+    # a deal that reaches the tricks under the v2 card points
+    table, identities = sim_table(players, seed=7)
     seeds = [bytes([s + 1]) * 32 for s in range(players)]
     machines = [SeatMachine(table, 0, 0, s, identities[s], seeds[s]) for s in range(players)]
     policies = [make_bot("basic", random.Random(s)) for s in range(players)]

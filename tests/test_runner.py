@@ -24,6 +24,8 @@ from tarotd.lobby import Member, ReadyTable
 from tarotd.runner import MAX_RELAYED, TableRunner, bot_policies, decoded, relayed
 from tarotd.store import DealState, LocalFault, Store, StoreFault, TableRecord, TableState
 
+pytestmark = pytest.mark.heavy
+
 
 class MemoryJournal:
     """The runner's journal in memory (the daemon's is the SQLite store)."""
@@ -268,9 +270,8 @@ def test_a_person_reads_the_score_sheet_before_the_next_deal() -> None:
 
     def reads_the_sheet(person: TableRunner) -> TableRunner:
         assert person.completed == 1 and not person.machines
-        assert all(
-            r.deal_number == 1 and r.machines for r in runners[1:]
-        )  # they wait for its commit
+        # they wait for its commit
+        assert all(r.deal_number == 1 and r.machines for r in runners[1:])
         return person
 
     person = play_with_a_person(runners, reads_the_sheet)
@@ -297,9 +298,8 @@ def test_relays_wait_for_a_batch_that_reaches_every_daemon_but_the_signers() -> 
     before = len(journal.journal)
     c.receive(*decoded(relayed(batches[0][1])))
     assert journal.journal[before][1] == decode(commit)
-    assert (
-        c.receive(*decoded(relayed(batches[0][1]))) == [] and len(journal.journal) == before + 1
-    )  # a copy
+    # a copy
+    assert c.receive(*decoded(relayed(batches[0][1]))) == [] and len(journal.journal) == before + 1
 
 
 def test_a_daemon_hosting_several_seats_sends_and_relays_each_message_once() -> None:
@@ -504,9 +504,8 @@ def test_a_deal_whose_recording_fails_is_on_the_sheet_once(tmp_path: Path, again
                 and victim.completed == 0
                 and not victim.sheet.rows
             )
-            assert [deal for deal, _ in signed] == [
-                0
-            ]  # signed before the write: a crash now leaves it signed
+            # signed before the write: a crash now leaves it signed
+            assert [deal for deal, _ in signed] == [0]
             disk.full = False
             if again != "the same runner":
                 rebuilt = TableRunner(
@@ -530,9 +529,8 @@ def test_a_deal_whose_recording_fails_is_on_the_sheet_once(tmp_path: Path, again
     assert disk.refused == 1 and all(r.finished for r in runners)
     assert all(r.sheet == runners[0].sheet for r in runners) and len(victim.sheet.rows) == 2
     assert [result["deal"] for result in victim.results] == [0, 1]
-    assert [deal for deal, _ in signed] == [0, 0, 1] and signed[0] == signed[
-        1
-    ]  # deal 0 signed again, the same
+    # deal 0 signed again, the same
+    assert [deal for deal, _ in signed] == [0, 0, 1] and signed[0] == signed[1]
     assert (
         isinstance(victim.journal, Store) and victim.journal.sheet(victim.table_id) == victim.sheet
     )
@@ -545,9 +543,8 @@ def test_the_next_deals_first_messages_outlive_a_crash_between_deals() -> None:
     runners = make_runners([1, 1, 1], deals=2)
 
     def killed_and_started_again(person: TableRunner) -> TableRunner:
-        assert all(
-            r.deal_number == 1 and r.machines for r in runners[1:]
-        )  # their commitments went out
+        # their commitments went out
+        assert all(r.deal_number == 1 and r.machines for r in runners[1:])
         reborn = TableRunner(
             person.ready, person.daemon_key, person.identities, person.bots, person.journal, 2
         )

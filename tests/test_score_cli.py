@@ -160,6 +160,7 @@ def _env() -> dict[str, str]:
     return env
 
 
+@pytest.mark.daemons
 def test_subprocess_python_m(tmp_path: Path) -> None:
     """The real process: exit status, stdout and stderr as a shell sees them."""
     argv, expected = FFT_EXAMPLES[4]
@@ -187,6 +188,7 @@ def test_subprocess_python_m(tmp_path: Path) -> None:
     assert "petite, garde, garde-sans, garde-contre" in bad.stderr
 
 
+@pytest.mark.daemons
 def test_console_script() -> None:
     script = shutil.which("tarot", path=str(Path(sys.executable).parent))
     if script is None:
@@ -263,6 +265,7 @@ def test_errors_are_one_line_with_status_2(
         assert word in err, (word, err)
 
 
+@pytest.mark.daemons
 def test_no_command_opens_the_game_and_without_a_daemon_says_how_to_start_one(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -481,6 +484,7 @@ def _adds_up(lines: list[str], players: int) -> None:
     assert _scores_of(lines[-1], players) == [sum(column) for column in zip(*rows, strict=True)]
 
 
+@pytest.mark.heavy
 def test_the_sheet_of_real_deals_shows_each_penalty_row_and_a_scored_deal_as_scored(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -164,9 +164,8 @@ def test_no_half_point_at_four_players() -> None:
     assert DealOutcome(3, GARDE, hp("89.5"), 3).won  # the defence's one trick: 3 low cards
     with pytest.raises(ValueError, match="all 24 tricks of 3 cards and the écart of 6"):
         DealOutcome(3, GARDE, hp("90.5"), 3, chelem=A)
-    assert DealOutcome(
-        5, CONTRE, hp("89.5"), 3, chelem=A
-    ).won  # 75 cards: the chien is the defence's
+    # 75 cards: the chien is the defence's
+    assert DealOutcome(5, CONTRE, hp("89.5"), 3, chelem=A).won
     with pytest.raises(ValueError, match="so its points end in .5"):
         DealOutcome(5, CONTRE, hp("91"), 3, chelem=A)
     with pytest.raises(ValueError, match="no trick and the chien of 3"):
@@ -586,9 +585,8 @@ def test_poignees_beside_an_unseen_chien() -> None:
     cachées »).  When a chelem leaves a camp only that chien (and an Excuse it kept), its Petit and
     21 lie there: at five a simple and a triple poignée (8 + 13 = 21 trumps) cannot be shown."""
     both = ((A, SIMPLE), (D, TRIPLE))
-    assert DealOutcome(
-        **deal(5, SANS, "13.5", 2, chelem=D, poignees=both)
-    )  # one trump hidden: 21 left
+    # one trump hidden: 21 left
+    assert DealOutcome(**deal(5, SANS, "13.5", 2, chelem=D, poignees=both))
     _refused(
         deal(5, SANS, "13.5", 3, chelem=D, poignees=both),
         "21 trumps.*2 of the trumps were in no hand.*20 at most",

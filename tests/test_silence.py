@@ -62,6 +62,7 @@ def test_the_time_the_daemon_was_held_is_nobodys_silence() -> None:
     assert clock.silent(TABLE, "a", 7.5, timeout=2.0)
 
 
+@pytest.mark.daemons
 def test_seats_that_each_answer_within_the_timeout_are_never_timed_out(tmp_path: Path) -> None:
     """Five bots answering in 0.6 s against a timeout of 2 s: each daemon sends nothing for
     2.4 s and more between two of its cards (four others play meanwhile), and timed out
@@ -86,6 +87,7 @@ def decision(home: Path) -> object:
     return state.get("decision") if isinstance(state, dict) else None
 
 
+@pytest.mark.daemons
 def test_a_player_deciding_at_a_daemon_that_answers_has_the_decision_timeout(
     tmp_path: Path,
 ) -> None:

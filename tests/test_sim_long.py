@@ -9,6 +9,8 @@ import pytest
 
 from client.cli import main as tarot
 
+pytestmark = pytest.mark.heavy
+
 
 @pytest.mark.slow
 @pytest.mark.parametrize("players", [3, 4, 5])

@@ -589,6 +589,7 @@ def _verdict(public: PublicDeck, payload: DeckPayload) -> Verdict:
     return caught.value.verdict
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("how", ["short", "long"])
 def test_deal_and_chien_keys_of_the_wrong_count_name_their_sender(how: str) -> None:
     """Counted before any key is used: ``zip`` with the positions would drop the extra or
@@ -605,6 +606,7 @@ def test_deal_and_chien_keys_of_the_wrong_count_name_their_sender(how: str) -> N
     assert (verdict.seat, verdict.step) == (2, "chien") and "instead of" in verdict.reason
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("how", ["short", "long"])
 @pytest.mark.parametrize("field", ["chain_responses", "opening_responses", "summary"])
 def test_a_shuffle_payload_with_a_proof_list_of_the_wrong_length_names_its_sender(

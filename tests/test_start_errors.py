@@ -23,6 +23,8 @@ from disk import fill, small_disk
 from tarotd.home import Home, load_or_create_identity
 from tarotd.store import Store
 
+pytestmark = pytest.mark.daemons
+
 ROOT = Path(__file__).resolve().parent.parent
 
 #: Exit status of the namespace's script when it could not mount: the test is skipped.

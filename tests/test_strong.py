@@ -88,9 +88,8 @@ def check_sample(deal: Deal, seat: int, rng: random.Random) -> None:
         assert dealt | view.played | set(view.ecart) == set(DECK)
         if chien_turned and seat != view.taker and view.phase is Phase.PLAYING:
             assert view.taker is not None
-            assert all(
-                not c.is_trump and may_discard(c) for c in places[n]
-            )  # the écart's hidden part
+            # the écart's hidden part
+            assert all(not c.is_trump and may_discard(c) for c in places[n])
             assert all(
                 c in places[view.taker] or c in places[n]
                 for c in view.chien

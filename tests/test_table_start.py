@@ -21,6 +21,8 @@ from tarotd.daemon import LOBBY, Daemon, Options, StaticPeer
 from tarotd.home import Home, load_or_create_identity
 from tarotd.mesh import Mesh
 
+pytestmark = pytest.mark.daemons
+
 HELD_BACK = 1.5  #: seconds a coin takes between the two slow daemons: longer than via the third
 
 

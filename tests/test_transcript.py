@@ -411,6 +411,7 @@ def repack(fields: list[object]) -> bytes:
     return data
 
 
+@pytest.mark.heavy
 def test_every_single_byte_flip_is_detected() -> None:
     """Flip a bit of each byte of a saved transcript in turn: either the file is rejected, or
     (inside a name, a label that is not signed) only that name changed."""

@@ -43,6 +43,8 @@ from protocol.rules.rules import poignee_sizes_available
 from protocol.rules.variants import variant
 from tarotd.home import Home
 
+pytestmark = pytest.mark.daemons
+
 RIGHT, LEFT, ENTER = "\x1b[C", "\x1b[D", "\r"
 #: A deal seed that, with the keys of :func:`plant_keys`, deals the player eight trumps at five
 #: (found by trying seeds in turn; a few per cent of them do).
@@ -325,9 +327,8 @@ def test_whole_deals_from_the_keyboard_with_an_ecart(
     state = model.state or {}
     assert state["between_deals"] and len(state["results"]) == seen["deals"]
     assert all(sum(row["scores"]) == 0 and row["audit"] == "ok" for row in state["results"])
-    for row in state[
-        "results"
-    ]:  # the real daemon's breakdown: the score term by term, the hands once audited
+    # the real daemon's breakdown: the score term by term, the hands once audited
+    for row in state["results"]:
         breakdown = row["breakdown"]
         assert (
             len(breakdown["hands"]) == 3

@@ -25,9 +25,12 @@ from client.tui.contrast import plain
 from client.tui.i18n import Texts
 from lab.tmux import Pane
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("tmux") is None, reason="tmux is not installed (apt-get install tmux)"
-)
+pytestmark = [
+    pytest.mark.daemons,
+    pytest.mark.skipif(
+        shutil.which("tmux") is None, reason="tmux is not installed (apt-get install tmux)"
+    ),
+]
 
 SIZES = ((80, 24), (120, 40), (200, 50))
 

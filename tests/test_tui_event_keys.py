@@ -24,6 +24,8 @@ from client.tui.i18n import Texts
 from client.tui.model import Model
 from lab.tmux import Pane
 
+pytestmark = pytest.mark.daemons
+
 EVENT = "dd" * 16
 
 

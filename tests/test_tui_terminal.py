@@ -27,9 +27,12 @@ from client.tui.contrast import THEMES, plain, unreadable
 from client.tui.i18n import Texts
 from lab.tmux import Pane
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("tmux") is None, reason="tmux is not installed (apt-get install tmux)"
-)
+pytestmark = [
+    pytest.mark.daemons,
+    pytest.mark.skipif(
+        shutil.which("tmux") is None, reason="tmux is not installed (apt-get install tmux)"
+    ),
+]
 
 NAMES = ["moi", "anne", "bruno", "chloe", "david"]
 HAND = ["T21", "T18", "T7", "T1", "QS", "9S", "5C", "KC", "QH", "2H", "KD", "3D", "EX"]

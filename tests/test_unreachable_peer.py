@@ -6,8 +6,12 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
+
 from protocol.replication.identity import Identity
 from tests.daemons import answer, daemon_argv, free_ports, kill_all, log_path, spawn
+
+pytestmark = pytest.mark.daemons
 
 
 def test_an_unreachable_peer_is_logged_once_and_shown_in_status(tmp_path: Path) -> None:

@@ -24,6 +24,8 @@ from tarotd.daemon import Daemon, Options
 from tarotd.lobby import ReadyTable
 from tarotd.store import SCHEMA_VERSION, Store, TableState
 
+pytestmark = pytest.mark.daemons
+
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "v2-home"
 
 

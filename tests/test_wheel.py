@@ -25,6 +25,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.daemons
+
 ROOT = Path(__file__).resolve().parent.parent
 WHEELHOUSE = ROOT / "scripts" / "wheelhouse"
 #: The project's runtime dependencies with compiled code: a player's laptop has no compiler,

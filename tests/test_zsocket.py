@@ -18,6 +18,8 @@ import zmq.asyncio
 
 from tarotd.zsocket import LoopSocket
 
+pytestmark = pytest.mark.daemons
+
 DEALER_ID = b"dealer"
 
 

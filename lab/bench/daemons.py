@@ -275,9 +275,8 @@ class LoopbackTable:
             if process.returncode != 0:
                 raise self.failure(f"tarotd {daemon.index} exited with status {process.returncode}")
         try:
-            await asyncio.wait_for(
-                asyncio.gather(*self._pumps), EXIT_TIMEOUT
-            )  # up to "disconnected"
+            # up to "disconnected"
+            await asyncio.wait_for(asyncio.gather(*self._pumps), EXIT_TIMEOUT)
         except TimeoutError:
             raise self.failure("a daemon's API connection stayed open after it exited") from None
 
@@ -340,9 +339,8 @@ def deal_times(logs: Sequence[Timed], deals: int) -> tuple[list[float], list[flo
     deck, whole = [], []
     for k in range(1, deals):
         start = min(s[k - 1] for s in scores)
-        deck.append(
-            (max(h[-deals + k] for h in hands) - start) * 1000
-        )  # deal 0's hand may be missed
+        # deal 0's hand may be missed
+        deck.append((max(h[-deals + k] for h in hands) - start) * 1000)
         whole.append((max(s[k] for s in scores) - start) * 1000)
     return deck, whole
 

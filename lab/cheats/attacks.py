@@ -60,6 +60,7 @@ from protocol.deck.group import sub as point_sub
 from protocol.deck.lock_proof import LockProof, prove_lock
 from protocol.deck.seeds import DECK_SIZE, SeatSecrets
 from protocol.deck.shuffle_proof import prove_shuffle
+from protocol.plugins import Addressed
 from protocol.replication.identity import Identity
 from protocol.replication.machine import SeatMachine
 from protocol.replication.messages import Kind, Message, WireValue, encode, sign_message
@@ -74,9 +75,6 @@ from protocol.replication.public import Stage
 from protocol.rules.cards import DECK, Card, card
 from protocol.rules.deal import Action, Bid, Call, Play, ShowPoignee
 from protocol.rules.variants import Contract
-
-#: A frame for the transport: the seats to hand it to (None: every other seat) and its bytes.
-Addressed = tuple[frozenset[int] | None, bytes]
 
 #: Frames in one burst of the flood.
 FLOOD_FRAMES = 60
@@ -289,9 +287,8 @@ class LockTracerDeck(HalfFixLockTracerDeck):
         forged = super()._forged(before)  # Eⱼ = bⱼ·(t·Fₚ)
         spare = self.setup.layout.positions_of(self.seat)[len(targets)]
         own = [spare, *targets]
-        unlocked = mul_each(
-            [s.blanket_inverse] * len(own), [before[j] for j in own]
-        )  # their true F
+        # their true F
+        unlocked = mul_each([s.blanket_inverse] * len(own), [before[j] for j in own])
         moved = mul_each(
             [scalar_mul(self.multiple, s.blanket_inverse)] * len(targets),
             [before[p] for p in targets.values()],
@@ -439,9 +436,8 @@ class Tracer(_Reader):
         deck = self.secret
         assert isinstance(deck, TracerDeck)
         found = deck.trace(self._shuffles()[-1].points)
-        return (
-            {} if found is None or self.seat != 0 else {found: TRACED}
-        )  # only the first shuffler knows the card
+        # only the first shuffler knows the card
+        return {} if found is None or self.seat != 0 else {found: TRACED}
 
 
 class HalfFixLockTracer(_Reader):
@@ -977,3 +973,19 @@ def cheat_machine(kind: str) -> type[Cheater]:
         raise ValueError(
             f"unknown cheat {kind!r}: use one of {', '.join(sorted(CHEATS))}"
         ) from None
+
+
+class _Lab:
+    """The cheat lab as the programs find it (:class:`protocol.plugins.CheatLab`), through the
+    entry point ``tarot.cheats: lab`` that pyproject.toml declares."""
+
+    kinds: Sequence[str] = tuple(sorted(CHEATS))
+
+    def machine(self, kind: str) -> type[SeatMachine]:
+        return cheat_machine(kind)
+
+    def cheater(self, machine: SeatMachine) -> Cheater | None:
+        return machine if isinstance(machine, Cheater) else None
+
+
+LAB = _Lab()

@@ -42,9 +42,8 @@ class CheatRun:
     deal: int  #: the deal in which it carried the attack out (or the last one tried)
     attempted: bool
     verdicts: dict[int, Verdict | None]  #: each honest seat's verdict, after its audit
-    proofs: dict[
-        int, Verdict | None
-    ]  #: what ``tarot audit`` gives on each honest seat's proof file
+    #: what ``tarot audit`` gives on each honest seat's proof file
+    proofs: dict[int, Verdict | None]
     #: "at once", "at once, named by the audit", "at the audit", "at the timeout", "refused"
     when: str
     refused: dict[int, int]  #: frames that changed nothing, by sending seat
@@ -233,9 +232,8 @@ def main() -> int:
         f"\n{len(runs)} runs, {len(tried)} attacks carried out, {caught} caught ({share:.1f} %), "
         f"{blamed} honest seats blamed, {elapsed:.0f} s"
     )
-    return (
-        0 if caught == len(tried) and blamed == 0 else 1
-    )  # an attack never tried is reported, not failed
+    # an attack never tried is reported, not failed
+    return 0 if caught == len(tried) and blamed == 0 else 1
 
 
 if __name__ == "__main__":
