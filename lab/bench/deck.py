@@ -71,8 +71,9 @@ def minimum_mults(players: int) -> dict[str, int]:
 def scalarmult_floor_us(samples: int, batch: int = 100) -> list[float]:
     """The unit of cost on this machine: microseconds per scalar multiplication, through the
     protocol's own :func:`~protocol.deck.group.mul` (ristretto255's multiplication through
-    ``rbcl``, its decoding the point's check, as the deck pays it).  One sample is the mean over ``batch`` of them:
-    a single multiplication is too short for the clock to time it well, and a sample much
+    ``rbcl``, its decoding the point's check, as the deck pays it).  One sample is the mean over
+    ``batch`` of them: a single multiplication is too short for the clock to time it well, and a
+    sample much
     shorter than the deck it is compared with would slip between the neighbours' time slices
     on a loaded machine and make the floor look lower than the deck ever sees it."""
     return [us for us, _ in floor_samples(samples, batch)]
