@@ -7,7 +7,9 @@ field and says what it should be, before anything is looked up or moved.  The ha
 (:mod:`tarotd.answers`) then take typed requests only.  Pure: no daemon, no socket.
 
 >>> parse_move("play", {"op": "play", "card": "KH"}).action(2)
-Play(seat=2, card=Card(suit=<Suit.HEARTS: 'H'>, rank=14))
+Play(seat=2, card=Card(KH))
+>>> parse_move("bid", {"op": "bid", "contract": "garde"}).action(1)
+Bid(seat=1, contract=<Contract.GARDE: 2>)
 >>> parse_open({"op": "open", "seats": "five"})
 Traceback (most recent call last):
 ...
