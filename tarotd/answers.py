@@ -17,7 +17,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
 from protocol.event.event import EventError
-from protocol.localapi import StateDocument, TableOffer
+from protocol.localapi import StateDocument, Status, TableOffer
 from protocol.rules.rules import RuleError
 from tarotd.api import ApiError
 from tarotd.home import load_or_create_identity
@@ -76,7 +76,7 @@ class Answers:
 
     # --- The table ----------------------------------------------------------------------
 
-    async def status(self, _: Bare) -> Any:
+    async def status(self, _: Bare) -> Status:
         return self.daemon.peers.status()
 
     async def scores(self, _: Bare) -> Any:
