@@ -79,6 +79,9 @@ class OptionError(Exception):
 
 @dataclass
 class Daemon:
+    """One daemon: its world-facing parts, made by :meth:`start`, and the roles that read
+    them from here (module docstring) — wired, not decided, here."""
+
     options: Options
     home: Home = field(init=False)
     identity: Identity = field(init=False)
