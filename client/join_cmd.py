@@ -28,6 +28,7 @@ from typing import Any, Final
 
 from client.api import DaemonRefused, DaemonUnavailable, ask, default_home
 from client.cli import SubParsers
+from protocol.localapi import StateDocument
 
 #: How long a daemon just started may take to answer on its socket (a loaded laptop imports
 #: the crypto libraries and opens its store first).
@@ -241,13 +242,13 @@ def _join(home: Path, code: str, wait: float) -> str | None:
     """Join the table that proves ``code`` once the daemon hears of it; None once joined (or
     already at it), else why not, for the player."""
     try:
-        seated: dict[str, Any] = asyncio.run(ask(home, "state"))
+        seated: StateDocument = asyncio.run(ask(home, "state"))
     except (DaemonUnavailable, DaemonRefused) as error:
         return f"your daemon stopped answering: {error}"
-    if seated.get("table") is not None and not seated.get("finished"):
+    if seated["table"] is not None and not seated["finished"]:
         # Typed again at the table (a finished one, the evening's last, is no reason to wait).
         print(
-            f"tarot join: your daemon is at a table already ({seated.get('name')}): opening it",
+            f"tarot join: your daemon is at a table already ({seated['name']}): opening it",
             file=sys.stderr,
         )
         return None

@@ -103,3 +103,53 @@ class TableOffer(TypedDict):
     verified: bool
     #: why its opener refused the code we gave it, if it did: "code", "wait" or "locked"
     refused: str | None
+
+
+class AwaySeat(TypedDict):
+    """A seat whose member's daemon is unreachable, and since how long it was last heard."""
+
+    seat: int
+    seconds: float
+
+
+class SeatDocument(TypedDict):
+    """A table as the client of one seat draws it (``tarotd/views.py``: nothing the seat
+    may not know)."""
+
+    table: str  #: the table id, hexadecimal
+    name: str  #: the table's name ("" if it has none)
+    seats: list[str]  #: the players' names, by seat
+    fingerprints: list[str]  #: of each seat's key, by seat
+    seat: int | None  #: ours; None if the daemon has no seat of its own there
+    deal: int
+    dealer: int
+    view: dict[str, Any] | None  #: the deal as our seat sees it (its hand, the tricks…)
+    last_view: dict[str, Any] | None  #: between deals: how the last one ended
+    waiting_for: list[int]  #: the seats the table waits for
+    away: list[AwaySeat]
+    decision: str | None  #: what our seat must decide now (a ``Phase`` value), if anything
+    options: dict[str, Any] | None  #: the legal choices of that decision
+    between_deals: bool
+    finished: bool
+    scores: list[int]  #: each player's balance so far, by seat
+    results: list[dict[str, object]]  #: one per scored deal
+
+
+class SeatState(SeatDocument):
+    """The answer to ``state`` at a table: the seat's view, and what the daemon adds."""
+
+    paused: PauseDocument | None
+    #: The deal is over here but its record waits for the other members' closing.
+    unsettled: bool
+    #: At a finished table, the members not yet known to hold its last row.
+    rows_awaited: list[str]
+
+
+class NoTable(TypedDict):
+    """The answer to ``state`` before any table."""
+
+    table: None
+
+
+#: The answer to ``state``: the client tells the two apart by ``table``.
+StateDocument = SeatState | NoTable

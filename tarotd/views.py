@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from protocol.localapi import SeatDocument
 from protocol.replication.audit import DealAudit
 from protocol.replication.identity import fingerprint
 from protocol.replication.machine import SeatMachine
@@ -158,7 +159,7 @@ def decision_options(machine: SeatMachine) -> dict[str, Any] | None:
 
 def seat_state(
     runner: TableRunner, key: bytes, away: dict[int, float] | None = None
-) -> dict[str, Any]:
+) -> SeatDocument:
     """Everything the client of the seat with identity ``key`` needs to redraw its screen.
     ``away``: seats whose daemon is unreachable, with the seconds since it was last heard."""
     seat = next((s for s, m in enumerate(runner.ready.members) if m.key == key), None)

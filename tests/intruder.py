@@ -24,7 +24,7 @@ from protocol.replication.identity import Identity
 from tarotd.lobby import MANIFEST_DOMAIN, Lobby, Member, manifest_bytes
 from tarotd.mesh import Mesh, PeerState, PeerStatus
 
-LOBBY = "lobby"  #: the daemon's lobby channel (tarotd/daemon.py)
+LOBBY = "lobby"  #: the daemon's lobby channel (tarotd/channels.py)
 
 
 class Intruder:

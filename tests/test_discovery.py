@@ -953,31 +953,32 @@ def test_a_flood_refused_by_the_census_takes_no_signature_check_on_the_endpoint(
 
 
 def test_the_daemon_links_the_best_standing_first_and_again_once_it_rose() -> None:
-    """``Daemon._on_peers``: the peers discovery lists go to the mesh best first (the links it
+    """``PeerWatch.on_peers``: the peers discovery lists go to the mesh best first (the links it
     keeps for them are taken before strangers'), each once every ``RELINK_EVERY`` — but at once
     again when its standing rose (it named our table, or proved our code)."""
     from types import SimpleNamespace
     from typing import Any, cast
 
-    from tarotd.daemon import Daemon
+    from tarotd.status import PeerWatch
 
     offered: list[tuple[str, Standing]] = []
 
     def connect(endpoint: str, expected_key: bytes, standing: Standing) -> None:
         offered.append((endpoint.rpartition(":")[0].removeprefix("tcp://"), standing))
 
-    daemon = cast(Any, SimpleNamespace(_offered={}, mesh=SimpleNamespace(connect=connect)))
+    mesh = SimpleNamespace(connect=connect)
+    watch = cast(Any, SimpleNamespace(_offered={}, daemon=SimpleNamespace(mesh=mesh)))
     keys = [Identity.from_private_bytes(bytes([seed]) * 32).public_key for seed in range(3, 6)]
     standings = [Standing.STRANGER, Standing.PROVEN, Standing.WANTED]
     peers = [
         Peer(key, f"p{n}", f"h{n}", 5555, (), 0.0, standing)
         for n, (key, standing) in enumerate(zip(keys, standings, strict=True))
     ]
-    Daemon._on_peers(daemon, peers)
+    PeerWatch.on_peers(watch, peers)
     assert offered == [("h1", Standing.PROVEN), ("h2", Standing.WANTED), ("h0", Standing.STRANGER)]
     offered.clear()
-    Daemon._on_peers(daemon, peers)
+    PeerWatch.on_peers(watch, peers)
     assert offered == []  # offered a moment ago
     peers[0] = Peer(keys[0], "p0", "h0", 5555, CLUB, 0.0, Standing.WANTED)
-    Daemon._on_peers(daemon, peers)
+    PeerWatch.on_peers(watch, peers)
     assert offered == [("h0", Standing.WANTED)]

@@ -22,7 +22,7 @@ counted, so the test cannot hang on a daemon that stopped reading.
 unknown ops, bad card codes), huge numbers, deep nesting, unicode and invalid UTF-8, lines
 over the 64 KiB limit.  The daemon's own seat is a bot's, but its API could still move for
 that seat: a line the daemon could take as a move or a lobby step (parsed as it parses
-requests, a move decoded by its own ``_action``) has its op defused (``~play``) before it is
+requests, a move decoded by its own ``parse_move``) has its op defused (``~play``) before it is
 sent, and the daemon must then accept only read-only requests — an accepted move fails the
 test.  Every line gets one answer, never "internal error".
 
@@ -83,8 +83,8 @@ from wire import (
 from client.api import ask
 from protocol.replication.identity import Identity
 from tarotd.api import MAX_LINE
-from tarotd.daemon import _ACTIONS, _action
 from tarotd.mesh import LINK_KINDS, MiB, decode, encode, encode_signed
+from tarotd.requests import MoveOp, parse_move
 
 SEED = 20261201
 FRAMES = 100_000
@@ -149,7 +149,8 @@ API_TEMPLATES: list[dict[str, Any]] = [
     {"op": "bot"},
 ]
 #: Strings a request might hold; sorted, as a set's order changes from run to run.
-WORDS = (*sorted(READ_ONLY | LOBBY_OPS | _ACTIONS), "KH", "T21", "EX", "garde", "pass")
+MOVES = frozenset(op.value for op in MoveOp)  #: the requests that are a decision of the seat
+WORDS = (*sorted(READ_ONLY | LOBBY_OPS | MOVES), "KH", "T21", "EX", "garde", "pass")
 EDGE_INTS = (0, 1, -1, 2**31, 2**32, 2**53 + 1, 2**63 - 1, 2**63, 2**64 - 1, -(2**63))
 ALPHABETS = (
     "abcdefghijklmnopqrstuvwxyz",
@@ -581,7 +582,7 @@ def api_line(rng: random.Random) -> bytes:
 def may_act(line: bytes) -> bool:
     """Whether the daemon could take ``line`` as a request that changes something — a move
     for its seat or a lobby step — parsed as it parses requests, a move decoded by its own
-    ``_action`` (which raises ValueError for whatever the daemon would refuse)."""
+    ``parse_move`` (which raises ApiError for whatever the daemon would refuse)."""
     try:
         request = json.loads(line)
     except (ValueError, RecursionError):
@@ -589,9 +590,9 @@ def may_act(line: bytes) -> bool:
     if not isinstance(request, dict) or not isinstance(request.get("op"), str):
         return False
     op = request["op"]
-    if op in _ACTIONS:
+    if op in MOVES:
         try:
-            _action(op, 0, request)
+            parse_move(op, request).action(0)
         except Exception:  # a ValueError the daemon refuses too, or a bug its answer shows
             return False
         return True

@@ -29,6 +29,7 @@ from protocol.rules.deal import Deal
 from protocol.rules.variants import Contract, variant
 from protocol.rules.view import SeatView
 from tarotd import daemon as daemon_module
+from tarotd import hosting as hosting_module
 from tarotd import runner as runner_module
 from tarotd.daemon import Daemon, Options, StaticPeer
 from tarotd.home import Home, load_or_create_identity
@@ -156,7 +157,7 @@ def test_a_bot_thinks_while_the_loop_answers(
         real(seats, level, seed)
         return {seat: Pondering() for seat in seats}
 
-    monkeypatch.setattr(daemon_module, "bot_policies", pondering)
+    monkeypatch.setattr(hosting_module, "bot_policies", pondering)
     daemons, homes = _daemons(tmp_path)
     states, held, codes = asyncio.run(_while_held(daemons, homes, gate))
     assert gate.on_loop == [False], "the bot thought on the daemon's event loop"
@@ -190,7 +191,7 @@ def test_what_a_seat_signed_waits_for_the_disk_off_the_loop(
         bots = real(seats, level, seed)
         return {seat: Arming() for seat in seats} if seed == DEAL_SEED else bots
 
-    monkeypatch.setattr(daemon_module, "bot_policies", arming)
+    monkeypatch.setattr(hosting_module, "bot_policies", arming)
     daemons, homes = _daemons(tmp_path)
     real_sync = Store._fdatasync_log
     first = str(homes[0])
@@ -198,7 +199,7 @@ def test_what_a_seat_signed_waits_for_the_disk_off_the_loop(
     def has_bid() -> bool:
         return any(
             machine.game is not None and any(bid.seat == seat for bid in machine.game.bids)
-            for runner in list(daemons[0].runners.values())
+            for runner in list(daemons[0].hosting.runners.values())
             for seat, machine in list(runner.machines.items())
         )
 

@@ -2,7 +2,7 @@
 
 Each simulated daemon is what a real one is for a table: a :class:`~tarotd.runner.TableRunner`
 over its own SQLite store (the real journal), a :class:`~tarotd.silence.SilenceClock`, a
-heartbeat that times silent seats out as :meth:`tarotd.daemon.Daemon._heartbeat` does, relays
+heartbeat that times silent seats out as :meth:`tarotd.hosting.Hosting.heartbeat` does, relays
 sent in batches, and :class:`~tarotd.settlement.Settlement` — the agreement between members —
 driven exactly as the daemon drives it.  What a real daemon gets from the OS and the mesh is
 modelled:
@@ -189,7 +189,7 @@ class SimDaemon:
             self._send(outs, Channel.SETTLE)
 
     def _drive(self, move: Callable[[], list[WireOut]]) -> None:
-        """A move of the table, then the bots and the relays (Daemon._drive, _after_step)."""
+        """A move of the table, then the bots and the relays (Hosting.drive, _after_step)."""
         runner, world = self.runner, self.world
         assert runner is not None and self.settlement is not None
         stage = runner.deal_stage
