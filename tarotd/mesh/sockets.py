@@ -47,6 +47,7 @@ from tarotd.mesh.keys import curve_public_key, curve_secret_key
 from tarotd.mesh.wire import (
     LINK_KINDS,
     MAX_CHANNEL,
+    MAX_FRAME,
     MAX_NAME,
     ROUTER_KINDS,
     TOKEN_SIZE,
@@ -98,7 +99,7 @@ class PeerStatus:
 
 @dataclass(frozen=True)
 class Limits:
-    max_frame: int = 2 * MiB  #: largest frame accepted (and so the largest body, less overhead)
+    max_frame: int = MAX_FRAME  #: largest frame accepted (and so the largest body, less overhead)
     rate: float = 2000.0  #: inbound frames per second per peer (we pace our sends under it) ...
     burst: float = 4000.0  #: ... with this burst
     window: int = 512  #: data frames in flight beyond the last acknowledged seq (bounds queues)
@@ -837,7 +838,7 @@ class Mesh:
         if len(parts[0]) > self._limits.max_frame:
             self.stats.oversized += 1
             return None
-        msg = decode(parts[0], kinds)
+        msg = decode(parts[0], kinds, self._limits.max_frame)
         if msg is None:
             self.stats.malformed += 1
         return msg
