@@ -129,15 +129,11 @@ ZeroMQ that drives them all.
 
 from tarotd.mesh.core import PeerState
 from tarotd.mesh.faults import FaultPlan
+from tarotd.mesh.incoming import NotHandled
 from tarotd.mesh.keys import curve_public_key, curve_secret_key
-from tarotd.mesh.sockets import (
-    Limits,
-    Mesh,
-    MeshStats,
-    NotHandled,
-    OutboxFull,
-    PeerStatus,
-)
+from tarotd.mesh.limits import Limits, MeshStats
+from tarotd.mesh.records import PeerStatus
+from tarotd.mesh.sockets import Mesh, OutboxFull
 from tarotd.mesh.wire import (
     LINK_KINDS,
     MAX_ENDPOINT,
