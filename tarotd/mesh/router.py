@@ -101,8 +101,8 @@ class Router:
 
     def _challenge(self, rid: bytes) -> None:
         """Give the DEALER under ``rid`` a challenge for its HELLO: a HELLO made for it is fresh
-        without any clock, and good on this connection only, once (see the module's "HELLO
-        freshness" and :class:`~tarotd.mesh.handshake.Challenges`)."""
+        without any clock, and good on this connection only, once (see "HELLO freshness"
+        in docs/protocol.md and :class:`~tarotd.mesh.handshake.Challenges`)."""
         challenge = self._challenges.issue(rid)
         self.shared.wire.send(
             self._router(), [rid, encode("challenge", {"key": self.shared.key, "c": challenge})]

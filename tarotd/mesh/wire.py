@@ -2,7 +2,7 @@
 
 :func:`decode` is the one gate untrusted bytes pass through; :func:`signing_bytes` is what a
 signed frame's Ed25519 signature covers.  The frame kinds and their fields are specified in
-:mod:`tarotd.mesh`.
+docs/protocol.md, "The mesh wire format".
 """
 
 from __future__ import annotations
