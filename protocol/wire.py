@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Final, NoReturn, TypeVar
+from typing import Any, Final, NoReturn, TypeVar
 
 import msgpack
 
@@ -119,8 +119,8 @@ def require_canonical(what: str, data: bytes, value: object) -> None:
         raise FieldError(what, "is not canonical: it re-encodes to other bytes")
 
 
-def fields(what: str, value: object, names: Sequence[str]) -> dict[str, object]:
-    """A map with exactly the keys ``names``."""
+def fields(what: str, value: object, names: Sequence[str]) -> dict[str, Any]:
+    """A map with exactly the keys ``names``; their values are for the caller to check."""
     if type(value) is not dict:
         raise FieldError(what, f"is a msgpack map, got {describe(value)}")
     missing = [name for name in names if name not in value]
