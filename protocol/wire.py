@@ -66,25 +66,40 @@ def refused_as(error: Callable[[str], Exception]) -> Iterator[None]:
 
 
 def unpack(
-    data: object, *, max_size: int, what: str = "frame", max_depth: int = MAX_DEPTH
+    data: object,
+    *,
+    max_size: int,
+    what: str = "frame",
+    max_depth: int = MAX_DEPTH,
+    int_keys: bool = False,
+    max_array: int | None = None,
+    max_map: int | None = None,
 ) -> object:
     """Exactly one msgpack value of plain types from ``data``, or :class:`FieldError`.
 
-    The parser fails in many ways (ExtraData, StackError, FormatError, UnicodeDecodeError,
-    an unhashable or non-string map key…) that all mean one thing to a peer: every one of
-    them is a :class:`FieldError` that names the parser's reason."""
+    Map keys are strings (``int_keys``: or integers, as a seat's); ``max_array`` and
+    ``max_map`` bound the items of any one array or map before the parser makes room for
+    them.  The parser fails in many ways (ExtraData, StackError, FormatError,
+    UnicodeDecodeError, an unhashable map key…) that all mean one thing to a peer: every one
+    of them is a :class:`FieldError` that names the parser's reason."""
     if type(data) is not bytes:
         raise FieldError(f"a {what}", f"is bytes, not {type(data).__name__}")
     if len(data) > max_size:
         raise FieldError(what, f"of {len(data)} bytes is over the limit of {max_size}")
+    bounds = {"max_array_len": max_array or -1, "max_map_len": max_map or -1}
     try:
         value = msgpack.unpackb(
-            data, raw=False, strict_map_key=True, use_list=True, ext_hook=_no_ext
+            data,
+            raw=False,
+            strict_map_key=not int_keys,
+            use_list=True,
+            ext_hook=_no_ext,
+            **bounds,
         )
     except Exception as exc:
         reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         raise FieldError(what, f"is not one msgpack value ({reason})") from None
-    _check_plain(what, value, max_depth)
+    _check_plain(what, value, max_depth, (str, int) if int_keys else (str,))
     return value
 
 
@@ -92,7 +107,7 @@ def _no_ext(code: int, data: bytes) -> NoReturn:
     raise ValueError(f"ext type {code} is not part of the protocol")
 
 
-def _check_plain(what: str, value: object, depth: int) -> None:
+def _check_plain(what: str, value: object, depth: int, keys: tuple[type, ...]) -> None:
     """Walk the value once, iteratively: a hostile value is at most ``max_size`` items."""
     stack: list[tuple[object, int]] = [(value, 0)]
     while stack:
@@ -102,8 +117,9 @@ def _check_plain(what: str, value: object, depth: int) -> None:
         if type(item) is list:
             children: Sequence[object] = item
         elif type(item) is dict:
-            if any(type(key) is not str for key in item):
-                raise FieldError(what, "has a map key that is not a string")
+            if any(type(key) not in keys for key in item):
+                kinds = " or ".join("a string" if key is str else "an integer" for key in keys)
+                raise FieldError(what, f"has a map key that is not {kinds}")
             children = list(item.values())
         else:
             raise FieldError(what, f"holds a {type(item).__name__}, which no field may be")

@@ -146,3 +146,19 @@ def test_refused_as_keeps_the_text_in_the_decoders_own_error() -> None:
     with pytest.raises(BeaconError, match="^port 0 is out of range 1..65535$"):
         with wire.refused_as(BeaconError):
             wire.integer("port", 0, 1, 65535)
+
+
+def test_integer_keys_only_where_asked_and_never_a_bool_or_bytes() -> None:
+    votes = msgpack.packb({0: b"sig", 4: b"sig"})
+    refused(lambda: wire.unpack(votes, max_size=99), "frame is not one msgpack value")
+    assert wire.unpack(votes, max_size=99, int_keys=True) == {0: b"sig", 4: b"sig"}
+    for key in (True, b"k", None):
+        with pytest.raises(FieldError, match="has a map key that is not a string or an integer"):
+            wire.unpack(msgpack.packb({key: 1}, use_bin_type=True), max_size=99, int_keys=True)
+
+
+def test_arrays_and_maps_are_bounded_before_the_parser_makes_room() -> None:
+    assert wire.unpack(msgpack.packb([0] * 3), max_size=99, max_array=3) == [0, 0, 0]
+    refused(lambda: wire.unpack(msgpack.packb([0] * 4), max_size=99, max_array=3), "msgpack")
+    five = msgpack.packb({str(i): i for i in range(5)})
+    refused(lambda: wire.unpack(five, max_size=99, max_map=4), "not one msgpack value")
