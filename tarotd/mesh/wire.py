@@ -97,6 +97,7 @@ SHAPES: Final[Mapping[str, Mapping[str, Check]]] = {
     "ack": {"s": _TOKEN, "n": wire.uint, "top": wire.uint, "miss": _seqs},
     "reauth": {"s": _TOKEN},
 }
+_KEYS: Final = {kind: ("t", *shape) for kind, shape in SHAPES.items()}
 #: what a ROUTER may receive
 ROUTER_KINDS: Final = frozenset({"hi", "hello", "data", "ping"})
 #: what a DEALER may receive
@@ -136,7 +137,7 @@ def _frame(value: object, kinds: frozenset[str]) -> dict[str, Any]:
     if type(kind) is not str or kind not in kinds:
         raise wire.FieldError("t", f"is a kind this socket takes, got {wire.describe(kind)}")
     shape = SHAPES[kind]
-    frame = wire.fields(f"a {kind} frame", value, ("t", *shape))
+    frame = wire.fields(f"a {kind} frame", value, _KEYS[kind])
     for name, check in shape.items():
         check(name, frame[name])
     return frame
