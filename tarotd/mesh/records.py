@@ -44,9 +44,8 @@ class Link:
     sock: LoopSocket
     bucket: TokenBucket  #: inbound frames
     pace: TokenBucket  #: outbound data frames: stay under the far end's inbound limit
-    monitor: (
-        zmq.asyncio.Socket
-    )  #: ``sock``'s failed handshakes (see :func:`~tarotd.mesh.plumbing.watch`)
+    #: ``sock``'s failed handshakes (see :func:`~tarotd.mesh.plumbing.watch`)
+    monitor: zmq.asyncio.Socket
     #: connected to for a table or by the user (``connect(keep=True)``), never forgotten
     kept: bool = False
     #: what the key has shown of itself: links no table needs make room by it (:func:`room_for`)
