@@ -416,9 +416,8 @@ def test_peer_table_ignores_replays() -> None:
 def test_peer_table_address_moves_only_with_a_newer_beacon() -> None:
     table = PeerTable(ALICE.public_key)
     table.heard(beacon(BOB, timestamp=NOW), "198.18.0.2", now=0.0)
-    assert not table.heard(
-        beacon(BOB, timestamp=NOW), "198.18.0.66", now=0.1
-    )  # same beacon, elsewhere
+    # same beacon, elsewhere
+    assert not table.heard(beacon(BOB, timestamp=NOW), "198.18.0.66", now=0.1)
     assert table.peers()[0].host == "198.18.0.2"
     assert table.heard(beacon(BOB, timestamp=NOW + 1), "198.18.0.3", now=1.0)  # BOB changed network
     assert table.peers()[0].host == "198.18.0.3"

@@ -601,9 +601,8 @@ def test_a_new_links_monitor_does_not_collide_with_one_zeromq_has_not_torn_down_
         stale = context.socket(zmq.PAIR)
         try:
             stale.bind(f"inproc://monitor.s-{sock.FD}")  # what the old socket's monitor left behind
-            attempts = (
-                zmq.EVENT_CONNECT_DELAYED | zmq.EVENT_CONNECT_RETRIED
-            )  # nothing listens there
+            # nothing listens there
+            attempts = zmq.EVENT_CONNECT_DELAYED | zmq.EVENT_CONNECT_RETRIED
             monitor = make_monitor(sock, attempts)
             sock.connect("tcp://127.0.0.1:1")
             event = zmq.utils.monitor.parse_monitor_message(
@@ -756,9 +755,8 @@ def test_garbage_and_forgeries_from_the_far_end_of_a_link_are_refused() -> None:
         a, expected, wrong = Node("a"), Identity.generate(), Identity.generate()
         async with running(a), raw_socket(zmq.ROUTER) as fake:
             port = fake.bind_to_random_port("tcp://127.0.0.1")
-            a.mesh.connect(
-                f"tcp://127.0.0.1:{port}", expected.public_key, keep=True
-            )  # a --peer: its record stays
+            # a --peer: its record stays
+            a.mesh.connect(f"tcp://127.0.0.1:{port}", expected.public_key, keep=True)
             rid, first = await fake.recv_multipart()
             assert rid != a.key and decode(first, ROUTER_KINDS) == {"t": "hi"}
             # A challenge from someone else than the link expects gets no HELLO; the right one does.

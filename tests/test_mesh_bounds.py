@@ -89,9 +89,8 @@ def test_what_no_table_needs_is_forgotten_once_silent_and_the_rest_is_kept() -> 
             victim.mesh.connect(
                 nowhere.replace("127.0.0.1", "127.0.0.3"), Identity.generate().public_key, keep=True
             )
-            victim.mesh.connect(
-                nowhere.replace("127.0.0.1", "127.0.0.4"), needed.public_key
-            )  # a table's
+            # a table's
+            victim.mesh.connect(nowhere.replace("127.0.0.1", "127.0.0.4"), needed.public_key)
             # The stranger's HELLO made the victim connect back to the endpoint it gave: one more
             # link.
             assert victim.mesh.connections()["links"] == 4 and len(victim.mesh.peers()) == 3
@@ -180,9 +179,8 @@ def test_a_member_reconnecting_gets_in_while_strangers_hold_every_place() -> Non
             async with running(member):
                 member.mesh.connect(victim.mesh.endpoint, victim.key)
                 await wait_for(lambda: victim.state_of(member) is PeerState.UP, "the member up")
-                await asyncio.sleep(
-                    1.2
-                )  # the victim notes where the peers it keeps are (every second)
+                # the victim notes where the peers it keeps are (every second)
+                await asyncio.sleep(1.2)
             await wait_for(
                 lambda: victim.mesh.connections()["incoming"] == 0, "the member's connection gone"
             )
@@ -194,9 +192,8 @@ def test_a_member_reconnecting_gets_in_while_strangers_hold_every_place() -> Non
                 await wait_for(
                     lambda: back.state_of(victim) is PeerState.UP, "the member back", timeout=3.0
                 )
-            assert (
-                victim.mesh.refusals.count(Cause.CONNECTIONS_TOTAL) == 3
-            )  # the strangers beyond the total
+            # the strangers beyond the total
+            assert victim.mesh.refusals.count(Cause.CONNECTIONS_TOTAL) == 3
             for sock in strangers:
                 sock.close()
 
