@@ -80,6 +80,7 @@ from typing import Any, Final
 
 import msgpack
 
+from protocol import wire
 from protocol.pake import SHARE_SIZE, SID_SIZE, TAG_SIZE, Admitting, Joining, PakeError, channel
 from protocol.replication.identity import Identity, fingerprint, is_valid_public_key, verify
 from protocol.replication.manifest import MANIFEST_DOMAIN as MANIFEST_DOMAIN
@@ -97,6 +98,8 @@ log = logging.getLogger(__name__)
 
 ID_SIZE = 16
 NONCE_SIZE: Final = 16
+MAX_NAME: Final = 64  #: characters of a table's or a member's name
+MAX_MEMBER_ENDPOINT: Final = 128
 MAX_OFFERS = 64  #: offers of other daemons remembered at once
 MAX_STRANGER_OFFERS: Final = 3  #: open offers of one key we have no trust in, kept at once
 MAX_RUNS: Final = 256  #: CPace runs an opener keeps open at once (one per knocking key)
@@ -641,12 +644,16 @@ class Lobby:
             return []  # a malformed frame changes nothing
 
     def _on_offer(self, sender: bytes, frame: dict[str, Any]) -> list[FrameOut]:
-        table_id, name, seats = _id(frame["table"]), _text(frame["name"]), frame["seats"]
+        table_id, name, seats = (
+            _id(frame["table"]),
+            wire.text("name", frame["name"], MAX_NAME),
+            frame["seats"],
+        )
         if sender != frame["opener"] or type(seats) is not int or seats not in (3, 4, 5):
             return []
         members = [_member(raw) for raw in frame["members"]]
         state = OfferState(frame["state"])
-        nonce = _blob(frame["nonce"], NONCE_SIZE)
+        nonce = wire.blob("nonce", frame["nonce"], NONCE_SIZE)
         try:
             silence = SilenceCost.parse(frame.get("silence", SilenceCost.NOTHING.value))
         except ManifestError:
@@ -809,7 +816,7 @@ class Lobby:
         keys = frame["keys"]
         if not isinstance(keys, list) or len(keys) > offer.seats:
             return []
-        leaving = {_blob(key, 32) for key in keys}
+        leaving = {wire.blob("a key leaving", key, 32) for key in keys}
         offer.members = [m for m in offer.members if not (m.key in leaving and m.daemon == sender)]
         return self._after_change(offer)
 
@@ -898,7 +905,7 @@ class Lobby:
         return []
 
     def _on_sign(self, sender: bytes, frame: dict[str, Any]) -> list[FrameOut]:
-        table_id, key = _id(frame["table"]), _blob(frame["key"], 32)
+        table_id, key = _id(frame["table"]), wire.blob("key", frame["key"], 32)
         offer = self.offers.get(table_id)
         if offer is None:
             return []
@@ -907,7 +914,10 @@ class Lobby:
         if offer.state is not OfferState.FULL:
             return []
         member = next((m for m in offer.members if m.key == key and m.daemon == sender), None)
-        signature, commit = _blob(frame["sig"], 64), _blob(frame["commit"], COMMITMENT_SIZE)
+        signature, commit = (
+            wire.blob("sig", frame["sig"], 64),
+            wire.blob("commit", frame["commit"], COMMITMENT_SIZE),
+        )
         if member is None or not verify(key, signature, MANIFEST_DOMAIN + _manifest_of(offer)):
             return []
         self._signatures.setdefault(table_id, {}).setdefault(key, signature)
@@ -1029,7 +1039,10 @@ class Lobby:
             or offer.state is not OfferState.OPEN
         ):
             return []
-        sid, share = _blob(frame["sid"], SID_SIZE), _blob(frame["share"], SHARE_SIZE)
+        sid, share = (
+            wire.blob("sid", frame["sid"], SID_SIZE),
+            wire.blob("share", frame["share"], SHARE_SIZE),
+        )
         now = self._now or 0.0
         if self._runs.pop((sender, table_id), None) is not None:
             self._count_wrong(offer, sender, host, now)
@@ -1055,10 +1068,10 @@ class Lobby:
         if offer is None or knock is None or sender != offer.opener:
             return []
         run, _ = knock
-        if _blob(frame["sid"], SID_SIZE) != run.sid:
+        if wire.blob("sid", frame["sid"], SID_SIZE) != run.sid:
             return []
         try:
-            tag = run.answer(_blob(frame["share"], SHARE_SIZE))
+            tag = run.answer(wire.blob("share", frame["share"], SHARE_SIZE))
         except PakeError:
             del self._knocks[table_id]
             self._failed_knocks += 1
@@ -1072,10 +1085,10 @@ class Lobby:
         table_id = _id(frame["table"])
         run = self._runs.get((sender, table_id))
         offer = self.offers.get(table_id)
-        if run is None or offer is None or _blob(frame["sid"], SID_SIZE) != run.sid:
+        if run is None or offer is None or wire.blob("sid", frame["sid"], SID_SIZE) != run.sid:
             return []
         del self._runs[(sender, table_id)]
-        tag = run.proved(_blob(frame["tag"], TAG_SIZE))
+        tag = run.proved(wire.blob("tag", frame["tag"], TAG_SIZE))
         if tag is None:
             self._count_wrong(offer, sender, host, self._now or 0.0)
             why = Answer.LOCKED.value if self.guesses.is_locked(sender, host) else "code"
@@ -1126,8 +1139,8 @@ class Lobby:
         if offer is None or knock is None or sender != offer.opener:
             return []
         run, invite = knock
-        if _blob(frame["sid"], SID_SIZE) != run.sid or not run.confirms(
-            _blob(frame["tag"], TAG_SIZE)
+        if wire.blob("sid", frame["sid"], SID_SIZE) != run.sid or not run.confirms(
+            wire.blob("tag", frame["tag"], TAG_SIZE)
         ):
             return []
         del self._knocks[table_id]
@@ -1150,7 +1163,7 @@ class Lobby:
         offer, knock = self.offers.get(table_id), self._knocks.get(table_id)
         if offer is None or knock is None or sender != offer.opener:
             return []
-        if _blob(frame["sid"], SID_SIZE) != knock[0].sid:
+        if wire.blob("sid", frame["sid"], SID_SIZE) != knock[0].sid:
             return []
         why = Answer(frame["why"]) if frame["why"] in ("wait", "locked") else None
         del self._knocks[table_id]
@@ -1361,37 +1374,24 @@ def _daemons(offer: Offer) -> list[bytes]:
 
 
 def _id(value: object) -> bytes:
-    if not isinstance(value, bytes) or len(value) != ID_SIZE:
-        raise ValueError("a table id is 16 bytes")
-    return value
-
-
-def _blob(value: object, size: int) -> bytes:
-    if not isinstance(value, bytes) or len(value) != size:
-        raise ValueError(f"{size} bytes expected")
-    return value
-
-
-def _text(value: object) -> str:
-    if not isinstance(value, str) or len(value) > 64:
-        raise ValueError("a name is a string of at most 64 characters")
-    return value
+    return wire.blob("table", value, ID_SIZE)
 
 
 def _member(raw: object) -> Member:
-    if not isinstance(raw, list) or len(raw) != 4:
-        raise ValueError("a member is [key, name, daemon, endpoint]")
-    key, name, daemon, endpoint = raw
-    if not (
-        isinstance(key, bytes)
-        and isinstance(daemon, bytes)
-        and is_valid_public_key(key)
-        and is_valid_public_key(daemon)
-    ):
-        raise ValueError("member keys are Ed25519 public keys of 32 bytes")
-    if not isinstance(endpoint, str) or len(endpoint) > 128:
-        raise ValueError("an endpoint is a short string")
-    return Member(key, _text(name), daemon, endpoint)
+    key, name, daemon, endpoint = wire.array("a member", raw, length=4)
+    return Member(
+        _public_key("a member's key", key),
+        wire.text("a member's name", name, MAX_NAME),
+        _public_key("a member's daemon", daemon),
+        wire.text("a member's endpoint", endpoint, MAX_MEMBER_ENDPOINT),
+    )
+
+
+def _public_key(what: str, value: object) -> bytes:
+    key = wire.blob(what, value, 32)
+    if not is_valid_public_key(key):
+        raise wire.FieldError(what, "is not a valid Ed25519 public key")
+    return key
 
 
 _HANDLERS = {

@@ -38,6 +38,7 @@ from typing import Final, Protocol
 
 import msgpack
 
+from protocol import wire
 from protocol.replication.agreement import settled, void_certified, void_statement
 from protocol.replication.identity import verify
 from protocol.replication.messages import Kind, Message, MessageError, decode, encode
@@ -89,65 +90,58 @@ class FrameError(ValueError):
 
 
 def parse(body: bytes) -> SettleFrame:
-    """The one gate for a settle frame's untrusted bytes."""
-    if len(body) > MAX_FRAME:
-        raise FrameError("a settle frame over the size limit")
-    try:
-        data = msgpack.unpackb(
+    """The one gate for a settle frame's untrusted bytes (:mod:`protocol.wire` unpacks them
+    and checks each field).  Fields a kind does not use are ignored."""
+    with wire.refused_as(FrameError):
+        data = wire.unpack(
             body,
-            raw=False,
-            max_array_len=MAX_CHAIN,
-            max_map_len=MAX_SEATS + 8,
-            strict_map_key=False,
+            max_size=MAX_FRAME,
+            what="settle frame",
+            max_depth=2,
+            int_keys=True,
+            max_array=MAX_CHAIN,
+            max_map=MAX_SEATS + 8,
         )
-    except (
-        ValueError,
-        TypeError,  # an unhashable map key
-        msgpack.ExtraData,
-        msgpack.FormatError,
-        msgpack.StackError,
-    ) as exc:
-        raise FrameError(f"not msgpack ({exc})") from None
-    if type(data) is not dict:
-        raise FrameError("not a map")
-    kinds = {kind.value: kind for kind in FrameKind}
-    kind = kinds.get(data["t"]) if type(data.get("t")) is str else None
-    if kind is None:
-        raise FrameError(f"unknown kind {data.get('t')!r}")
-    table_id, deal = data.get("table"), data.get("deal")
-    if type(table_id) is not bytes or len(table_id) != 16:
-        raise FrameError("the table is not a 16-byte id")
-    if type(deal) is not int or not 0 <= deal < 2**31:
-        raise FrameError("the deal is not a number")
-    chain: tuple[Message, ...] = ()
-    outvoted: tuple[int, ...] = ()
-    votes: dict[int, bytes] = {}
-    if kind is FrameKind.WANT and "outvoted" in data:
-        seats = data["outvoted"]
-        if type(seats) is not list or not all(_seat(seat) for seat in seats):
-            raise FrameError("the seats outvoted are not a list of seats")
-        outvoted = tuple(seats)
-    if kind is FrameKind.VOID:
-        raw_votes = data.get("votes")
-        if type(raw_votes) is not dict or not all(
-            _seat(seat) and type(vote) is bytes and len(vote) == 64
-            for seat, vote in raw_votes.items()
-        ):
-            raise FrameError("the votes are not a map of seat to signature")
-        votes = dict(raw_votes)
-    if kind is FrameKind.CLOSING:
-        raw = data.get("chain")
-        if type(raw) is not list or not all(type(m) is bytes for m in raw):
-            raise FrameError("the chain is not a list of messages")
-        try:
-            chain = tuple(decode(m) for m in raw)
-        except MessageError as exc:
-            raise FrameError(f"a message of the chain does not decode ({exc})") from None
+        if type(data) is not dict:
+            raise FrameError(f"a settle frame is a msgpack map, got {wire.describe(data)}")
+        kind = wire.choice("t", data.get("t"), _KINDS)
+        table_id = wire.blob("table", data.get("table"), 16)
+        deal = wire.integer("deal", data.get("deal"), 0, 2**31 - 1)
+        chain: tuple[Message, ...] = ()
+        outvoted: tuple[int, ...] = ()
+        votes: dict[int, bytes] = {}
+        if kind is FrameKind.WANT and "outvoted" in data:
+            outvoted = tuple(
+                wire.array_of("outvoted", data["outvoted"], _seat, max_length=MAX_SEATS)
+            )
+        if kind is FrameKind.VOID:
+            raw_votes = data.get("votes")
+            if type(raw_votes) is not dict:
+                raise FrameError(
+                    f"votes is a map of seat to signature, got {wire.describe(raw_votes)}"
+                )
+            votes = {
+                _seat("a voting seat", seat): wire.blob(f"the vote of seat {seat}", vote, 64)
+                for seat, vote in raw_votes.items()
+            }
+        if kind is FrameKind.CLOSING:
+            raw = wire.array_of("chain", data.get("chain"), _message, max_length=MAX_CHAIN)
+            try:
+                chain = tuple(decode(m) for m in raw)
+            except MessageError as exc:
+                raise FrameError(f"a message of the chain does not decode ({exc})") from None
     return SettleFrame(kind, table_id, deal, chain, outvoted, votes)
 
 
-def _seat(value: object) -> bool:
-    return type(value) is int and 0 <= value < MAX_SEATS
+_KINDS: Final = {kind.value: kind for kind in FrameKind}
+
+
+def _seat(what: str, value: object) -> int:
+    return wire.integer(what, value, 0, MAX_SEATS - 1)
+
+
+def _message(what: str, value: object) -> bytes:
+    return wire.binary(what, value, MAX_FRAME)
 
 
 class Closings(Protocol):

@@ -18,6 +18,7 @@ from tarotd.coin import commitment as coin_commitment
 from tarotd.coin import first_dealer, seal_document
 from tarotd.discovery import Beacon, TableInfo, encode_beacon
 from tarotd.lobby import Member, manifest_bytes
+from tarotd.mesh.wire import LINK_KINDS, ROUTER_KINDS, SHAPES, SIGNING_DOMAIN
 
 SPEC = Path(__file__).resolve().parent.parent / "docs" / "protocol.md"
 IDENTITY = Identity.from_private_bytes(bytes(range(32)))
@@ -79,3 +80,28 @@ def test_first_dealer_in_the_specification() -> None:
     kept, revealed = first_dealer(TABLE, [zero, None, one]), first_dealer(TABLE, [zero, two, one])
     sentence = f"is seat **{kept}**; with `02…02` for the second, seat **{revealed}**"
     assert sentence in " ".join(SPEC.read_text(encoding="utf-8").split())
+
+
+def mesh_frame_rows() -> dict[str, tuple[str, str]]:
+    """The mesh frame table of the specification: kind → (direction, fields)."""
+    section = SPEC.read_text(encoding="utf-8").split("## The mesh wire format")[1]
+    table = section.split("**Frames**")[1].split("\n\n")[1]
+    rows = re.findall(r"^\| `([a-z-]+)` \| ([A-Z]+ → [A-Z]+) \| (.*) \|$", table, re.M)
+    return {kind: (direction, fields) for kind, direction, fields in rows}
+
+
+def test_the_mesh_frames_of_the_specification_are_the_code_s() -> None:
+    """Every kind, its direction, and its fields in signing order, as ``SHAPES`` checks them."""
+    rows = mesh_frame_rows()
+    assert set(rows) == set(SHAPES)
+    for kind, (direction, fields) in rows.items():
+        assert direction == ("DEALER → ROUTER" if kind in ROUTER_KINDS else "ROUTER → DEALER")
+        assert kind in ROUTER_KINDS | LINK_KINDS
+        at = 0
+        for name in SHAPES[kind]:
+            found = re.compile(rf"(?:^|[ ,]){name}\b").search(fields, at)
+            assert found is not None, (
+                f"docs/protocol.md: {kind} has no {name} after {fields[:at]!r}"
+            )
+            at = found.end()
+    assert f'`"{SIGNING_DOMAIN.decode()}" ‖ t ‖ 0x00' in SPEC.read_text(encoding="utf-8")

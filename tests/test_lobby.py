@@ -509,15 +509,15 @@ def test_signatures_and_coins_for_more_members_than_seats_never_wedge_the_lobby(
         ("its members are not a list", lambda j: "everyone"),
         ("2 members for 3 seats", lambda j: [m.to_wire() for m in j.seated]),
         (
-            "seat 2: member keys are Ed25519 public keys",
+            "seat 2: a member's key is not a valid Ed25519 public key",
             lambda j: [*(m.to_wire() for m in j.seated), j.member(key=b"\1" * 32)],
         ),
         (
-            "seat 2: a member is [key, name, daemon, endpoint]",
+            "seat 2: a member is an array of 4 items, got 1",
             lambda j: [*(m.to_wire() for m in j.seated), ["x"]],
         ),
         (
-            "seat 2: a name is a string",
+            "seat 2: a member's name is 0 to 64 characters, got 65",
             lambda j: [*(m.to_wire() for m in j.seated), j.member("n" * 65)],
         ),
         (

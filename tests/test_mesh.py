@@ -38,7 +38,9 @@ from tarotd.mesh import (
     encode_signed,
 )
 from tarotd.mesh.core import Outbox, Outgoing
-from tarotd.mesh.sockets import _monitor, _Peer
+from tarotd.mesh.outgoing import Outgoing as Outgoing_
+from tarotd.mesh.plumbing import monitor as make_monitor
+from tarotd.mesh.records import Peer
 from tarotd.mesh.wire import reachable
 
 pytestmark = pytest.mark.daemons
@@ -63,21 +65,23 @@ class RecordingMesh(Mesh):
         super().__init__(*args, **options)
         self.on_acked = on_acked
         for key, entries in (initial_outbox or {}).items():
-            self._peer(key).outbox = Outbox(entries)
+            self._registry.peer(key).outbox = Outbox(entries)
         for key, n in (delivered or {}).items():
-            inbound = self._peer(key).inbound
+            inbound = self._registry.peer(key).inbound
             inbound.delivered = inbound.durable = n
+        # Every acknowledgement the sending role takes in (an ack's, a HELLO-ACK's) passes here.
+        self._outgoing.acknowledged = self._told_acked  # type: ignore[method-assign]  # a hook, on purpose
 
     def delivered(self) -> dict[bytes, int]:
         """The last seq delivered from each peer that delivered any."""
         return {
             key: peer.inbound.delivered
-            for key, peer in self._peers.items()
+            for key, peer in self._registry.peers.items()
             if peer.inbound.delivered
         }
 
-    def _acknowledged(self, peer: _Peer, n: int) -> bool:
-        news = super()._acknowledged(peer, n)
+    def _told_acked(self, peer: Peer, n: int) -> bool:
+        news = Outgoing_.acknowledged(self._outgoing, peer, n)
         if news and self.on_acked is not None:
             self.on_acked(peer.key, peer.outbox.acked)
         return news
@@ -601,7 +605,7 @@ def test_a_new_links_monitor_does_not_collide_with_one_zeromq_has_not_torn_down_
             stale.bind(f"inproc://monitor.s-{sock.FD}")  # what the old socket's monitor left behind
             # nothing listens there
             attempts = zmq.EVENT_CONNECT_DELAYED | zmq.EVENT_CONNECT_RETRIED
-            monitor = _monitor(sock, attempts)
+            monitor = make_monitor(sock, attempts)
             sock.connect("tcp://127.0.0.1:1")
             event = zmq.utils.monitor.parse_monitor_message(
                 await asyncio.wait_for(monitor.recv_multipart(), 2)
@@ -644,7 +648,7 @@ def test_forged_hellos_and_sessions_are_not_delivered(caplog: pytest.LogCaptureF
                 await raw.send(genuine)
                 await wait_for(lambda: stats.bad_hello == 3, "replay refused")
             # a's key as a routing id means nothing: a's own connection is under a random id.
-            route = b.mesh._peers[a.key].route
+            route = b.mesh._registry.peers[a.key].route
             assert route is not None and route != a.key and len(route) == 16
             async with raw_socket(zmq.DEALER, a.key) as raw:
                 raw.connect(b.mesh.endpoint)
@@ -653,7 +657,7 @@ def test_forged_hellos_and_sessions_are_not_delivered(caplog: pytest.LogCaptureF
                 reauth = decode((await raw.recv_multipart())[0], frozenset({"reauth"}))
                 assert reauth == {"t": "reauth", "s": data["s"]}
                 assert stats.unauthenticated == 1
-            assert b.mesh._peers[a.key].route == route and b.received == []
+            assert b.mesh._registry.peers[a.key].route == route and b.received == []
             a.mesh.send(b.key, "x", b"genuine")  # a's own connection still works
             await wait_for(lambda: b.received == [(a.key, "x", b"genuine")], "genuine message")
 
@@ -673,9 +677,9 @@ def test_closed_links_and_a_closed_mesh_end_their_loops_and_drop_their_readers()
         loop = asyncio.get_running_loop()
         async with running(a, b):
             await connected_pair(a, b)
-            link = a.mesh._links[b.mesh.endpoint]
+            link = a.mesh._registry.links[b.mesh.endpoint]
             link_fd = link.sock.socket.FD
-            a.mesh._close_link(link)  # as when b is forgotten, or its link recycled
+            a.mesh._registry.close_link(link)  # as when b is forgotten, or its link recycled
             assert link.task is not None and link.sock.closed
             await asyncio.wait([link.task], timeout=5)
             assert link.task.done()
@@ -683,7 +687,7 @@ def test_closed_links_and_a_closed_mesh_end_their_loops_and_drop_their_readers()
             assert b.mesh._router is not None
             fds = [
                 b.mesh._router.socket.FD,
-                *(other.sock.socket.FD for other in b.mesh._links.values()),
+                *(other.sock.socket.FD for other in b.mesh._registry.links.values()),
             ]
             assert len(fds) == 2
         assert not any(loop.remove_reader(fd) for fd in fds), "a closed mesh removed its readers"

@@ -256,11 +256,11 @@ def test_a_discovered_peer_that_says_hello_keeps_its_link_against_throwaway_keys
             victim.mesh.connect(friend.mesh.endpoint, friend.key, standing=Standing.WANTED)
             friend.mesh.connect(victim.mesh.endpoint, victim.key)  # its HELLO to the victim
             await wait_for(lambda: victim.state_of(friend) is PeerState.UP, "the friend up")
-            link = victim.mesh._links[friend.mesh.endpoint]
+            link = victim.mesh._registry.links[friend.mesh.endpoint]
             await wait_for(lambda: link.standing is Standing.PROVEN, "the friend's link proven")
             held = [await say_hello(victim, f"127.0.0.{n}") for n in range(2, 6)]
             assert all(held)  # four throw-away keys in; their links back go to dead ports
-            assert victim.mesh._links.get(friend.mesh.endpoint) is link
+            assert victim.mesh._registry.links.get(friend.mesh.endpoint) is link
             await wait_for(
                 lambda: victim.mesh.connections()["links"] == 1, "the links back to nowhere closed"
             )

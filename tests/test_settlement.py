@@ -4,7 +4,10 @@ with real runners (``test_runner.make_runners``)."""
 
 from __future__ import annotations
 
+import re
+
 import msgpack
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from test_runner import make_runners, run
@@ -74,6 +77,31 @@ def test_the_gate_takes_any_bytes_without_raising_anything_else(body: bytes) -> 
         parse(body)
     except FrameError:
         pass
+
+
+T = bytes(16)
+
+
+@pytest.mark.parametrize(
+    "value, why",
+    [
+        ({"t": "want", "table": T, "deal": True}, "deal is an integer, got bool"),
+        ({"t": "want", "table": T, "deal": 2**31}, "deal 2147483648 is out of range"),
+        ({"t": "want", "table": T[:15], "deal": 0}, "table is 16 bytes, got 15"),
+        ({"t": "wants", "table": T, "deal": 0}, "t is one of"),
+        ({"t": "want", "table": T, "deal": 0, "outvoted": [0] * 6}, "at most 5 items"),
+        ({"t": "want", "table": T, "deal": 0, "outvoted": [5]}, "outvoted[0] 5 is out of range"),
+        ({"t": "void", "table": T, "deal": 0, "votes": {5: bytes(64)}}, "a voting seat 5"),
+        ({"t": "void", "table": T, "deal": 0, "votes": {0: bytes(63)}}, "vote of seat 0 is 64"),
+        ({"t": "void", "table": T, "deal": 0, "votes": [bytes(64)]}, "votes is a map"),
+        ({"t": "closing", "table": T, "deal": 0, "chain": ["m"]}, "chain[0] is bytes"),
+        ({"t": "closing", "table": T, "deal": 0, "chain": [b"m"]}, "does not decode"),
+        ({"t": "closing", "table": T, "deal": 0}, "chain is a msgpack array, got NoneType"),
+    ],
+)
+def test_the_gate_says_which_field_it_refuses(value: object, why: str) -> None:
+    with pytest.raises(FrameError, match=re.escape(why)):
+        parse(msgpack.packb(value, use_bin_type=True))
 
 
 def test_a_frame_round_trips_through_the_gate() -> None:

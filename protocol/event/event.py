@@ -58,6 +58,7 @@ from typing import Final, TypeAlias, TypedDict, TypeVar, Unpack
 
 import msgpack
 
+from protocol import wire
 from protocol.event.movement import (
     TABLE_SIZES,
     Movement,
@@ -400,9 +401,9 @@ def read_row(document: bytes) -> tuple[bytes, EventRow]:
 def read_entries(wires: Sequence[bytes]) -> tuple[Entry, ...]:
     """Entries, each ``Entry.wire`` as it came from anywhere, through the one gate
     (:func:`read_event`): :class:`EventError` if one is not an entry in canonical form."""
-    if not all(type(wire) is bytes for wire in wires):
+    if not all(type(raw) is bytes for raw in wires):
         raise EventError("an entry is bytes")
-    entries = read_event(_pack([MAGIC, [_unpack(wire, "an entry") for wire in wires]])).entries
+    entries = read_event(_pack([MAGIC, [_unpack(raw, "an entry") for raw in wires]])).entries
     if [entry.wire for entry in entries] != list(wires):
         raise EventError("non-canonical encoding: an entry re-encodes to other bytes")
     return entries
@@ -1011,22 +1012,17 @@ def _pack(value: object) -> bytes:
 
 
 def _unpack(data: bytes, what: str) -> object:
-    try:
-        return msgpack.unpackb(data, raw=False, strict_map_key=True, use_list=True)
-    except Exception as exc:  # every parser failure means the same: not one msgpack value
-        raise EventError(f"{what} is not one msgpack value ({type(exc).__name__})") from None
+    """One msgpack value through :mod:`protocol.wire`'s gate."""
+    with wire.refused_as(EventError):
+        return wire.unpack(data, max_size=MAX_FILE, what=what)
 
 
 def _fields(document: bytes, count: int) -> list[object]:
     """The fields of a document that must be a msgpack array of ``count``, canonical."""
-    try:
-        fields = _unpack(document, "the document")
-    except EventError as exc:
-        raise _Malformed(str(exc)) from None
-    if type(fields) is not list or len(fields) != count:
-        raise _Malformed(f"expected an array of {count} fields")
-    if _pack(fields) != document:
-        raise _Malformed("not in canonical form")
+    with wire.refused_as(_Malformed):
+        value = wire.unpack(document, max_size=MAX_FILE, what="the document")
+        fields = wire.array("the document", value, length=count)
+        wire.require_canonical("the document", document, fields)
     return fields
 
 

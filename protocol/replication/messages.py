@@ -16,8 +16,9 @@ showing two signed messages for one slot, so a message must have exactly one byt
   :func:`decode` re-encodes what it parsed and rejects the input unless the bytes are
   identical, so unsorted keys, duplicate keys or a needlessly long integer never get in.
 
-:func:`decode` is the gate for untrusted bytes: whatever it is fed, it returns a valid
-:class:`Message` or raises :class:`MessageError` with the precise reason.  Checking the
+:func:`decode` is the gate for untrusted bytes (:mod:`protocol.wire` unpacks them): whatever
+it is fed, it returns a valid :class:`Message` or raises :class:`MessageError` with the
+precise reason.  Checking the
 signature is a separate step (:func:`verify_signature`), because only the transcript knows
 which key the claimed seat has.  A message object remembers the key its signature was proven
 for — by checking it, or by :func:`sign_message` making it — so that the seat that signed a
@@ -37,6 +38,7 @@ from typing import Final, TypeAlias
 
 import msgpack
 
+from protocol import wire
 from protocol.replication.identity import SIGNATURE_SIZE, Identity, verify
 
 PROTOCOL_VERSION: Final = 2
@@ -137,7 +139,8 @@ class Message:
         payload, body = _make_body(
             self.version, self.table_id, self.deal, self.kind, self.seat, self.payload, self.prev
         )
-        _check_bytes("signature", self.signature, SIGNATURE_SIZE)
+        with wire.refused_as(MessageError):
+            wire.blob("signature", self.signature, SIGNATURE_SIZE)
         object.__setattr__(self, "payload", payload)
         object.__setattr__(self, "_body", body)
         object.__setattr__(self, "_wire", _pack([body, self.signature]))
@@ -198,21 +201,20 @@ def decode(data: bytes, *, max_size: int = MAX_FRAME_SIZE) -> Message:
     """Parse one frame of untrusted bytes.  Raises :class:`MessageError`, and nothing else,
     on anything but the canonical encoding of a well-formed message.  The signature is not
     checked here (see :func:`verify_signature`)."""
-    if not isinstance(data, bytes):
-        raise MessageError(f"a frame is bytes, not {type(data).__name__}")
-    if len(data) > max_size:
-        raise MessageError(f"frame of {len(data)} bytes is over the limit of {max_size}")
-    frame = _unpack(data, "frame")
-    if type(frame) is not list or len(frame) != 2:
-        raise MessageError(f"a frame is a msgpack array [body, signature], got {_describe(frame)}")
-    body, signature = frame
-    if type(body) is not bytes:
-        raise MessageError(f"the body is msgpack bin, got {_describe(body)}")
-    fields = _unpack(body, "body")
+    with wire.refused_as(MessageError):
+        frame = wire.unpack(data, max_size=max_size, what="frame", max_depth=1)
+        if type(frame) is not list or len(frame) != 2:
+            raise MessageError(
+                f"a frame is a msgpack array [body, signature], got {wire.describe(frame)}"
+            )
+        body, signature = frame
+        if type(body) is not bytes:
+            raise MessageError(f"the body is msgpack bin, got {wire.describe(body)}")
+        fields = wire.unpack(body, max_size=max_size, what="body")
     if type(fields) is not list or len(fields) != 7:
         raise MessageError(
             "a body is a msgpack array [version, table_id, deal, kind, seat, payload, prev], "
-            f"got {_describe(fields)}"
+            f"got {wire.describe(fields)}"
         )
     version, table_id, deal, kind, seat, payload, prev = fields
     message = Message(version, table_id, deal, _kind(kind), seat, payload, prev, signature)
@@ -221,24 +223,13 @@ def decode(data: bytes, *, max_size: int = MAX_FRAME_SIZE) -> Message:
     return message
 
 
-def _unpack(data: bytes, what: str) -> object:
-    """Exactly one msgpack value.  The parser has many ways to fail (ExtraData, StackError,
-    FormatError, UnicodeDecodeError, unhashable map keys…) and all of them mean the same
-    thing to a peer, so every exception it raises becomes a :class:`MessageError`."""
-    try:
-        return msgpack.unpackb(data, raw=False, strict_map_key=True, use_list=True)
-    except Exception as exc:
-        reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-        raise MessageError(f"{what} is not one msgpack value ({reason})") from None
-
-
 _KINDS: Final[Mapping[str, Kind]] = MappingProxyType({kind.value: kind for kind in Kind})
 
 
 def _kind(value: object) -> Kind:
     kind = _KINDS.get(value) if type(value) is str else None
     if kind is None:
-        raise MessageError(f"unknown message kind {_describe(value)}")
+        raise MessageError(f"unknown message kind {wire.describe(value)}")
     return kind
 
 
@@ -247,19 +238,18 @@ def _make_body(
 ) -> tuple[WireValue, bytes]:
     """Check every field of the body and encode it.  Returns the canonical copy of the
     payload (maps sorted by key) with the body bytes."""
-    if type(version) is not int:
-        raise MessageError(f"version is an integer, got {_describe(version)}")
-    if version != PROTOCOL_VERSION:
-        raise MessageError(
-            f"unsupported protocol version {version} (this is version {PROTOCOL_VERSION})"
-        )
-    _check_bytes("table_id", table_id, TABLE_ID_SIZE)
-    _check_int("deal", deal, 0, MAX_DEAL)
-    if type(kind) is not Kind:
-        raise MessageError(f"kind is a Kind, got {_describe(kind)}")
-    _check_int("seat", seat, 0, MAX_SEATS - 1)
-    _check_bytes("prev", prev, HASH_SIZE)
-    canonical = _canonical(payload, depth=0)
+    with wire.refused_as(MessageError):
+        if wire.integer("version", version, INT_MIN, INT_MAX) != PROTOCOL_VERSION:
+            raise MessageError(
+                f"unsupported protocol version {version} (this is version {PROTOCOL_VERSION})"
+            )
+        wire.blob("table_id", table_id, TABLE_ID_SIZE)
+        wire.integer("deal", deal, 0, MAX_DEAL)
+        if type(kind) is not Kind:
+            raise MessageError(f"kind is a Kind, got {wire.describe(kind)}")
+        wire.integer("seat", seat, 0, MAX_SEATS - 1)
+        wire.blob("prev", prev, HASH_SIZE)
+        canonical = _canonical(payload, depth=0)
     size, limit = len(_pack(canonical)), PAYLOAD_LIMITS[kind]
     if size > limit:
         raise MessageError(f"{kind.value} payload of {size} bytes is over the limit of {limit}")
@@ -278,7 +268,7 @@ def _canonical(value: object, depth: int) -> WireValue:
     if value is None or type(value) is bool or type(value) is bytes:
         return value
     if type(value) is int:
-        _check_int("payload integer", value, INT_MIN, INT_MAX)
+        wire.integer("payload integer", value, INT_MIN, INT_MAX)
         return value
     if type(value) is str:
         try:
@@ -293,29 +283,6 @@ def _canonical(value: object, depth: int) -> WireValue:
     if type(value) is dict:
         for key in value:
             if type(key) is not str:
-                raise MessageError(f"payload map keys are strings, got {_describe(key)}")
+                raise MessageError(f"payload map keys are strings, got {wire.describe(key)}")
         return {key: _canonical(value[key], depth + 1) for key in sorted(value)}
-    raise MessageError(f"a payload cannot hold {_describe(value)}")
-
-
-def _check_int(name: str, value: object, low: int, high: int) -> None:
-    if type(value) is not int:
-        raise MessageError(f"{name} is an integer, got {_describe(value)}")
-    if not low <= value <= high:
-        raise MessageError(f"{name} {value} is out of range {low}..{high}")
-
-
-def _check_bytes(name: str, value: object, size: int) -> None:
-    if type(value) is not bytes:
-        raise MessageError(f"{name} is bytes, got {_describe(value)}")
-    if len(value) != size:
-        raise MessageError(f"{name} is {size} bytes, got {len(value)}")
-
-
-def _describe(value: object) -> str:
-    """A short description of a value for an error message: its type, and its repr cut
-    short, because the value may be a megabyte of a peer's garbage."""
-    text = repr(value)
-    if len(text) > 40:
-        text = text[:37] + "..."
-    return f"{type(value).__name__} {text}"
+    raise MessageError(f"a payload cannot hold {wire.describe(value)}")

@@ -10,6 +10,7 @@ from typing import Final
 
 import msgpack
 
+from protocol import wire
 from protocol.replication.identity import (
     PUBLIC_KEY_SIZE,
     SIGNATURE_SIZE,
@@ -55,11 +56,12 @@ class TableInfo:
 
     def __post_init__(self) -> None:
         check_text("table name", self.name)
-        _check_int("seats", self.seats, MIN_SEATS, MAX_SEATS)
-        _check_int("members", self.members, 0, self.seats)
-        _check_bool("open", self.open)
-        if self.table_id is not None:
-            _check_bytes("table id", self.table_id, TABLE_ID_SIZE)
+        with wire.refused_as(BeaconError):
+            wire.integer("seats", self.seats, MIN_SEATS, MAX_SEATS)
+            wire.integer("members", self.members, 0, self.seats)
+            wire.boolean("open", self.open)
+            if self.table_id is not None:
+                wire.blob("table id", self.table_id, TABLE_ID_SIZE)
 
 
 @dataclass(frozen=True)
@@ -76,15 +78,16 @@ class Beacon:
 
     def __post_init__(self) -> None:
         check_text("name", self.name)
-        _check_bytes("key", self.key, PUBLIC_KEY_SIZE)
-        if not is_valid_public_key(self.key):
-            raise BeaconError(
-                "key is not a valid Ed25519 public key (small order or off the curve)"
-            )
-        _check_int("port", self.port, 1, 65535)
-        _check_tables(self.tables)
-        _check_bool("goodbye", self.goodbye)
-        _check_int("timestamp", self.timestamp, 0, MAX_TIMESTAMP)
+        with wire.refused_as(BeaconError):
+            wire.blob("key", self.key, PUBLIC_KEY_SIZE)
+            if not is_valid_public_key(self.key):
+                raise BeaconError(
+                    "key is not a valid Ed25519 public key (small order or off the curve)"
+                )
+            wire.integer("port", self.port, 1, 65535)
+            _check_tables(self.tables)
+            wire.boolean("goodbye", self.goodbye)
+            wire.integer("timestamp", self.timestamp, 0, MAX_TIMESTAMP)
 
 
 def encode_beacon(beacon: Beacon, identity: Identity) -> bytes:
@@ -130,7 +133,9 @@ def parse_beacon(data: bytes) -> Unverified:
     """:func:`decode_beacon` but for the signature: every other check, :class:`BeaconError`
     saying which fails.  Its signature is checked by :meth:`Unverified.authenticate`."""
     signed, body, signature = _split(data)
-    return Unverified(_beacon_from_wire(_unpack(body)), signed, signature)
+    with wire.refused_as(BeaconError):
+        value = wire.unpack(body, max_size=MAX_BEACON_SIZE, what="the beacon body", max_depth=3)
+        return Unverified(_beacon_from_wire(value), signed, signature)
 
 
 def make_beacon(
@@ -171,41 +176,22 @@ def _split(data: bytes) -> tuple[bytes, bytes, bytes]:
     return data[:-SIGNATURE_SIZE], data[len(_HEADER) : -SIGNATURE_SIZE], data[-SIGNATURE_SIZE:]
 
 
-def _unpack(body: bytes) -> object:
-    """Exactly one msgpack value.  The parser fails in many ways (ExtraData, FormatError,
-    StackError, UnicodeDecodeError…) that all mean the same to us: a malformed body."""
-    try:
-        return msgpack.unpackb(body, raw=False, strict_map_key=True, use_list=True)
-    except Exception as exc:
-        raise BeaconError(f"malformed msgpack body ({type(exc).__name__}: {exc})") from None
-
-
 def _beacon_from_wire(value: object) -> Beacon:
-    if type(value) is not dict:
-        raise BeaconError(f"the beacon body is a msgpack map, got {_describe(value)}")
-    for name in _FIELDS:
-        if name not in value:
-            raise BeaconError(f"beacon field {name!r} is missing")
-    unexpected = sorted(str(key) for key in value if key not in _FIELDS)
-    if unexpected:
-        raise BeaconError(f"unexpected beacon fields: {', '.join(unexpected)}")
-    name, key, port, tables, goodbye, timestamp = (value[field] for field in _FIELDS)
+    fields = wire.fields("the beacon body", value, _FIELDS)
+    name, key, port, tables, goodbye, timestamp = (fields[field] for field in _FIELDS)
     return Beacon(name, key, port, _tables_from_wire(tables), goodbye, timestamp)
 
 
 def _tables_from_wire(value: object) -> tuple[TableInfo, ...]:
-    if type(value) is not list:
-        raise BeaconError(f"tables is a msgpack array, got {_describe(value)}")
-    if len(value) > MAX_TABLES:
-        raise BeaconError(f"{len(value)} tables announced, at most {MAX_TABLES} allowed")
-    return tuple(_table_from_wire(index, entry) for index, entry in enumerate(value))
+    tables = wire.array("tables", value, max_length=MAX_TABLES)
+    return tuple(_table_from_wire(index, entry) for index, entry in enumerate(tables))
 
 
 def _table_from_wire(index: int, value: object) -> TableInfo:
     if type(value) is not list or len(value) != 5:
         raise BeaconError(
             f"table {index} is an array [name, seats, members, open, table_id], "
-            f"got {_describe(value)}"
+            f"got {wire.describe(value)}"
         )
     try:
         return TableInfo(*value)
@@ -215,49 +201,19 @@ def _table_from_wire(index: int, value: object) -> TableInfo:
 
 def _check_tables(tables: object) -> None:
     if type(tables) is not tuple:
-        raise BeaconError(f"tables is a tuple of TableInfo, got {_describe(tables)}")
+        raise BeaconError(f"tables is a tuple of TableInfo, got {wire.describe(tables)}")
     if len(tables) > MAX_TABLES:
         raise BeaconError(f"{len(tables)} tables announced, at most {MAX_TABLES} allowed")
     for table in tables:
         if type(table) is not TableInfo:
-            raise BeaconError(f"a table is a TableInfo, got {_describe(table)}")
+            raise BeaconError(f"a table is a TableInfo, got {wire.describe(table)}")
 
 
 def check_text(what: str, value: object) -> None:
     """A name a beacon may carry (a daemon's, a table's): 1 to 64 characters, none of them a
     control or a line separator.  Also what ``tarotd --name`` and ``--table`` are held to."""
-    if type(value) is not str:
-        raise BeaconError(f"{what} is a string, got {_describe(value)}")
-    if not 1 <= len(value) <= MAX_NAME_LENGTH:
-        raise BeaconError(f"{what} is 1 to {MAX_NAME_LENGTH} characters, got {len(value)}")
+    with wire.refused_as(BeaconError):
+        value = wire.text(what, value, MAX_NAME_LENGTH, min_length=1)
     for char in value:
         if unicodedata.category(char) in _FORBIDDEN_CATEGORIES:
             raise BeaconError(f"{what} holds the control or separator character U+{ord(char):04X}")
-
-
-def _check_int(what: str, value: object, low: int, high: int) -> None:
-    # Exact type: a bool is an int to isinstance, and True is not a port.
-    if type(value) is not int:
-        raise BeaconError(f"{what} is an integer, got {_describe(value)}")
-    if not low <= value <= high:
-        raise BeaconError(f"{what} {value} is out of range {low}..{high}")
-
-
-def _check_bool(what: str, value: object) -> None:
-    if type(value) is not bool:
-        raise BeaconError(f"{what} is a boolean, got {_describe(value)}")
-
-
-def _check_bytes(what: str, value: object, size: int) -> None:
-    if type(value) is not bytes:
-        raise BeaconError(f"{what} is bytes, got {_describe(value)}")
-    if len(value) != size:
-        raise BeaconError(f"{what} is {size} bytes, got {len(value)}")
-
-
-def _describe(value: object) -> str:
-    """Type and a short repr: the value may be a kilobyte of someone's garbage."""
-    text = repr(value)
-    if len(text) > 40:
-        text = text[:37] + "..."
-    return f"{type(value).__name__} {text}"

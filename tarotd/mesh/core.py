@@ -2,7 +2,7 @@
 the messages between this daemon and one peer, and whether that peer is up, with time passed
 in and no sockets (as :mod:`tarotd.ticks`).  The socket layer (:mod:`tarotd.mesh.sockets`)
 asks it what to send and when, and tells it what left and what came back; the rules are those
-of "Delivery" in :mod:`tarotd.mesh`.
+of "Delivery" in docs/protocol.md, "The mesh wire format".
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The pure parts of the HELLO (see "HELLO freshness, without clocks" in :mod:`tarotd.mesh`):
+"""The pure parts of the HELLO (see "HELLO freshness, without clocks" in docs/protocol.md):
 the challenges a ROUTER has given out and not yet seen answered, and what the clock a HELLO
 tells says of the peer's — time and randomness passed in or drawn here, no sockets."""
 

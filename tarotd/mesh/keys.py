@@ -1,6 +1,6 @@
 """CURVE keys from Ed25519 identities: a daemon's CURVE key pair is its identity converted to
 X25519, so a peer's CURVE key follows from the identity key we already know it by and there is
-nothing new to distribute or trust (see "Encryption" in :mod:`tarotd.mesh`)."""
+nothing new to distribute or trust (see "Encryption" in docs/protocol.md)."""
 
 from __future__ import annotations
 

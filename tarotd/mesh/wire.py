@@ -2,7 +2,7 @@
 
 :func:`decode` is the one gate untrusted bytes pass through; :func:`signing_bytes` is what a
 signed frame's Ed25519 signature covers.  The frame kinds and their fields are specified in
-:mod:`tarotd.mesh`.
+docs/protocol.md, "The mesh wire format".
 """
 
 from __future__ import annotations
@@ -12,9 +12,12 @@ from typing import Any, Final
 
 import msgpack
 
+from protocol import wire
 from protocol.replication.identity import PUBLIC_KEY_SIZE, SIGNATURE_SIZE, Identity
 
 MiB: Final = 1024 * 1024
+MAX_FRAME: Final = 2 * MiB  #: the default of ``Limits.max_frame``
+MAX_BIN: Final = 2**32 - 1  #: msgpack's largest bin: a body is bounded by its frame's size
 TOKEN_SIZE: Final = 16  #: nonces, sessions and boot ids: unguessable, and cheap on every frame
 SIGNING_DOMAIN: Final = b"tarot/v2/mesh/"
 MAX_MISS: Final = 256  #: seqs listed in one ``ack``
@@ -24,24 +27,24 @@ MAX_ENDPOINT: Final = 256
 WILDCARD_HOSTS: Final = frozenset({"0.0.0.0", "*", "[::]"})
 
 
-def _uint(value: object) -> bool:
-    return type(value) is int and 0 <= value < 2**63
+#: A field's check: its value as it may be, or :class:`~protocol.wire.FieldError` saying why not.
+Check = Callable[[str, object], object]
 
 
-def _blob(size: int) -> Callable[[object], bool]:
-    return lambda value: type(value) is bytes and len(value) == size
+def _blob(size: int) -> Check:
+    return lambda name, value: wire.blob(name, value, size)
 
 
-def _text(max_len: int) -> Callable[[object], bool]:
-    return lambda value: type(value) is str and len(value) <= max_len
+def _text(max_len: int) -> Check:
+    return lambda name, value: wire.text(name, value, max_len)
 
 
-def _bytes(value: object) -> bool:
-    return type(value) is bytes
+def _bytes(name: str, value: object) -> bytes:
+    return wire.binary(name, value, MAX_BIN)
 
 
-def _seqs(value: object) -> bool:
-    return type(value) is list and len(value) <= MAX_MISS and all(_uint(q) for q in value)
+def _seqs(name: str, value: object) -> list[int]:
+    return wire.array_of(name, value, wire.uint, max_length=MAX_MISS)
 
 
 def is_channel(value: object) -> bool:
@@ -56,20 +59,27 @@ def is_endpoint(value: object) -> bool:
     return bool(host) and port.isdigit()
 
 
+def _endpoint(name: str, value: object) -> str:
+    endpoint = wire.text(name, value, MAX_ENDPOINT)
+    if not is_endpoint(endpoint):
+        raise wire.FieldError(name, f"is a tcp://HOST:PORT endpoint, got {wire.describe(value)}")
+    return endpoint
+
+
 _KEY, _TOKEN, _SIG = _blob(PUBLIC_KEY_SIZE), _blob(TOKEN_SIZE), _blob(SIGNATURE_SIZE)
 
 #: Every frame kind with its fields, in signing order.  A frame must have exactly these.
-SHAPES: Final[Mapping[str, Mapping[str, Callable[[object], bool]]]] = {
+SHAPES: Final[Mapping[str, Mapping[str, Check]]] = {
     "hi": {},
     "challenge": {"key": _KEY, "c": _TOKEN},
     "hello": {
         "key": _KEY,
         "to": _KEY,
         "name": _text(MAX_NAME),
-        "endpoint": is_endpoint,
+        "endpoint": _endpoint,
         "challenge": _TOKEN,
         "nonce": _TOKEN,
-        "time": _uint,
+        "time": wire.uint,
         "boot": _TOKEN,
         "sig": _SIG,
     },
@@ -79,14 +89,15 @@ SHAPES: Final[Mapping[str, Mapping[str, Callable[[object], bool]]]] = {
         "name": _text(MAX_NAME),
         "nonce": _TOKEN,
         "session": _TOKEN,
-        "n": _uint,
+        "n": wire.uint,
         "sig": _SIG,
     },
-    "data": {"s": _TOKEN, "f": _uint, "q": _uint, "c": is_channel, "b": _bytes},
+    "data": {"s": _TOKEN, "f": wire.uint, "q": wire.uint, "c": _text(MAX_CHANNEL), "b": _bytes},
     "ping": {"s": _TOKEN},
-    "ack": {"s": _TOKEN, "n": _uint, "top": _uint, "miss": _seqs},
+    "ack": {"s": _TOKEN, "n": wire.uint, "top": wire.uint, "miss": _seqs},
     "reauth": {"s": _TOKEN},
 }
+_KEYS: Final = {kind: ("t", *shape) for kind, shape in SHAPES.items()}
 #: what a ROUTER may receive
 ROUTER_KINDS: Final = frozenset({"hi", "hello", "data", "ping"})
 #: what a DEALER may receive
@@ -110,22 +121,26 @@ def encode_signed(identity: Identity, kind: str, fields: Mapping[str, object]) -
     return encode(kind, {**fields, "sig": identity.sign(signing_bytes(kind, fields))})
 
 
-def decode(raw: bytes, kinds: frozenset[str]) -> dict[str, Any] | None:
+def decode(raw: bytes, kinds: frozenset[str], max_size: int = MAX_FRAME) -> dict[str, Any] | None:
     """The frame as a map of exactly the fields of its kind, or None for anything else:
-    the one gate untrusted bytes pass through, and it never raises."""
+    untrusted bytes pass :mod:`protocol.wire`'s gate, and this never raises."""
     try:
-        msg = msgpack.unpackb(raw, raw=False)
-    except Exception:  # msgpack raises many types; each means "not a frame"
+        return _frame(wire.unpack(raw, max_size=max_size, max_depth=2), kinds)
+    except wire.FieldError:
         return None
-    if type(msg) is not dict:
-        return None
-    kind = msg.get("t")
+
+
+def _frame(value: object, kinds: frozenset[str]) -> dict[str, Any]:
+    if type(value) is not dict:
+        raise wire.FieldError("a frame", f"is a msgpack map, got {wire.describe(value)}")
+    kind = value.get("t")
     if type(kind) is not str or kind not in kinds:
-        return None
+        raise wire.FieldError("t", f"is a kind this socket takes, got {wire.describe(kind)}")
     shape = SHAPES[kind]
-    if msg.keys() != {"t", *shape} or not all(check(msg[name]) for name, check in shape.items()):
-        return None
-    return msg
+    frame = wire.fields(f"a {kind} frame", value, _KEYS[kind])
+    for name, check in shape.items():
+        check(name, frame[name])
+    return frame
 
 
 def tcp_endpoint(host: str, port: int | str) -> str:
