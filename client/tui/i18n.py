@@ -130,6 +130,8 @@ _TEXT: dict[str, dict[str, str]] = {
         "event_column_total": "Total",
         "event_column_key": "Clé",
         "event_column_round": "P{round}",
+        "event_round_open": "{points:>+5d} ({played}/{deals} donnes)",
+        "event_round_started": "en cours",
         "event_over": "Le tournoi est terminé.",
         "event_waiting_start": "Inscrits : {count}. L'organisateur lancera la première position.",
         "event_waiting_start_organiser": "Inscrits : {count}. Sur le tournoi : Entrée pour y "
@@ -432,6 +434,8 @@ _TEXT: dict[str, dict[str, str]] = {
         "event_column_total": "Total",
         "event_column_key": "Key",
         "event_column_round": "R{round}",
+        "event_round_open": "{points:>+5d} ({played}/{deals} deals)",
+        "event_round_started": "in progress",
         "event_over": "The event is over.",
         "event_waiting_start": "Registered: {count}. The organiser will start the first round.",
         "event_waiting_start_organiser": "Registered: {count}. On the event: Enter to play in it "
