@@ -1206,7 +1206,19 @@ class Daemon:
             "paused": self._pause_said(runner),
             "unsettled": runner.unsettled,
             "rows_awaited": self._rows_awaited(runner),
+            "earlier": self._earlier(runner),
         }
+
+    def _earlier(self, runner: TableRunner) -> dict[str, Any] | None:
+        """The finished table played before ``runner`` (an event's round just over), for a
+        client that did not see it end — connected since, or on the lobby — to show its last
+        deal and replay it."""
+        tables = list(self.runners.values())
+        before = tables[: tables.index(runner)]
+        done = next((r for r in reversed(before) if r.finished and r.results), None)
+        if done is None or runner.finished:
+            return None
+        return seat_state(done, self.identity.public_key)
 
     def _rows_awaited(self, runner: TableRunner) -> list[str]:
         """The members a finished table waits for, to hold its last row (by name)."""

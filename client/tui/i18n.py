@@ -248,6 +248,8 @@ _TEXT: dict[str, dict[str, str]] = {
         "suivant donne.",
         "summary_passed_last": "Donne {deal} : tout le monde a passé — rien n'est marqué ; c'était "
         "la dernière donne de cette table.",
+        "summary_passed_round_over": "Donne {deal} : tout le monde a passé — rien n'est marqué ; "
+        "la position est finie.",
         "round_over_next": "Cette table a fini sa dernière donne. Entrée ou n : passer à votre "
         "table suivante — r : rejouer une donne.",
         "summary_void": "Donne {deal} : donne nulle ({reason}) — rien n'est marqué.",
@@ -544,6 +546,8 @@ _TEXT: dict[str, dict[str, str]] = {
         "deals.",
         "summary_passed_last": "Deal {deal}: everybody passed — nothing is scored; it was this "
         "table's last deal.",
+        "summary_passed_round_over": "Deal {deal}: everybody passed — nothing is scored; the "
+        "round is over.",
         "round_over_next": "This table has played its last deal. Enter or n: go to your next "
         "table — r: replay a deal.",
         "summary_void": "Deal {deal}: void ({reason}) — nothing is scored.",
