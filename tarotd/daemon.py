@@ -321,6 +321,10 @@ class Daemon:
             timeout=options.timeout,
             proved=self.favour,
         )
+        level = options.bot or options.bot_level  # what _runner plays them at
+        self.lobby.bot_levels.update({i.public_key: level for i, _ in self.seats[1:]})
+        if options.bot:  # our own seat played by a bot (an event bot's daemon too)
+            self.lobby.bot_levels[self.identity.public_key] = options.bot
         self._peer_keys.update(peer.key for peer in options.peers if peer.key is not None)
         self.events = EventDesk(self.identity, lambda: self.mesh.endpoint, self.store)
         self.events.load()  # before the tables are taken up: an event table's deals are the event's
@@ -1525,7 +1529,7 @@ class Daemon:
             load_or_create_identity(self.home, f"bot-{k}"),
             bot_name(self.options.name, k),
         )
-        self._send(self.lobby.add_seat(identity, name))
+        self._send(self.lobby.add_seat(identity, name, self.options.bot or self.options.bot_level))
         self.seats.append((identity, name))
         self._start_ready_tables()
         return {"bot": name, "level": self.options.bot_level}  # the client shows it by the name

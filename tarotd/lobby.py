@@ -220,9 +220,12 @@ class Member:
     name: str
     daemon: bytes  #: key of the daemon that hosts the seat
     endpoint: str  #: that daemon's mesh endpoint
+    #: The level of the bot that plays the seat, "" for a person: said by the seat's own
+    #: daemon and signed in the manifest with its name, so every member's screen tags it.
+    bot: str = ""
 
     def to_wire(self) -> list[object]:
-        return [self.key, self.name, self.daemon, self.endpoint]
+        return [self.key, self.name, self.daemon, self.endpoint, *([self.bot] if self.bot else [])]
 
 
 @dataclass
@@ -400,6 +403,8 @@ class Lobby:
         self._trusts = trusts
         self.endpoint = endpoint
         self.hosted = {identity.public_key: (identity, name) for identity, name in seats}
+        #: The level of each hosted seat a bot plays (the daemon says which): signed as such.
+        self.bot_levels: dict[bytes, str] = {}
         self.offers: dict[bytes, Offer] = {}
         self.wanted: tuple[str, int] | None = None
         self.invite: Invite | None = (
@@ -428,7 +433,7 @@ class Lobby:
 
     def members_here(self) -> list[Member]:
         return [
-            Member(key, name, self.daemon_key, self.endpoint)
+            Member(key, name, self.daemon_key, self.endpoint, self.bot_levels.get(key, ""))
             for key, (_, name) in self.hosted.items()
         ]
 
@@ -538,11 +543,13 @@ class Lobby:
             raise ValueError("the table is full: a bot takes a seat at a table that is filling")
         return offer
 
-    def add_seat(self, identity: Identity, name: str) -> list[FrameOut]:
-        """Host one more seat (a bot) and sit it at the table we joined, while it is open."""
+    def add_seat(self, identity: Identity, name: str, level: str) -> list[FrameOut]:
+        """Host one more seat (a bot of ``level``) and sit it at the table we joined, while
+        it is open."""
         offer = self.filling()
         self.hosted[identity.public_key] = (identity, name)
-        member = Member(identity.public_key, name, self.daemon_key, self.endpoint)
+        self.bot_levels[identity.public_key] = level
+        member = Member(identity.public_key, name, self.daemon_key, self.endpoint, level)
         if offer.opener == self.daemon_key:
             offer.members.append(member)
             return self._after_change(offer)
@@ -875,6 +882,8 @@ class Lobby:
             )
         if not any(m.key in self.hosted for m in members):
             raise ManifestRefused("none of our seats is in it")
+        if any(m.key in self.hosted and m.bot != self.bot_levels.get(m.key, "") for m in members):
+            raise ManifestRefused("it calls a person of ours a bot, or a bot of ours a person")
         return members
 
     def _forget_stale_offers(self) -> None:
@@ -1379,9 +1388,9 @@ def _text(value: object) -> str:
 
 
 def _member(raw: object) -> Member:
-    if not isinstance(raw, list) or len(raw) != 4:
-        raise ValueError("a member is [key, name, daemon, endpoint]")
-    key, name, daemon, endpoint = raw
+    if not isinstance(raw, list) or len(raw) not in (4, 5):
+        raise ValueError("a member is [key, name, daemon, endpoint] and a bot's level")
+    key, name, daemon, endpoint, *bot = raw
     if not (
         isinstance(key, bytes)
         and isinstance(daemon, bytes)
@@ -1391,7 +1400,9 @@ def _member(raw: object) -> Member:
         raise ValueError("member keys are Ed25519 public keys of 32 bytes")
     if not isinstance(endpoint, str) or len(endpoint) > 128:
         raise ValueError("an endpoint is a short string")
-    return Member(key, _text(name), daemon, endpoint)
+    if bot and not (isinstance(bot[0], str) and bot[0].isalnum() and len(bot[0]) <= 16):
+        raise ValueError("a bot's level is a short word")
+    return Member(key, _text(name), daemon, endpoint, *bot)
 
 
 _HANDLERS = {

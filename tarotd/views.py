@@ -171,6 +171,7 @@ def seat_state(
         "name": runner.ready.name,
         "seats": list(runner.ready.setup.names),
         "fingerprints": [fingerprint(m.key) for m in runner.ready.members],
+        "bots": [m.bot for m in runner.ready.members],  #: each seat's bot level, "" a person
         "seat": seat,
         "deal": runner.deal_number,
         "dealer": runner.dealer,

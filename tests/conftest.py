@@ -49,6 +49,7 @@ DAEMON_MODULES = frozenset(
     {
         "test_agreement_lan",
         "test_binding_file",
+        "test_bot_tags_daemons",
         "test_chaos",
         "test_cheat_daemons",
         "test_curve",
