@@ -95,6 +95,7 @@ class TableOffer(TypedDict):
     name: str
     seats: int
     members: list[str]
+    bots: list[str]  #: each member's bot level as its daemon said it, "" for a person
     state: Literal["open", "full", "ready", "withdrawn"]
     invite: str | None
     silence: str  #: the table's signed rule for silence: a ``SilenceCost`` value, said in the lobby

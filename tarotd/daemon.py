@@ -1238,6 +1238,7 @@ class Daemon:
                 "name": o.name,
                 "seats": o.seats,
                 "members": [m.name for m in o.members],
+                "bots": [m.bot for m in o.members],
                 "state": o.state.value,
                 "invite": o.invite.shown if o.invite else None,
                 "silence": o.silence.value,

@@ -90,3 +90,27 @@ def test_every_members_screen_tags_the_bots_the_manifest_names(
         label = f"[{str(state['fingerprints'][seat]).split('-')[0]}]"  # the seat's, by its key
         line = next(line for line in screen.splitlines() if label in line)
         assert (f"{label} {tag}" in line) == bool(level), (label, line, screen)
+
+
+@pytest.mark.parametrize("lang", ["fr", "en"])
+def test_the_lobby_tags_the_bots_of_a_table_filling_elsewhere(lang: str) -> None:
+    """A table another daemon opened with its bots: the lobby lists them as bots too."""
+    ui = app(lang, 120, 40)
+    ui.model.update({"table": None})
+    ui.model.tables = [
+        {
+            "table": "ab" * 16,
+            "name": "club",
+            "seats": 4,
+            "members": ["alice", "alice-bot1", "bruno"],
+            "bots": ["", "strong", ""],
+            "state": "open",
+            "silence": "nothing",
+            "invite": None,
+            "verified": True,
+            "refused": None,
+        }
+    ]
+    screen = ui.screen_text()
+    tag = ui.texts("bot_level", level="strong")
+    assert f"alice, alice-bot1 ({tag}), bruno" in screen, screen
