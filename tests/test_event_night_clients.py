@@ -169,6 +169,9 @@ def test_every_players_client_shows_each_rounds_last_deal_and_tonights_ranking(
                 # round 1's, held: Enter let it go)
                 assert " ".join(tongue("round_over_next").split()[:6]) not in joined(screen)
                 assert tongue("sheet") in screen and re.search(r"(Deal|Donne) 1\b", screen), screen
+                if name == "bruno":  # its daemon hosts one bot, its own seat's: the others'
+                    # bots at its table (signed in the manifest) are tagged too
+                    assert screen.count("(bot basic)") >= 2, screen
                 ours = next(line for line in ranking if line["name"] == name)
                 line = rf"→ {ours['place']}\. {name} {re.escape(format(ours['total'], '+d'))}\b"
                 assert re.search(line, joined(screen)), screen
