@@ -72,7 +72,7 @@ from tarotd.silence import SilenceClock
 from tarotd.store import LocalFault, MemberRecord, Store, StoreFault, TableRecord, TableState
 from tarotd.thinking import BotTurn, Thinker
 from tarotd.ticks import ticks
-from tarotd.views import scores_document, seat_state
+from tarotd.views import earlier_state, scores_document, seat_state
 
 log = logging.getLogger("tarotd")
 
@@ -1210,19 +1210,8 @@ class Daemon:
             "paused": self._pause_said(runner),
             "unsettled": runner.unsettled,
             "rows_awaited": self._rows_awaited(runner),
-            "earlier": self._earlier(runner),
+            "earlier": earlier_state(list(self.runners.values()), runner, self.identity.public_key),
         }
-
-    def _earlier(self, runner: TableRunner) -> dict[str, Any] | None:
-        """The finished table played before ``runner`` (an event's round just over), for a
-        client that did not see it end — connected since, or on the lobby — to show its last
-        deal and replay it."""
-        tables = list(self.runners.values())
-        before = tables[: tables.index(runner)]
-        done = next((r for r in reversed(before) if r.finished and r.results), None)
-        if done is None or runner.finished:
-            return None
-        return seat_state(done, self.identity.public_key)
 
     def _rows_awaited(self, runner: TableRunner) -> list[str]:
         """The members a finished table waits for, to hold its last row (by name)."""

@@ -190,6 +190,17 @@ def seat_state(
     }
 
 
+def earlier_state(
+    runners: list[TableRunner], runner: TableRunner, key: bytes
+) -> dict[str, Any] | None:
+    """The seat's state at the finished table played before ``runner`` (of ``runners``, in
+    the order they started: an event's round just over), for a client that did not see it
+    end — started since, or on the lobby — to show its last deal and replay it."""
+    before = runners[: runners.index(runner)]
+    done = next((r for r in reversed(before) if r.finished and r.results), None)
+    return None if done is None or runner.finished else seat_state(done, key)
+
+
 def scores_document(runner: TableRunner) -> dict[str, Any]:
     """The table's score sheet, as ``tarot scores --json`` prints it."""
     return {
