@@ -95,6 +95,7 @@ class TableOffer(TypedDict):
     name: str
     seats: int
     members: list[str]
+    bots: list[str]  #: each member's bot level as its daemon said it, "" for a person
     state: Literal["open", "full", "ready", "withdrawn"]
     invite: str | None
     silence: str  #: the table's signed rule for silence: a ``SilenceCost`` value, said in the lobby
@@ -120,6 +121,7 @@ class SeatDocument(TypedDict):
     name: str  #: the table's name ("" if it has none)
     seats: list[str]  #: the players' names, by seat
     fingerprints: list[str]  #: of each seat's key, by seat
+    bots: list[str]  #: each seat's bot level, signed in the manifest; "" for a person
     seat: int | None  #: ours; None if the daemon has no seat of its own there
     deal: int
     dealer: int
@@ -143,6 +145,9 @@ class SeatState(SeatDocument):
     unsettled: bool
     #: At a finished table, the members not yet known to hold its last row.
     rows_awaited: list[str]
+    #: The seat's view of the finished table played just before this one (an event's round
+    #: just over), for a client that did not see it end; None if there is none.
+    earlier: SeatDocument | None
 
 
 class NoTable(TypedDict):

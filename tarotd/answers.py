@@ -44,7 +44,7 @@ from tarotd.requests import (
     parse_withdraw,
 )
 from tarotd.runner import TableRunner
-from tarotd.views import scores_document, seat_state
+from tarotd.views import earlier_state, scores_document, seat_state
 
 if TYPE_CHECKING:
     from tarotd.daemon import Daemon
@@ -94,6 +94,9 @@ class Answers:
             "paused": daemon.hosting.pause_said(runner),
             "unsettled": runner.unsettled,
             "rows_awaited": daemon.hosting.rows_awaited(runner),
+            "earlier": earlier_state(
+                list(daemon.hosting.runners.values()), runner, daemon.identity.public_key
+            ),
         }
 
     async def move(self, request: Move) -> dict[str, Any]:
@@ -147,6 +150,7 @@ class Answers:
                 "name": o.name,
                 "seats": o.seats,
                 "members": [m.name for m in o.members],
+                "bots": [m.bot for m in o.members],
                 "state": o.state.value,
                 "invite": o.invite.shown if o.invite else None,
                 "silence": o.silence.value,
@@ -207,7 +211,8 @@ class Answers:
         k = len(daemon.seats)
         identity = load_or_create_identity(daemon.home, f"bot-{k}")
         name = bot_name(daemon.options.name, k)
-        daemon.send_lobby(daemon.lobby.add_seat(identity, name))
+        level = daemon.options.bot or daemon.options.bot_level
+        daemon.send_lobby(daemon.lobby.add_seat(identity, name, level))
         daemon.seats.append((identity, name))
         daemon.hosting.start_ready_tables()
         return {"bot": name, "level": daemon.options.bot_level}  # the client shows it by name

@@ -168,6 +168,10 @@ class Daemon:
             timeout=options.timeout,
             proved=self.peers.favour,
         )
+        level = options.bot or options.bot_level  # what the hosted bots are played at
+        self.lobby.bot_levels.update({i.public_key: level for i, _ in self.seats[1:]})
+        if options.bot:  # our own seat played by a bot (an event bot's daemon too)
+            self.lobby.bot_levels[self.identity.public_key] = options.bot
         self.events = EventDesk(self.identity, lambda: self.mesh.endpoint, self.store)
         self.events.load()  # before the tables are taken up: an event table's deals are the event's
         for peer in options.peers:

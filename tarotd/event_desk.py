@@ -69,6 +69,7 @@ from protocol.event.event import (
     verify_event,
 )
 from protocol.event.movement import Movement, MovementError
+from protocol.event.ranking import RoundResult
 from protocol.replication.audit import DealAudit
 from protocol.replication.identity import Identity, fingerprint, verify
 from protocol.replication.manifest import (
@@ -967,7 +968,7 @@ class EventDesk:
                     "name": names.get(s.player, fingerprint(s.player)),
                     "fingerprint": fingerprint(s.player),
                     "total": s.total,
-                    "rounds": [[r.points, r.mark.value] for r in s.rounds],
+                    "rounds": [[r.points, r.mark.value, _rows_in(report, r)] for r in s.rounds],
                 }
                 for s in report.live
             ],
@@ -1096,3 +1097,8 @@ _HANDLERS: Final[dict[str, Callable[[EventDesk, bytes, dict[str, Any]], list[Fra
     "rowsig": EventDesk._on_rowsig,
     "row": EventDesk._on_row,
 }
+
+
+def _rows_in(report: EventReport, result: RoundResult) -> int:
+    """The rows in of the table ``result`` sat at: how far a round in progress has gone."""
+    return 0 if result.table is None else len(report.results.get((result.round, result.table), ()))

@@ -100,6 +100,7 @@ ID_SIZE = 16
 NONCE_SIZE: Final = 16
 MAX_NAME: Final = 64  #: characters of a table's or a member's name
 MAX_MEMBER_ENDPOINT: Final = 128
+MAX_BOT_LEVEL: Final = 16  #: characters of a bot's level in a member record
 MAX_OFFERS = 64  #: offers of other daemons remembered at once
 MAX_STRANGER_OFFERS: Final = 3  #: open offers of one key we have no trust in, kept at once
 MAX_RUNS: Final = 256  #: CPace runs an opener keeps open at once (one per knocking key)
@@ -223,9 +224,12 @@ class Member:
     name: str
     daemon: bytes  #: key of the daemon that hosts the seat
     endpoint: str  #: that daemon's mesh endpoint
+    #: The level of the bot that plays the seat, "" for a person: said by the seat's own
+    #: daemon and signed in the manifest with its name, so every member's screen tags it.
+    bot: str = ""
 
     def to_wire(self) -> list[object]:
-        return [self.key, self.name, self.daemon, self.endpoint]
+        return [self.key, self.name, self.daemon, self.endpoint, *([self.bot] if self.bot else [])]
 
 
 @dataclass
@@ -403,6 +407,8 @@ class Lobby:
         self._trusts = trusts
         self.endpoint = endpoint
         self.hosted = {identity.public_key: (identity, name) for identity, name in seats}
+        #: The level of each hosted seat a bot plays (the daemon says which): signed as such.
+        self.bot_levels: dict[bytes, str] = {}
         self.offers: dict[bytes, Offer] = {}
         self.wanted: tuple[str, int] | None = None
         self.invite: Invite | None = (
@@ -431,7 +437,7 @@ class Lobby:
 
     def members_here(self) -> list[Member]:
         return [
-            Member(key, name, self.daemon_key, self.endpoint)
+            Member(key, name, self.daemon_key, self.endpoint, self.bot_levels.get(key, ""))
             for key, (_, name) in self.hosted.items()
         ]
 
@@ -541,11 +547,13 @@ class Lobby:
             raise ValueError("the table is full: a bot takes a seat at a table that is filling")
         return offer
 
-    def add_seat(self, identity: Identity, name: str) -> list[FrameOut]:
-        """Host one more seat (a bot) and sit it at the table we joined, while it is open."""
+    def add_seat(self, identity: Identity, name: str, level: str) -> list[FrameOut]:
+        """Host one more seat (a bot of ``level``) and sit it at the table we joined, while
+        it is open."""
         offer = self.filling()
         self.hosted[identity.public_key] = (identity, name)
-        member = Member(identity.public_key, name, self.daemon_key, self.endpoint)
+        self.bot_levels[identity.public_key] = level
+        member = Member(identity.public_key, name, self.daemon_key, self.endpoint, level)
         if offer.opener == self.daemon_key:
             offer.members.append(member)
             return self._after_change(offer)
@@ -882,6 +890,8 @@ class Lobby:
             )
         if not any(m.key in self.hosted for m in members):
             raise ManifestRefused("none of our seats is in it")
+        if any(m.key in self.hosted and m.bot != self.bot_levels.get(m.key, "") for m in members):
+            raise ManifestRefused("it calls a person of ours a bot, or a bot of ours a person")
         return members
 
     def _forget_stale_offers(self) -> None:
@@ -1378,12 +1388,20 @@ def _id(value: object) -> bytes:
 
 
 def _member(raw: object) -> Member:
-    key, name, daemon, endpoint = wire.array("a member", raw, length=4)
+    """``[key, name, daemon, endpoint]``, and a bot's level for a seat a bot plays."""
+    fields = wire.array("a member", raw, max_length=5)
+    if len(fields) < 4:
+        raise wire.FieldError("a member", f"is an array of 4 or 5 items, got {len(fields)}")
+    key, name, daemon, endpoint, *bot = fields
+    level = wire.text("a member's bot level", bot[0], MAX_BOT_LEVEL, 1) if bot else ""
+    if level and not level.isalnum():
+        raise wire.FieldError("a member's bot level", "is a word of letters and digits")
     return Member(
         _public_key("a member's key", key),
         wire.text("a member's name", name, MAX_NAME),
         _public_key("a member's daemon", daemon),
         wire.text("a member's endpoint", endpoint, MAX_MEMBER_ENDPOINT),
+        level,
     )
 
 

@@ -172,6 +172,7 @@ def seat_state(
         "name": runner.ready.name,
         "seats": list(runner.ready.setup.names),
         "fingerprints": [fingerprint(m.key) for m in runner.ready.members],
+        "bots": [m.bot for m in runner.ready.members],  #: each seat's bot level, "" a person
         "seat": seat,
         "deal": runner.deal_number,
         "dealer": runner.dealer,
@@ -188,6 +189,17 @@ def seat_state(
         "scores": runner.sheet.totals(),
         "results": runner.results,
     }
+
+
+def earlier_state(
+    runners: list[TableRunner], runner: TableRunner, key: bytes
+) -> SeatDocument | None:
+    """The seat's state at the finished table played before ``runner`` (of ``runners``, in
+    the order they started: an event's round just over), for a client that did not see it
+    end — started since, or on the lobby — to show its last deal and replay it."""
+    before = runners[: runners.index(runner)]
+    done = next((r for r in reversed(before) if r.finished and r.results), None)
+    return None if done is None or runner.finished else seat_state(done, key)
 
 
 def scores_document(runner: TableRunner) -> dict[str, Any]:

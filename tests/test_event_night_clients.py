@@ -152,6 +152,9 @@ def test_every_players_client_shows_each_rounds_last_deal_and_tonights_ranking(
                 2,
             )
             records = {ask_(h, "event-record", event=event)["record"] for h in players}
+            # Every seat here is a bot (event bots, and each daemon's own --bot): bruno's daemon,
+            # which hosts none but its own, tags them all, from the manifest they signed.
+            assert set(ask_(bruno, "state")["bots"]) == {"basic"}
             assert len(records) == 1
             report = verify_event(read_event(bytes.fromhex(records.pop())))
             assert report.ok and len(report.names) == 8 and report.closed == 2

@@ -3,7 +3,8 @@ scripted daemon, captured at 80×24, 120×40 and 200×50 as players see it — a
 over, its last deal still on screen when the daemon has seated the next round, until Enter;
 the score sheet beside the table at 3, 4 and 5 players with long names, every score whole;
 the seats of bots the daemon hosts tagged, the top ones apart at 100 to 104 columns (finding
-5).  One tmux session a test."""
+5); a client started after the round ended holding its last deal all the same, and the bots
+of another daemon tagged.  One tmux session a test."""
 
 from __future__ import annotations
 
@@ -139,6 +140,48 @@ def test_the_top_seats_labels_apart_and_the_bots_tagged(tmp_path: Path, players:
                 for label in re.split(r"\s{2,}", line.strip()):
                     if "(bot strong)" in label:
                         assert label.endswith("(bot strong)") and label.count("(bot") == 1, line
+    finally:
+        pane.kill()
+        daemon.stop()
+
+
+@pytest.mark.parametrize("lang", ["fr", "en"])
+def test_a_client_started_after_the_round_ended_holds_its_last_deal(
+    tmp_path: Path, lang: str
+) -> None:
+    """The client opened once the daemon is at round 2 (``state`` with round 1's finished
+    table as ``earlier``): round 1's last deal is on screen at every size until Enter."""
+    texts = Texts(lang)
+    daemon = Scripted(tmp_path, {**next_round(), "earlier": finished()})
+    pane = client(tmp_path, lang)
+    try:
+        hint = " ".join(texts("round_over_next").split()[:6])
+        pane.wait(lambda s: hint in joined(s), "round 1's last deal, held", timeout=20)
+        for width, height in SIZES:
+            screen = joined(plain(resized(pane, width, height, texts("sheet"))))
+            assert hint in screen and texts("prompt_bid") not in screen, screen
+        pane.keys("Enter")
+        pane.wait(lambda s: texts("hand") in s, "the new table after Enter")
+    finally:
+        pane.kill()
+        daemon.stop()
+
+
+@pytest.mark.parametrize("players", [3, 5])
+def test_the_bots_of_another_daemon_are_tagged(tmp_path: Path, players: int) -> None:
+    """This daemon hosts no bot (its ``status`` lists none): the seats its ``state`` says a
+    bot plays — from the signed manifest — are tagged all the same, at every size."""
+    state = seated(players)
+    state["bots"] = ["", *["basic"] * (players - 1)]
+    HostingBots.bots = {}
+    daemon = HostingBots(tmp_path, state)
+    pane = client(tmp_path, "en")
+    try:
+        pane.wait(lambda s: "Your hand" in s, "the table", timeout=20)
+        for width, height in SIZES:
+            screen = plain(resized(pane, width, height, "(bot basic)"))
+            table = [line.split("│", 1)[0] for line in screen.splitlines()]
+            assert sum(line.count("(bot basic)") for line in table) == players - 1, screen
     finally:
         pane.kill()
         daemon.stop()

@@ -145,3 +145,63 @@ def test_the_replay_shows_the_chien() -> None:
     breakdown = ui.model.state["results"][0]["breakdown"]  # type: ignore[index]
     assert breakdown["chien"] and "Chien: " in screen, screen
     assert NAMES[0] in screen
+
+
+def _from_the_daemon(**changes: Any) -> dict[str, Any]:
+    """Round 2's table as a daemon gives it to a client that did not see round 1 end: with
+    round 1's finished table as ``earlier``."""
+    return {**next_round(), "earlier": finished(), **changes}
+
+
+@pytest.mark.parametrize("lang", ["fr", "en"])
+@pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 50)])
+@pytest.mark.parametrize("before", ["connected since", "on the lobby"])
+def test_a_client_that_did_not_see_the_round_end_holds_its_last_deal(
+    lang: str, size: tuple[int, int], before: str
+) -> None:
+    """Connected (or reconnected) after the round's last row, or on the lobby screen when
+    it came: the daemon's ``earlier`` is held all the same, until a key."""
+    ui = app(lang, *size)
+    texts, model = ui.texts, ui.model
+    if before == "on the lobby":
+        model.update({"table": None})
+    model.update(_from_the_daemon())
+    assert model.holding
+    screen = ui.screen_text()
+    held = Model(texts, Path("/x"))
+    held.update(finished())
+    last = fragment_list_to_text(summary_fragments(held)).splitlines()[0]
+    assert last in screen and texts("round_over_next") in screen, screen
+    assert texts("prompt_bid") not in screen
+    ui.confirm()  # Enter: the new table, and the next answer does not hold it again
+    model.update(_from_the_daemon())
+    assert not model.holding and texts("prompt_bid") in ui.screen_text()
+    ui.toggle_replay()  # r: round 1's deal
+    assert model.replay is not None and "1/1" in ui.screen_text()
+
+
+def test_a_client_back_once_the_new_table_scored_does_not_hold_but_replays() -> None:
+    """A deal of the new round already scored: the player has been at it; round 1's table is
+    kept all the same (r replays it once the new table has nothing to replay)."""
+    ui = app("en")
+    ui.model.update(_from_the_daemon(results=finished()["results"]))
+    assert not ui.model.holding
+    assert (ui.model.earlier or {}).get("table") == finished()["table"]  # kept, for r
+
+
+@pytest.mark.parametrize("lang", ["fr", "en"])
+def test_an_all_pass_that_ends_an_events_round_says_the_round_is_over(lang: str) -> None:
+    texts = Texts(lang)
+    state = finished()
+    row = dict(state["results"][0])
+    breakdown = dict(row["breakdown"])
+    breakdown["bids"] = [{"seat": s, "contract": None} for s in range(5)]
+    row.update(contract=None, taker=None, scores=[0] * 5, breakdown={**breakdown, "score": None})
+    model = Model(texts, Path("/x"))
+    model.event = {"rounds": 2, "closed": 0, "open": 1}
+    model.update({**state, "results": [row], "scores": [0] * 5})
+    text = fragment_list_to_text(summary_fragments(model))
+    assert texts("summary_passed_round_over", deal=1) in text, text
+    assert texts("summary_passed", deal=1) not in text
+    said = "the round is over" if lang == "en" else "la position est finie"
+    assert said in text

@@ -49,10 +49,20 @@ def event_line(
     )
 
 
-def _round_marks(texts: Texts, rounds: list[list[Any]]) -> str:
-    """Each round's points, and what the round was when it was not played in full."""
+def _round_marks(texts: Texts, rounds: list[list[Any]], event: dict[str, Any]) -> str:
+    """Each round's points, and what the round was when it was not played in full; the round
+    in progress says how far its table is (``+12 (2/4 deals)``), or that none is scored yet —
+    not a ``+0`` that reads as a round played for nothing."""
     marks = []
-    for points, mark in rounds:
+    for number, (points, mark, *scored) in enumerate(rounds, start=1):
+        played = int(scored[0]) if scored else None
+        if number == event.get("open") and played is not None and played < int(event["deals"]):
+            marks.append(
+                texts("event_round_open", points=int(points), played=played, deals=event["deals"])
+                if played
+                else texts("event_round_started")
+            )
+            continue
         text = f"{int(points):>+5d}"
         if mark != "played":
             text += f" ({available(texts.lang)[mark]})"
@@ -61,14 +71,19 @@ def _round_marks(texts: Texts, rounds: list[list[Any]]) -> str:
 
 
 def _ranking_line(
-    texts: Texts, line: dict[str, Any], ours: bool, compact: bool, width: int
+    texts: Texts,
+    event: dict[str, Any],
+    line: dict[str, Any],
+    ours: bool,
+    compact: bool,
+    width: int,
 ) -> StyleAndTextTuples:
     """One player's line, its name padded to ``width`` so that the totals make a column."""
     arrow = "→" if ours else " "
     text = f"{arrow} {line['place']:>2}. {str(line['name']).ljust(width)} {int(line['total']):>+6d}"
     if not compact:
         short_key = str(line["fingerprint"]).split("-")[0]
-        text += f"   [{short_key}]   {_round_marks(texts, line.get('rounds', []))}"
+        text += f"   [{short_key}]   {_round_marks(texts, line.get('rounds', []), event)}"
     return [("class:seat.you" if ours else "", text), ("", "\n")]
 
 
@@ -108,11 +123,11 @@ def _ranking(
     )
     out += _ranking_header(texts, lines, compact, width)
     for line in shown:
-        out += _ranking_line(texts, line, line.get("fingerprint") == ours, compact, width)
+        out += _ranking_line(texts, event, line, line.get("fingerprint") == ours, compact, width)
     if len(lines) > len(shown):  # more players below
         out.append(("class:dim", "   …\n"))
     for line in below:
-        out += _ranking_line(texts, line, True, compact, width)
+        out += _ranking_line(texts, event, line, True, compact, width)
     return out
 
 

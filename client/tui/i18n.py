@@ -145,6 +145,8 @@ _TEXT: dict[str, dict[str, str]] = {
         "event_column_total": "Total",
         "event_column_key": "Clé",
         "event_column_round": "P{round}",
+        "event_round_open": "{points:>+5d} ({played}/{deals} donnes)",
+        "event_round_started": "en cours",
         "event_over": "Le tournoi est terminé.",
         "event_waiting_start": "Inscrits : {count}. L'organisateur lancera la première position.",
         "event_waiting_start_organiser": "Inscrits : {count}. Sur le tournoi : Entrée pour y "
@@ -251,6 +253,8 @@ _TEXT: dict[str, dict[str, str]] = {
         "suivant donne.",
         "summary_passed_last": "Donne {deal} : tout le monde a passé — rien n'est marqué ; c'était "
         "la dernière donne de cette table.",
+        "summary_passed_round_over": "Donne {deal} : tout le monde a passé — rien n'est marqué ; "
+        "la position est finie.",
         "round_over_next": "Cette table a fini sa dernière donne. Entrée ou n : passer à votre "
         "table suivante — r : rejouer une donne.",
         "summary_void": "Donne {deal} : donne nulle ({reason}) — rien n'est marqué.",
@@ -492,6 +496,8 @@ _TEXT: dict[str, dict[str, str]] = {
         "event_column_total": "Total",
         "event_column_key": "Key",
         "event_column_round": "R{round}",
+        "event_round_open": "{points:>+5d} ({played}/{deals} deals)",
+        "event_round_started": "in progress",
         "event_over": "The event is over.",
         "event_waiting_start": "Registered: {count}. The organiser will start the first round.",
         "event_waiting_start_organiser": "Registered: {count}. On the event: Enter to play in it "
@@ -591,6 +597,8 @@ _TEXT: dict[str, dict[str, str]] = {
         "deals.",
         "summary_passed_last": "Deal {deal}: everybody passed — nothing is scored; it was this "
         "table's last deal.",
+        "summary_passed_round_over": "Deal {deal}: everybody passed — nothing is scored; the "
+        "round is over.",
         "round_over_next": "This table has played its last deal. Enter or n: go to your next "
         "table — r: replay a deal.",
         "summary_void": "Deal {deal}: void ({reason}) — nothing is scored.",

@@ -16,9 +16,10 @@ def our_table(model: Model) -> dict[str, Any] | None:
     return next((t for t in model.tables if name in t.get("members", ())), None)
 
 
-def member_label(model: Model, name: str) -> str:
-    """A member's name, with its level when it is a bot whose level this client knows."""
-    level = model.bot_levels.get(name)
+def member_label(model: Model, name: str, level: str = "") -> str:
+    """A member's name, with its level when it is a bot: as its daemon said (``level``), or
+    as this client knows it."""
+    level = level or model.bot_levels.get(name, "")
     return f"{name} ({model.texts('bot_level', level=level)})" if level else name
 
 
@@ -49,7 +50,14 @@ def lobby_fragments(model: Model) -> StyleAndTextTuples:
             state=texts(f"lobby_state_{state}")
             if f"lobby_state_{state}" in texts.keys()
             else state,
-            members=", ".join(member_label(model, str(m)) for m in table.get("members", ())),
+            members=", ".join(
+                member_label(model, str(m), level)
+                for m, level in zip(
+                    table.get("members", ()),
+                    table.get("bots") or [""] * len(table.get("members", ())),
+                    strict=True,
+                )
+            ),
         )
         rule = f"lobby_silence_{table.get('silence')}"  # the table's signed rule for silence
         if rule in texts.keys():

@@ -155,7 +155,9 @@ class Model:
         """Take the daemon's new ``state``; start fresh picks if it asks another decision.
 
         A finished table followed by another (an event's next round) is kept: the player
-        reads its last deal until a key lets the new table in, and can replay it after."""
+        reads its last deal until a key lets the new table in, and can replay it after — the
+        one we saw end, or the daemon's ``earlier`` when we connected since or were on the
+        lobby (held only while the new table has scored nothing: past that it was read)."""
         previous = self.state
         if (
             previous is not None
@@ -167,6 +169,10 @@ class Model:
             self.earlier_log = (self.last_view, self.last_trick)
             if self.replay is not None and self.replay.state is None:
                 self.replay.state = previous
+        earlier = state.get("earlier")  # the daemon's word, when we did not see it end
+        if earlier is not None and earlier.get("table") != (self.earlier or {}).get("table"):
+            self.earlier, self.earlier_log = earlier, (earlier.get("last_view"), None)
+            self.holding = not state.get("results")  # nothing newer scored: not read yet
         self.state = state
         if state.get("view") is not None or not state.get("between_deals"):
             self.last_view = state.get("view")

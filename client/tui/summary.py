@@ -47,9 +47,11 @@ def summary_fragments(
             and all(b["contract"] is None for b in breakdown.get("bids", ()))
             and row.get("audit") == "ok"
         )
-        last = state.get("finished") and row is results[-1]  # no next dealer at this table
+        # No next dealer at a finished table; at an event's, its round is over.
+        last = state.get("finished") and row is results[-1]
+        over = "summary_passed_round_over" if model.event is not None else "summary_passed_last"
         line(
-            texts("summary_passed_last" if last else "summary_passed", deal=deal)
+            texts(over if last else "summary_passed", deal=deal)
             if passed or reason is None
             else texts("summary_void", deal=deal, reason=reason),
             "class:heading",

@@ -105,7 +105,11 @@ def seat_lines(
         else ("class:seat.you" if seat == model.seat else "class:seat")
     )
     fingerprint = str(state["fingerprints"][seat]).split("-")[0]
-    level = model.bot_levels.get(str(state["seats"][seat]))
+    # The manifest's word (signed by every member), else what this client added itself.
+    signed = state.get("bots") or ()
+    level = (signed[seat] if seat < len(signed) else "") or model.bot_levels.get(
+        str(state["seats"][seat])
+    )
     tag = f" ({texts('bot_level', level=level)})" if level else ""
     first: StyleAndTextTuples = [
         ("class:seat.to-act", "▶ " if to_act else "  "),
