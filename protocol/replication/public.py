@@ -104,21 +104,74 @@ _BEFORE_REVEAL: Final = tuple(s for s in Stage if s not in (Stage.REVEAL, Stage.
 #: The stages at which every seat can read its own hand: every deal key is in (the hand check
 #: is sent once it is read), and the reveal has not come.  The chien round is one of them.
 _HAND_READ: Final = frozenset(_BEFORE_REVEAL[_BEFORE_REVEAL.index(Stage.HAND_CHECK) :])
-#: (stage, cause) → the next stage, as h11 does it; a pair not here leaves the stage as it is.
-_TRANSITIONS: Final[Mapping[tuple[Stage, Cause], Stage]] = MappingProxyType(
+
+#: stage → the kinds of message the deal takes at it, as h11 does it: any other kind is an
+#: :class:`UnexpectedMove`.  A reveal or a signature before its round first moves the deal
+#: to that round (:meth:`PublicDeal.stall_implied_by`); a message is checked after that.
+MOVES: Final[Mapping[Stage, frozenset[Kind]]] = MappingProxyType(
+    {
+        Stage.COMMIT: frozenset({Kind.COMMIT}),
+        Stage.SHUFFLE: frozenset({Kind.SHUFFLE}),
+        Stage.LOCK: frozenset({Kind.LOCK}),
+        Stage.DEAL_KEYS: frozenset({Kind.DEAL_KEYS}),
+        Stage.HAND_CHECK: frozenset({Kind.PETIT_SEC}),
+        Stage.BIDDING: frozenset({Kind.BID}),
+        Stage.CALL: frozenset({Kind.CALL}),
+        Stage.CHIEN: frozenset({Kind.CHIEN_OPEN}),
+        Stage.ECART: frozenset({Kind.ECART}),
+        Stage.CHELEM: frozenset({Kind.CHELEM}),
+        Stage.PLAY: frozenset({Kind.PLAY, Kind.POIGNEE}),
+        Stage.REVEAL: frozenset({Kind.REVEAL}),
+        Stage.SIGN: frozenset({Kind.SCORE_SIGN}),
+        Stage.DONE: frozenset(),
+    }
+)
+#: (stage, cause) → the next stage.  Every pair is either here or in :data:`REFUSED`.
+TRANSITIONS: Final[Mapping[tuple[Stage, Cause], Stage]] = MappingProxyType(
     {
         **{(stage, Cause.STALL): Stage.REVEAL for stage in _BEFORE_REVEAL},
-        (
-            Stage.REVEAL,
-            Cause.STALL,
-        ): Stage.SIGN,  # the seed kept: scored from what the others revealed
+        # the seed kept: scored from what the others revealed
+        (Stage.REVEAL, Cause.STALL): Stage.SIGN,
         (Stage.SIGN, Cause.STALL): Stage.DONE,
         **{(stage, Cause.STOP): Stage.REVEAL for stage in _BEFORE_REVEAL},
+        # stopped at the reveal (the round closes with it), or over already (a proof that
+        # came after the end): the deal ends as it is
+        (Stage.REVEAL, Cause.STOP): Stage.REVEAL,
         (Stage.SIGN, Cause.STOP): Stage.DONE,
+        (Stage.DONE, Cause.STOP): Stage.DONE,
         (Stage.REVEAL, Cause.REVEALED): Stage.SIGN,
         (Stage.SIGN, Cause.SIGNED): Stage.DONE,
     }
 )
+#: The (stage, cause) pairs that cannot happen: a round closes only at its own stage, and
+#: nobody is timed out once the deal is over (:meth:`PublicDeal.stall` returns first).
+REFUSED: Final = frozenset(
+    {(Stage.DONE, Cause.STALL)}
+    | {(stage, Cause.REVEALED) for stage in Stage if stage is not Stage.REVEAL}
+    | {(stage, Cause.SIGNED) for stage in Stage if stage is not Stage.SIGN}
+)
+
+
+class UnexpectedMove(VerdictError):
+    """A message of a kind the deal does not take at its stage (:data:`MOVES`): its sender
+    deviated, and the deal stops on this verdict."""
+
+    def __init__(self, stage: Stage, message: Message) -> None:
+        self.stage = stage
+        self.kind = message.kind
+        reason = f"sent a {message.kind.value} message at the {stage.value} stage"
+        super().__init__(Verdict(message.seat, message.kind.value, reason, (message.digest.hex(),)))
+
+
+class TransitionError(RuntimeError):
+    """A (stage, cause) pair in :data:`REFUSED`: a bug of the caller, never a peer's doing."""
+
+    def __init__(self, stage: Stage, cause: Cause) -> None:
+        self.stage = stage
+        self.cause = cause
+        super().__init__(f"no transition from the {stage.value} stage on {cause.value}")
+
+
 #: The stage of each phase of the deck's protocol, until the hands are dealt.
 _DECK_STAGES: Final[Mapping[DeckPhase, Stage]] = MappingProxyType(
     {
@@ -327,10 +380,16 @@ class PublicDeal:
         self._advance(Cause.STOP)
 
     def _advance(self, cause: Cause) -> None:
-        self.stage = _TRANSITIONS.get((self.stage, cause), self.stage)
+        """Move the deal on ``cause`` by :data:`TRANSITIONS`; a refused pair raises."""
+        stage = TRANSITIONS.get((self.stage, cause))
+        if stage is None:
+            raise TransitionError(self.stage, cause)
+        self.stage = stage
 
     def _apply(self, message: Message) -> None:
         self.stall_implied_by(message)
+        if message.kind not in MOVES[self.stage]:
+            raise UnexpectedMove(self.stage, message)
         try:
             payload = decode_payload(message)
         except PayloadError as error:
