@@ -16,22 +16,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from protocol.deck.audit_deck import audit_deck
-from protocol.deck.deck import (
+from protocol.deck.group import CARD_POINTS, card_of, invert, mul, scalar_product
+from protocol.deck.one_process import deal_in_one_process
+from protocol.deck.payloads import (
     PAYLOAD_TYPES,
     DeckPayload,
-    DeckPhase,
-    DeckSetup,
-    DeckUsageError,
     Open,
     Opening,
     OpenRecommitted,
-    PublicDeck,
-    SeatDeck,
     WireError,
-    deal_in_one_process,
     payload_from_wire,
 )
-from protocol.deck.group import CARD_POINTS, card_of, invert, mul, scalar_product
+from protocol.deck.public_deck import DeckPhase, PublicDeck
+from protocol.deck.seat_deck import DeckUsageError, SeatDeck
+from protocol.deck.setup import DeckSetup
 from protocol.replication.verdict import VerdictError
 from protocol.rules.cards import DECK, Card
 from protocol.rules.layout import CHIEN

@@ -2,10 +2,10 @@
 
 A :class:`SeatMachine` joins three pieces: the seat's
 :class:`~protocol.replication.transcript.Transcript` (signatures, the hash chain, who may speak),
-the deal's public course (:class:`~protocol.replication.public.PublicDeal`, the same code every seat
-and the audit run) and the seat's secrets (:class:`~protocol.deck.deck.SeatDeck`).  It is sans-IO,
-like h11: the caller moves the bytes, decides when a wait has become a timeout, and asks a player or
-a bot for the seat's decisions.
+the deal's public course (:class:`~protocol.replication.public.PublicDeal`, the same code every
+seat and the audit run) and the seat's secrets (:class:`~protocol.deck.seat_deck.SeatDeck`).  It
+is sans-IO, like h11: the caller moves the bytes, decides when a wait has become a timeout, and
+asks a player or a bot for the seat's decisions.
 
 * :meth:`start` returns the first message (the seed commitment);
 * :meth:`receive` takes a message from another seat and returns what this seat sends now
@@ -23,7 +23,8 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
-from protocol.deck.deck import DeckUsageError, EcartCommitment, SeatDeck
+from protocol.deck.payloads import EcartCommitment
+from protocol.deck.seat_deck import DeckUsageError, SeatDeck
 from protocol.replication.agreement import (
     left_out_of_reveal,
     settled,

@@ -9,10 +9,10 @@ through maps, so that a field is named in one place.
 
 The wire form is the one the protocol has always had (the tests' vectors and old transcripts
 decode unchanged): a kind whose payload is a deck step carries the deck's own payload class
-(:class:`~protocol.deck.deck.Shuffle`, :class:`~protocol.deck.deck.Lock`, …); the others wrap it in
-a small map.  What a payload is checked against — the dealer of the deal, the seat's own
-positions, the cards it must show — belongs to the deal (:mod:`protocol.replication.public`), not
-here.
+(:class:`~protocol.deck.payloads.Shuffle`, :class:`~protocol.deck.payloads.Lock`, …); the
+others wrap it in a small map.  What a payload is checked against — the dealer of the deal, the
+seat's own positions, the cards it must show — belongs to the deal
+(:mod:`protocol.replication.public`), not here.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final, TypeVar, cast
 
-from protocol.deck.deck import (
+from protocol.deck.payloads import (
     ChienKeys,
     Commit,
     DealKeys,

@@ -24,17 +24,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Final, NoReturn
 
-from protocol.deck.deck import (
-    ChienKeys,
-    DealKeys,
-    DeckPayload,
-    DeckPhase,
-    DeckSetup,
-    EcartCommitment,
-    Lock,
-    PublicDeck,
-    Shuffle,
-)
+from protocol.deck.payloads import ChienKeys, DealKeys, DeckPayload, EcartCommitment, Lock, Shuffle
+from protocol.deck.public_deck import DeckPhase, PublicDeck
+from protocol.deck.setup import DeckSetup
 from protocol.replication.manifest import DEFAULT_SILENCE, Manifest, SilenceCost
 from protocol.replication.messages import Kind, Message, WireValue
 from protocol.replication.payloads import (
