@@ -7,15 +7,10 @@ is refused there with :class:`WireError`, before any check of the deck's state.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import (
-    Any,
-    ClassVar,
-    Self,
-    TypeGuard,
-    TypeVar,
-)
+from typing import Any, ClassVar, Self, TypeVar
 
 from protocol.deck.group import (
     POINT_BYTES,
@@ -28,6 +23,7 @@ from protocol.deck.lock_proof import LockProof, LockStep
 from protocol.deck.proofs import ProofWireError
 from protocol.deck.seeds import DECK_SIZE, SEED_BYTES
 from protocol.deck.shuffle_proof import ShuffleProof
+from protocol.wire import array, blob, choice, fields, integer, refused_as
 
 COMMITMENT_BYTES = 32
 _Parsed = TypeVar("_Parsed")
@@ -37,17 +33,23 @@ class WireError(ValueError):
     """A payload that is malformed: wrong type, length or count.  The text says what."""
 
 
-def _is_int(value: object) -> TypeGuard[int]:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def _need(condition: bool, kind: str, message: str) -> None:
+    """A payload's own rule, beyond the types of its fields (a place opened twice, say)."""
     if not condition:
         raise WireError(f"{kind} payload: {message}")
 
 
+@contextmanager
+def _gate(kind: str) -> Iterator[None]:
+    """The gate's field checks (:mod:`protocol.wire`), refused as a :class:`WireError` that
+    names the payload."""
+    with refused_as(lambda text: WireError(f"{kind} payload: {text}")):
+        yield
+
+
 def _check_bytes(kind: str, name: str, value: object, length: int) -> None:
-    _need(isinstance(value, bytes) and len(value) == length, kind, f"{name} must be {length} bytes")
+    with _gate(kind):
+        blob(name, value, length)
 
 
 def _check_byte_strings(
@@ -55,41 +57,34 @@ def _check_byte_strings(
 ) -> None:
     if not isinstance(values, tuple):
         raise WireError(f"{kind} payload: {name} must be a list")
-    _need(len(values) <= DECK_SIZE, kind, f"{name} has more than {DECK_SIZE} entries")
-    _need(
-        count is None or len(values) == count,
-        kind,
-        f"{name} must have {count} entries, not {len(values)}",
-    )
-    for k, value in enumerate(values):
-        _check_bytes(kind, f"{name}[{k}]", value, length)
+    with _gate(kind):
+        array(name, list(values), length=count, max_length=DECK_SIZE)
+        for k, value in enumerate(values):
+            blob(f"{name}[{k}]", value, length)
 
 
 def _check_index(kind: str, name: str, value: object, size: int = DECK_SIZE) -> None:
-    _need(_is_int(value) and 0 <= value < size, kind, f"{name} must be an int in 0..{size - 1}")
+    with _gate(kind):
+        integer(name, value, 0, size - 1)
 
 
 def _check_seat(kind: str, seat: object) -> None:
-    _need(_is_int(seat) and 0 <= seat < 5, kind, "seat must be an int in 0..4")
+    with _gate(kind):
+        integer("seat", seat, 0, 4)
 
 
 def _as_tuple(kind: str, name: str, value: object) -> tuple[Any, ...]:
-    if not isinstance(value, (list, tuple)):
-        raise WireError(f"{kind} payload: {name} must be a list")
-    return tuple(value)
+    """A list from the wire; a tuple, from a caller that built the map itself."""
+    with _gate(kind):
+        return tuple(array(name, list(value) if isinstance(value, tuple) else value))
 
 
 def _fields(obj: object, kind: str, names: tuple[str, ...]) -> dict[str, Any]:
     """The fields of a wire map, after checking it is a map of this kind with exactly them."""
-    if not isinstance(obj, dict):
-        raise WireError(f"{kind} payload: expected a map, got {type(obj).__name__}")
-    expected = {"kind", "seat", *names}
-    if set(obj) != expected:
-        missing = sorted(map(str, expected - set(obj)))
-        extra = sorted(map(str, set(obj) - expected))
-        raise WireError(f"{kind} payload: missing fields {missing}, unexpected fields {extra}")
-    _need(obj["kind"] == kind, kind, f"kind is {obj['kind']!r}")
-    return obj
+    with refused_as(WireError):
+        f = fields(f"{kind} payload", obj, ("kind", "seat", *names))
+    _need(f["kind"] == kind, kind, f"kind is {f['kind']!r}")
+    return f
 
 
 @dataclass(frozen=True)
@@ -400,8 +395,6 @@ PAYLOAD_TYPES: dict[str, type[DeckPayload]] = {
 def payload_from_wire(obj: object) -> DeckPayload:
     """Any payload from its wire map; :class:`WireError` if it is not exactly one."""
     kind = obj.get("kind") if isinstance(obj, dict) else None
-    if not isinstance(kind, str) or kind not in PAYLOAD_TYPES:
-        raise WireError(
-            f"not a deck payload: kind {kind!r}, expected one of {', '.join(PAYLOAD_TYPES)}"
-        )
-    return PAYLOAD_TYPES[kind].from_wire(obj)
+    with refused_as(WireError):
+        payload_type = choice("the kind of a deck payload", kind, PAYLOAD_TYPES)
+    return payload_type.from_wire(obj)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from protocol.deck.proofs import Binding
 from protocol.rules.layout import CHIEN, DealLayout, deal_layout
 from protocol.rules.variants import Variant
+from protocol.wire import integer
 
 
 @dataclass(frozen=True)
@@ -21,8 +22,7 @@ class DeckSetup:
     def __post_init__(self) -> None:
         if not isinstance(self.table_id, bytes) or not self.table_id:
             raise ValueError("the table id is a non-empty byte string")
-        if not isinstance(self.deal, int) or isinstance(self.deal, bool) or self.deal < 0:
-            raise ValueError("the deal number is an int ≥ 0")
+        integer("the deal number", self.deal)  # a FieldError is a ValueError
         deal_layout(self.variant, self.dealer)  # checks the dealer
 
     @property
