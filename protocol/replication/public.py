@@ -97,25 +97,29 @@ _BEFORE_REVEAL: Final = tuple(s for s in Stage if s not in (Stage.REVEAL, Stage.
 #: is sent once it is read), and the reveal has not come.  The chien round is one of them.
 _HAND_READ: Final = frozenset(_BEFORE_REVEAL[_BEFORE_REVEAL.index(Stage.HAND_CHECK) :])
 
+#: The closing rounds' kinds, which may come at any stage: a seat that stopped the deal on a
+#: proof kept beside the chain (an equivocation, a forgery) sends its reveal and signature
+#: from where it stopped, and the chain alone, replayed, does not show that stop.
+_CLOSING: Final = frozenset({Kind.REVEAL, Kind.SCORE_SIGN})
 #: stage → the kinds of message the deal takes at it, as h11 does it: any other kind is an
 #: :class:`UnexpectedMove`.  A reveal or a signature before its round first moves the deal
-#: to that round (:meth:`PublicDeal.stall_implied_by`); a message is checked after that.
+#: to that round when it shows why (:meth:`PublicDeal.stall_implied_by`).
 MOVES: Final[Mapping[Stage, frozenset[Kind]]] = MappingProxyType(
     {
-        Stage.COMMIT: frozenset({Kind.COMMIT}),
-        Stage.SHUFFLE: frozenset({Kind.SHUFFLE}),
-        Stage.LOCK: frozenset({Kind.LOCK}),
-        Stage.DEAL_KEYS: frozenset({Kind.DEAL_KEYS}),
-        Stage.HAND_CHECK: frozenset({Kind.PETIT_SEC}),
-        Stage.BIDDING: frozenset({Kind.BID}),
-        Stage.CALL: frozenset({Kind.CALL}),
-        Stage.CHIEN: frozenset({Kind.CHIEN_OPEN}),
-        Stage.ECART: frozenset({Kind.ECART}),
-        Stage.CHELEM: frozenset({Kind.CHELEM}),
-        Stage.PLAY: frozenset({Kind.PLAY, Kind.POIGNEE}),
-        Stage.REVEAL: frozenset({Kind.REVEAL}),
-        Stage.SIGN: frozenset({Kind.SCORE_SIGN}),
-        Stage.DONE: frozenset(),
+        Stage.COMMIT: frozenset({Kind.COMMIT}) | _CLOSING,
+        Stage.SHUFFLE: frozenset({Kind.SHUFFLE}) | _CLOSING,
+        Stage.LOCK: frozenset({Kind.LOCK}) | _CLOSING,
+        Stage.DEAL_KEYS: frozenset({Kind.DEAL_KEYS}) | _CLOSING,
+        Stage.HAND_CHECK: frozenset({Kind.PETIT_SEC}) | _CLOSING,
+        Stage.BIDDING: frozenset({Kind.BID}) | _CLOSING,
+        Stage.CALL: frozenset({Kind.CALL}) | _CLOSING,
+        Stage.CHIEN: frozenset({Kind.CHIEN_OPEN}) | _CLOSING,
+        Stage.ECART: frozenset({Kind.ECART}) | _CLOSING,
+        Stage.CHELEM: frozenset({Kind.CHELEM}) | _CLOSING,
+        Stage.PLAY: frozenset({Kind.PLAY, Kind.POIGNEE}) | _CLOSING,
+        Stage.REVEAL: _CLOSING,
+        Stage.SIGN: _CLOSING,
+        Stage.DONE: _CLOSING,
     }
 )
 #: (stage, cause) → the next stage.  Every pair is either here or in :data:`REFUSED`.
@@ -133,15 +137,15 @@ TRANSITIONS: Final[Mapping[tuple[Stage, Cause], Stage]] = MappingProxyType(
         (Stage.DONE, Cause.STOP): Stage.DONE,
         (Stage.REVEAL, Cause.REVEALED): Stage.SIGN,
         (Stage.SIGN, Cause.SIGNED): Stage.DONE,
+        # A closing round complete at another stage (:data:`_CLOSING`): the chain stays where
+        # it shows the deal; the proof beside it, in the audit's evidence, says why it stopped.
+        **{(stage, Cause.REVEALED): stage for stage in Stage if stage is not Stage.REVEAL},
+        **{(stage, Cause.SIGNED): stage for stage in Stage if stage is not Stage.SIGN},
     }
 )
-#: The (stage, cause) pairs that cannot happen: a round closes only at its own stage, and
-#: nobody is timed out once the deal is over (:meth:`PublicDeal.stall` returns first).
-REFUSED: Final = frozenset(
-    {(Stage.DONE, Cause.STALL)}
-    | {(stage, Cause.REVEALED) for stage in Stage if stage is not Stage.REVEAL}
-    | {(stage, Cause.SIGNED) for stage in Stage if stage is not Stage.SIGN}
-)
+#: The (stage, cause) pairs that cannot happen: nobody is timed out once the deal is over
+#: (:meth:`PublicDeal.stall` returns first).
+REFUSED: Final = frozenset({(Stage.DONE, Cause.STALL)})
 
 
 class UnexpectedMove(VerdictError):
