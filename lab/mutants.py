@@ -47,7 +47,8 @@ SHUFFLE = "protocol/deck/shuffle_proof.py"
 LOCK = "protocol/deck/lock_proof.py"
 PROOF_COMMON = "protocol/deck/proofs.py"
 SEEDS = "protocol/deck/seeds.py"
-DECK = "protocol/deck/deck.py"
+PUBLIC_DECK = "protocol/deck/public_deck.py"
+SEAT_DECK = "protocol/deck/seat_deck.py"
 
 _SHUFFLE_HASH = "return hash_to_int(DOMAIN, digest, *commitments, *chain, *summary, *links)"
 _LOCK_HASH = "return hash_to_int(DOMAIN, digest, *links, *key_commitments, blanket_commitment)"
@@ -203,7 +204,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "a seat's deal keys taken without counting them (zip cuts)",
         (
             Edit(
-                DECK,
+                PUBLIC_DECK,
                 "positions = self.setup.dealt_to_others(p.seat)\n        if len(p.keys) != "
                 "len(positions):",
                 "positions = self.setup.dealt_to_others(p.seat)\n        if not p.keys:",
@@ -216,7 +217,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "a seat's chien keys taken without counting them (zip cuts)",
         (
             Edit(
-                DECK,
+                PUBLIC_DECK,
                 "positions = self.setup.layout.chien_positions\n        if len(p.keys) != "
                 "len(positions):",
                 "positions = self.setup.layout.chien_positions\n        if not p.keys:",
@@ -227,7 +228,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "ecart-order-sorted",
         "the taker's re-commitments in the cards' sorted order",
-        (Edit(DECK, "committed = [cards[k] for k in s.recommit_order]", "committed = cards"),),
+        (Edit(SEAT_DECK, "committed = [cards[k] for k in s.recommit_order]", "committed = cards"),),
         (METADATA,),
     ),
     Mutant(

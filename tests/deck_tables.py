@@ -12,18 +12,12 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 
-from protocol.deck.deck import (
-    ChienKeys,
-    DeckPayload,
-    DeckSetup,
-    EcartCommitment,
-    Open,
-    OpenRecommitted,
-    PublicDeck,
-    SeatDeck,
-    deal_in_one_process,
-)
 from protocol.deck.group import card_of, invert, mul, scalar_product
+from protocol.deck.one_process import deal_in_one_process
+from protocol.deck.payloads import ChienKeys, DeckPayload, EcartCommitment, Open, OpenRecommitted
+from protocol.deck.public_deck import PublicDeck
+from protocol.deck.seat_deck import SeatDeck
+from protocol.deck.setup import DeckSetup
 from protocol.rules.cards import DECK, Card
 from protocol.rules.variants import variant
 

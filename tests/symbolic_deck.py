@@ -56,18 +56,12 @@ from types import ModuleType
 from deck_tables import Place, owner_of, played_table, shown_places
 
 from protocol.deck import group, proofs, seeds
-from protocol.deck.deck import (
-    Commit,
-    DeckPayload,
-    DeckSetup,
-    EcartCommitment,
-    Lock,
-    PublicDeck,
-    SeatDeck,
-    Shuffle,
-)
 from protocol.deck.group import ORDER, Point, Scalar
+from protocol.deck.payloads import Commit, DeckPayload, EcartCommitment, Lock, Shuffle
+from protocol.deck.public_deck import PublicDeck
+from protocol.deck.seat_deck import SeatDeck
 from protocol.deck.seeds import SeatSecrets
+from protocol.deck.setup import DeckSetup
 from protocol.rules.variants import Variant
 
 Monomial = tuple[tuple[int, int], ...]  #: (symbol, exponent) pairs, by symbol

@@ -16,7 +16,7 @@ from test_deal_tamper import Table
 from client.cli import main as tarot
 from client.simulation import Cheat, play_one_deal, sim_table, write_proofs
 from protocol.deck.audit_deck import audit_deck, open_deck
-from protocol.deck.deck import Reveal
+from protocol.deck.payloads import Reveal
 from protocol.replication.audit import DealAudit, audit_deal
 from protocol.replication.machine import SeatMachine
 from protocol.replication.manifest import SilenceCost

@@ -16,7 +16,7 @@ import pytest
 from client.simulation import play_one_deal, sim_table
 from lab.cheats.attacks import CHEATS, Cheater
 from lab.cheats.runs import run_cheat
-from protocol.deck import deck as deck_module
+from protocol.deck import public_deck as deck_module
 from protocol.replication.audit import DealAudit, audit_deal, dealer_of
 from protocol.replication.identity import Identity
 from protocol.replication.machine import SeatMachine

@@ -23,16 +23,11 @@ from deck_tables import (
 from client.simulation import Cheat, play_one_deal, sim_table
 from lab.cheats.attacks import BadLockDeck, BadShuffleDeck, TracerDeck
 from protocol.deck.audit_deck import DeckAudit, audit_deck
-from protocol.deck.deck import (
-    Lock,
-    Open,
-    Opening,
-    PublicDeck,
-    SeatDeck,
-    Shuffle,
-    deal_in_one_process,
-)
 from protocol.deck.group import MULTS
+from protocol.deck.one_process import deal_in_one_process
+from protocol.deck.payloads import Lock, Open, Opening, Shuffle
+from protocol.deck.public_deck import PublicDeck
+from protocol.deck.seat_deck import SeatDeck
 from protocol.replication.audit import Audits, DealAudit, audit_public
 from protocol.replication.machine import SeatMachine
 from protocol.replication.public import PublicDeal

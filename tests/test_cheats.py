@@ -20,8 +20,8 @@ from client.cli import main as tarot
 from client.simulation import sim_manifest
 from lab.cheats.attacks import CHEATS, Cheater, Peek, points_by_position, try_every_key
 from lab.cheats.runs import CheatRun, run_cheat
-from protocol.deck.deck import Shuffle
 from protocol.deck.group import card_of, invert, mul, scalar_product
+from protocol.deck.payloads import Shuffle
 from protocol.replication.audit import audit_transcript
 from protocol.replication.machine import Event, SeatMachine
 from protocol.replication.manifest import SilenceCost

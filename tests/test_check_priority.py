@@ -25,13 +25,14 @@ from deck_tables import commit_round, fresh_table, lock_rounds
 
 import client.cli
 import lab.bench.cmd
-import protocol.deck.deck as deck_module
 import protocol.deck.group as group
+import protocol.deck.public_deck as deck_module
 import tarotd.cli
 from client.workers import TOOLS
 from lab.cheats.attacks import BadShuffleDeck
-from protocol.deck.deck import Lock, PublicDeck, Shuffle
 from protocol.deck.group import CARD_POINTS, GENERATOR, in_background, mul_batches
+from protocol.deck.payloads import Lock, Shuffle
+from protocol.deck.public_deck import PublicDeck
 from protocol.replication.verdict import VerdictError
 from tarotd.workers import BACKGROUND_NICENESS, DAEMON, Workers
 

@@ -16,22 +16,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from protocol.deck.audit_deck import audit_deck
-from protocol.deck.deck import (
+from protocol.deck.group import CARD_POINTS, card_of, invert, mul, scalar_product
+from protocol.deck.one_process import deal_in_one_process
+from protocol.deck.payloads import (
     PAYLOAD_TYPES,
     DeckPayload,
-    DeckPhase,
-    DeckSetup,
-    DeckUsageError,
     Open,
     Opening,
     OpenRecommitted,
-    PublicDeck,
-    SeatDeck,
     WireError,
-    deal_in_one_process,
     payload_from_wire,
 )
-from protocol.deck.group import CARD_POINTS, card_of, invert, mul, scalar_product
+from protocol.deck.public_deck import DeckPhase, PublicDeck
+from protocol.deck.seat_deck import DeckUsageError, SeatDeck
+from protocol.deck.setup import DeckSetup
 from protocol.replication.verdict import VerdictError
 from protocol.rules.cards import DECK, Card
 from protocol.rules.layout import CHIEN
@@ -353,19 +351,18 @@ def test_malformed_payloads_raise_wire_errors_only(payload: DeckPayload) -> None
 
 def test_specific_malformations_are_named() -> None:
     shuffle = next(p for p in _SAMPLES if p.KIND == "shuffle").to_wire()
-    with pytest.raises(WireError, match="points must have 78 entries"):
+    with pytest.raises(WireError, match="points is an array of 78 items, got 77"):
         payload_from_wire({**shuffle, "points": shuffle["points"][:77]})  # type: ignore[index]  # to_wire is typed a map of objects
-    with pytest.raises(WireError, match=r"points\[3\] must be 32 bytes"):
-        # type: ignore[index]  # to_wire is typed a map of objects
+    with pytest.raises(WireError, match=r"points\[3\] is bytes, got str"):
         payload_from_wire(
             {**shuffle, "points": [*shuffle["points"][:3], "x" * 32, *shuffle["points"][4:]]}
-        )
-    with pytest.raises(WireError, match="seat must be an int"):
+        )  # type: ignore[index]  # to_wire is typed a map of objects
+    with pytest.raises(WireError, match="shuffle payload: seat is an integer, got bool True"):
         payload_from_wire({**shuffle, "seat": True})
     opening = next(p for p in _SAMPLES if p.KIND == "open").to_wire()
     with pytest.raises(WireError, match="opening"):
         payload_from_wire({**opening, "openings": [[0, b"k" * 32]]})
-    with pytest.raises(WireError, match="card must be an int in 0..77"):
+    with pytest.raises(WireError, match="card 78 is out of range 0..77"):
         payload_from_wire({**opening, "openings": [[0, b"k" * 32, 78]]})
     with pytest.raises(WireError, match="opens a place twice"):
         payload_from_wire({**opening, "openings": [[0, b"k" * 32, 1], [0, b"k" * 32, 2]]})

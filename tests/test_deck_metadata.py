@@ -26,9 +26,11 @@ from statistics import fmean
 import pytest
 from deck_tables import plain, seed_for, setup_for
 
-from protocol.deck.deck import DeckSetup, EcartCommitment, SeatDeck
 from protocol.deck.group import ORDER, card_of, invert, mul, to_int
+from protocol.deck.payloads import EcartCommitment
+from protocol.deck.seat_deck import SeatDeck
 from protocol.deck.seeds import SeatSecrets, derive
+from protocol.deck.setup import DeckSetup
 from protocol.rules.cards import DECK, Card
 
 SMALL = 64  #: the largest numerator and denominator of the fractions tried

@@ -52,20 +52,6 @@ from symbolic_deck import (
 )
 
 from protocol.deck import group
-from protocol.deck.deck import (
-    ChienKeys,
-    DealKeys,
-    DeckPayload,
-    DeckSetup,
-    EcartCommitment,
-    Lock,
-    Open,
-    OpenRecommitted,
-    PublicDeck,
-    SeatDeck,
-    Shuffle,
-    deal_in_one_process,
-)
 from protocol.deck.group import (
     CARD_POINTS,
     GENERATOR,
@@ -80,7 +66,21 @@ from protocol.deck.group import (
     sub,
 )
 from protocol.deck.lock_proof import LockProof
+from protocol.deck.one_process import deal_in_one_process
+from protocol.deck.payloads import (
+    ChienKeys,
+    DealKeys,
+    DeckPayload,
+    EcartCommitment,
+    Lock,
+    Open,
+    OpenRecommitted,
+    Shuffle,
+)
+from protocol.deck.public_deck import PublicDeck
+from protocol.deck.seat_deck import SeatDeck
 from protocol.deck.seeds import DECK_SIZE, EXTRACT_SALT, SeatSecrets, derive
+from protocol.deck.setup import DeckSetup
 from protocol.replication.verdict import VerdictError
 from protocol.rules.cards import DECK
 from protocol.rules.layout import CHIEN

@@ -34,20 +34,6 @@ from lab.cheats.attacks import (
     TracerDeck,
 )
 from protocol.deck.audit_deck import audit_deck
-from protocol.deck.deck import (
-    ChienKeys,
-    DeckPhase,
-    DeckUsageError,
-    EcartCommitment,
-    Lock,
-    Open,
-    Opening,
-    OpenRecommitted,
-    PublicDeck,
-    SeatDeck,
-    Shuffle,
-    deal_in_one_process,
-)
 from protocol.deck.group import (
     CARD_POINTS,
     GENERATOR,
@@ -60,6 +46,18 @@ from protocol.deck.group import (
     scalar_from_digest,
     sub,
 )
+from protocol.deck.one_process import deal_in_one_process
+from protocol.deck.payloads import (
+    ChienKeys,
+    EcartCommitment,
+    Lock,
+    Open,
+    Opening,
+    OpenRecommitted,
+    Shuffle,
+)
+from protocol.deck.public_deck import DeckPhase, PublicDeck
+from protocol.deck.seat_deck import DeckUsageError, SeatDeck
 from protocol.deck.seeds import derive
 from protocol.replication.verdict import Code, Fault, Verdict, VerdictError
 from protocol.rules.cards import DECK, Card, card

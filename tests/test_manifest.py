@@ -140,3 +140,19 @@ def test_renaming_the_accused_in_a_proof_file_makes_it_not_hold(
         "proof: DOES NOT HOLD — the manifest's signature by seat 0 (bot-0) does not check"
         in capsys.readouterr().out
     )
+
+
+def test_a_manifest_is_read_through_the_gate_under_its_size_limit() -> None:
+    """A member's entry may carry more than its key and name (the host), but not megabytes of
+    it, nor a value no field can be (a float): refused by :mod:`protocol.wire` before reading."""
+    fields = msgpack.unpackb(sign_manifest(TABLE, "club", SEATS).document)
+    assert Manifest.from_bytes(msgpack.packb(fields)).names == ("Anne", "Basile", "Chloé")
+    bulky = [*fields[0:2], [[*fields[2][0], b"x" * 70_000], *fields[2][1:]], *fields[3:]]
+    with pytest.raises(ManifestError, match="the manifest of 70.* bytes is over the limit"):
+        Manifest.from_bytes(msgpack.packb(bulky))
+    floating = [*fields[0:2], [[*fields[2][0], 0.5], *fields[2][1:]], *fields[3:]]
+    with pytest.raises(ManifestError, match="holds a float"):
+        Manifest.from_bytes(msgpack.packb(floating))
+    nameless = [*fields[0:2], [[fields[2][0][0], True], *fields[2][1:]], *fields[3:]]
+    with pytest.raises(ManifestError, match="seat 0's name is a string, got bool True"):
+        Manifest.from_bytes(msgpack.packb(nameless))

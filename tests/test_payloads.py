@@ -61,8 +61,11 @@ def test_the_small_payloads_decode_to_their_fields() -> None:
     [
         (Kind.BID, [], "the payload is not a map"),
         (Kind.BID, {"contract": "grande"}, "unknown contract 'grande'"),
-        (Kind.CHELEM, {"announce": 1}, "a chelem announcement is true or false"),
-        (Kind.PETIT_SEC, {"status": "fine"}, "unknown hand status 'fine'"),
+        (Kind.CHELEM, {"announce": 1}, "the chelem announcement is a boolean, got int 1"),
+        (Kind.PETIT_SEC, {"status": "fine"}, "the hand status is one of .*, got str 'fine'"),
+        (Kind.PETIT_SEC, {"status": "bad-hand", "position": True}, "position is an integer"),
+        (Kind.BID, {"contract": "g" * 100}, "the contract is 0 to 32 characters, got 100"),
+        (Kind.CALL, {"card": 14}, "a card is a string, got int 14"),
         (Kind.PLAY, {"open": {"kind": "reveal"}}, "malformed payload"),
         (Kind.CALL, {"card": "ZZ"}, "ZZ"),
         (Kind.ABANDON, {}, UNUSED_KIND),

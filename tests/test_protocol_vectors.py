@@ -32,19 +32,13 @@ from typing import Any
 
 import pytest
 
-from protocol.deck.deck import (
-    Commit,
-    DeckPayload,
-    DeckSetup,
-    Open,
-    OpenRecommitted,
-    PublicDeck,
-    Reveal,
-    SeatDeck,
-    deal_in_one_process,
-)
 from protocol.deck.group import CARD_POINTS
+from protocol.deck.one_process import deal_in_one_process
+from protocol.deck.payloads import Commit, DeckPayload, Open, OpenRecommitted, Reveal
+from protocol.deck.public_deck import PublicDeck
+from protocol.deck.seat_deck import SeatDeck
 from protocol.deck.seeds import derive
+from protocol.deck.setup import DeckSetup
 from protocol.deck.shuffle_proof import generators
 from protocol.replication.identity import Identity
 from protocol.replication.messages import Kind, Message, decode, encode, sign_message

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator, Sequence
 import pytest
 
 import protocol.deck.audit_deck
-import protocol.deck.deck
+import protocol.deck.seat_deck
 from client.simulation import play_one_deal, sim_table, simulate
 from protocol.bots.bots import BasicPolicy, make_bot
 from protocol.bots.players import Policy, decide
@@ -215,7 +215,7 @@ def stack_the_deck(
             permutation=order if seat == v.players - 1 else identity,
         )
 
-    monkeypatch.setattr(protocol.deck.deck, "derive", stacked)
+    monkeypatch.setattr(protocol.deck.seat_deck, "derive", stacked)
     monkeypatch.setattr(protocol.deck.audit_deck, "derive", stacked)
 
 

@@ -32,7 +32,6 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from protocol.deck import lock_proof, shuffle_proof
-from protocol.deck.deck import DeckPayload, PublicDeck
 from protocol.deck.group import (
     CARD_POINTS,
     ORDER,
@@ -46,7 +45,9 @@ from protocol.deck.group import (
     to_int,
 )
 from protocol.deck.lock_proof import LockProof, LockStep, lock, verify_lock
+from protocol.deck.payloads import DeckPayload
 from protocol.deck.proofs import Binding, response
+from protocol.deck.public_deck import PublicDeck
 from protocol.deck.shuffle_proof import ShuffleProof, generators, prove_shuffle, verify_shuffle
 from protocol.replication.verdict import Verdict, VerdictError
 

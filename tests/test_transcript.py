@@ -453,7 +453,7 @@ def transcript_file(members: object = None, chain: object = None, **header: obje
 @pytest.mark.parametrize(
     "data, error",
     [
-        (b"", "transcript file is not valid msgpack"),
+        (b"", "transcript file is not one msgpack value"),
         (b"\x93\x01\x02\x03", "not a transcript file"),
         (transcript_file(magic=b"tarot/v3/proof-bundle"), "not a transcript file"),
         (
@@ -470,8 +470,8 @@ def transcript_file(members: object = None, chain: object = None, **header: obje
         (transcript_file(members=[[KEYS[0]]]), "a member is not [key, name]"),
         (transcript_file(members=[[key, 1] for key in KEYS]), "a member is not [key, name]"),
         (transcript_file(members=[[key, "x"] for key in KEYS[:2]]), "3, 4 or 5 members, not 2"),
-        (transcript_file(chain={}), "the messages are not a list"),
-        (transcript_file(chain=[1]), "message 0 is not bytes"),
+        (transcript_file(chain={}), "the message list is a msgpack array"),
+        (transcript_file(chain=[1]), "message 0 is bytes, got int 1"),
         (transcript_file(chain=[b"x"]), "message 0: a frame is a msgpack array"),
     ],
 )

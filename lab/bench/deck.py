@@ -33,7 +33,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from client.workers import TOOLS
-from protocol.deck.deck import DeckPayload, DeckSetup, PublicDeck, SeatDeck, deal_in_one_process
 from protocol.deck.group import (
     CARD_POINTS,
     MULTS,
@@ -43,8 +42,13 @@ from protocol.deck.group import (
     scalar_from_digest,
     use_scheduler,
 )
+from protocol.deck.one_process import deal_in_one_process
+from protocol.deck.payloads import DeckPayload
 from protocol.deck.proofs import Binding
+from protocol.deck.public_deck import PublicDeck
+from protocol.deck.seat_deck import SeatDeck
 from protocol.deck.seeds import derive
+from protocol.deck.setup import DeckSetup
 from protocol.deck.shuffle_proof import prove_shuffle, verify_shuffle
 from protocol.rules.variants import variant
 

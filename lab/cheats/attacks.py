@@ -26,20 +26,6 @@ from dataclasses import replace
 from itertools import combinations
 from typing import Any, ClassVar
 
-from protocol.deck.deck import (
-    ChienKeys,
-    Commit,
-    DealKeys,
-    DeckPayload,
-    EcartCommitment,
-    Lock,
-    Open,
-    Opening,
-    OpenRecommitted,
-    PublicDeck,
-    SeatDeck,
-    Shuffle,
-)
 from protocol.deck.group import (
     GENERATOR,
     Point,
@@ -58,6 +44,20 @@ from protocol.deck.group import (
 )
 from protocol.deck.group import sub as point_sub
 from protocol.deck.lock_proof import LockProof, prove_lock
+from protocol.deck.payloads import (
+    ChienKeys,
+    Commit,
+    DealKeys,
+    DeckPayload,
+    EcartCommitment,
+    Lock,
+    Open,
+    Opening,
+    OpenRecommitted,
+    Shuffle,
+)
+from protocol.deck.public_deck import PublicDeck
+from protocol.deck.seat_deck import SeatDeck
 from protocol.deck.seeds import DECK_SIZE, SeatSecrets
 from protocol.deck.shuffle_proof import prove_shuffle
 from protocol.plugins import Addressed

@@ -29,20 +29,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import NoReturn
 
-from protocol.deck.deck import (
-    ChienKeys,
-    Commit,
-    DealKeys,
-    DeckPayload,
-    DeckRecord,
-    EcartCommitment,
-    Lock,
-    Open,
-    Opening,
-    OpenRecommitted,
-    Reveal,
-    Shuffle,
-)
 from protocol.deck.group import (
     CARD_POINTS,
     ORDER,
@@ -56,6 +42,20 @@ from protocol.deck.group import (
     mul_batches,
     to_int,
 )
+from protocol.deck.payloads import (
+    ChienKeys,
+    Commit,
+    DealKeys,
+    DeckPayload,
+    EcartCommitment,
+    Lock,
+    Open,
+    Opening,
+    OpenRecommitted,
+    Reveal,
+    Shuffle,
+)
+from protocol.deck.public_deck import DeckRecord
 from protocol.deck.seeds import SEED_BYTES, SeatSecrets, commitment, derive
 from protocol.replication.verdict import KEPT_SEED, Fault, Verdict, VerdictError
 from protocol.rules.cards import DECK, Card

@@ -2,10 +2,10 @@
 
 A :class:`SeatMachine` joins three pieces: the seat's
 :class:`~protocol.replication.transcript.Transcript` (signatures, the hash chain, who may speak),
-the deal's public course (:class:`~protocol.replication.public.PublicDeal`, the same code every seat
-and the audit run) and the seat's secrets (:class:`~protocol.deck.deck.SeatDeck`).  It is sans-IO,
-like h11: the caller moves the bytes, decides when a wait has become a timeout, and asks a player or
-a bot for the seat's decisions.
+the deal's public course (:class:`~protocol.replication.public.PublicDeal`, the same code every
+seat and the audit run) and the seat's secrets (:class:`~protocol.deck.seat_deck.SeatDeck`).  It
+is sans-IO, like h11: the caller moves the bytes, decides when a wait has become a timeout, and
+asks a player or a bot for the seat's decisions.
 
 * :meth:`start` returns the first message (the seed commitment);
 * :meth:`receive` takes a message from another seat and returns what this seat sends now
@@ -19,11 +19,14 @@ Only this seat's secrets ever go into what it sends; the seed only in the final 
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+import enum
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import ClassVar
+from types import MappingProxyType
+from typing import ClassVar, Final
 
-from protocol.deck.deck import DeckUsageError, EcartCommitment, SeatDeck
+from protocol.deck.payloads import EcartCommitment
+from protocol.deck.seat_deck import DeckUsageError, SeatDeck
 from protocol.replication.agreement import (
     left_out_of_reveal,
     settled,
@@ -79,6 +82,41 @@ _DECISIONS = frozenset({Kind.BID, Kind.CALL, Kind.ECART, Kind.CHELEM, Kind.POIGN
 #: The stages at which the deal waits for a player's decision.
 _DECIDING = frozenset({Stage.BIDDING, Stage.CALL, Stage.ECART, Stage.CHELEM, Stage.PLAY})
 
+
+class Say(enum.Enum):
+    """What a seat may still sign in a deal, besides what the deal's stage asks for."""
+
+    PLAYING = "playing"  #: its steps and its player's decisions
+    FOLLOWING = "following"  #: nothing: it replays the others' closing chain (:meth:`follow`)
+    VOTED = "voted"  #: nothing more: it voted to void the deal (:meth:`vote_void`, :meth:`mute`)
+
+
+class SayEvent(enum.Enum):
+    FOLLOW = "follow"  #: it starts replaying a closing chain
+    FOLLOWED = "followed"  #: the closing chain is replayed
+    VOTE = "vote"  #: it votes to void the deal (again: a vote is given once, asked many times)
+
+
+#: (say, event) → the next say, as h11 does it: any other pair raises :class:`SayError`.
+SAY: Final[Mapping[tuple[Say, SayEvent], Say]] = MappingProxyType(
+    {
+        (Say.PLAYING, SayEvent.FOLLOW): Say.FOLLOWING,
+        (Say.FOLLOWING, SayEvent.FOLLOWED): Say.PLAYING,
+        (Say.PLAYING, SayEvent.VOTE): Say.VOTED,
+        (Say.VOTED, SayEvent.VOTE): Say.VOTED,
+    }
+)
+
+
+class SayError(RuntimeError):
+    """A change of say :data:`SAY` does not list: a bug of the caller, never a peer's doing."""
+
+    def __init__(self, say: Say, event: SayEvent) -> None:
+        self.say = say
+        self.event = event
+        super().__init__(f"no change of say from {say.value} on {event.value}")
+
+
 #: Messages kept aside, per sending seat, because they came early (a reordering network);
 #: retried as the chain moves.
 MAX_EARLY_PER_SEAT = 32
@@ -124,13 +162,13 @@ class SeatMachine:
         self._events: list[Event] = []
         self._rejected: list[Verdict] = []
         self._stall_point: bytes | None = None  #: the head at this seat's first timeout in the deal
-        self._following = False  #: replaying a closing chain: the seat sends nothing itself
+        #: What this seat may still sign in the deal (:data:`SAY`); the deal's own course is
+        #: ``public.stage``.
+        self.say = Say.PLAYING
         #: It timed out as many seats as answered, so did not stall them: it waits for the
-        #: others' word (their next message, or their closing).  Cleared as the chain moves.
+        #: others' word (their next message, or their closing).  Cleared as the chain moves —
+        #: a wait, not a say: a seat that voted may still be outvoted.
         self.outvoted = False
-        #: It voted to void the deal (:func:`~protocol.replication.agreement.void_vote`): it signs
-        #: nothing more in it, and ends on a void certificate or the others' closing.
-        self.voted = False
         #: The score it signed can never be closed: a seat it needs signed another head or
         #: voted to void the deal.
         self.signed_dead_end = False
@@ -151,6 +189,19 @@ class SeatMachine:
     @trusted_seats.setter
     def trusted_seats(self, seats: frozenset[int]) -> None:
         self.public.deck.trusted = seats
+
+    @property
+    def voted(self) -> bool:
+        """It voted to void the deal (:func:`~protocol.replication.agreement.void_vote`): it
+        signs nothing more in it, and ends on a void certificate or the others' closing."""
+        return self.say is Say.VOTED
+
+    def _turn(self, event: SayEvent) -> None:
+        """Change this seat's say by :data:`SAY`; a pair not there raises."""
+        say = SAY.get((self.say, event))
+        if say is None:
+            raise SayError(self.say, event)
+        self.say = say
 
     @property
     def seed(self) -> bytes:
@@ -222,7 +273,7 @@ class SeatMachine:
             return None
         if not (self.outvoted or self.voted):
             return None
-        self.voted = True
+        self._turn(SayEvent.VOTE)
         return void_vote(self.identity, self.table.table_id, self.public.deal_number)
 
     def waiting_for(self) -> set[int]:
@@ -324,7 +375,7 @@ class SeatMachine:
         on the others' closing (:meth:`follow`) or a void.  A score it had signed stays
         counted: it votes only if that score can never close."""
         machine = cls(table, deal_number, dealer, seat, identity, seed)
-        machine.voted = True
+        machine._turn(SayEvent.VOTE)
         machine.start()
         signed = [m for m in stored if m.seat == seat and m.kind is Kind.SCORE_SIGN]
         if signed:
@@ -356,7 +407,7 @@ class SeatMachine:
         machine = cls(table, deal_number, dealer, seat, identity, seed)
         machine.audits = audits or Audits()
         machine.trusted_seats = trusted
-        machine._following = True
+        machine._turn(SayEvent.FOLLOW)
         machine.start()
         for message in closing:
             if message.deal != deal_number or message.table_id != table.table_id:
@@ -367,7 +418,7 @@ class SeatMachine:
                 return None
         if machine.public.stage is Stage.SIGN:  # they closed the signatures without some
             machine._close_round_without(machine.public.signatures)
-        machine._following = False
+        machine._turn(SayEvent.FOLLOWED)
         machine._flush()
         return machine if machine.done and machine.audit is not None else None
 
@@ -696,7 +747,7 @@ class SeatMachine:
             self._score_signature()
         if self.public.stage is Stage.DONE and self.audit is not None:
             self._check_signatures()
-        if self._following or self.voted:
+        if self.say is not Say.PLAYING:
             return
         try:
             self._automatic()

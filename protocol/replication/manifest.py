@@ -35,10 +35,13 @@ from typing import Final
 
 import msgpack
 
-from protocol.replication.identity import Identity, is_valid_public_key, verify
+from protocol.replication.identity import PUBLIC_KEY_SIZE, Identity, is_valid_public_key, verify
+from protocol.wire import array, binary, blob, refused_as, text, unpack
 
 MANIFEST_DOMAIN: Final = b"tarot/v3/manifest\x00"
 MAX_NAME: Final = 64  #: characters of a table's or a member's name
+#: A manifest's bytes: five members' keys, names and hosts are a few kilobytes at most.
+MAX_MANIFEST_BYTES: Final = 64 * 1024
 SILENCE_RULE: Final = "silence"  #: the key of the rule in the manifest's rules
 
 
@@ -100,43 +103,33 @@ class Manifest:
     @classmethod
     def from_bytes(cls, document: bytes) -> Manifest:
         """Parse ``document``; :class:`ManifestError` saying what is wrong with it."""
-        try:
-            fields = msgpack.unpackb(document, raw=False, strict_map_key=True)
-        except Exception as exc:  # every parser failure means the same: not a msgpack value
-            raise ManifestError(
-                f"the manifest is not valid msgpack ({type(exc).__name__})"
-            ) from None
-        if type(fields) is not list or len(fields) not in (3, 4):
-            raise ManifestError("a manifest is [table id, name, members, rules]")
-        table_id, name, entries, *rules = fields
-        if type(table_id) is not bytes:
-            raise ManifestError("the manifest's table id is not bytes")
-        if type(entries) is not list or not entries:
-            raise ManifestError("the manifest's members are not a list")
-        keys, names = [], []
-        for seat, entry in enumerate(entries):
-            if type(entry) is not list or len(entry) < 2:
-                raise ManifestError(f"seat {seat}: a member is [key, name, …]")
-            key, shown = entry[0], entry[1]
-            if type(key) is not bytes or not is_valid_public_key(key):
-                raise ManifestError(f"seat {seat}: its key is not an Ed25519 public key")
-            keys.append(key)
-            names.append(_name(shown, f"seat {seat}'s name"))
+        with refused_as(ManifestError):
+            fields = unpack(document, max_size=MAX_MANIFEST_BYTES, what="the manifest")
+            if type(fields) is not list or len(fields) not in (3, 4):
+                raise ManifestError("a manifest is [table id, name, members, rules]")
+            table_id, name, entries, *rules = fields
+            binary("the manifest's table id", table_id, MAX_MANIFEST_BYTES)
+            if not array("the manifest's members", entries):
+                raise ManifestError("the manifest's members are an empty list")
+            keys, names = [], []
+            for seat, entry in enumerate(entries):
+                if len(array(f"seat {seat}'s entry", entry)) < 2:
+                    raise ManifestError(f"seat {seat}: a member is [key, name, …]")
+                key = blob(f"seat {seat}'s key", entry[0], PUBLIC_KEY_SIZE)
+                if not is_valid_public_key(key):
+                    raise ManifestError(f"seat {seat}: its key is not an Ed25519 public key")
+                keys.append(key)
+                names.append(text(f"seat {seat}'s name", entry[1], MAX_NAME))
+            table_name = text("the table's name", name, MAX_NAME)
         silence = _silence(rules[0] if rules else {})
         return cls(
             table_id,
-            _name(name, "the table's name"),
+            table_name,
             tuple(keys),
             tuple(names),
             tuple(entries),
             silence,
         )
-
-
-def _name(value: object, what: str) -> str:
-    if type(value) is not str or len(value) > MAX_NAME:
-        raise ManifestError(f"{what} is not a string of at most {MAX_NAME} characters")
-    return value
 
 
 def _silence(rules: object) -> SilenceCost:

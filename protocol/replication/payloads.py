@@ -9,10 +9,10 @@ through maps, so that a field is named in one place.
 
 The wire form is the one the protocol has always had (the tests' vectors and old transcripts
 decode unchanged): a kind whose payload is a deck step carries the deck's own payload class
-(:class:`~protocol.deck.deck.Shuffle`, :class:`~protocol.deck.deck.Lock`, …); the others wrap it in
-a small map.  What a payload is checked against — the dealer of the deal, the seat's own
-positions, the cards it must show — belongs to the deal (:mod:`protocol.replication.public`), not
-here.
+(:class:`~protocol.deck.payloads.Shuffle`, :class:`~protocol.deck.payloads.Lock`, …); the
+others wrap it in a small map.  What a payload is checked against — the dealer of the deal, the
+seat's own positions, the cards it must show — belongs to the deal
+(:mod:`protocol.replication.public`), not here.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final, TypeVar, cast
 
-from protocol.deck.deck import (
+from protocol.deck.payloads import (
     ChienKeys,
     Commit,
     DealKeys,
@@ -37,9 +37,10 @@ from protocol.deck.deck import (
     WireError,
     payload_from_wire,
 )
-from protocol.replication.messages import Kind, Message, WireValue
-from protocol.rules.cards import Card, CardCodeError, card, codes
+from protocol.replication.messages import MAX_SEATS, Kind, Message, WireValue
+from protocol.rules.cards import DECK, Card, CardCodeError, card, codes
 from protocol.rules.variants import Contract
+from protocol.wire import array, boolean, choice, integer, refused_as, text
 
 
 class PayloadError(ValueError):
@@ -112,6 +113,11 @@ class ChelemPayload:
 
 #: The field of a poignée message that names the trumps of the taker's écart shown again.
 POIGNEE_ECART: Final = "ecart"
+#: The longest card code (``"21T"``), and a contract's (``"garde-contre"``), with room to spare:
+#: a longer string is refused before it is looked up.
+MAX_CARD_CODE: Final = 8
+MAX_CODE: Final = 32
+_HAND_STATUSES: Final = MappingProxyType({status.value: status for status in HandStatus})
 
 
 @dataclass(frozen=True)
@@ -207,7 +213,8 @@ def decode_payload(message: Message) -> MessagePayload:
     payload = message.payload
     if not isinstance(payload, dict):
         raise PayloadError("the payload is not a map")
-    return decoder(message.seat, payload)
+    with refused_as(PayloadError):  # the fields' checks are the gate's (protocol.wire)
+        return decoder(message.seat, payload)
 
 
 def has_payload(kind: Kind) -> bool:
@@ -262,9 +269,9 @@ def _step(seat: int, value: WireValue, kinds: tuple[type[DeckPayload], ...]) -> 
     return step
 
 
-def _card(value: WireValue) -> Card:
+def _card(value: object) -> Card:
     try:
-        return card(value if isinstance(value, str) else "")
+        return card(text("a card", value, MAX_CARD_CODE))
     except CardCodeError as error:
         raise PayloadError(str(error)) from None
 
@@ -276,30 +283,26 @@ def _seats(value: WireValue) -> tuple[int, ...]:
 
 
 def _commit(seat: int, payload: _Map) -> CommitPayload:
-    dealer = payload.get("dealer")
-    if not isinstance(dealer, int):
-        raise PayloadError(f"commits to a deal by seat {dealer!r}, which is no seat")
+    dealer = integer("the dealer", payload.get("dealer"), 0, MAX_SEATS - 1)
     return CommitPayload(dealer, _deck(seat, payload.get("deck"), Commit))
 
 
 def _hand_check(seat: int, payload: _Map) -> HandCheckPayload:
-    status = payload.get("status")
-    if status == HandStatus.PETIT_SEC:
+    status = choice("the hand status", payload.get("status"), _HAND_STATUSES)
+    if status is HandStatus.PETIT_SEC:
         return HandCheckPayload(HandStatus.PETIT_SEC, opened=_deck(seat, payload.get("open"), Open))
-    if status == HandStatus.BAD:
-        position = payload.get("position")
-        if not isinstance(position, int):
-            raise PayloadError("reported a bad card at a position that is not its own")
+    if status is HandStatus.BAD:
+        position = integer("the bad card's position", payload.get("position"), 0, len(DECK) - 1)
         return HandCheckPayload(HandStatus.BAD, position=position)
-    if status != HandStatus.OK:
-        raise PayloadError(f"unknown hand status {status!r}")
     return HandCheckPayload(HandStatus.OK)
 
 
 def _bid(seat: int, payload: _Map) -> BidPayload:
     code = payload.get("contract")
     try:
-        return BidPayload(None if code is None else Contract.from_code(str(code)))
+        return BidPayload(
+            None if code is None else Contract.from_code(text("the contract", code, MAX_CODE))
+        )
     except ValueError as error:
         raise PayloadError(str(error)) from None
 
@@ -313,17 +316,16 @@ def _call(seat: int, payload: _Map) -> CallPayload:
 
 
 def _chelem(seat: int, payload: _Map) -> ChelemPayload:
-    announce = payload.get("announce")
-    if not isinstance(announce, bool):
-        raise PayloadError("a chelem announcement is true or false")
-    return ChelemPayload(announce)
+    return ChelemPayload(boolean("the chelem announcement", payload.get("announce")))
 
 
 def _poignee(seat: int, payload: _Map) -> PoigneePayload:
     opened = _opened(seat, payload.get("open"))
-    again = payload.get(POIGNEE_ECART, [])
-    if not isinstance(again, list):
-        raise PayloadError("the trumps shown again from the écart are a list of card codes")
+    again = array(
+        "the trumps shown again from the écart",
+        payload.get(POIGNEE_ECART, []),
+        max_length=len(DECK),
+    )
     return PoigneePayload(opened, tuple(_card(code) for code in again))
 
 

@@ -24,17 +24,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Final, NoReturn
 
-from protocol.deck.deck import (
-    ChienKeys,
-    DealKeys,
-    DeckPayload,
-    DeckPhase,
-    DeckSetup,
-    EcartCommitment,
-    Lock,
-    PublicDeck,
-    Shuffle,
-)
+from protocol.deck.payloads import ChienKeys, DealKeys, DeckPayload, EcartCommitment, Lock, Shuffle
+from protocol.deck.public_deck import DeckPhase, PublicDeck
+from protocol.deck.setup import DeckSetup
 from protocol.replication.manifest import DEFAULT_SILENCE, Manifest, SilenceCost
 from protocol.replication.messages import Kind, Message, WireValue
 from protocol.replication.payloads import (
@@ -104,21 +96,78 @@ _BEFORE_REVEAL: Final = tuple(s for s in Stage if s not in (Stage.REVEAL, Stage.
 #: The stages at which every seat can read its own hand: every deal key is in (the hand check
 #: is sent once it is read), and the reveal has not come.  The chien round is one of them.
 _HAND_READ: Final = frozenset(_BEFORE_REVEAL[_BEFORE_REVEAL.index(Stage.HAND_CHECK) :])
-#: (stage, cause) → the next stage, as h11 does it; a pair not here leaves the stage as it is.
-_TRANSITIONS: Final[Mapping[tuple[Stage, Cause], Stage]] = MappingProxyType(
+
+#: The closing rounds' kinds, which may come at any stage: a seat that stopped the deal on a
+#: proof kept beside the chain (an equivocation, a forgery) sends its reveal and signature
+#: from where it stopped, and the chain alone, replayed, does not show that stop.
+_CLOSING: Final = frozenset({Kind.REVEAL, Kind.SCORE_SIGN})
+#: stage → the kinds of message the deal takes at it, as h11 does it: any other kind is an
+#: :class:`UnexpectedMove`.  A reveal or a signature before its round first moves the deal
+#: to that round when it shows why (:meth:`PublicDeal.stall_implied_by`).
+MOVES: Final[Mapping[Stage, frozenset[Kind]]] = MappingProxyType(
     {
-        **{(stage, Cause.STALL): Stage.REVEAL for stage in _BEFORE_REVEAL},
-        (
-            Stage.REVEAL,
-            Cause.STALL,
-        ): Stage.SIGN,  # the seed kept: scored from what the others revealed
-        (Stage.SIGN, Cause.STALL): Stage.DONE,
-        **{(stage, Cause.STOP): Stage.REVEAL for stage in _BEFORE_REVEAL},
-        (Stage.SIGN, Cause.STOP): Stage.DONE,
-        (Stage.REVEAL, Cause.REVEALED): Stage.SIGN,
-        (Stage.SIGN, Cause.SIGNED): Stage.DONE,
+        Stage.COMMIT: frozenset({Kind.COMMIT}) | _CLOSING,
+        Stage.SHUFFLE: frozenset({Kind.SHUFFLE}) | _CLOSING,
+        Stage.LOCK: frozenset({Kind.LOCK}) | _CLOSING,
+        Stage.DEAL_KEYS: frozenset({Kind.DEAL_KEYS}) | _CLOSING,
+        Stage.HAND_CHECK: frozenset({Kind.PETIT_SEC}) | _CLOSING,
+        Stage.BIDDING: frozenset({Kind.BID}) | _CLOSING,
+        Stage.CALL: frozenset({Kind.CALL}) | _CLOSING,
+        Stage.CHIEN: frozenset({Kind.CHIEN_OPEN}) | _CLOSING,
+        Stage.ECART: frozenset({Kind.ECART}) | _CLOSING,
+        Stage.CHELEM: frozenset({Kind.CHELEM}) | _CLOSING,
+        Stage.PLAY: frozenset({Kind.PLAY, Kind.POIGNEE}) | _CLOSING,
+        Stage.REVEAL: _CLOSING,
+        Stage.SIGN: _CLOSING,
+        Stage.DONE: _CLOSING,
     }
 )
+#: (stage, cause) → the next stage.  Every pair is either here or in :data:`REFUSED`.
+TRANSITIONS: Final[Mapping[tuple[Stage, Cause], Stage]] = MappingProxyType(
+    {
+        **{(stage, Cause.STALL): Stage.REVEAL for stage in _BEFORE_REVEAL},
+        # the seed kept: scored from what the others revealed
+        (Stage.REVEAL, Cause.STALL): Stage.SIGN,
+        (Stage.SIGN, Cause.STALL): Stage.DONE,
+        **{(stage, Cause.STOP): Stage.REVEAL for stage in _BEFORE_REVEAL},
+        # stopped at the reveal (the round closes with it), or over already (a proof that
+        # came after the end): the deal ends as it is
+        (Stage.REVEAL, Cause.STOP): Stage.REVEAL,
+        (Stage.SIGN, Cause.STOP): Stage.DONE,
+        (Stage.DONE, Cause.STOP): Stage.DONE,
+        (Stage.REVEAL, Cause.REVEALED): Stage.SIGN,
+        (Stage.SIGN, Cause.SIGNED): Stage.DONE,
+        # A closing round complete at another stage (:data:`_CLOSING`): the chain stays where
+        # it shows the deal; the proof beside it, in the audit's evidence, says why it stopped.
+        **{(stage, Cause.REVEALED): stage for stage in Stage if stage is not Stage.REVEAL},
+        **{(stage, Cause.SIGNED): stage for stage in Stage if stage is not Stage.SIGN},
+    }
+)
+#: The (stage, cause) pairs that cannot happen: nobody is timed out once the deal is over
+#: (:meth:`PublicDeal.stall` returns first).
+REFUSED: Final = frozenset({(Stage.DONE, Cause.STALL)})
+
+
+class UnexpectedMove(VerdictError):
+    """A message of a kind the deal does not take at its stage (:data:`MOVES`): its sender
+    deviated, and the deal stops on this verdict."""
+
+    def __init__(self, stage: Stage, message: Message) -> None:
+        self.stage = stage
+        self.kind = message.kind
+        reason = f"sent a {message.kind.value} message at the {stage.value} stage"
+        super().__init__(Verdict(message.seat, message.kind.value, reason, (message.digest.hex(),)))
+
+
+class TransitionError(RuntimeError):
+    """A (stage, cause) pair in :data:`REFUSED`: a bug of the caller, never a peer's doing."""
+
+    def __init__(self, stage: Stage, cause: Cause) -> None:
+        self.stage = stage
+        self.cause = cause
+        super().__init__(f"no transition from the {stage.value} stage on {cause.value}")
+
+
 #: The stage of each phase of the deck's protocol, until the hands are dealt.
 _DECK_STAGES: Final[Mapping[DeckPhase, Stage]] = MappingProxyType(
     {
@@ -327,10 +376,16 @@ class PublicDeal:
         self._advance(Cause.STOP)
 
     def _advance(self, cause: Cause) -> None:
-        self.stage = _TRANSITIONS.get((self.stage, cause), self.stage)
+        """Move the deal on ``cause`` by :data:`TRANSITIONS`; a refused pair raises."""
+        stage = TRANSITIONS.get((self.stage, cause))
+        if stage is None:
+            raise TransitionError(self.stage, cause)
+        self.stage = stage
 
     def _apply(self, message: Message) -> None:
         self.stall_implied_by(message)
+        if message.kind not in MOVES[self.stage]:
+            raise UnexpectedMove(self.stage, message)
         try:
             payload = decode_payload(message)
         except PayloadError as error:

@@ -78,6 +78,7 @@ from protocol.replication.messages import (
 )
 from protocol.replication.verdict import Verdict, VerdictError
 from protocol.rules.variants import VARIANTS
+from protocol.wire import array, binary, integer, refused_as, text, unpack
 
 GENESIS_DOMAIN = b"tarot/v3/transcript"
 FILE_MAGIC = b"tarot/v3/transcript-file"
@@ -90,6 +91,10 @@ OLDER_VERSIONS = {
     "v2": "its deck is in Ed25519's prime-order subgroup, whose points are of another group "
     "than tarot/v3's ristretto255, so no step of it can be replayed or its proofs checked here",
 }
+
+#: A transcript or proof file's bytes: a deal's messages are a few megabytes at most; a file
+#: read for an audit may come from anyone.
+MAX_FILE_BYTES = 64 * 1024 * 1024
 
 EQUIVOCATION = "equivocation: two different signed messages for one slot"
 IMPERSONATION = "impersonation: signed a message claiming seat"
@@ -433,12 +438,7 @@ def read_proof_file(data: bytes) -> tuple[Verdict, Transcript, SignedManifest]:
     :class:`TranscriptError` if it is not a well-formed proof file; whether the manifest is
     signed and names the transcript's members, and whether the transcript proves the
     verdict, is for the audit to say."""
-    try:
-        fields = msgpack.unpackb(data, raw=False, strict_map_key=True, use_list=True)
-    except Exception as exc:  # every parser failure means the same: not a msgpack value
-        raise TranscriptError(
-            f"proof file is not valid msgpack ({type(exc).__name__}: {exc})"
-        ) from None
+    fields = _unpack_file(data, "proof file")
     _refuse_other_version(fields, "proof file")
     if type(fields) is not list or len(fields) not in (3, 4) or fields[0] != PROOF_FILE_MAGIC:
         raise TranscriptError(f"not a proof file (expected a {PROOF_FILE_MAGIC.decode()} header)")
@@ -495,23 +495,21 @@ def _read_file(
     """Parse the header of a transcript file.  Returns an empty
     transcript carrying the header, which checks the keys, with the remaining fields (two,
     and up to ``optional`` more)."""
-    try:
-        fields = msgpack.unpackb(data, raw=False, strict_map_key=True, use_list=True)
-    except Exception as exc:  # every parser failure means the same: not a msgpack value
-        raise TranscriptError(
-            f"{what} is not valid msgpack ({type(exc).__name__}: {exc})"
-        ) from None
+    fields = _unpack_file(data, what)
     _refuse_other_version(fields, what)
     if type(fields) is not list or not 6 <= len(fields) <= 6 + optional or fields[0] != magic:
         raise TranscriptError(f"not a {what} (expected a {magic.decode()} header)")
     _, table_id, deal, members, first, second, *more = fields
-    if type(table_id) is not bytes or type(deal) is not int or type(members) is not list:
-        raise TranscriptError(f"{what}: malformed header")
-    for member in members:
-        if type(member) is not list or len(member) != 2:
-            raise TranscriptError(f"{what}: a member is not [key, name]")
-        if type(member[0]) is not bytes or type(member[1]) is not str:
-            raise TranscriptError(f"{what}: a member is not [key, name]")
+    with refused_as(lambda reason: TranscriptError(f"{what}: malformed header: {reason}")):
+        binary("the table id", table_id, MAX_FILE_BYTES)
+        integer("the deal", deal, 0, MAX_DEAL)
+        array("the members", members)
+    member_refused = f"{what}: a member is not [key, name]"
+    with refused_as(lambda reason: TranscriptError(f"{member_refused}: {reason}")):
+        for index, member in enumerate(members):
+            array(f"member {index}", member, length=2)
+            binary(f"member {index}'s key", member[0], MAX_FILE_BYTES)
+            text(f"member {index}'s name", member[1], MAX_FILE_BYTES)
     try:
         header = Transcript(
             table_id, deal, [key for key, _ in members], [name for _, name in members]
@@ -541,17 +539,20 @@ def _refuse_other_version(fields: object, what: str) -> None:
     )
 
 
+def _unpack_file(data: bytes, what: str) -> object:
+    with refused_as(TranscriptError):
+        return unpack(data, max_size=MAX_FILE_BYTES, what=what)
+
+
 def _decode_all(raw: object, what: str) -> list[Message]:
-    if type(raw) is not list:
-        raise TranscriptError(f"the {what}s are not a list")
     messages: list[Message] = []
-    for index, wire in enumerate(raw):
-        if type(wire) is not bytes:
-            raise TranscriptError(f"{what} {index} is not bytes")
-        try:
-            messages.append(decode(wire))
-        except MessageError as exc:
-            raise TranscriptError(f"{what} {index}: {exc}") from None
+    with refused_as(TranscriptError):
+        for index, wire in enumerate(array(f"the {what} list", raw)):
+            frame = binary(f"{what} {index}", wire, MAX_FILE_BYTES)
+            try:
+                messages.append(decode(frame))
+            except MessageError as exc:
+                raise TranscriptError(f"{what} {index}: {exc}") from None
     return messages
 
 

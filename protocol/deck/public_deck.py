@@ -1,13 +1,15 @@
-"""The mental-poker deck (DESIGN §4): shuffle, lock, deal, open, écart — with no trusted dealer.
+"""The mental-poker deck's public side (DESIGN §4): the checks every seat runs on every payload.
 
 Two sides, as in any sans-IO protocol object:
 
-* :class:`SeatDeck` is one seat's secret side.  It holds the seat's seed and everything derived
-  from it (``seeds.SeatSecrets``) and produces that seat's payloads.
+* :class:`~protocol.deck.seat_deck.SeatDeck` is one seat's secret side.  It holds the seat's
+  seed and everything derived from it (``seeds.SeatSecrets``) and produces that seat's
+  payloads.
 * :class:`PublicDeck` is what every seat runs on every payload, its own included: it checks
   the payload against the public state, in protocol order, and either accepts it or raises
   :class:`~protocol.replication.verdict.VerdictError`.  That is the only exception a payload can
-  cause — a malformed payload is refused earlier, when it is built, with :class:`WireError`.
+  cause — a malformed payload is refused earlier, when it is built, with
+  :class:`~protocol.deck.payloads.WireError`.
 
 The rounds, for seats 0..n−1 (``Dᵢ`` and ``Eᵢ`` are lists of 78 points, one per pack position):
 
@@ -23,7 +25,7 @@ The rounds, for seats 0..n−1 (``Dᵢ`` and ``Eᵢ`` are lists of 78 points, on
 4. **deal** (concurrent): each seat publishes its ``bᵢ,ⱼ`` for the positions dealt to *others*,
    each checked at once against its commitment (``b·G = Bᵢ,ⱼ``, a fixed-base multiplication):
    a wrong key names its sender.  Each recipient then decrypts its own positions at one
-   multiplication each (:meth:`SeatDeck.hand`).  With every step proved a position always
+   multiplication each (``SeatDeck.hand``).  With every step proved a position always
    decrypts to a card; should one not (a step of a seat the caller trusted without checking),
    the verdict is unattributed and the deal stops before any card is played.
 5. **play**: a seat opens its own positions (:class:`Open`: a play, a poignée, the four kings);
@@ -43,18 +45,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import (
-    Any,
-    ClassVar,
     NoReturn,
-    Self,
-    TypeGuard,
     TypeVar,
 )
 
 from protocol.deck.group import (
     CARD_POINTS,
-    POINT_BYTES,
-    SCALAR_BYTES,
     GroupError,
     Point,
     Scalar,
@@ -66,441 +62,30 @@ from protocol.deck.group import (
     in_background,
     invert,
     mul,
-    mul_each,
     scalar_product,
 )
-from protocol.deck.lock_proof import LockProof, LockStep, lock, verify_lock
-from protocol.deck.proofs import Binding, ProofWireError
-from protocol.deck.seeds import DECK_SIZE, SEED_BYTES, SeatSecrets, commitment, derive, new_seed
-from protocol.deck.shuffle_proof import ShuffleProof, prove_shuffle, verify_shuffle
+from protocol.deck.lock_proof import verify_lock
+from protocol.deck.payloads import (
+    ChienKeys,
+    Commit,
+    DealKeys,
+    DeckPayload,
+    EcartCommitment,
+    Lock,
+    Open,
+    Opening,
+    OpenRecommitted,
+    Reveal,
+    Shuffle,
+)
+from protocol.deck.seeds import commitment
+from protocol.deck.setup import DeckSetup
+from protocol.deck.shuffle_proof import verify_shuffle
 from protocol.replication.verdict import Code, Verdict, VerdictError
 from protocol.rules.cards import DECK, Card
-from protocol.rules.layout import CHIEN, DealLayout, deal_layout
-from protocol.rules.variants import Variant
+from protocol.rules.layout import CHIEN
 
-COMMITMENT_BYTES = 32
-_Parsed = TypeVar("_Parsed")
-
-
-class WireError(ValueError):
-    """A payload that is malformed: wrong type, length or count.  The text says what."""
-
-
-class DeckUsageError(RuntimeError):
-    """The local caller asked a :class:`SeatDeck` for something at the wrong moment."""
-
-
-@dataclass(frozen=True)
-class DeckSetup:
-    """What every seat agrees on before the deal: it fixes the layout and binds every proof."""
-
-    table_id: bytes
-    deal: int
-    variant: Variant
-    dealer: int
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.table_id, bytes) or not self.table_id:
-            raise ValueError("the table id is a non-empty byte string")
-        if not _is_int(self.deal) or self.deal < 0:
-            raise ValueError("the deal number is an int ≥ 0")
-        deal_layout(self.variant, self.dealer)  # checks the dealer
-
-    @property
-    def players(self) -> int:
-        return self.variant.players
-
-    @property
-    def layout(self) -> DealLayout:
-        return deal_layout(self.variant, self.dealer)
-
-    @property
-    def recommit_count(self) -> int:
-        return self.variant.hand_size + self.variant.chien_size
-
-    def binding(self, seat: int, step: str) -> Binding:
-        return Binding(self.table_id, self.deal, seat, step)
-
-    def dealt_to_others(self, seat: int) -> tuple[int, ...]:
-        """The positions whose key ``seat`` publishes in the deal round, ascending."""
-        return tuple(j for j, owner in enumerate(self.layout.owner) if owner not in (seat, CHIEN))
-
-
-# --- payloads ---------------------------------------------------------------------------
-
-
-def _is_int(value: object) -> TypeGuard[int]:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _need(condition: bool, kind: str, message: str) -> None:
-    if not condition:
-        raise WireError(f"{kind} payload: {message}")
-
-
-def _check_bytes(kind: str, name: str, value: object, length: int) -> None:
-    _need(isinstance(value, bytes) and len(value) == length, kind, f"{name} must be {length} bytes")
-
-
-def _check_byte_strings(
-    kind: str, name: str, values: object, length: int, count: int | None = None
-) -> None:
-    if not isinstance(values, tuple):
-        raise WireError(f"{kind} payload: {name} must be a list")
-    _need(len(values) <= DECK_SIZE, kind, f"{name} has more than {DECK_SIZE} entries")
-    _need(
-        count is None or len(values) == count,
-        kind,
-        f"{name} must have {count} entries, not {len(values)}",
-    )
-    for k, value in enumerate(values):
-        _check_bytes(kind, f"{name}[{k}]", value, length)
-
-
-def _check_index(kind: str, name: str, value: object, size: int = DECK_SIZE) -> None:
-    _need(_is_int(value) and 0 <= value < size, kind, f"{name} must be an int in 0..{size - 1}")
-
-
-def _check_seat(kind: str, seat: object) -> None:
-    _need(_is_int(seat) and 0 <= seat < 5, kind, "seat must be an int in 0..4")
-
-
-def _as_tuple(kind: str, name: str, value: object) -> tuple[Any, ...]:
-    if not isinstance(value, (list, tuple)):
-        raise WireError(f"{kind} payload: {name} must be a list")
-    return tuple(value)
-
-
-def _fields(obj: object, kind: str, names: tuple[str, ...]) -> dict[str, Any]:
-    """The fields of a wire map, after checking it is a map of this kind with exactly them."""
-    if not isinstance(obj, dict):
-        raise WireError(f"{kind} payload: expected a map, got {type(obj).__name__}")
-    expected = {"kind", "seat", *names}
-    if set(obj) != expected:
-        missing = sorted(map(str, expected - set(obj)))
-        extra = sorted(map(str, set(obj) - expected))
-        raise WireError(f"{kind} payload: missing fields {missing}, unexpected fields {extra}")
-    _need(obj["kind"] == kind, kind, f"kind is {obj['kind']!r}")
-    return obj
-
-
-@dataclass(frozen=True)
-class Opening:
-    """One key published for one place — a pack position or a re-commitment — and the card
-    the publisher says it opens."""
-
-    where: int
-    key: Scalar
-    card: int
-
-    def __post_init__(self) -> None:
-        _check_index("opening", "where", self.where)
-        _check_bytes("opening", "key", self.key, SCALAR_BYTES)
-        _check_index("opening", "card", self.card)
-
-    def to_wire(self) -> list[object]:
-        return [self.where, self.key, self.card]
-
-    @classmethod
-    def from_wire(cls, obj: object) -> Opening:
-        item = _as_tuple("opening", "an opening", obj)
-        _need(len(item) == 3, "opening", "an opening is [where, key, card]")
-        return cls(item[0], item[1], item[2])
-
-
-def _check_openings(kind: str, openings: object, places: int, *, allow_none: bool = False) -> None:
-    """A list of :class:`Opening` of distinct places below ``places``."""
-    if not isinstance(openings, tuple) or not all(isinstance(o, Opening) for o in openings):
-        raise WireError(f"{kind} payload: openings must be a list of openings")
-    _need(allow_none or bool(openings), kind, "opens nothing")
-    _need(all(o.where < places for o in openings), kind, f"opens a place beyond {places - 1}")
-    _need(len({o.where for o in openings}) == len(openings), kind, "opens a place twice")
-
-
-def _openings_from_wire(kind: str, value: object) -> tuple[Opening, ...]:
-    return tuple(Opening.from_wire(item) for item in _as_tuple(kind, "openings", value))
-
-
-@dataclass(frozen=True)
-class Commit:
-    KIND: ClassVar[str] = "commit"
-    seat: int
-    commitment: bytes  #: H(seed), bound to the table, deal and seat
-    blanket_public: Point  #: A = a·G
-
-    def __post_init__(self) -> None:
-        _check_seat(self.KIND, self.seat)
-        _check_bytes(self.KIND, "commitment", self.commitment, COMMITMENT_BYTES)
-        _check_bytes(self.KIND, "blanket_public", self.blanket_public, POINT_BYTES)
-
-    def to_wire(self) -> dict[str, object]:
-        return {
-            "kind": self.KIND,
-            "seat": self.seat,
-            "commitment": self.commitment,
-            "blanket_public": self.blanket_public,
-        }
-
-    @classmethod
-    def from_wire(cls, obj: object) -> Commit:
-        f = _fields(obj, cls.KIND, ("commitment", "blanket_public"))
-        return cls(f["seat"], f["commitment"], f["blanket_public"])
-
-
-def _parsed_proof(kind: str, parse: Callable[[], _Parsed]) -> _Parsed:
-    """A proof parsed from the wire, its errors as :class:`WireError`."""
-    try:
-        return parse()
-    except (ProofWireError, GroupError) as error:
-        raise WireError(f"{kind} payload: {error}") from None
-
-
-@dataclass(frozen=True)
-class Shuffle:
-    KIND: ClassVar[str] = "shuffle"
-    seat: int
-    points: tuple[Point, ...]  #: Dᵢ, 78 points
-    proof: ShuffleProof
-
-    def __post_init__(self) -> None:
-        _check_seat(self.KIND, self.seat)
-        _check_byte_strings(self.KIND, "points", self.points, POINT_BYTES, DECK_SIZE)
-        _need(isinstance(self.proof, ShuffleProof), self.KIND, "proof must be a shuffle proof")
-
-    def to_wire(self) -> dict[str, object]:
-        return {
-            "kind": self.KIND,
-            "seat": self.seat,
-            "points": list(self.points),
-            "proof": self.proof.to_wire(),
-        }
-
-    @classmethod
-    def from_wire(cls, obj: object) -> Shuffle:
-        f = _fields(obj, cls.KIND, ("points", "proof"))
-        proof = _parsed_proof(cls.KIND, lambda: ShuffleProof.from_wire(f["proof"], DECK_SIZE))
-        return cls(f["seat"], _as_tuple(cls.KIND, "points", f["points"]), proof)
-
-
-@dataclass(frozen=True)
-class Lock:
-    KIND: ClassVar[str] = "lock"
-    seat: int
-    commitments: tuple[Point, ...]  #: Bᵢ,ⱼ = bᵢ,ⱼ·G, 78 points
-    locked: tuple[Point, ...]  #: Eᵢ,ⱼ = (bᵢ,ⱼ·aᵢ⁻¹)·Eᵢ₋₁,ⱼ, 78 points
-    proof: LockProof
-
-    def __post_init__(self) -> None:
-        _check_seat(self.KIND, self.seat)
-        _check_byte_strings(self.KIND, "commitments", self.commitments, POINT_BYTES, DECK_SIZE)
-        _check_byte_strings(self.KIND, "locked", self.locked, POINT_BYTES, DECK_SIZE)
-        _need(isinstance(self.proof, LockProof), self.KIND, "proof must be a lock proof")
-
-    @property
-    def step(self) -> LockStep:
-        return LockStep(self.commitments, self.locked, self.proof)
-
-    def to_wire(self) -> dict[str, object]:
-        return {
-            "kind": self.KIND,
-            "seat": self.seat,
-            "commitments": list(self.commitments),
-            "locked": list(self.locked),
-            "proof": self.proof.to_wire(),
-        }
-
-    @classmethod
-    def from_wire(cls, obj: object) -> Lock:
-        f = _fields(obj, cls.KIND, ("commitments", "locked", "proof"))
-        proof = _parsed_proof(cls.KIND, lambda: LockProof.from_wire(f["proof"], DECK_SIZE))
-        return cls(
-            f["seat"],
-            _as_tuple(cls.KIND, "commitments", f["commitments"]),
-            _as_tuple(cls.KIND, "locked", f["locked"]),
-            proof,
-        )
-
-
-@dataclass(frozen=True)
-class _PositionKeys:
-    """A seat's lock keys for some positions, ascending by position.  Two kinds on the wire,
-    the keys of the hands dealt to others and those of the chien, which come at two moments."""
-
-    KIND: ClassVar[str]
-    seat: int
-    keys: tuple[Scalar, ...]
-
-    def __post_init__(self) -> None:
-        _check_seat(self.KIND, self.seat)
-        _check_byte_strings(self.KIND, "keys", self.keys, SCALAR_BYTES)
-
-    def to_wire(self) -> dict[str, object]:
-        return {"kind": self.KIND, "seat": self.seat, "keys": list(self.keys)}
-
-    @classmethod
-    def from_wire(cls, obj: object) -> Self:
-        f = _fields(obj, cls.KIND, ("keys",))
-        return cls(f["seat"], _as_tuple(cls.KIND, "keys", f["keys"]))
-
-
-@dataclass(frozen=True)
-class DealKeys(_PositionKeys):
-    """The seat's lock keys for every position dealt to another seat."""
-
-    KIND: ClassVar[str] = "deal-keys"
-
-
-@dataclass(frozen=True)
-class ChienKeys(_PositionKeys):
-    """The seat's lock keys for the chien positions: the chien is turned once every seat has
-    sent them."""
-
-    KIND: ClassVar[str] = "chien-keys"
-
-
-@dataclass(frozen=True)
-class _Openings:
-    """A seat publishes keys for some of its places, each with the card it says is there."""
-
-    KIND: ClassVar[str]
-    seat: int
-    openings: tuple[Opening, ...]
-
-    def __post_init__(self) -> None:
-        _check_seat(self.KIND, self.seat)
-        _check_openings(self.KIND, self.openings, DECK_SIZE)
-
-    def to_wire(self) -> dict[str, object]:
-        return {
-            "kind": self.KIND,
-            "seat": self.seat,
-            "openings": [o.to_wire() for o in self.openings],
-        }
-
-    @classmethod
-    def from_wire(cls, obj: object) -> Self:
-        f = _fields(obj, cls.KIND, ("openings",))
-        return cls(f["seat"], _openings_from_wire(cls.KIND, f["openings"]))
-
-
-@dataclass(frozen=True)
-class Open(_Openings):
-    """The seat opens some of its own dealt positions: a card played, a poignée, four kings.
-    ``where`` is a pack position."""
-
-    KIND: ClassVar[str] = "open"
-
-
-@dataclass(frozen=True)
-class EcartCommitment:
-    """The taker's hand + chien re-committed as ``rₖ·M_c`` in an order drawn from its seed."""
-
-    KIND: ClassVar[str] = "ecart"
-    seat: int
-    commitments: tuple[Point, ...]  #: hand_size + chien_size points
-    discarded: tuple[int, ...]  #: indices of the écart's commitments, ascending
-    openings: tuple[Opening, ...]  #: the trumps discarded, where = commitment index
-
-    def __post_init__(self) -> None:
-        _check_seat(self.KIND, self.seat)
-        _check_byte_strings(self.KIND, "commitments", self.commitments, POINT_BYTES)
-        if not isinstance(self.discarded, tuple):
-            raise WireError(f"{self.KIND} payload: discarded must be a list")
-        for k in self.discarded:
-            _check_index(self.KIND, "discarded index", k, len(self.commitments))
-        _need(
-            list(self.discarded) == sorted(set(self.discarded)),
-            self.KIND,
-            "discarded must be ascending, no repeats",
-        )
-        _check_openings(self.KIND, self.openings, len(self.commitments), allow_none=True)
-
-    def to_wire(self) -> dict[str, object]:
-        return {
-            "kind": self.KIND,
-            "seat": self.seat,
-            "commitments": list(self.commitments),
-            "discarded": list(self.discarded),
-            "openings": [o.to_wire() for o in self.openings],
-        }
-
-    @classmethod
-    def from_wire(cls, obj: object) -> EcartCommitment:
-        f = _fields(obj, cls.KIND, ("commitments", "discarded", "openings"))
-        return cls(
-            f["seat"],
-            _as_tuple(cls.KIND, "commitments", f["commitments"]),
-            _as_tuple(cls.KIND, "discarded", f["discarded"]),
-            _openings_from_wire(cls.KIND, f["openings"]),
-        )
-
-
-@dataclass(frozen=True)
-class OpenRecommitted(_Openings):
-    """The taker, after its écart, opens re-commitments instead of dealt positions.
-    ``where`` is a commitment index."""
-
-    KIND: ClassVar[str] = "open-recommitted"
-
-
-@dataclass(frozen=True)
-class Reveal:
-    KIND: ClassVar[str] = "reveal"
-    seat: int
-    seed: bytes
-
-    def __post_init__(self) -> None:
-        _check_seat(self.KIND, self.seat)
-        _check_bytes(self.KIND, "seed", self.seed, SEED_BYTES)
-
-    def to_wire(self) -> dict[str, object]:
-        return {"kind": self.KIND, "seat": self.seat, "seed": self.seed}
-
-    @classmethod
-    def from_wire(cls, obj: object) -> Reveal:
-        f = _fields(obj, cls.KIND, ("seed",))
-        return cls(f["seat"], f["seed"])
-
-
-DeckPayload = (
-    Commit
-    | Shuffle
-    | Lock
-    | DealKeys
-    | ChienKeys
-    | Open
-    | EcartCommitment
-    | OpenRecommitted
-    | Reveal
-)
 _Result = TypeVar("_Result")
-PAYLOAD_TYPES: dict[str, type[DeckPayload]] = {
-    cls.KIND: cls
-    for cls in (
-        Commit,
-        Shuffle,
-        Lock,
-        DealKeys,
-        ChienKeys,
-        Open,
-        EcartCommitment,
-        OpenRecommitted,
-        Reveal,
-    )
-}
-
-
-def payload_from_wire(obj: object) -> DeckPayload:
-    """Any payload from its wire map; :class:`WireError` if it is not exactly one."""
-    kind = obj.get("kind") if isinstance(obj, dict) else None
-    if not isinstance(kind, str) or kind not in PAYLOAD_TYPES:
-        raise WireError(
-            f"not a deck payload: kind {kind!r}, expected one of {', '.join(PAYLOAD_TYPES)}"
-        )
-    return PAYLOAD_TYPES[kind].from_wire(obj)
-
-
-# --- the public side --------------------------------------------------------------------
 
 
 class DeckPhase(enum.Enum):
@@ -1076,198 +661,3 @@ class PublicDeck:
                 self.ref("commit", p.seat),
             )
         self._revealed[p.seat] = p.seed
-
-
-# --- the secret side --------------------------------------------------------------------
-
-
-class SeatDeck:
-    """One seat's secrets for one deal, and the payloads it sends.
-
-    The seed is drawn from the OS CSPRNG unless given (to resume after a restart, or to
-    replay).  The caller must store :attr:`seed` durably before sending :meth:`commit`.
-    """
-
-    def __init__(self, setup: DeckSetup, seat: int, seed: bytes | None = None) -> None:
-        if not 0 <= seat < setup.players:
-            raise ValueError(f"seat {seat} is not at a {setup.players}-player table")
-        self.setup = setup
-        self.seat = seat
-        self.secrets: SeatSecrets = derive(
-            new_seed() if seed is None else seed, setup.table_id, setup.deal, seat, setup.variant
-        )
-        self._hand: dict[Card, int] | None = None  # card → pack position
-        self._recommitted: dict[Card, int] | None = None  # card → commitment index, after the écart
-
-    @property
-    def seed(self) -> bytes:
-        return self.secrets.seed
-
-    def commit(self) -> Commit:
-        s = self.secrets
-        return Commit(
-            self.seat,
-            commitment(s.seed, self.setup.table_id, self.setup.deal, self.seat),
-            s.blanket_public,
-        )
-
-    def _my_turn(self, public: PublicDeck, phase: DeckPhase) -> None:
-        if public.phase is not phase or public.waiting_for() != {self.seat}:
-            raise DeckUsageError(
-                f"seat {self.seat} cannot {phase.value} now: waiting for "
-                f"{sorted(public.waiting_for())}"
-            )
-
-    def shuffle(self, public: PublicDeck) -> Shuffle:
-        """``Dᵢ = π(a·Dᵢ₋₁)`` and its proof (78 multiplications, and 4×78 more to prove)."""
-        self._my_turn(public, DeckPhase.SHUFFLE)
-        s = self.secrets
-        previous = public.current_points()
-        points = tuple(mul_each([s.blanket] * len(previous), [previous[p] for p in s.permutation]))
-        binding = self.setup.binding(self.seat, "shuffle")
-        proof = prove_shuffle(
-            binding, s.blanket, s.blanket_public, previous, points, s.permutation, s.nonce_key
-        )
-        return Shuffle(self.seat, points, proof)
-
-    def lock(self, public: PublicDeck) -> Lock:
-        """``Bⱼ = bⱼ·G``, ``Eⱼ = (bⱼ·a⁻¹)·Eᵢ₋₁,ⱼ`` and the proof (2×78 multiplications,
-        2×78 by G)."""
-        self._my_turn(public, DeckPhase.LOCK)
-        s = self.secrets
-        binding = self.setup.binding(self.seat, "lock")
-        step = lock(
-            binding,
-            s.blanket,
-            s.blanket_inverse,
-            s.blanket_public,
-            public.current_points(),
-            s.lock_keys,
-            s.nonce_key,
-        )
-        return Lock(self.seat, step.commitments, step.locked, step.proof)
-
-    def deal_keys(self) -> DealKeys:
-        keys = self.secrets.lock_keys
-        return DealKeys(self.seat, tuple(keys[j] for j in self.setup.dealt_to_others(self.seat)))
-
-    def hand(self, public: PublicDeck) -> dict[int, Card]:
-        """This seat's cards by pack position, decrypted once the other seats' deal keys are in.
-
-        One multiplication per card.  A position that does not decrypt to a card, or to a card
-        already in the hand, raises VerdictError: naming the seat whose key is wrong, or
-        unattributed when every key matches its lock (then the shuffle or lock is at fault).
-        """
-        if self._hand is None:
-            self._hand = self._decrypt_hand(public)
-        return {position: card for card, position in self._hand.items()}
-
-    def _decrypt_hand(self, public: PublicDeck) -> dict[Card, int]:
-        others = [seat for seat in range(self.setup.players) if seat != self.seat]
-        missing = [seat for seat in others if not public.has_deal_keys(seat)]
-        if missing:
-            raise DeckUsageError(
-                f"seat {self.seat} cannot see its hand yet: waiting for deal keys from {missing}"
-            )
-        hand: dict[Card, int] = {}
-        for j in self.setup.layout.positions_of(self.seat):
-            keys = public.published_keys(j)
-            combined = invert(
-                scalar_product([self.secrets.lock_keys[j], *(key for key, _ in keys.values())])
-            )
-            index = card_of(mul(combined, public.final_point(j)))
-            if index is None or DECK[index] in hand:
-                raise VerdictError(public.blame("deal", j, keys))
-            hand[DECK[index]] = j
-        return hand
-
-    def chien_keys(self) -> ChienKeys:
-        keys = self.secrets.lock_keys
-        return ChienKeys(self.seat, tuple(keys[j] for j in self.setup.layout.chien_positions))
-
-    def open(self, cards: Iterable[Card]) -> Open | OpenRecommitted:
-        """Show some of this seat's cards: its dealt positions, or after an écart its
-        re-commitments.  ValueError for a card it does not hold."""
-        if self._hand is None:
-            raise DeckUsageError("decrypt the hand (hand()) before opening cards")
-        if self._recommitted is not None:
-            where, keys = self._recommitted, self.secrets.recommit_keys
-        else:
-            where, keys = self._hand, self.secrets.lock_keys
-        openings = []
-        for card in cards:
-            if card not in where:
-                raise ValueError(f"{card.code} is not in seat {self.seat}'s hand")
-            openings.append(Opening(where[card], keys[where[card]], card.index))
-        if self._recommitted is not None:
-            return OpenRecommitted(self.seat, tuple(openings))
-        return Open(self.seat, tuple(openings))
-
-    def ecart(self, public: PublicDeck, discard: Sequence[Card]) -> EcartCommitment:
-        """Re-commit hand + chien as ``rₖ·M_c`` in the seed's order, mark ``discard`` as the
-        écart and show the trumps in it (hand_size + chien_size multiplications).
-
-        Only the crypto is checked here (cards held, the right number); the écart rules are the
-        rules engine's, and the audit's.
-        """
-        chien = public.chien()
-        if self._hand is None or chien is None:
-            raise DeckUsageError("the écart needs the hand decrypted and the chien turned")
-        return self._recommit([*self._hand, *chien], discard)
-
-    def _recommit(self, held: Sequence[Card], discard: Sequence[Card]) -> EcartCommitment:
-        """Re-commit ``held`` (hand + chien), marking ``discard``: the écart's crypto."""
-        cards = sorted(held)
-        wanted = set(discard)
-        if (
-            len(wanted) != len(discard)
-            or len(discard) != self.setup.variant.chien_size
-            or not wanted <= set(cards)
-        ):
-            raise ValueError(
-                f"discard {self.setup.variant.chien_size} distinct cards of the hand and the chien"
-            )
-        s = self.secrets
-        committed = [cards[k] for k in s.recommit_order]
-        commitments = tuple(
-            mul(r, CARD_POINTS[card.index]) for r, card in zip(s.recommit_keys, committed)
-        )
-        discarded = tuple(k for k, card in enumerate(committed) if card in wanted)
-        shown = tuple(
-            Opening(k, s.recommit_keys[k], committed[k].index)
-            for k in discarded
-            if committed[k].is_trump
-        )
-        self._recommitted = {card: k for k, card in enumerate(committed) if k not in discarded}
-        return EcartCommitment(self.seat, commitments, discarded, shown)
-
-    def reveal(self) -> Reveal:
-        return Reveal(self.seat, self.secrets.seed)
-
-
-def deal_in_one_process(
-    seats: Sequence[SeatDeck], views: Sequence[PublicDeck]
-) -> dict[int, dict[int, Card]]:
-    """Commit, shuffle, lock and deal for seats that live in one process (tests, simulations,
-    the benchmark); returns every seat's hand.
-
-    Every payload goes to every view.  Give one view per seat to have each seat verify
-    everything, as separate daemons do, or a single shared view to verify everything once.
-    """
-
-    def view(seat: SeatDeck) -> PublicDeck:
-        return views[seat.seat] if len(views) == len(seats) else views[0]
-
-    def send(payload: DeckPayload) -> None:
-        for public in views:
-            public.receive(payload)
-
-    for seat in seats:
-        send(seat.commit())
-    for seat in seats:
-        send(seat.shuffle(view(seat)))
-    for seat in seats:
-        send(seat.lock(view(seat)))
-    for seat in seats:
-        send(seat.deal_keys())
-    return {seat.seat: seat.hand(view(seat)) for seat in seats}
