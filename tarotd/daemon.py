@@ -33,6 +33,7 @@ from typing import Any
 
 import msgpack
 
+from protocol import wire
 from protocol.replication.identity import Identity, fingerprint
 from tarotd.answers import Answers, bot_name
 from tarotd.api import ApiServer
@@ -50,6 +51,7 @@ from tarotd.hosting import Hosting
 from tarotd.journal import Journal
 from tarotd.lobby import BROADCAST, FrameOut, Lobby
 from tarotd.mesh import Mesh, PeerState
+from tarotd.mesh.wire import MAX_FRAME
 from tarotd.options import Options, StaticPeer
 from tarotd.refusals import Cause
 from tarotd.regroup import Regroup
@@ -304,8 +306,8 @@ class Daemon:
 
     def _on_lobby(self, peer: bytes, body: bytes) -> None:
         try:
-            frame = msgpack.unpackb(body, raw=False)
-        except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError):
+            frame = wire.unpack(body, max_size=MAX_FRAME, what="a lobby frame")
+        except wire.FieldError:
             return
         self.peers.learn_keys()
         host = self.mesh.host_of(peer)  # guesses of our code are counted per host

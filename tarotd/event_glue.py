@@ -14,11 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 import msgpack
 
+from protocol import wire
 from protocol.event.event import EventError
 from tarotd.event_desk import CHANNEL as EVENT
 from tarotd.event_desk import EventDesk, Heard, Held, Role
 from tarotd.lobby import BROADCAST, FrameOut
 from tarotd.mesh import WILDCARD_HOSTS
+from tarotd.mesh.wire import MAX_FRAME
 from tarotd.requests import EventNamed, HostEventBots, OpenEvent, SubstitutePlayer, WithdrawPlayer
 
 if TYPE_CHECKING:
@@ -46,8 +48,8 @@ class EventGlue:
     def receive(self, peer: bytes, body: bytes) -> None:
         """A frame of the event channel, to the desk (which refuses, and says, a malformed one)."""
         try:
-            frame = msgpack.unpackb(body, raw=False)
-        except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError):
+            frame: object = wire.unpack(body, max_size=MAX_FRAME, what="an event frame")
+        except wire.FieldError:
             frame = None  # refused by the desk, and said
         self.send(self.daemon.events.receive(peer, frame))
         self.seat_tables()

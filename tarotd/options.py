@@ -44,7 +44,7 @@ class Options:
     autoplay: float | None = None
     max_tables: int = 4  #: tables played at once; more are refused, with a logged reason
     faults: FaultPlan | None = None  #: transport faults injected, for tests and soaks
-    #: the cheat lab: this daemon's own seat runs this attack (lab/cheats/daemon.py)
+    #: the cheat lab: this daemon's own seat runs this attack (a kind the lab plugs in)
     cheat: str | None = None
     #: ZeroMQ CURVE encryption between members, keys derived from the identities (off: --no-curve)
     curve: bool = True

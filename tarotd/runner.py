@@ -38,6 +38,7 @@ from typing import Protocol
 
 import msgpack
 
+from protocol import wire
 from protocol.bots.bots import make_bot
 from protocol.bots.players import Policy, decide
 from protocol.deck.proofs import frame
@@ -57,6 +58,7 @@ from protocol.rules.scoring import ScoreSheet
 from protocol.rules.view import SeatView
 from tarotd.ahead import FileAhead
 from tarotd.lobby import ReadyTable
+from tarotd.mesh.wire import MAX_FRAME
 from tarotd.store import DealState
 from tarotd.thinking import BotTurn
 from tarotd.views import deal_breakdown
@@ -832,16 +834,14 @@ def relayed(data: bytes) -> list[bytes]:
     """The messages of a batch of relays (:meth:`TableRunner.take_relays`); none — the batch
     refused whole — if it is not a list of byte strings, or holds more than :data:`MAX_RELAYED`."""
     try:
-        batch = msgpack.unpackb(data, raw=False)
-    except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError):
+        batch = wire.array(
+            "a batch of relays",
+            wire.unpack(data, max_size=MAX_FRAME, what="a batch of relays", max_depth=2),
+            max_length=MAX_RELAYED,
+        )
+        return [wire.binary(f"relay {k}", item, MAX_FRAME) for k, item in enumerate(batch)]
+    except wire.FieldError:
         return []
-    if (
-        type(batch) is not list
-        or len(batch) > MAX_RELAYED
-        or not all(type(item) is bytes for item in batch)
-    ):
-        return []
-    return batch
 
 
 def decoded(frames: Sequence[bytes]) -> list[Message]:
@@ -861,11 +861,11 @@ def _batches(wires: Sequence[bytes]) -> list[bytes]:
     :data:`RELAY_BATCH_BYTES` bytes each."""
     batches: list[bytes] = []
     start, size = 0, 0
-    for end, wire in enumerate(wires):
-        if end > start and (end - start >= MAX_RELAYED or size + len(wire) > RELAY_BATCH_BYTES):
+    for end, message in enumerate(wires):
+        if end > start and (end - start >= MAX_RELAYED or size + len(message) > RELAY_BATCH_BYTES):
             batches.append(_packed(wires[start:end]))
             start, size = end, 0
-        size += len(wire)
+        size += len(message)
     if start < len(wires):
         batches.append(_packed(wires[start:]))
     return batches
