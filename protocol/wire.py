@@ -213,8 +213,10 @@ def boolean(what: str, value: object) -> bool:
 
 
 def blob(what: str, value: object, size: int) -> bytes:
-    """Bytes of exactly ``size``: a key, a hash, a signature, a nonce."""
-    if type(value) is not bytes:
+    """Bytes of exactly ``size``: a key, a hash, a signature, a nonce.  A subclass of ``bytes``
+    is bytes (msgpack makes none; a payload built in this process may carry one — the symbolic
+    tests' traced points); a ``bytearray`` or a ``memoryview`` is not."""
+    if not isinstance(value, bytes):
         raise FieldError(what, f"is bytes, got {describe(value)}")
     if len(value) != size:
         raise FieldError(what, f"is {size} bytes, got {len(value)}")
@@ -222,8 +224,8 @@ def blob(what: str, value: object, size: int) -> bytes:
 
 
 def binary(what: str, value: object, max_size: int) -> bytes:
-    """Bytes of at most ``max_size``."""
-    if type(value) is not bytes:
+    """Bytes of at most ``max_size`` (a subclass of ``bytes`` too, as for :func:`blob`)."""
+    if not isinstance(value, bytes):
         raise FieldError(what, f"is bytes, got {describe(value)}")
     if len(value) > max_size:
         raise FieldError(what, f"is at most {max_size} bytes, got {len(value)}")
