@@ -129,8 +129,8 @@ TAKE_THRESHOLDS: dict[int, dict[Contract, int]] = {
         Contract.GARDE_CONTRE: 66,
     },
     4: {
-        Contract.PETITE: 26,
-        Contract.GARDE: 38,
+        Contract.PETITE: 28,
+        Contract.GARDE: 40,
         Contract.GARDE_SANS: 58,
         Contract.GARDE_CONTRE: 64,
     },
@@ -148,7 +148,7 @@ TAKE_THRESHOLDS: dict[int, dict[Contract, int]] = {
 #: at the same count −66); the first to speak knows nothing yet, and the others may still take.
 #: At four players 3 a seat lost the basic bot 5.1 points a deal against the cautious bidding
 #: (1,000 duplicate deals), 1 a seat (from 28) 6.4, for about as few deals passed.
-EARLY_MARGIN: dict[int, int] = {3: 1, 4: 3, 5: 1}
+EARLY_MARGIN: dict[int, tuple[int, ...]] = {3: (0, 1, 2), 4: (0, 2, 3, 8), 5: (0, 1, 2, 3, 4)}
 
 
 def choose_bid(
@@ -168,7 +168,7 @@ def choose_bid(
         strength, thresholds = hand_strength(hand), CAUTIOUS_THRESHOLDS[players]
     else:
         strength, thresholds = hand_points(hand), dict(TAKE_THRESHOLDS[players])
-        thresholds[Contract.PETITE] += EARLY_MARGIN[players] * later
+        thresholds[Contract.PETITE] += EARLY_MARGIN[players][later]
     worth = [c for c, needed in thresholds.items() if strength >= needed]
     if not worth:
         return None
