@@ -12,9 +12,9 @@ Three levels are registered in :data:`BOTS`:
 * ``random`` — :class:`~protocol.bots.players.RandomPolicy`, uniform over legal choices;
 * ``basic`` — :class:`BasicPolicy`, the heuristics of a decent club player: the club point
   count to bid (:mod:`protocol.bots.bidding`, taking as often as people do), a call in a short
-  suit, an écart that makes voids, the bouts kept safe, the Petit hunted by a long taker and
-  saved by its holder, points fed to tricks the own camp is sure to win and never thrown to
-  the opponents;
+  suit, an écart that makes voids (or, for a taker short of trumps, banks its honours: see
+  :class:`PlayStyle`), the bouts kept safe, the Petit hunted by a long taker and saved by its
+  holder, points fed to tricks the own camp is sure to win and never thrown to the opponents;
 * ``strong`` — :class:`protocol.bots.strong.StrongPolicy`, which samples the deals its view allows
   and plays every choice out in each of them (``strong:N`` for N samples a decision).
 
