@@ -495,7 +495,7 @@ def passed_by_everybody(level: str, players: int, deals: int, seed: int) -> floa
 @pytest.mark.parametrize("players", [3, 4, 5])
 def test_basic_bots_pass_few_deals(players: int) -> None:
     """At most 15 % of deals passed by everybody (fails on the cautious bidding at four players:
-    66 % of these deals; measured 11 % at four, 4 % at three, 11 % at five)."""
+    66 % of these deals; measured 14.5 % at four, 4 % at three, 11 % at five)."""
     assert passed_by_everybody("basic", players, 400, 37) <= 0.15
 
 

@@ -12,9 +12,9 @@ Three levels are registered in :data:`BOTS`:
 * ``random`` — :class:`~protocol.bots.players.RandomPolicy`, uniform over legal choices;
 * ``basic`` — :class:`BasicPolicy`, the heuristics of a decent club player: the club point
   count to bid (:mod:`protocol.bots.bidding`, taking as often as people do), a call in a short
-  suit, an écart that makes voids, the bouts kept safe, the Petit hunted by a long taker and
-  saved by its holder, points fed to tricks the own camp is sure to win and never thrown to
-  the opponents;
+  suit, an écart that makes voids (or, for a taker short of trumps, banks its honours: see
+  :class:`PlayStyle`), the bouts kept safe, the Petit hunted by a long taker and saved by its
+  holder, points fed to tricks the own camp is sure to win and never thrown to the opponents;
 * ``strong`` — :class:`protocol.bots.strong.StrongPolicy`, which samples the deals its view allows
   and plays every choice out in each of them (``strong:N`` for N samples a decision).
 
@@ -50,7 +50,10 @@ __all__ = [
     "BASELINES",
     "BOTS",
     "VOID_RISK",
+    "CAUTIOUS_PLAY",
+    "CLUB_PLAY",
     "BasicPolicy",
+    "PlayStyle",
     "TableReading",
     "chelem_is_sure",
     "choose_bid",
@@ -145,6 +148,14 @@ def choose_ecart(
 
     rest.sort(key=keep_priority)
     return chosen + rest[: size - len(chosen)]
+
+
+def _banking_ecart(hand: Sequence[Card], candidates: Sequence[Card], size: int) -> list[Card]:
+    """The richest colour cards the écart may take, from the shortest suit on a tie: their
+    points are the taker's whatever the tricks."""
+    colour = [c for c in candidates if not c.is_trump]
+    colour.sort(key=lambda c: (-c.half_points, len(_suit_cards(hand, c.suit)), c.rank))
+    return colour[:size]
 
 
 # --- The chelem and poignées ----------------------------------------------------------
@@ -400,18 +411,46 @@ def _richest(cards: Iterable[Card]) -> Card:
 # --- The policy -----------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class PlayStyle:
+    """The refinements of the card play a basic bot uses, each a named switch.
+
+    Taking like people means playing weak Petites, and these make more of them.
+    :data:`CLUB_PLAY` is the play of ``basic`` (and of ``strong``'s preferred card and écart);
+    :data:`CAUTIOUS_PLAY`, every switch off, the play of before issue 37, kept by the baselines
+    ``basic-cautious`` and ``strong-cautious``.
+    """
+
+    bank_when_short: int = 0
+    """With fewer trumps than this after the chien, the écart banks the richest cards it may
+    (queens, cavaliers) instead of making voids the hand has too few trumps to ruff with: the
+    defence leads the voids and shortens the taker's trumps.  0 is off."""
+
+
+#: The play of the bots before issue 37: every refinement off.
+CAUTIOUS_PLAY = PlayStyle()
+#: The play of ``basic`` and ``strong`` now.
+CLUB_PLAY = PlayStyle(bank_when_short=6)
+
+
 class BasicPolicy:
     """A decent club player, deciding from its :class:`~protocol.rules.view.SeatView` alone.
 
     Every method answers from the view and the options given, and only ever returns one of those
     options.  It is a pure function of its arguments: ``rng`` is accepted for the registry.
     ``bidding`` chooses how it bids (:class:`~protocol.bots.bidding.Bidding`: like club players, or
-    the cautious bidding of before, kept as a baseline).
+    the cautious bidding of before, kept as a baseline), ``style`` how it plays its cards.
     """
 
-    def __init__(self, rng: random.Random | None = None, bidding: Bidding = Bidding.CLUB) -> None:
+    def __init__(
+        self,
+        rng: random.Random | None = None,
+        bidding: Bidding = Bidding.CLUB,
+        style: PlayStyle = CLUB_PLAY,
+    ) -> None:
         self.rng = rng
         self.bidding = bidding
+        self.style = style
 
     # -- before the play --
 
@@ -424,7 +463,11 @@ class BasicPolicy:
         return choose_call(view.hand, options)
 
     def ecart(self, view: SeatView, candidates: list[Card], trumps_needed: int) -> list[Card]:
-        return choose_ecart(view.hand, candidates, trumps_needed, view.variant.chien_size)
+        size = view.variant.chien_size
+        trumps = sum(1 for c in view.hand if c.is_trump)
+        if not trumps_needed and trumps < self.style.bank_when_short:
+            return _banking_ecart(view.hand, candidates, size)
+        return choose_ecart(view.hand, candidates, trumps_needed, size)
 
     def announce_chelem(self, view: SeatView) -> bool:
         return chelem_is_sure(view.hand, view.ecart)
@@ -680,7 +723,8 @@ def _strong(
 ) -> Policy:
     from protocol.bots.strong import DEFAULT_WORLDS, StrongPolicy  # it builds on this module
 
-    return StrongPolicy(rng, worlds or DEFAULT_WORLDS, bidding)
+    style = CAUTIOUS_PLAY if bidding is Bidding.CAUTIOUS else CLUB_PLAY
+    return StrongPolicy(rng, worlds or DEFAULT_WORLDS, bidding, style)
 
 
 BOTS: dict[str, Callable[[random.Random], Policy]] = {
@@ -689,11 +733,11 @@ BOTS: dict[str, Callable[[random.Random], Policy]] = {
     "strong": _strong,
 }
 
-#: The bots as they bid before issue 37 (:attr:`~protocol.bots.bidding.Bidding.CAUTIOUS`, the rest
-#: unchanged): the baselines ``tarot match`` measures the club bidding against.  Not offered
-#: at a table: a level for measuring, not for playing.
+#: The bots as they were before issue 37 (:attr:`~protocol.bots.bidding.Bidding.CAUTIOUS` and
+#: :data:`CAUTIOUS_PLAY`): the baselines ``tarot match`` measures the new bots against.  Not
+#: offered at a table: a level for measuring, not for playing.
 BASELINES: dict[str, Callable[[random.Random], Policy]] = {
-    "basic-cautious": lambda rng: BasicPolicy(rng, Bidding.CAUTIOUS),
+    "basic-cautious": lambda rng: BasicPolicy(rng, Bidding.CAUTIOUS, CAUTIOUS_PLAY),
     "strong-cautious": lambda rng: _strong(rng, None, Bidding.CAUTIOUS),
 }
 

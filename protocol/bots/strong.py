@@ -29,7 +29,9 @@ from typing import TypeVar
 
 from protocol.bots.bidding import Bidding, choose_bid
 from protocol.bots.bots import (
+    CLUB_PLAY,
     BasicPolicy,
+    PlayStyle,
     _camp_keeps,
     choose_call,
     choose_ecart,
@@ -111,14 +113,18 @@ class StrongPolicy:
     """Samples ``worlds`` deals of the unseen cards for each decision and plays every choice out."""
 
     def __init__(
-        self, rng: random.Random, worlds: int = DEFAULT_WORLDS, bidding: Bidding = Bidding.CLUB
+        self,
+        rng: random.Random,
+        worlds: int = DEFAULT_WORLDS,
+        bidding: Bidding = Bidding.CLUB,
+        style: PlayStyle = CLUB_PLAY,
     ) -> None:
         if worlds < 1:
             raise ValueError("the strong bot needs at least one world to think")
         self.seed = rng.getrandbits(64)
         self.worlds = worlds
         self.bidding = bidding
-        self._basic = BasicPolicy()
+        self._basic = BasicPolicy(style=style)
 
     # -- the worlds --
 
@@ -293,9 +299,10 @@ class StrongPolicy:
         return ordered[self._best(view, "call", ordered, _same, value)]
 
     def ecart(self, view: SeatView, candidates: list[Card], trumps_needed: int) -> list[Card]:
-        """The best of a few écarts: the basic bot's, and one emptying each suit it can."""
+        """The best of a few écarts: the basic bot's (of this play style), and one emptying each
+        suit it can."""
         size = view.variant.chien_size
-        basic = choose_ecart(view.hand, candidates, trumps_needed, size)
+        basic = self._basic.ecart(view, candidates, trumps_needed)
         if trumps_needed:
             return basic
         choices = [basic, *_void_ecarts(view.hand, candidates, size)]
