@@ -53,9 +53,8 @@ def run(args: argparse.Namespace) -> int:
             else (None, Transcript.from_bytes(data), None)
         )
         table, dealer, audit = audit_transcript(transcript, manifest)
-    except (
-        ManifestError
-    ) as error:  # a proof file's transcript against the manifest its members signed
+    # a proof file's transcript against the manifest its members signed
+    except ManifestError as error:
         print(f"proof: DOES NOT HOLD — {error}")
         return 2
     except OtherVersionError as error:  # read, but of a protocol this build does not audit

@@ -555,9 +555,8 @@ def main(argv: list[str] | None = None) -> int:
         stream=sys.stderr,
     )
     try:
-        if (
-            args.print_key
-        ):  # before the daemon starts, so that the others can list it in their --peer
+        # before the daemon starts, so that the others can list it in their --peer
+        if args.print_key:
             print(load_or_create_identity(Home(args.home)).public_key.hex())
             return 0
         use_scheduler(DAEMON)  # the deck's arithmetic over the cores, its idle checks niced

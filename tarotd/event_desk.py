@@ -88,9 +88,8 @@ CHANNEL: Final = "event"
 RESEND_EVERY: Final = 5.0  #: seconds between two sendings of what the record does not hold yet
 MAX_BATCH: Final = 512 * 1024  #: bytes of entries in one ``entries`` frame (the mesh takes 2 MiB)
 MAX_HEARD: Final = 32  #: events heard on the LAN remembered at once
-MAX_VERSIONS: Final = (
-    8  #: different documents signed for one row kept at once (a member may sign only its own)
-)
+#: different documents signed for one row kept at once (a member may sign only its own)
+MAX_VERSIONS: Final = 8
 MAX_REFUSALS_SAID: Final = 64  #: (cause, sender) pairs said in the log
 UNPLAYED: Final = bytes(32)  #: the head of a row abandoned before its deal began: no transcript
 
@@ -133,9 +132,8 @@ class Held:
     role: Role
     record: EventRecord
     report: EventReport
-    endpoints: dict[bytes, str] = field(
-        default_factory=dict
-    )  #: players' daemons, as they registered
+    #: players' daemons, as they registered
+    endpoints: dict[bytes, str] = field(default_factory=dict)
     #: The organiser's row signatures so far: (round, table, deal) → document → seat → signature.
     signatures: dict[tuple[int, int, int], dict[bytes, dict[int, bytes]]] = field(
         default_factory=dict
@@ -144,12 +142,10 @@ class Held:
     outbox: dict[str, dict[str, Any]] = field(default_factory=dict)
     resent_at: float = 0.0
     withdrawn: set[bytes] = field(default_factory=set)  #: players the organiser withdrew
-    rows: dict[str, bytes] = field(
-        default_factory=dict
-    )  #: a member's rows of its tables, whole, by note key
-    substitutes: dict[bytes, bytes] = field(
-        default_factory=dict
-    )  #: a player → who takes its place next round
+    #: a member's rows of its tables, whole, by note key
+    rows: dict[str, bytes] = field(default_factory=dict)
+    #: a player → who takes its place next round
+    substitutes: dict[bytes, bytes] = field(default_factory=dict)
 
     @property
     def config(self) -> EventConfig:
@@ -666,9 +662,8 @@ class EventDesk:
             self.store.set_event_note(held.event_id, f"endpoint/{sender.hex()}", endpoint.encode())
             held.endpoints[sender] = endpoint
         if any(e.wire == entry.wire for e in held.record.entries):
-            return self._entries_from(
-                held, sender, 0
-            )  # registered before: it may have lost what it had
+            # registered before: it may have lost what it had
+            return self._entries_from(held, sender, 0)
         if sender in held.report.names:
             raise Refused("the player is registered already, under another name")
         outs = self._append(held, [entry])

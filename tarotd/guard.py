@@ -53,16 +53,13 @@ WANTED_DESCRIPTORS: Final = 65_536  #: the soft limit a daemon asks for at start
 RESERVED: Final = 256  #: descriptors never given to incoming connections: files, links, sockets
 MAX_INCOMING: Final = 4096  #: incoming connections in total, however high the limit
 MIN_INCOMING: Final = 64
-DESCRIPTORS_A_CONNECTION: Final = (
-    6  #: three an incoming connection takes (:mod:`tarotd.gate`), three left for links
-)
-PER_HOST: Final = (
-    32  #: incoming connections from one host (a member needs one, two while it reconnects)
-)
+#: three an incoming connection takes (:mod:`tarotd.gate`), three left for links
+DESCRIPTORS_A_CONNECTION: Final = 6
+#: incoming connections from one host (a member needs one, two while it reconnects)
+PER_HOST: Final = 32
 MEMBERS_SHARE: Final = 4  #: the last quarter of the total is for the hosts of members only
-HANDSHAKE_DEADLINE_MS: Final = (
-    5000  #: a connection silent or slow in its handshake this long is closed
-)
+#: a connection silent or slow in its handshake this long is closed
+HANDSHAKE_DEADLINE_MS: Final = 5000
 
 
 def raise_descriptor_limit() -> int:

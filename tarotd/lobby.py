@@ -112,9 +112,8 @@ KNOCK_SILENCE: Final = 30.0  #: seconds a knock waits for its answer before it c
 KNOCK_AGAIN: Final = 5.0  #: seconds before knocking again at an opener that said "wait"
 REVEAL_TIMEOUT: Final = 30.0  #: seconds of a round of the dealer coin's reveals, by default
 MAX_EARLY_SLOTS: Final = 16  #: offers of event tables kept until their round is heard of
-MAX_REFUSALS_LOGGED: Final = (
-    64  #: (cause, daemon) pairs told in the log, then one line saying the rest are not
-)
+#: (cause, daemon) pairs told in the log, then one line saying the rest are not
+MAX_REFUSALS_LOGGED: Final = 64
 #: Frames to one daemon (its key) or to every known peer (``BROADCAST``).
 BROADCAST = b""
 TABLE_DOMAIN: Final = b"tarot/v2/table"
@@ -411,9 +410,8 @@ class Lobby:
         self.bot_levels: dict[bytes, str] = {}
         self.offers: dict[bytes, Offer] = {}
         self.wanted: tuple[str, int] | None = None
-        self.invite: Invite | None = (
-            None  #: the wanted table's code: given, or drawn when we open it
-        )
+        #: the wanted table's code: given, or drawn when we open it
+        self.invite: Invite | None = None
         self.joined: bytes | None = None  #: the offer our seats are in
         self.timeout = timeout
         self._now: float | None = None  #: the time of the last heartbeat
@@ -421,13 +419,11 @@ class Lobby:
         self._signatures: dict[bytes, dict[bytes, bytes]] = {}  #: table → member → signature
         self._tosses: dict[bytes, CoinToss] = {}  #: the dealer coin of each full table
         self._ready: list[ReadyTable] = []
-        self._early: dict[
-            bytes, list[tuple[bytes, dict[str, Any]]]
-        ] = {}  #: frames before the manifest
+        #: frames before the manifest
+        self._early: dict[bytes, list[tuple[bytes, dict[str, Any]]]] = {}
         self._refusals = _Refusals()
-        self.slots: dict[
-            bytes, EventSlot
-        ] = {}  #: event tables our seats are expected at, by table id
+        #: event tables our seats are expected at, by table id
+        self.slots: dict[bytes, EventSlot] = {}
         #: The players of the events we are in: an offer of theirs under an id we do not know
         #: yet is an event table whose round we have not heard of — kept, not refused.
         self.fellows: frozenset[bytes] = frozenset()

@@ -22,29 +22,25 @@ class Cause(enum.Enum):
     """Why something from the network was turned away.  The value is what ``tarot status``
     and the log call it; the doc comment, what it means for the player."""
 
-    CONNECTIONS_FROM_HOST = (
-        "connections-from-host"  #: one host holds as many connections to us as it may
-    )
+    #: one host holds as many connections to us as it may
+    CONNECTIONS_FROM_HOST = "connections-from-host"
     CONNECTIONS_TOTAL = "connections-total"  #: we hold as many incoming connections as we may
     CONNECTION_SILENT = "connections-silent"  #: a connection that sent no ZeroMQ greeting in time
-    NOT_ZEROMQ = (
-        "not-zeromq"  #: a connection that opened with something else than a ZeroMQ greeting
-    )
+    #: a connection that opened with something else than a ZeroMQ greeting
+    NOT_ZEROMQ = "not-zeromq"
     NEW_KEYS = "new-keys"  #: more unknown keys than we take in a second, from everywhere together
     KEYS_FROM_HOST = "keys-from-host"  #: one host already speaks for as many keys as it may
     PEER_TABLE_FULL = "peer-table-full"  #: no room for one more peer that no table needs
     LINKS_FULL = "links-full"  #: no room for one more link on behalf of discovery
-    HELLO_MISADDRESSED = (
-        "hello-misaddressed"  #: a HELLO made for another daemon: a copy replayed to us
-    )
+    #: a HELLO made for another daemon: a copy replayed to us
+    HELLO_MISADDRESSED = "hello-misaddressed"
     #: a HELLO for a challenge its connection does not hold: replayed, or too late
     HELLO_STALE = "hello-stale"
     HELLO_IMPERSONATION = "hello-impersonation"  #: a HELLO on a connection made under another key
     BEACONS_FROM_HOST = "beacons-from-host"  #: one address sends more beacons than it may
     NO_DESCRIPTORS = "no-descriptors"  #: a link not opened: this daemon has no file descriptor left
-    DISCOVERY_FULL = (
-        "discovery-full"  #: a beacon of one more key while discovery lists as many peers as it may
-    )
+    #: a beacon of one more key while discovery lists as many peers as it may
+    DISCOVERY_FULL = "discovery-full"
     #: a stranger's beacon while strangers hold their share of discovery, spread over hosts
     DISCOVERY_STRANGERS_FULL = "discovery-strangers-full"
     #: a peer dropped from discovery for a newcomer of a better standing or a less crowded host

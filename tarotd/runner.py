@@ -68,9 +68,8 @@ log = logging.getLogger(__name__)
 WireOut = tuple[bytes, bytes]  #: (destination daemon key, encoded message — or a batch of relays)
 MAX_AHEAD = 512  #: messages of the next deal kept while this one ends here
 MAX_RELAYED = 512  #: messages in one batch of relays; a batch holding more is refused whole
-RELAY_BATCH_BYTES = (
-    512 * 1024
-)  #: a batch is cut before it grows past this (the mesh takes 2 MiB frames)
+#: a batch is cut before it grows past this (the mesh takes 2 MiB frames)
+RELAY_BATCH_BYTES = 512 * 1024
 
 
 class Journal(Protocol):
@@ -167,33 +166,27 @@ class TableRunner:
     journal: Journal
     deals_wanted: int | None = None
     deal_number: int = 0
-    cheat: str | None = (
-        None  #: ``tarotd --cheat``: the daemon's own seat runs this attack (protocol/plugins.py)
-    )
-    proofs: FileAhead | None = (
-        None  #: where (home/proofs) an honest seat that names a cheater writes the proof file
-    )
-    deal_seed: int | None = (
-        None  #: ``tarotd --deal-seed``, tests only: the hosted seats' seeds derived from it
-    )
+    #: ``tarotd --cheat``: the daemon's own seat runs this attack (protocol/plugins.py)
+    cheat: str | None = None
+    #: where (home/proofs) an honest seat that names a cheater writes the proof file
+    proofs: FileAhead | None = None
+    #: ``tarotd --deal-seed``, tests only: the hosted seats' seeds derived from it
+    deal_seed: int | None = None
     machines: dict[int, SeatMachine] = field(default_factory=dict)
     sheet: ScoreSheet = field(init=False)
     results: list[dict[str, object]] = field(default_factory=list)  #: one per scored deal
     events: list[tuple[int, Event]] = field(default_factory=list)
     between_deals: bool = False  #: the last deal is scored; the next waits for the player's "next"
-    last_views: dict[int, SeatView] = field(
-        default_factory=dict
-    )  #: each hosted seat's view as the last deal ended
-    _ahead: int = (
-        0  #: messages of the next deal journaled before it started here (:meth:`_keep_ahead`)
-    )
+    #: each hosted seat's view as the last deal ended
+    last_views: dict[int, SeatView] = field(default_factory=dict)
+    #: messages of the next deal journaled before it started here (:meth:`_keep_ahead`)
+    _ahead: int = 0
     #: The digest of every message handed to this deal's machines: each one arrives up to once
     #: from its signer and once relayed by every other daemon, and a copy is known by it before
     #: it costs a write and a pass through the machines.
     _seen: set[bytes] = field(default_factory=set)
-    _stand_ins: dict[int, Policy] = field(
-        default_factory=dict
-    )  #: bots autoplaying for absent players
+    #: bots autoplaying for absent players
+    _stand_ins: dict[int, Policy] = field(default_factory=dict)
     _audits: Audits = field(default_factory=Audits)  #: one for the hosted seats: one replay a deal
     #: Messages of other seats the hosted seats accepted, to pass on with the next batch.
     relays: list[Message] = field(default_factory=list)
@@ -283,9 +276,8 @@ class TableRunner:
         outs = self._dispatch(outgoing)
         self._ahead = 0
         for message in self.journal.messages(self.table_id, self.deal_number):
-            if (
-                message.seat not in self.machines
-            ):  # what the others sent before the deal started here
+            # what the others sent before the deal started here
+            if message.seat not in self.machines:
                 outs += self._route(message)
         return outs
 
@@ -667,9 +659,8 @@ class TableRunner:
             else:
                 self.relays.append(message)
             for seat, machine in self.machines.items():
-                if seat != message.seat and not machine.transcript.accepted(
-                    message
-                ):  # not its own relay
+                # not its own relay
+                if seat != message.seat and not machine.transcript.accepted(message):
                     queue.extend(machine.receive(message))
         if signed_here and not self.sync_deferred:
             self.journal.sync()

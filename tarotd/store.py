@@ -115,9 +115,8 @@ class LocalFault(enum.Enum):
             return _ERRNO_FAULTS.get(error.errno or 0)
         if isinstance(error, sqlite3.Error):
             code = getattr(error, "sqlite_errorcode", None)
-            return (
-                None if code is None else _SQLITE_FAULTS.get(code & 0xFF)
-            )  # an extended code's primary
+            # an extended code's primary
+            return None if code is None else _SQLITE_FAULTS.get(code & 0xFF)
         return None
 
 
@@ -220,12 +219,10 @@ class DealRecord:
     state: DealState
 
 
-LOG_PAGES: Final = (
-    1000  #: the log is folded into the database when it passes this many pages (SQLite's default)
-)
-LOG_LIMIT: Final = (
-    4 * 1024 * 1024
-)  #: bytes the emptied log is cut back to (it is kept, for reuse, up to this)
+#: the log is folded into the database when it passes this many pages (SQLite's default)
+LOG_PAGES: Final = 1000
+#: bytes the emptied log is cut back to (it is kept, for reuse, up to this)
+LOG_LIMIT: Final = 4 * 1024 * 1024
 #: The settings row that says a daemon has the database open (module docstring).
 _OPEN_MARK: Final = "store/open"
 _SET_SETTING: Final = (
@@ -377,9 +374,8 @@ class Store:
 
     def __init__(self, path: str | os.PathLike[str], *, established: bool = False) -> None:
         self.path = Path(path)
-        self.log_lost = (
-            False  #: the last daemon stopped uncleanly and its log is gone (module docstring)
-        )
+        #: the last daemon stopped uncleanly and its log is gone (module docstring)
+        self.log_lost = False
         self._commits = 0  #: commits that changed the database, counted from the opening
         self._synced = 0  #: of those, how many are known to be on the disk (see :meth:`sync`)
         self._synced_lock = threading.Lock()  #: :meth:`sync_later`'s thread moves ``_synced`` too
@@ -428,9 +424,8 @@ class Store:
             return
         try:
             self._commit_queued()
-            with self._write(
-                "mark the database closed", durable=False
-            ) as db:  # SQLite's checkpoint syncs it
+            # SQLite's checkpoint syncs it
+            with self._write("mark the database closed", durable=False) as db:
                 db.execute("DELETE FROM settings WHERE key = ?", (_OPEN_MARK,))
         finally:
             self._closed = True

@@ -354,9 +354,10 @@ def test_specific_malformations_are_named() -> None:
     with pytest.raises(WireError, match="points is an array of 78 items, got 77"):
         payload_from_wire({**shuffle, "points": shuffle["points"][:77]})  # type: ignore[index]  # to_wire is typed a map of objects
     with pytest.raises(WireError, match=r"points\[3\] is bytes, got str"):
+        # type: ignore[index]  # to_wire is typed a map of objects
         payload_from_wire(
             {**shuffle, "points": [*shuffle["points"][:3], "x" * 32, *shuffle["points"][4:]]}
-        )  # type: ignore[index]  # to_wire is typed a map of objects
+        )
     with pytest.raises(WireError, match="shuffle payload: seat is an integer, got bool True"):
         payload_from_wire({**shuffle, "seat": True})
     opening = next(p for p in _SAMPLES if p.KIND == "open").to_wire()

@@ -148,9 +148,8 @@ class FastDeal:
         self.poignee_points = poignee_points
         self.forbidden_suit = forbidden_suit  #: the called suit, barred from the deal's first lead
         self.called = called
-        self.petit_trick_attack: bool | None = (
-            None  #: camp that took the Petit, in the trick it fell
-        )
+        #: camp that took the Petit, in the trick it fell
+        self.petit_trick_attack: bool | None = None
         self.last_petit_attack: bool | None = None  #: same, for the trick before the last one
         self.excuse_won_last = False
 

@@ -168,9 +168,8 @@ def _lead(g: FastDeal, legal: int) -> int:
     other_trumps = others_all & TRUMP_MASK
     cards = legal & ~EXCUSE_BIT
     if cards & PETIT_BIT and (other_trumps or g.tricks_left > 1) and cards & ~PETIT_BIT:
-        cards &= (
-            ~PETIT_BIT
-        )  # led, the Petit falls to the first higher trump; master, it waits au bout
+        # led, the Petit falls to the first higher trump; master, it waits au bout
+        cards &= ~PETIT_BIT
     if not cards:
         return lowest(legal)
     trumps = cards & TRUMP_MASK

@@ -502,12 +502,10 @@ class EventReport:
     closed: int  #: rounds closed
     standings: tuple[Standing, ...]  #: after the closed rounds
     live: tuple[Standing, ...]  #: with the open round's rows so far
-    results: Mapping[tuple[int, int], tuple[EventRow, ...]] = field(
-        default_factory=dict
-    )  #: valid rows per (round, table)
-    pending: tuple[
-        tuple[int, int, int], ...
-    ] = ()  #: (round, table, deal) rows the open round still waits for
+    #: valid rows per (round, table)
+    results: Mapping[tuple[int, int], tuple[EventRow, ...]] = field(default_factory=dict)
+    #: (round, table, deal) rows the open round still waits for
+    pending: tuple[tuple[int, int, int], ...] = ()
 
     @property
     def ok(self) -> bool:

@@ -349,9 +349,8 @@ def _odd_seats(history: Sequence[RoundPlan], preference: int) -> Counter[bytes]:
 
 MEETING_WEIGHT: Final = 4  #: the cost of a pair that met once before (m times: m² times this)
 ODD_WEIGHT: Final = 4  #: the cost of each time a player sat at a table of the other size before
-THREE_FACTOR: Final = (
-    4  #: … times this for a table of 3 (« qu'un joueur ne repasse … à une table à 3 »)
-)
+#: … times this for a table of 3 (« qu'un joueur ne repasse … à une table à 3 »)
+THREE_FACTOR: Final = 4
 MAX_PASSES: Final = 12  #: swap passes of :func:`_mix` (it stops before when no swap helps)
 RESTARTS: Final = 10  #: seeded shuffles :func:`_mix` starts from; the best one is kept
 

@@ -543,9 +543,8 @@ class SeatMachine:
         try:
             by_position = self.secret.hand(self.public.deck)
         except VerdictError as error:
-            assert (
-                error.verdict.position is not None
-            )  # the deck names the position it could not open
+            # the deck names the position it could not open
+            assert error.verdict.position is not None
             return HandCheckPayload(HandStatus.BAD, position=error.verdict.position)
         hand = tuple(by_position[j] for j in sorted(by_position))
         self.public.own_hand = hand
@@ -654,9 +653,8 @@ class SeatMachine:
             )
             for message in reveals:
                 transcript.append(message)
-            for (
-                message
-            ) in transcript.close_round():  # as they closed it, without this seat's reveal
+            # as they closed it, without this seat's reveal
+            for message in transcript.close_round():
                 self.public.apply(message)
             self.public.stall({self.seat})
         self._sync()
@@ -673,9 +671,8 @@ class SeatMachine:
         messages after the head the offending message names (an equivocator sends one
         version to some, another to the others): each rewinds to that head, so they end the
         deal on one chain, and relays the proof so that every seat gets it."""
-        verdict = replace(
-            verdict, evidence=tuple(sorted(verdict.evidence))
-        )  # as the audit states it
+        # as the audit states it
+        verdict = replace(verdict, evidence=tuple(sorted(verdict.evidence)))
         self.transcript.keep(message)
         if self.public.verdict is not None or self._sent_rounds.get(Kind.REVEAL) == message.prev:
             # Stopped already, or the proof is about the reveal round this seat has answered:

@@ -263,9 +263,8 @@ class PublicDeal:
     could_read: set[int] = field(init=False, default_factory=set)
     hand_reports: dict[int, HandCheckPayload] = field(init=False, default_factory=dict)
     seeds: dict[int, bytes] = field(init=False, default_factory=dict)
-    revealed: set[int] = field(
-        init=False, default_factory=set
-    )  #: seats whose reveal is in the chain, good or bad
+    #: seats whose reveal is in the chain, good or bad
+    revealed: set[int] = field(init=False, default_factory=set)
     signatures: dict[int, Mapping[str, WireValue]] = field(init=False, default_factory=dict)
     game_messages: list[Message] = field(init=False, default_factory=list)  #: bids, plays…
     own_hand: tuple[Card, ...] | None = field(init=False, default=None)
