@@ -70,8 +70,9 @@ def test_the_seeds_the_long_run_found_end_with_one_sheet() -> None:
 
 def test_a_failing_seed_says_how_to_replay_it() -> None:
     """The simulator can fail: with the closings switched off (members that only time each
-    other out, as before issue 35) seeds fail, each with the line that replays it."""
-    code, summary, failures = fault_sim("--players", "4", "--seeds", "40", "--without-closings")
+    other out, as before issue 35) seeds fail, each with the line that replays it.  Two of the
+    first twelve do (10 and 11, at four players)."""
+    code, summary, failures = fault_sim("--players", "4", "--seeds", "12", "--without-closings")
     assert code == 1 and isinstance(summary["failed"], int) and summary["failed"] > 0
     assert "scripts/fault-sim --players 4 --deals 2 --seed " in failures
     assert "holds rows for deals" in failures
