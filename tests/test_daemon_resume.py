@@ -67,14 +67,22 @@ def command(tmp_path: Path, ports: list[int], i: int) -> list[str]:
     ]
 
 
+#: A kill at every step of the deal is the fault simulator's (tests/test_faultsim.py: the real
+#: runner over its real store, on a fake clock); here a real process, its journal and its
+#: reconnection, once in the default suite and at the earlier steps in the slow one.
 @pytest.mark.parametrize(
     "moment, reached",
     [
-        (
+        pytest.param(
             "the deck steps",
             lambda stage: stage in ("commit", "shuffle", "lock", "deal_keys", "hand_check"),
+            marks=pytest.mark.slow,
         ),
-        ("the bidding", lambda stage: stage in ("bidding", "call", "chien", "ecart", "chelem")),
+        pytest.param(
+            "the bidding",
+            lambda stage: stage in ("bidding", "call", "chien", "ecart", "chelem"),
+            marks=pytest.mark.slow,
+        ),
         (
             "the tricks",
             lambda stage: stage.startswith("play, trick") and int(stage.split()[-1]) >= 4,
