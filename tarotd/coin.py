@@ -63,8 +63,16 @@ SEAL_DOMAIN: Final = b"tarot/v2/dealer-coin-seal"
 RELAY_DOMAIN: Final = b"tarot/v2/dealer-coin-relay"
 DRAW_DOMAIN: Final = b"tarot/v2/dealer-coin-draw"
 
-#: A coin on the wire: [member key, coin, [[relaying member's key, its signature], ...]].
-WireCoin = list[object]
+Relay = tuple[bytes, bytes]  #: (relaying member's key, its signature of :func:`relay_document`)
+
+
+@dataclass(frozen=True)
+class Reveal:
+    """A member's coin as it travels, with the signatures of the members that relayed it."""
+
+    key: bytes  #: the member whose coin it is
+    coin: bytes
+    relays: tuple[Relay, ...] = ()
 
 
 def commitment(table_id: bytes, key: bytes, coin: bytes) -> bytes:
@@ -109,7 +117,7 @@ class CoinToss:
     #: Seals that came before our commitments were all in: (member, sender) → seal.
     _unchecked: dict[tuple[bytes, bytes], bytes] = field(default_factory=dict)
     #: Coins taken before the last round and not relayed yet, with their relay signatures.
-    _to_relay: dict[bytes, list[list[bytes]]] = field(default_factory=dict)
+    _to_relay: dict[bytes, list[Relay]] = field(default_factory=dict)
 
     @property
     def ours(self) -> bytes:
@@ -148,10 +156,8 @@ class CoinToss:
                 self._check_seal(document, member, seal)
             self._unchecked.clear()
 
-    def add_seal(self, key: object, sender: bytes, seal: object) -> None:
+    def add_seal(self, key: bytes, sender: bytes, seal: bytes) -> None:
         """``key``'s seal, as ``sender`` passed it on: kept if it seals our commitments."""
-        if not (isinstance(key, bytes) and isinstance(seal, bytes) and len(seal) == SEAL_SIZE):
-            return
         document = self.document
         if document is None and key in self.daemons:
             self._unchecked[key, sender] = seal
@@ -181,61 +187,50 @@ class CoinToss:
         """Whether the last round is over: the draw goes on with the coins taken."""
         return self.start is not None and now >= self.start + self.rounds * self.timeout
 
-    def take(self, key: object, coin: object, relays: object, now: float | None) -> None:
-        """Take ``key``'s ``coin`` if it opens its commitment and, in round r, carries the
-        relay signatures of r − 1 daemons other than its own; relay it if r < R."""
-        if not (
-            isinstance(key, bytes)
-            and isinstance(coin, bytes)
-            and len(coin) == COIN_SIZE
-            and isinstance(relays, list)
-            and key in self.daemons
-            and key not in self.coins
-        ):
+    def take(self, reveal: Reveal, now: float | None) -> None:
+        """Take a member's coin if it opens its commitment and, in round r, carries the relay
+        signatures of r − 1 daemons other than its own; relay it if r < R."""
+        key, coin = reveal.key, reveal.coin
+        if key not in self.daemons or key in self.coins:
             return
         if commitment(self.table_id, key, coin) != self.commitments.get(key):
             return  # a copied commitment ends here: its copier has no coin that opens it
         now_round = self.round(now)
-        if now_round > self.rounds or len(relays) > len(self.daemons):
+        if now_round > self.rounds or len(reveal.relays) > len(self.daemons):
             return
-        chain = self._chain(key, coin, relays)
+        chain = self._chain(reveal)
         if len(chain) < now_round - 1:
             return  # too late for so few relays: an honest member may not have it
         self.coins[key] = coin
         if now_round < self.rounds and self.daemons[key] != self.ours:
             self._to_relay[key] = chain
 
-    def _chain(self, key: bytes, coin: bytes, relays: list[object]) -> list[list[bytes]]:
-        """The valid relay signatures of ``key``'s coin among ``relays``: one per daemon,
-        never its own."""
-        document = relay_document(self.table_id, key, coin)
-        chain: dict[bytes, list[bytes]] = {}
-        for entry in relays:
-            if not (isinstance(entry, list) and len(entry) == 2):
-                continue
-            relayer, signature = entry
-            daemon = self.daemons.get(relayer) if isinstance(relayer, bytes) else None
+    def _chain(self, reveal: Reveal) -> list[Relay]:
+        """The valid relay signatures of a coin: one per daemon, never the coin's own."""
+        document = relay_document(self.table_id, reveal.key, reveal.coin)
+        chain: dict[bytes, Relay] = {}
+        for relayer, signature in reveal.relays:
+            daemon = self.daemons.get(relayer)
             if (
                 daemon is not None
-                and daemon != self.daemons[key]
-                and isinstance(signature, bytes)
+                and daemon != self.daemons[reveal.key]
                 and verify(relayer, signature, document)
             ):
-                chain[daemon] = [relayer, signature]
+                chain[daemon] = (relayer, signature)
         return list(chain.values())
 
-    def take_relays(self) -> dict[bytes, list[WireCoin]]:
+    def take_relays(self) -> dict[bytes, list[Reveal]]:
         """The coins to relay, signed, by daemon: to every one but ours, the coin's own and
         those that relayed it to us."""
-        out: dict[bytes, list[WireCoin]] = {}
+        out: dict[bytes, list[Reveal]] = {}
         for key, chain in self._to_relay.items():
             coin = self.coins[key]
             ours = self.signer.sign(relay_document(self.table_id, key, coin))
-            signed = [*chain, [self.signer.public_key, ours]]
+            signed = Reveal(key, coin, (*chain, (self.signer.public_key, ours)))
             have = {self.daemons[key], self.ours, *(self.daemons[relayer] for relayer, _ in chain)}
             for daemon in dict.fromkeys(self.daemons.values()):
                 if daemon not in have:
-                    out.setdefault(daemon, []).append([key, coin, signed])
+                    out.setdefault(daemon, []).append(signed)
         self._to_relay.clear()
         return out
 

@@ -82,7 +82,6 @@ class Intruder:
             "members": [self.member.to_wire()],
             "state": "open",
             "nonce": os.urandom(16),
-            "proof": os.urandom(32),
         }
         self.offer(frame)
         return frame

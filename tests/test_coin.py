@@ -27,9 +27,9 @@ import msgpack
 import pytest
 
 from protocol.replication.identity import Identity
-from tarotd import lobby as lobby_module
 from tarotd.coin import commitment, first_dealer
 from tarotd.lobby import BROADCAST, FrameOut, Lobby, OfferState, ReadyTable
+from tarotd.lobby import core as lobby_module
 
 TIMEOUT = 10.0  #: a round of reveals (tarotd --timeout)
 DELAY = 2.0  #: the most an honest frame takes: TIMEOUT ≥ 2 DELAY + a heartbeat

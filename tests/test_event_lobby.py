@@ -101,7 +101,6 @@ def test_a_stranger_cannot_open_under_the_slot_nor_take_a_seat_in_it(
         "members": [[stranger, "intrus", stranger, "tcp://127.0.0.1:9"]],
         "state": "open",
         "nonce": bytes(16),
-        "proof": bytes(32),
         "silence": "penalty",
     }
     with caplog.at_level(logging.WARNING):
@@ -113,7 +112,6 @@ def test_a_stranger_cannot_open_under_the_slot_nor_take_a_seat_in_it(
             "t": "join",
             "table": SLOT_ID,
             "members": [[stranger, "intrus", stranger, "tcp://127.0.0.1:9"]],
-            "proof": b"",
         }
         # before the table is full
         room.post(keys[0], room.lobbies[keys[0]].receive(stranger, join))
@@ -140,7 +138,6 @@ def test_a_manifest_in_another_order_is_not_signed(caplog: pytest.LogCaptureFixt
         "members": [],
         "state": "open",
         "nonce": bytes(16),
-        "proof": bytes(32),
         "silence": "penalty",
     }
     joiner.expect(slot)

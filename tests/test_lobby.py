@@ -506,7 +506,7 @@ def test_signatures_and_coins_for_more_members_than_seats_never_wedge_the_lobby(
 @pytest.mark.parametrize(
     "why, members",
     [
-        ("its members are not a list", lambda j: "everyone"),
+        ("members is a msgpack array, got str 'everyone'", lambda j: "everyone"),
         ("2 members for 3 seats", lambda j: [m.to_wire() for m in j.seated]),
         (
             "seat 2: a member's key is not a valid Ed25519 public key",
@@ -777,7 +777,7 @@ def test_a_joiner_lets_fake_openers_test_a_bounded_number_of_guesses_of_its_code
     for a fake opener of the wanted name.  Twenty daemons offering ``club`` under other codes,
     the bound (64, as many as the offers kept) lowered to 16 here: the joiner knocks at 16 of
     them, is refused by each, and knocks at no more; a knock never answered counts too."""
-    monkeypatch.setattr("tarotd.lobby.MAX_FAILED_KNOCKS", 16)
+    monkeypatch.setattr("tarotd.lobby.core.MAX_FAILED_KNOCKS", 16)
     network = Network([1] * 21, peers=False)
     joiner, *fakes = network.lobbies.values()
     for fake in fakes:

@@ -174,7 +174,6 @@ def take_seats(intruder: Intruder, ours: set[bytes], tried: set[bytes]) -> None:
                     "t": "join",
                     "table": offer["table"],
                     "members": [intruder.member.to_wire()],
-                    "proof": b"",
                 },
             )
     for table in ours - tried:

@@ -61,7 +61,7 @@ def test_a_manifest_with_an_unknown_rule_changes_nothing(caplog: pytest.LogCaptu
     frame = {"t": "manifest", "table": joined.table, "members": members, "silence": "a week's ban"}
     with caplog.at_level(logging.WARNING):
         assert joined.me.receive(joined.opener.daemon_key, frame) == []
-    assert "unknown rule for silence" in caplog.text
+    assert "silence is one of after-seeing, nothing, penalty" in caplog.text
     assert joined.offer.state is OfferState.OPEN and joined.me._signatures == {}
 
 

@@ -63,44 +63,34 @@ exactly one member per seat, every member well formed, no key twice, our seats a
 and at least one of them there; a manifest that fails is refused, with the reason logged,
 and the offer stays as it was.
 
-Every frame is a msgpack-friendly dict with a ``t`` key; :meth:`Lobby.receive` checks its
-shape and ignores anything malformed, so a peer can make the lobby do nothing worse than
-refuse its frame.
+Every frame from a peer is read once, by :func:`tarotd.lobby.frames.decode`, the one place its
+untrusted fields are checked: :meth:`Lobby.receive` refuses a malformed one (said in the log once
+per daemon) and hands a typed frame to the handler of its kind, so a peer can make the lobby do
+nothing worse than refuse its frame.  The lobby's other modules: :mod:`~tarotd.lobby.invite`
+(the code), :mod:`~tarotd.lobby.tables` (an offer, an event's slot, a table ready to play).
 """
 
 from __future__ import annotations
 
-import enum
-import hashlib
 import logging
 import os
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-import msgpack
-
 from protocol import wire
-from protocol.pake import SHARE_SIZE, SID_SIZE, TAG_SIZE, Admitting, Joining, PakeError, channel
-from protocol.replication.identity import Identity, fingerprint, is_valid_public_key, verify
-from protocol.replication.manifest import MANIFEST_DOMAIN as MANIFEST_DOMAIN
-from protocol.replication.manifest import (
-    ManifestError,
-    SignedManifest,
-    SilenceCost,
-    manifest_document,
-)
+from protocol.pake import Admitting, Joining, PakeError, channel
+from protocol.replication.identity import Identity, fingerprint, verify
+from protocol.replication.manifest import MANIFEST_DOMAIN, SilenceCost
 from protocol.replication.public import TableSetup
-from tarotd.coin import COIN_SIZE, COMMITMENT_SIZE, CoinToss, commitment
+from tarotd.coin import COIN_SIZE, CoinToss, Reveal, commitment
 from tarotd.guesses import Answer, Guesses, Kind
+from tarotd.lobby import frames
+from tarotd.lobby.frames import NONCE_SIZE, Member, OfferState, Refusal
+from tarotd.lobby.invite import Invite
+from tarotd.lobby.tables import EventSlot, Offer, ReadyTable, manifest_bytes, table_id_of
 
 log = logging.getLogger(__name__)
 
-ID_SIZE = 16
-NONCE_SIZE: Final = 16
-MAX_NAME: Final = 64  #: characters of a table's or a member's name
-MAX_MEMBER_ENDPOINT: Final = 128
-MAX_BOT_LEVEL: Final = 16  #: characters of a bot's level in a member record
 MAX_OFFERS = 64  #: offers of other daemons remembered at once
 MAX_STRANGER_OFFERS: Final = 3  #: open offers of one key we have no trust in, kept at once
 MAX_RUNS: Final = 256  #: CPace runs an opener keeps open at once (one per knocking key)
@@ -112,224 +102,13 @@ KNOCK_SILENCE: Final = 30.0  #: seconds a knock waits for its answer before it c
 KNOCK_AGAIN: Final = 5.0  #: seconds before knocking again at an opener that said "wait"
 REVEAL_TIMEOUT: Final = 30.0  #: seconds of a round of the dealer coin's reveals, by default
 MAX_EARLY_SLOTS: Final = 16  #: offers of event tables kept until their round is heard of
+MAX_EARLY: Final = 64  #: signatures kept per table until its manifest comes
 #: (cause, daemon) pairs told in the log, then one line saying the rest are not
 MAX_REFUSALS_LOGGED: Final = 64
 #: Frames to one daemon (its key) or to every known peer (``BROADCAST``).
 BROADCAST = b""
-TABLE_DOMAIN: Final = b"tarot/v2/table"
-#: Crockford's base 32: no I, L, O or U, which read as 1, 1, 0 and V — a code is read off a
-#: screen and typed.
-INVITE_ALPHABET: Final = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
-INVITE_LENGTH: Final = 8  #: symbols of an invite code: 40 bits
-INVITE_EXAMPLE: Final = "7KQ2-M9XD"
-_INVITE_BYTES: Final = 5  #: 40 bits of entropy, 8 symbols of 5 bits
-
-
-class OfferState(enum.StrEnum):
-    """Where an offer is; the value is what the ``offer`` frame and the local API carry."""
-
-    OPEN = "open"  #: taking seats
-    FULL = "full"  #: the manifest is out; signatures, seals and coins are coming in
-    #: Every member signed and sealed, every coin is in or its time is up: the dealer is drawn.
-    READY = "ready"
-    WITHDRAWN = "withdrawn"  #: its opener took it back before it filled
-
-
-def table_id_of(opener: bytes, nonce: bytes) -> bytes:
-    """The id of the table ``opener`` opens with ``nonce``: nobody chooses it, and an offer
-    under an id that is not its sender's is refused."""
-    return hashlib.sha256(TABLE_DOMAIN + opener + nonce).digest()[:ID_SIZE]
-
-
-def invite_code(text: str) -> str:
-    """``text`` as an invite code, normalised: upper case, without dashes or spaces, with O
-    read as 0 and I, L as 1 (ValueError saying what a code is)."""
-    code = text.upper().replace("-", "").replace(" ", "").translate(str.maketrans("OIL", "011"))
-    if len(code) != INVITE_LENGTH or any(symbol not in INVITE_ALPHABET for symbol in code):
-        raise ValueError(
-            f"{text!r} is not an invite code: {INVITE_LENGTH} letters and digits, such as "
-            f"{INVITE_EXAMPLE}"
-        )
-    return code
-
-
-def weakness(code: str) -> str | None:
-    """Why a normalised code is too easy to guess, or None.  A drawn code has 40 bits; one a
-    player makes up has far fewer when it repeats, counts or spells digits only — the guesses an
-    attacker tries first, whatever the throttle lets through."""
-    if code.isdigit():
-        return "it is digits only (10⁸ codes, not 32⁸): mix in letters"
-    for k in range(len(code) - 2):
-        if code[k] == code[k + 1] == code[k + 2]:
-            return f"it repeats {code[k]} three times in a row"
-    positions = [INVITE_ALPHABET.index(symbol) for symbol in code]
-    for k in range(len(code) - 3):
-        steps = {positions[k + j + 1] - positions[k + j] for j in range(3)}
-        if steps in ({1}, {-1}):
-            return f"{code[k : k + 4]} runs in order"
-    if code[:4] == code[4:] or code[:2] * 4 == code:
-        return "it repeats itself"
-    if len(set(code)) < 5:
-        return "it uses fewer than 5 different letters and digits"
-    return None
-
-
-@dataclass(frozen=True)
-class Invite:
-    """A table's invite code.  The opener shows it, the players type it: it is what tells their
-    daemons, which do not know each other, that an offer — and a join — comes from someone at
-    the table, proved by a run of CPace (:mod:`protocol.pake`) and never by a value that
-    would let anyone test a guess offline."""
-
-    code: str = field(repr=False)  #: normalised (:func:`invite_code`)
-
-    @classmethod
-    def parse(cls, text: str) -> Invite:
-        """A code as typed (ValueError if it is no code, or too easy to guess)."""
-        code = invite_code(text)
-        why = weakness(code)
-        if why is not None:
-            raise ValueError(
-                f"the invite code {text!r} is too easy to guess: {why}; let the opener draw "
-                f"one (start it without --invite), or make up one such as {INVITE_EXAMPLE}"
-            )
-        return cls(code)
-
-    @classmethod
-    def draw(cls, entropy: Callable[[int], bytes]) -> Invite:
-        """A random code (drawn again in the rare case it reads as a weak one)."""
-        while True:
-            bits = int.from_bytes(entropy(_INVITE_BYTES), "big")
-            code = "".join(
-                INVITE_ALPHABET[(bits >> (5 * k)) & 31] for k in reversed(range(INVITE_LENGTH))
-            )
-            if weakness(code) is None:
-                return cls(code)
-
-    @property
-    def shown(self) -> str:
-        """The code as a screen shows it: ``7KQ2-M9XD``."""
-        return f"{self.code[:4]}-{self.code[4:]}"
-
-    @property
-    def secret(self) -> bytes:
-        """CPace's PRS: the normalised code's bytes."""
-        return self.code.encode()
-
-
-@dataclass(frozen=True)
-class Member:
-    key: bytes  #: the seat's identity key
-    name: str
-    daemon: bytes  #: key of the daemon that hosts the seat
-    endpoint: str  #: that daemon's mesh endpoint
-    #: The level of the bot that plays the seat, "" for a person: said by the seat's own
-    #: daemon and signed in the manifest with its name, so every member's screen tags it.
-    bot: str = ""
-
-    def to_wire(self) -> list[object]:
-        return [self.key, self.name, self.daemon, self.endpoint, *([self.bot] if self.bot else [])]
-
-
-@dataclass
-class Offer:
-    table_id: bytes
-    name: str
-    seats: int
-    opener: bytes
-    members: list[Member] = field(default_factory=list)
-    state: OfferState = OfferState.OPEN
-    nonce: bytes = b""  #: the id is :func:`table_id_of` the opener and this
-    #: Its invite code, if we know it — we opened the offer, or its opener proved a code we
-    #: were given — never on the wire.
-    invite: Invite | None = None
-    #: The daemons that proved its invite code to us, its opener: their joins are taken.
-    invited: set[bytes] = field(default_factory=set)
-    #: Why its opener refused the code we knocked with, if it did: ``code`` (not its code),
-    #: ``wait`` or ``locked`` (:class:`~tarotd.guesses.Answer`).
-    refused: str | None = None
-    #: The table's rule for a seat timed out mid-deal: its opener's, in the manifest.
-    silence: SilenceCost = SilenceCost.NOTHING
-    #: The members that kept their coin: the first dealer was drawn without it.
-    withheld: tuple[bytes, ...] = ()
-
-    @property
-    def full(self) -> bool:
-        return len(self.members) >= self.seats
-
-    def to_wire(self) -> dict[str, Any]:
-        return {
-            "t": "offer",
-            "table": self.table_id,
-            "name": self.name,
-            "seats": self.seats,
-            "opener": self.opener,
-            "members": [m.to_wire() for m in self.members],
-            "state": self.state.value,
-            "nonce": self.nonce,
-            "silence": self.silence.value,
-        }
-
-
-@dataclass(frozen=True)
-class EventSlot:
-    """A table of an event's round, as its plan seats it: the lobby forms it under ``table_id``
-    with these members only, in this order.  A registered player is its daemon's own identity,
-    so each key is also the key of the daemon hosting that seat; the first one opens."""
-
-    table_id: bytes
-    name: str
-    keys: tuple[bytes, ...]  #: the members in seat order
-    silence: SilenceCost
-
-    @property
-    def opener(self) -> bytes:
-        return self.keys[0]
-
-
-@dataclass(frozen=True)
-class ReadyTable:
-    """A table every member signed, with its first dealer."""
-
-    setup: TableSetup
-    members: tuple[Member, ...]
-    first_dealer: int
-    manifest: bytes  #: the signed manifest, as every member signed it
-    signatures: tuple[bytes, ...]
-    name: str = ""
-
-    def to_bytes(self) -> bytes:
-        """What the daemon stores, to take the table up again after a restart."""
-        data: bytes = msgpack.packb(
-            [self.manifest, list(self.signatures), self.first_dealer], use_bin_type=True
-        )
-        return data
-
-    @classmethod
-    def from_bytes(cls, data: bytes) -> ReadyTable:
-        manifest, signatures, dealer = msgpack.unpackb(data, raw=False)
-        document = SignedManifest(manifest, tuple(signatures)).verified()
-        members = tuple(_member(raw) for raw in document.entries)
-        _id(document.table_id)  # 16 bytes, as every table id
-        return cls(
-            TableSetup.from_manifest(document),
-            members,
-            int(dealer),
-            manifest,
-            tuple(signatures),
-            document.name,
-        )
-
 
 FrameOut = tuple[bytes, dict[str, Any]]  #: (destination daemon key or BROADCAST, frame)
-
-
-def manifest_bytes(
-    table_id: bytes, name: str, members: list[Member], silence: SilenceCost = SilenceCost.NOTHING
-) -> bytes:
-    """The canonical manifest every member signs: seat order, keys, names, endpoints and the
-    table's rule for silence (:mod:`protocol.replication.manifest`)."""
-    return manifest_document(table_id, name, [m.to_wire() for m in members], silence)
 
 
 class ManifestRefused(ValueError):
@@ -420,14 +199,14 @@ class Lobby:
         self._tosses: dict[bytes, CoinToss] = {}  #: the dealer coin of each full table
         self._ready: list[ReadyTable] = []
         #: frames before the manifest
-        self._early: dict[bytes, list[tuple[bytes, dict[str, Any]]]] = {}
+        self._early: dict[bytes, list[tuple[bytes, frames.Sign]]] = {}
         self._refusals = _Refusals()
         #: event tables our seats are expected at, by table id
         self.slots: dict[bytes, EventSlot] = {}
         #: The players of the events we are in: an offer of theirs under an id we do not know
         #: yet is an event table whose round we have not heard of — kept, not refused.
         self.fellows: frozenset[bytes] = frozenset()
-        self._early_slots: dict[bytes, tuple[bytes, dict[str, Any]]] = {}
+        self._early_slots: dict[bytes, tuple[bytes, frames.Offer]] = {}
 
     # --- What the daemon asks ------------------------------------------------------
 
@@ -566,7 +345,7 @@ class Lobby:
             self.joined = None
         if slot.opener != self.daemon_key:
             early = self._early_slots.pop(slot.table_id, None)
-            return [] if early is None else self.receive(*early)
+            return [] if early is None else self._on_offer(*early, "")
         members = [m for m in self.members_here() if m.key == slot.opener]
         self._coins[slot.table_id] = self._entropy(COIN_SIZE)
         offer = Offer(
@@ -598,13 +377,13 @@ class Lobby:
         self.joined = None
         if offer.opener == self.daemon_key:
             offer.state = OfferState.WITHDRAWN
-            return [(BROADCAST, offer.to_wire())]
-        return [(offer.opener, {"t": "leave", "table": offer.table_id, "keys": list(self.hosted)})]
+            return [(BROADCAST, offer.frame().to_wire())]
+        return [(offer.opener, frames.Leave(offer.table_id, tuple(self.hosted)).to_wire())]
 
     def announcements(self) -> list[FrameOut]:
         """Our open offers, to repeat now and then (peers that came late learn them)."""
         return [
-            (destination, o.to_wire())
+            (destination, o.frame().to_wire())
             for o in self.offers.values()
             if o.opener == self.daemon_key and o.state is OfferState.OPEN
             for destination in self._audience(o)
@@ -631,43 +410,31 @@ class Lobby:
 
     # --- Frames from peers ---------------------------------------------------------
 
-    def receive(self, sender: bytes, frame: object, host: str = "") -> list[FrameOut]:
+    def receive(self, sender: bytes, raw: object, host: str = "") -> list[FrameOut]:
         """A frame from the daemon ``sender``, whose key proved itself from ``host`` (the
-        throttle of guesses counts per host; "" for this machine's own daemons)."""
-        if not isinstance(frame, dict):
-            return []
+        throttle of guesses counts per host; "" for this machine's own daemons): read once
+        (:func:`~tarotd.lobby.frames.decode`), refused if malformed, else handled by its kind."""
         try:
-            kind = frame.get("t")
-            if kind == "prove":
-                return self._on_prove(sender, frame, host)
-            if kind == "knock":
-                return self._on_knock(sender, frame, host)
-            handler = _HANDLERS.get(kind) if isinstance(kind, str) else None
-            return handler(self, sender, frame) if handler else []
-        except (KeyError, TypeError, ValueError):
-            return []  # a malformed frame changes nothing
+            frame = frames.decode(raw)
+        except wire.FieldError as why:
+            self._refusals.tell(
+                "frame",
+                sender,
+                "refused a frame of %s, nothing changed: %s",
+                fingerprint(sender),
+                why,
+            )
+            return []
+        return _HANDLERS[frame.kind](self, sender, frame, host)
 
-    def _on_offer(self, sender: bytes, frame: dict[str, Any]) -> list[FrameOut]:
-        table_id, name, seats = (
-            _id(frame["table"]),
-            wire.text("name", frame["name"], MAX_NAME),
-            frame["seats"],
-        )
-        if sender != frame["opener"] or type(seats) is not int or seats not in (3, 4, 5):
-            return []
-        members = [_member(raw) for raw in frame["members"]]
-        state = OfferState(frame["state"])
-        nonce = wire.blob("nonce", frame["nonce"], NONCE_SIZE)
-        try:
-            silence = SilenceCost.parse(frame.get("silence", SilenceCost.NOTHING.value))
-        except ManifestError:
-            return []
-        if len(members) > seats or len({m.key for m in members}) < len(members):
+    def _on_offer(self, sender: bytes, frame: frames.Offer, host: str) -> list[FrameOut]:
+        table_id, name, seats, nonce = frame.table_id, frame.name, frame.seats, frame.nonce
+        if sender != frame.opener:
             return []
         offer = self.offers.get(table_id)
         slot = self.slots.get(table_id)
         if offer is None and slot is not None:
-            return self._on_event_offer(sender, slot, frame, members, state, nonce)
+            return self._on_event_offer(sender, slot, frame)
         if offer is None:
             if table_id != table_id_of(sender, nonce) and sender in self.fellows:
                 if len(self._early_slots) < MAX_EARLY_SLOTS:
@@ -695,9 +462,16 @@ class Lobby:
                 return []
             self._forget_stale_offers()
             offer = self.offers[table_id] = Offer(
-                table_id, name, seats, sender, members, state, nonce, silence=silence
+                table_id,
+                name,
+                seats,
+                sender,
+                list(frame.members),
+                frame.state,
+                nonce,
+                silence=frame.silence,
             )
-            if self.wanted == (name, seats) and silence is not self.silence:
+            if self.wanted == (name, seats) and frame.silence is not self.silence:
                 self._refusals.tell(
                     "rule",
                     sender,
@@ -705,7 +479,7 @@ class Lobby:
                     "costs %s there, and %s here (tarotd --silence): start with the same rule",
                     name,
                     fingerprint(sender),
-                    silence.value,
+                    frame.silence.value,
                     self.silence.value,
                 )
             if self.wanted == (name, seats) and not self._trusted(offer) and not self._code_given:
@@ -720,28 +494,23 @@ class Lobby:
         elif (
             offer.opener == sender
             and offer.state is OfferState.OPEN
-            and state in (OfferState.OPEN, OfferState.WITHDRAWN)
+            and frame.state in (OfferState.OPEN, OfferState.WITHDRAWN)
         ):
-            offer.members, offer.state = members, state  # the manifest, not an offer, closes it
+            # the manifest, not an offer, closes it
+            offer.members, offer.state = list(frame.members), frame.state
         if self.offers[table_id].state is OfferState.WITHDRAWN and self.joined == table_id:
             self.joined = None
         return self._knock_if_wanted(self.offers[table_id]) + self._pursue()
 
     def _on_event_offer(
-        self,
-        sender: bytes,
-        slot: EventSlot,
-        frame: dict[str, Any],
-        members: list[Member],
-        state: OfferState,
-        nonce: bytes,
+        self, sender: bytes, slot: EventSlot, frame: frames.Offer
     ) -> list[FrameOut]:
         """The offer of an event table our seat is expected at: from the daemon of its first
         seat only, under the event's rule and size; we join it at once."""
         if (
             sender != slot.opener
-            or frame["seats"] != len(slot.keys)
-            or state is not OfferState.OPEN
+            or frame.seats != len(slot.keys)
+            or frame.state is not OfferState.OPEN
         ):
             self._refusals.tell(
                 "slot",
@@ -759,9 +528,9 @@ class Lobby:
             slot.name,
             len(slot.keys),
             sender,
-            members,
-            state,
-            nonce,
+            list(frame.members),
+            frame.state,
+            frame.nonce,
             silence=slot.silence,
         )
         self.offers[slot.table_id] = offer
@@ -769,8 +538,8 @@ class Lobby:
         ours = [m for m in self.members_here() if m.key in slot.keys]
         return [(sender, self._join_frame(offer, ours))]
 
-    def _on_join(self, sender: bytes, frame: dict[str, Any]) -> list[FrameOut]:
-        offer = self.offers.get(_id(frame["table"]))
+    def _on_join(self, sender: bytes, frame: frames.Join, host: str) -> list[FrameOut]:
+        offer = self.offers.get(frame.table_id)
         if offer is None or offer.opener != self.daemon_key or offer.state is not OfferState.OPEN:
             return []
         slot = self.slots.get(offer.table_id)
@@ -786,19 +555,19 @@ class Lobby:
                 fingerprint(sender),
             )
             return []
-        for member in (_member(raw) for raw in frame["members"]):
+        for member in frame.members:
             known = {m.key for m in offer.members}
             if member.daemon == sender and member.key not in known and not offer.full:
                 offer.members.append(member)
         return self._after_change(offer)
 
     def _on_event_join(
-        self, sender: bytes, slot: EventSlot, offer: Offer, frame: dict[str, Any]
+        self, sender: bytes, slot: EventSlot, offer: Offer, frame: frames.Join
     ) -> list[FrameOut]:
         """A join of an event table we open: only the seats the plan puts there, each hosted
         by its own daemon."""
         known = {m.key for m in offer.members}
-        for member in (_member(raw) for raw in frame["members"]):
+        for member in frame.members:
             if member.key not in slot.keys or member.key != sender or member.daemon != sender:
                 self._refusals.tell(
                     "slot-join",
@@ -813,27 +582,25 @@ class Lobby:
                 offer.members.append(member)
         return self._after_change(offer)
 
-    def _on_leave(self, sender: bytes, frame: dict[str, Any]) -> list[FrameOut]:
-        offer = self.offers.get(_id(frame["table"]))
+    def _on_leave(self, sender: bytes, frame: frames.Leave, host: str) -> list[FrameOut]:
+        offer = self.offers.get(frame.table_id)
         if offer is None or offer.opener != self.daemon_key or offer.state is not OfferState.OPEN:
             return []
-        keys = frame["keys"]
-        if not isinstance(keys, list) or len(keys) > offer.seats:
+        if len(frame.keys) > offer.seats:
             return []
-        leaving = {wire.blob("a key leaving", key, 32) for key in keys}
+        leaving = set(frame.keys)
         offer.members = [m for m in offer.members if not (m.key in leaving and m.daemon == sender)]
         return self._after_change(offer)
 
-    def _on_manifest(self, sender: bytes, frame: dict[str, Any]) -> list[FrameOut]:
-        table_id = _id(frame["table"])
+    def _on_manifest(self, sender: bytes, frame: frames.Manifest, host: str) -> list[FrameOut]:
+        table_id, silence = frame.table_id, frame.silence
         offer = self.offers.get(table_id)
         if offer is None or sender != offer.opener or table_id != self.joined:
             return []  # we sign only the table our seats joined
         if offer.state not in (OfferState.OPEN, OfferState.WITHDRAWN):
             return []
         try:
-            members = self._manifest_members(offer, frame.get("members"))
-            silence = SilenceCost.parse(frame.get("silence", SilenceCost.NOTHING.value))
+            members = self._manifest_members(offer, frame.members)
             slot = self.slots.get(table_id)
             rule, whose = (
                 (slot.silence, "the event's")
@@ -848,7 +615,7 @@ class Lobby:
                 raise ManifestRefused(
                     "it does not seat the members of the event's round plan, in its order"
                 )
-        except (ManifestRefused, ManifestError) as why:
+        except ManifestRefused as why:
             log.warning(
                 "lobby: table %s (%s): refused the manifest of %s, nothing changed: %s",
                 offer.name,
@@ -860,26 +627,17 @@ class Lobby:
         offer.members, offer.state, offer.silence = members, OfferState.FULL, silence
         out = self._sign(offer)
         for early_sender, early in self._early.pop(table_id, []):
-            out += self.receive(early_sender, early)
+            out += self._on_sign(early_sender, early, "")
         return out
 
-    def _manifest_members(self, offer: Offer, raw: object) -> list[Member]:
-        """The members of a manifest for ``offer``, if it holds as a whole — one per seat, each
-        well formed, no key twice, every seat we host at our daemon and at least one of ours —
-        or :class:`ManifestRefused` saying what does not, before anything is changed: a
-        manifest taken in part would leave the table neither open nor able to start."""
-        if not isinstance(raw, list):
-            raise ManifestRefused("its members are not a list")
-        if len(raw) != offer.seats:
-            raise ManifestRefused(f"{len(raw)} members for {offer.seats} seats")
-        members = []
-        for seat, item in enumerate(raw):
-            try:
-                members.append(_member(item))
-            except ValueError as error:
-                raise ManifestRefused(f"seat {seat}: {error}") from None
-        if len({m.key for m in members}) < len(members):
-            raise ManifestRefused("a seat's key appears twice")
+    def _manifest_members(self, offer: Offer, members: tuple[Member, ...]) -> list[Member]:
+        """The members of a manifest for ``offer``, if it holds as a whole — one per seat (each
+        well formed and no key twice: :func:`~tarotd.lobby.frames.decode` saw to it), every seat
+        we host at our daemon and at least one of ours — or :class:`ManifestRefused` saying
+        what does not, before anything is changed: a manifest taken in part would leave the
+        table neither open nor able to start."""
+        if len(members) != offer.seats:
+            raise ManifestRefused(f"{len(members)} members for {offer.seats} seats")
         if any((m.key in self.hosted) != (m.daemon == self.daemon_key) for m in members):
             raise ManifestRefused(
                 "it puts a seat of ours at another daemon, or a seat we do not host at ours"
@@ -888,7 +646,7 @@ class Lobby:
             raise ManifestRefused("none of our seats is in it")
         if any(m.key in self.hosted and m.bot != self.bot_levels.get(m.key, "") for m in members):
             raise ManifestRefused("it calls a person of ours a bot, or a bot of ours a person")
-        return members
+        return list(members)
 
     def _forget_stale_offers(self) -> None:
         """Keep at most :data:`MAX_OFFERS` offers heard: a flood of offers is not a memory leak,
@@ -903,15 +661,15 @@ class Lobby:
             self._knocks.pop(table_id, None)
             self._knock_after.pop(table_id, None)
 
-    def _wait_for_manifest(self, sender: bytes, frame: dict[str, Any]) -> list[FrameOut]:
-        """A signature or a coin may overtake the manifest (it comes from another daemon)."""
-        waiting = self._early.setdefault(_id(frame["table"]), [])
-        if len(waiting) < 64:
+    def _wait_for_manifest(self, sender: bytes, frame: frames.Sign) -> list[FrameOut]:
+        """A signature may overtake the manifest (it comes from another daemon)."""
+        waiting = self._early.setdefault(frame.table_id, [])
+        if len(waiting) < MAX_EARLY:
             waiting.append((sender, frame))
         return []
 
-    def _on_sign(self, sender: bytes, frame: dict[str, Any]) -> list[FrameOut]:
-        table_id, key = _id(frame["table"]), wire.blob("key", frame["key"], 32)
+    def _on_sign(self, sender: bytes, frame: frames.Sign, host: str) -> list[FrameOut]:
+        table_id, key = frame.table_id, frame.key
         offer = self.offers.get(table_id)
         if offer is None:
             return []
@@ -920,51 +678,44 @@ class Lobby:
         if offer.state is not OfferState.FULL:
             return []
         member = next((m for m in offer.members if m.key == key and m.daemon == sender), None)
-        signature, commit = (
-            wire.blob("sig", frame["sig"], 64),
-            wire.blob("commit", frame["commit"], COMMITMENT_SIZE),
-        )
-        if member is None or not verify(key, signature, MANIFEST_DOMAIN + _manifest_of(offer)):
+        if member is None or not verify(key, frame.sig, MANIFEST_DOMAIN + _manifest_of(offer)):
             return []
-        self._signatures.setdefault(table_id, {}).setdefault(key, signature)
-        self._tosses[table_id].commit(key, commit)
+        self._signatures.setdefault(table_id, {}).setdefault(key, frame.sig)
+        self._tosses[table_id].commit(key, frame.commit)
         return self._seal_if_signed(offer, self._tosses[table_id])
 
-    def _toss_of(self, sender: bytes, frame: dict[str, Any]) -> tuple[Offer, CoinToss] | None:
+    def _toss_of(
+        self, sender: bytes, frame: frames.Seals | frames.Coins
+    ) -> tuple[Offer, CoinToss] | None:
         """The full table a ``seal`` or ``coin`` frame is for, and its coin, if ``sender`` is
         the daemon of one of its members.  Neither can overtake the manifest: a member seals
         only once it holds our commitment, sent once we had the manifest."""
-        offer = self.offers.get(_id(frame["table"]))
+        offer = self.offers.get(frame.table_id)
         toss = self._tosses.get(offer.table_id) if offer is not None else None
         if offer is None or toss is None or offer.state is not OfferState.FULL:
             return None
         return (offer, toss) if sender in toss.daemons.values() else None
 
-    def _on_seal(self, sender: bytes, frame: dict[str, Any]) -> list[FrameOut]:
+    def _on_seal(self, sender: bytes, frame: frames.Seals, host: str) -> list[FrameOut]:
         found = self._toss_of(sender, frame)
-        seals = frame["seals"]
-        if found is None or not isinstance(seals, list) or len(seals) > len(found[1].daemons):
+        if found is None or len(frame.seals) > len(found[1].daemons):
             return []
         offer, toss = found
-        for entry in seals:
-            if isinstance(entry, list) and len(entry) == 2:
-                toss.add_seal(entry[0], sender, entry[1])
+        for key, seal in frame.seals:
+            toss.add_seal(key, sender, seal)
         return self._reveal_if_sealed(offer, toss)
 
-    def _on_coin(self, sender: bytes, frame: dict[str, Any]) -> list[FrameOut]:
+    def _on_coin(self, sender: bytes, frame: frames.Coins, host: str) -> list[FrameOut]:
         """Coins revealed or relayed.  One before we revealed ours is no honest member's: an
         honest member sends its coins after every seal, which make our set whole."""
         found = self._toss_of(sender, frame)
-        coins = frame["coins"]
-        if found is None or not isinstance(coins, list) or len(coins) > len(found[1].daemons):
+        if found is None or len(frame.coins) > len(found[1].daemons):
             return []
         offer, toss = found
         if not toss.revealed:
             return []
-        for entry in coins:
-            if isinstance(entry, list) and len(entry) == 3:
-                key, coin, relays = entry
-                toss.take(key, coin, relays, self._now)
+        for reveal in frame.coins:
+            toss.take(reveal, self._now)
         if not toss.withheld:
             self._draw(offer, toss)
         return []
@@ -995,7 +746,7 @@ class Lobby:
     def _join_frame(self, offer: Offer, members: list[Member]) -> dict[str, Any]:
         """A join of ``members`` to ``offer`` (an opener that does not list us as ``--peer``
         seats us if we proved its invite code first)."""
-        return {"t": "join", "table": offer.table_id, "members": [m.to_wire() for m in members]}
+        return frames.Join(offer.table_id, tuple(members)).to_wire()
 
     # --- The invite code: CPace runs (protocol.pake) ------------------------------------
 
@@ -1029,14 +780,13 @@ class Lobby:
         )
         self._knocks[offer.table_id] = (run, invite)
         self._knocked_at[offer.table_id] = self._now
-        frame = {"t": "knock", "table": offer.table_id, "sid": run.sid, "share": run.share}
-        return [(offer.opener, frame)]
+        return [(offer.opener, frames.Knock(offer.table_id, run.sid, run.share).to_wire())]
 
-    def _on_knock(self, sender: bytes, frame: dict[str, Any], host: str) -> list[FrameOut]:
+    def _on_knock(self, sender: bytes, frame: frames.Knock, host: str) -> list[FrameOut]:
         """A joiner's share for a table we opened under a code: answered with ours, unless the
         key or host must wait or is locked out.  A key that knocks again while its run waits
         for its proof left that run unproved: counted as a wrong guess — knocks are not free."""
-        table_id = _id(frame["table"])
+        table_id, sid = frame.table_id, frame.sid
         offer = self.offers.get(table_id)
         if (
             offer is None
@@ -1045,66 +795,60 @@ class Lobby:
             or offer.state is not OfferState.OPEN
         ):
             return []
-        sid, share = (
-            wire.blob("sid", frame["sid"], SID_SIZE),
-            wire.blob("share", frame["share"], SHARE_SIZE),
-        )
         now = self._now or 0.0
         if self._runs.pop((sender, table_id), None) is not None:
             self._count_wrong(offer, sender, host, now)
         answer, locked = self.guesses.may_answer(sender, host, now)
         self._tell_lockouts(offer, locked, "knocks while told to wait")
         if answer is not Answer.ANSWER:
-            return [(sender, {"t": "refused", "table": table_id, "sid": sid, "why": answer.value})]
+            return [(sender, frames.Refused(table_id, sid, Refusal(answer.value)).to_wire())]
         ci = channel(table_id, sender, self.daemon_key)
         try:
-            run = Admitting.answer(offer.invite.secret, ci, sid, share, self._secrets)
+            run = Admitting.answer(offer.invite.secret, ci, sid, frame.share, self._secrets)
         except PakeError:
             return []
         while len(self._runs) >= MAX_RUNS:
             del self._runs[next(iter(self._runs))]  # the oldest: its joiner will knock again
         self._runs[(sender, table_id)] = run
-        return [(sender, {"t": "answer", "table": table_id, "sid": sid, "share": run.share})]
+        return [(sender, frames.Answer(table_id, sid, run.share).to_wire())]
 
-    def _on_answer(self, sender: bytes, frame: dict[str, Any]) -> list[FrameOut]:
+    def _on_answer(self, sender: bytes, frame: frames.Answer, host: str) -> list[FrameOut]:
         """The opener's share: our proof of the code goes back (the joiner's tag comes first,
         so that the opener learns of every wrong guess)."""
-        table_id = _id(frame["table"])
+        table_id = frame.table_id
         offer, knock = self.offers.get(table_id), self._knocks.get(table_id)
         if offer is None or knock is None or sender != offer.opener:
             return []
         run, _ = knock
-        if wire.blob("sid", frame["sid"], SID_SIZE) != run.sid:
+        if frame.sid != run.sid:
             return []
         try:
-            tag = run.answer(wire.blob("share", frame["share"], SHARE_SIZE))
+            tag = run.answer(frame.share)
         except PakeError:
             del self._knocks[table_id]
             self._failed_knocks += 1
             offer.refused = "code"
             return self._pursue()
-        return [(sender, {"t": "prove", "table": table_id, "sid": run.sid, "tag": tag})]
+        return [(sender, frames.Prove(table_id, run.sid, tag).to_wire())]
 
-    def _on_prove(self, sender: bytes, frame: dict[str, Any], host: str) -> list[FrameOut]:
+    def _on_prove(self, sender: bytes, frame: frames.Prove, host: str) -> list[FrameOut]:
         """A joiner's proof of our code: a wrong one is a guess, counted; a right one seats its
         joins, and our own proof goes back."""
-        table_id = _id(frame["table"])
+        table_id = frame.table_id
         run = self._runs.get((sender, table_id))
         offer = self.offers.get(table_id)
-        if run is None or offer is None or wire.blob("sid", frame["sid"], SID_SIZE) != run.sid:
+        if run is None or offer is None or frame.sid != run.sid:
             return []
         del self._runs[(sender, table_id)]
-        tag = run.proved(wire.blob("tag", frame["tag"], TAG_SIZE))
+        tag = run.proved(frame.tag)
         if tag is None:
             self._count_wrong(offer, sender, host, self._now or 0.0)
-            why = Answer.LOCKED.value if self.guesses.is_locked(sender, host) else "code"
-            return [(sender, {"t": "refused", "table": table_id, "sid": run.sid, "why": why})]
+            why = Refusal.LOCKED if self.guesses.is_locked(sender, host) else Refusal.CODE
+            return [(sender, frames.Refused(table_id, run.sid, why).to_wire())]
         self.guesses.count_right(sender)
         offer.invited.add(sender)
         self._proved(sender)
-        out: list[FrameOut] = [
-            (sender, {"t": "proven", "table": table_id, "sid": run.sid, "tag": tag})
-        ]
+        out: list[FrameOut] = [(sender, frames.Proven(table_id, run.sid, tag).to_wire())]
         if offer.invite is self.invite:
             self._proven.add(sender)
             for theirs in [o for o in self.offers.values() if o.opener == sender]:
@@ -1137,17 +881,15 @@ class Lobby:
                 why,
             )
 
-    def _on_proven(self, sender: bytes, frame: dict[str, Any]) -> list[FrameOut]:
+    def _on_proven(self, sender: bytes, frame: frames.Proven, host: str) -> list[FrameOut]:
         """The opener's proof: the offer is the table of our code — trusted from now on, and
         joined if we were asked to join it."""
-        table_id = _id(frame["table"])
+        table_id = frame.table_id
         offer, knock = self.offers.get(table_id), self._knocks.get(table_id)
         if offer is None or knock is None or sender != offer.opener:
             return []
         run, invite = knock
-        if wire.blob("sid", frame["sid"], SID_SIZE) != run.sid or not run.confirms(
-            wire.blob("tag", frame["tag"], TAG_SIZE)
-        ):
+        if frame.sid != run.sid or not run.confirms(frame.tag):
             return []
         del self._knocks[table_id]
         offer.invite, offer.refused = invite, None
@@ -1162,22 +904,21 @@ class Lobby:
                 return out + [(offer.opener, self._join_frame(offer, self.members_here()))]
         return self._pursue()
 
-    def _on_refused(self, sender: bytes, frame: dict[str, Any]) -> list[FrameOut]:
+    def _on_refused(self, sender: bytes, frame: frames.Refused, host: str) -> list[FrameOut]:
         """The opener refused our knock: not its code, or we (or our host) must wait, or are
         locked out.  We knock again after a wait, never after the others."""
-        table_id = _id(frame["table"])
+        table_id, why = frame.table_id, frame.why
         offer, knock = self.offers.get(table_id), self._knocks.get(table_id)
         if offer is None or knock is None or sender != offer.opener:
             return []
-        if wire.blob("sid", frame["sid"], SID_SIZE) != knock[0].sid:
+        if frame.sid != knock[0].sid:
             return []
-        why = Answer(frame["why"]) if frame["why"] in ("wait", "locked") else None
         del self._knocks[table_id]
-        if why is Answer.WAIT:
+        if why is Refusal.WAIT:
             self._knock_after[table_id] = (self._now or 0.0) + KNOCK_AGAIN
             return self._pursue()
         self._failed_knocks += 1
-        offer.refused = why.value if why is not None else "code"
+        offer.refused = why.value
         if self._join_proved == table_id:
             self._join_proved = None
         log.warning(
@@ -1186,7 +927,7 @@ class Lobby:
             table_id.hex()[:8],
             fingerprint(sender),
             "we are locked out (too many wrong codes from this daemon or its host)"
-            if why is Answer.LOCKED
+            if why is Refusal.LOCKED
             else "it is not the table's code",
         )
         return self._pursue()  # a --peer's offer is joined all the same
@@ -1230,27 +971,22 @@ class Lobby:
 
     def _after_change(self, offer: Offer) -> list[FrameOut]:
         out: list[FrameOut] = [
-            (destination, offer.to_wire()) for destination in self._audience(offer)
+            (destination, offer.frame().to_wire()) for destination in self._audience(offer)
         ]
         if offer.full and offer.state is OfferState.OPEN and offer.opener == self.daemon_key:
             offer.state = OfferState.FULL
             slot = self.slots.get(offer.table_id)
             if slot is not None:  # the plan's seat order, not the order of the joins
                 offer.members.sort(key=lambda m: slot.keys.index(m.key))
-            members = [m.to_wire() for m in offer.members]
-            frame = {
-                "t": "manifest",
-                "table": offer.table_id,
-                "members": members,
-                "silence": offer.silence.value,
-            }
-            out += [(daemon, frame) for daemon in _daemons(offer) if daemon != self.daemon_key]
+            manifest = frames.Manifest(offer.table_id, tuple(offer.members), offer.silence)
+            out += self._to_members(offer, manifest)
             out += self._sign(offer)
         return out
 
-    def _to_members(self, offer: Offer, frame: dict[str, Any]) -> list[FrameOut]:
+    def _to_members(self, offer: Offer, frame: frames.LobbyFrame) -> list[FrameOut]:
         """``frame`` to the daemon of every member of ``offer`` but ours."""
-        return [(daemon, frame) for daemon in _daemons(offer) if daemon != self.daemon_key]
+        wire_frame = frame.to_wire()
+        return [(daemon, wire_frame) for daemon in _daemons(offer) if daemon != self.daemon_key]
 
     def _sign(self, offer: Offer) -> list[FrameOut]:
         """Each seat hosted here signs the manifest and commits to our coin for the dealer."""
@@ -1267,8 +1003,7 @@ class Lobby:
             commit = commitment(offer.table_id, key, coin)
             self._signatures.setdefault(offer.table_id, {})[key] = signature
             toss.commit(key, commit)
-            frame = {"t": "sign", "table": offer.table_id, "key": key, "sig": signature}
-            out += self._to_members(offer, {**frame, "commit": commit})
+            out += self._to_members(offer, frames.Sign(offer.table_id, key, signature, commit))
         return out + self._seal_if_signed(offer, toss)
 
     def _hosted_in(self, offer: Offer) -> list[bytes]:
@@ -1281,10 +1016,10 @@ class Lobby:
         document = toss.document
         if document is None or toss.signer.public_key in toss.seals:
             return []
-        seals = [[key, self.hosted[key][0].sign(document)] for key in self._hosted_in(offer)]
+        seals = tuple((key, self.hosted[key][0].sign(document)) for key in self._hosted_in(offer))
         for key, seal in seals:
             toss.add_seal(key, self.daemon_key, seal)
-        frame = {"t": "seal", "table": offer.table_id, "seals": seals}
+        frame = frames.Seals(offer.table_id, seals)
         return self._to_members(offer, frame) + self._reveal_if_sealed(offer, toss)
 
     def _reveal_if_sealed(self, offer: Offer, toss: CoinToss) -> list[FrameOut]:
@@ -1294,10 +1029,11 @@ class Lobby:
             return []
         toss.reveal(self._now)
         coin, hosted = self._coins[offer.table_id], self._hosted_in(offer)
-        for key in hosted:
-            toss.take(key, coin, [], self._now)
-        seals = {"t": "seal", "table": offer.table_id, "seals": [*map(list, toss.seals.items())]}
-        coins = {"t": "coin", "table": offer.table_id, "coins": [[key, coin, []] for key in hosted]}
+        ours = tuple(Reveal(key, coin) for key in hosted)
+        for reveal in ours:
+            toss.take(reveal, self._now)
+        seals = frames.Seals(offer.table_id, tuple(toss.seals.items()))
+        coins = frames.Coins(offer.table_id, ours)
         if not toss.withheld:
             self._draw(offer, toss)
         return self._to_members(offer, seals) + self._to_members(offer, coins)
@@ -1335,7 +1071,7 @@ class Lobby:
                 continue
             toss.clock(now)
             for daemon, coins in toss.take_relays().items():
-                out.append((daemon, {"t": "coin", "table": table_id, "coins": coins}))
+                out.append((daemon, frames.Coins(table_id, tuple(coins)).to_wire()))
             if offer.state is OfferState.FULL and toss.due(now):
                 self._draw(offer, toss)
             if offer.state is not OfferState.FULL:  # drawn, and its last coins relayed
@@ -1379,44 +1115,18 @@ def _daemons(offer: Offer) -> list[bytes]:
     return list(dict.fromkeys(m.daemon for m in offer.members))
 
 
-def _id(value: object) -> bytes:
-    return wire.blob("table", value, ID_SIZE)
-
-
-def _member(raw: object) -> Member:
-    """``[key, name, daemon, endpoint]``, and a bot's level for a seat a bot plays."""
-    fields = wire.array("a member", raw, max_length=5)
-    if len(fields) < 4:
-        raise wire.FieldError("a member", f"is an array of 4 or 5 items, got {len(fields)}")
-    key, name, daemon, endpoint, *bot = fields
-    level = wire.text("a member's bot level", bot[0], MAX_BOT_LEVEL, 1) if bot else ""
-    if level and not level.isalnum():
-        raise wire.FieldError("a member's bot level", "is a word of letters and digits")
-    return Member(
-        _public_key("a member's key", key),
-        wire.text("a member's name", name, MAX_NAME),
-        _public_key("a member's daemon", daemon),
-        wire.text("a member's endpoint", endpoint, MAX_MEMBER_ENDPOINT),
-        level,
-    )
-
-
-def _public_key(what: str, value: object) -> bytes:
-    key = wire.blob(what, value, 32)
-    if not is_valid_public_key(key):
-        raise wire.FieldError(what, "is not a valid Ed25519 public key")
-    return key
-
-
-_HANDLERS = {
-    "answer": Lobby._on_answer,
-    "proven": Lobby._on_proven,
-    "refused": Lobby._on_refused,
-    "offer": Lobby._on_offer,
-    "join": Lobby._on_join,
-    "leave": Lobby._on_leave,
-    "manifest": Lobby._on_manifest,
-    "sign": Lobby._on_sign,
-    "seal": Lobby._on_seal,
-    "coin": Lobby._on_coin,
+#: The handler of each kind of frame, h11's way: :meth:`Lobby.receive` decodes, then dispatches.
+_HANDLERS: Final[Mapping[frames.Kind, Callable[[Lobby, bytes, Any, str], list[FrameOut]]]] = {
+    frames.Kind.OFFER: Lobby._on_offer,
+    frames.Kind.JOIN: Lobby._on_join,
+    frames.Kind.LEAVE: Lobby._on_leave,
+    frames.Kind.MANIFEST: Lobby._on_manifest,
+    frames.Kind.SIGN: Lobby._on_sign,
+    frames.Kind.SEAL: Lobby._on_seal,
+    frames.Kind.COIN: Lobby._on_coin,
+    frames.Kind.KNOCK: Lobby._on_knock,
+    frames.Kind.ANSWER: Lobby._on_answer,
+    frames.Kind.PROVE: Lobby._on_prove,
+    frames.Kind.PROVEN: Lobby._on_proven,
+    frames.Kind.REFUSED: Lobby._on_refused,
 }
