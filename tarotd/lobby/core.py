@@ -58,10 +58,10 @@ seats only daemons it trusts or that prove its code.  A stranger with a throw-aw
 open as many offers as it likes: nobody withdraws for one, nobody joins one, and its joins
 are refused, each refusal logged once (:class:`_Refusals`).
 
-A manifest is checked whole before anything changes (:meth:`Lobby._manifest_members`):
-exactly one member per seat, every member well formed, no key twice, our seats at our daemon
-and at least one of them there; a manifest that fails is refused, with the reason logged,
-and the offer stays as it was.
+A manifest is checked whole before anything changes: every member well formed and no key
+twice (:func:`~tarotd.lobby.frames.decode`), then exactly one member per seat, our seats at our
+daemon and at least one of them there (:meth:`Lobby._manifest_members`); a manifest that fails
+is refused, with the reason logged, and the offer stays as it was.
 
 Every frame from a peer is read once, by :func:`tarotd.lobby.frames.decode`, the one place its
 untrusted fields are checked: :meth:`Lobby.receive` refuses a malformed one (said in the log once
