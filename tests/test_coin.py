@@ -1,4 +1,4 @@
-"""The first dealer's coin (tarotd/coin.py, run by tarotd/lobby.py): a copied commitment
+"""The first dealer's coin (tarotd/coin.py, run by tarotd/lobby/core.py): a copied commitment
 opens for nobody, a coin kept back is named and the dealer drawn without it, and every honest
 member draws the same dealer whatever a coalition reveals, to whom and when.
 

@@ -1,4 +1,4 @@
-"""Event tables in the lobby (tarotd/lobby.py, ``Lobby.expect``): formed under the id the event
+"""Event tables in the lobby (tarotd/lobby/core.py, ``Lobby.expect``): formed under the id the event
 derives, by exactly the members its round plan seats, in the plan's order."""
 
 from __future__ import annotations

@@ -6,7 +6,9 @@ variant of every kind with :class:`~protocol.wire.FieldError`."""
 from __future__ import annotations
 
 import hashlib
+import re
 from collections import defaultdict
+from pathlib import Path
 
 import msgpack
 import pytest
@@ -201,3 +203,16 @@ def test_a_refusal_names_the_field_and_the_rule(value: object, why: str) -> None
     with pytest.raises(wire.FieldError) as refusal:
         frames.decode(value)
     assert why in str(refusal.value)
+
+
+def test_the_lobby_frames_of_the_specification_are_the_code_s() -> None:
+    """docs/protocol.md's table of the lobby's frames: every kind, each with its fields, in the
+    order daemons send them."""
+    spec = (Path(__file__).resolve().parent.parent / "docs" / "protocol.md").read_text("utf-8")
+    section = spec.split("## The lobby: forming a table")[1].split("\n## ")[0]
+    rows = dict(re.findall(r"^\| `([a-z]+)` \| [^|]+ \| (.*) \|$", section, re.M))
+    assert rows.pop("t") == "fields"  # the header
+    assert set(rows) == set(frames.Kind)
+    for kind, names in frames.FIELDS.items():
+        named = re.findall(r"`([a-z]+)`", rows[kind])
+        assert [name for name in named if name in names] == list(names), kind

@@ -1,6 +1,6 @@
 """The manifest: what every member of a table signs before its first deal.
 
-The lobby (``tarotd/lobby.py``) forms a table, and each member signs one document under
+The lobby (``tarotd/lobby/``) forms a table, and each member signs one document under
 :data:`MANIFEST_DOMAIN`, the msgpack array::
 
     [table_id, name, [[key, name, …], …], {"silence": RULE}]

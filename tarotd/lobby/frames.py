@@ -442,3 +442,7 @@ _SHAPES: Final[Mapping[Kind, tuple[tuple[str, ...], Callable[[dict[str, Any]], L
     Kind.PROVEN: (("table", "sid", "tag"), _tag(Proven)),
     Kind.REFUSED: (("table", "sid", "why"), _refused),
 }
+#: Each kind's fields on the wire, ``t`` aside, in the order daemons send them.
+FIELDS: Final[Mapping[Kind, tuple[str, ...]]] = {
+    kind: names for kind, (names, _) in _SHAPES.items()
+}
