@@ -198,7 +198,7 @@ class Lobby:
         self._signatures: dict[bytes, dict[bytes, bytes]] = {}  #: table → member → signature
         self._tosses: dict[bytes, CoinToss] = {}  #: the dealer coin of each full table
         self._ready: list[ReadyTable] = []
-        #: frames before the manifest
+        #: signatures that came before the manifest, by table
         self._early: dict[bytes, list[tuple[bytes, frames.Sign]]] = {}
         self._refusals = _Refusals()
         #: event tables our seats are expected at, by table id
