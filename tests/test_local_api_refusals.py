@@ -34,6 +34,7 @@ from tarotd.api import ApiServer
 from tarotd.event_bots import EventBots
 from tarotd.event_desk import EventDesk
 from tarotd.event_glue import EventGlue
+from tarotd.lobby import Lobby
 from tarotd.regroup import Regroup
 from tarotd.runner import TableRunner
 from tarotd.store import Store
@@ -418,3 +419,86 @@ def test_each_refusal_about_an_event_goes_to_the_client_as_its_code(
     for request in before:
         assert club.ask(asker, request)["ok"], request
     check(club.ask(asker, last), refusal)
+
+
+# The lobby: the real one, a stranger's table offered to it.
+
+#: tarotd/lobby.py raises these as plain ValueErrors, their code still to be given there
+#: (its raise sites, with the codes, are listed in the change's report): strict, so that the
+#: mark goes once they have it.
+LOBBY_UNCODED = pytest.mark.xfail(strict=True, reason="tarotd/lobby.py gives no code yet")
+
+
+def _in_lobby(seats: int = 1, stranger: bool = False) -> Any:
+    """A daemon hosting ``seats`` seats in a real lobby — which a stranger's table was offered
+    to, if asked."""
+
+    def lobby(seats: int) -> Lobby:
+        key = Identity.generate().public_key
+        hosted = [(Identity.generate(), f"s{k}") for k in range(seats)]
+        return Lobby(key, "tcp://127.0.0.1:9", hosted)
+
+    ours = lobby(seats)
+    if stranger:
+        theirs = lobby(1)
+        for _, frame in theirs.open("salon", 3):
+            ours.receive(theirs.daemon_key, msgpack.unpackb(msgpack.packb(frame)))
+    return SimpleNamespace(
+        lobby=ours,
+        send_lobby=lambda outs: None,
+        peers=SimpleNamespace(learn_keys=lambda: None),
+        hosting=SimpleNamespace(playing=lambda: 0, start_ready_tables=lambda: None),
+        options=SimpleNamespace(max_tables=4, timeout=1.0),
+    )
+
+
+def _joining(invite: str | None) -> tuple[Any, dict[str, Any]]:
+    daemon = _in_lobby(stranger=True)
+    table = next(iter(daemon.lobby.offers)).hex()
+    return daemon, {"op": "join", "table": table} | ({} if invite is None else {"invite": invite})
+
+
+def _full() -> Any:
+    daemon = _in_lobby(seats=3)
+    daemon.lobby.open("salon", 3)
+    return daemon
+
+
+LOBBY_CASES: list[tuple[Refusal, Callable[[], tuple[Any, dict[str, Any]]]]] = [
+    (Refusal.SEATS, lambda: (_in_lobby(), {"op": "open", "seats": 7})),
+    (Refusal.NO_OPEN_TABLE, lambda: (_in_lobby(), {"op": "join", "table": TABLE.hex()})),
+    (Refusal.NOT_AN_INVITE_CODE, lambda: _joining("x")),
+    (Refusal.INVITE_TOO_EASY, lambda: _joining("AAAAAAAA")),
+    (Refusal.OPENER_UNKNOWN, lambda: _joining(None)),
+    (Refusal.NO_TABLE_TO_FILL, lambda: (_in_lobby(), {"op": "bot"})),
+    (Refusal.TABLE_FULL, lambda: (_full(), {"op": "bot"})),
+    (Refusal.TABLE_STARTED, lambda: (_full(), {"op": "leave"})),
+]
+
+
+@LOBBY_UNCODED
+@pytest.mark.parametrize(
+    ("refusal", "asking"), LOBBY_CASES, ids=[case[0].value for case in LOBBY_CASES]
+)
+def test_each_refusal_of_the_lobby_goes_to_the_client_as_its_code(
+    refusal: Refusal, asking: Callable[[], tuple[Any, dict[str, Any]]]
+) -> None:
+    daemon, request = asking()
+    check(reply(daemon, request), refusal)
+
+
+def test_every_refusal_is_driven_through_the_request_path_above() -> None:
+    driven = {case[0] for case in [*TABLE_CASES, *LOBBY_CASES]} | {c[0] for c in EVENT_CASES}
+    #: Not driven here: the server's own limits (tests/test_daemon_api.py), a daemon whose
+    #: event bots are all taken, an event of over a thousand players, a place taken twice,
+    #: and an event forgotten while held; and OTHER, which has no words of its own.
+    elsewhere = {
+        Refusal.TOO_MANY_CLIENTS,
+        Refusal.LINE_TOO_LONG,
+        Refusal.EVENT_BOTS_FULL,
+        Refusal.EVENT_TOO_MANY_PLAYERS,
+        Refusal.EVENT_PLACE_HELD,
+        Refusal.EVENT_NOT_HEARD,
+        Refusal.OTHER,
+    }
+    assert driven | elsewhere == set(Refusal) and not driven & elsewhere
