@@ -64,8 +64,8 @@ class Refusal(enum.Enum):
     # The lobby (tarotd/lobby.py, tarotd/answers.py).
     SEATS = "seats"  #: a table has 3, 4 or 5 seats
     NO_OPEN_TABLE = "no-open-table"
-    NOT_AN_INVITE_CODE = "not-an-invite-code", "code", "length", "example"  #: the code as typed
-    INVITE_TOO_EASY = "invite-too-easy", "code", "example"  #: the code as typed
+    NOT_AN_INVITE_CODE = "not-an-invite-code", "invite", "length", "example"  #: invite as typed
+    INVITE_TOO_EASY = "invite-too-easy", "invite", "example"  #: invite as typed
     OPENER_UNKNOWN = "opener-unknown", "table"  #: joined without its invite code
     INVITE_REFUSED = "invite-refused", "table"  #: its opener refused the code
     INVITE_WAIT = "invite-wait", "table"  #: too many wrong codes from here: wait
@@ -109,7 +109,7 @@ class Refused(ValueError):
     (<Refusal.NOT_AT_TABLE: 'not-at-table'>, {}, 'you are not at a table yet')
     """
 
-    def __init__(self, message: str, code: Refusal = Refusal.OTHER, **params: Param) -> None:
+    def __init__(self, message: str, code: Refusal = Refusal.OTHER, /, **params: Param) -> None:
         super().__init__(message)
         self.code = code
         self.params: Mapping[str, Param] = params

@@ -247,10 +247,10 @@ _TEXT: dict[str, dict[str, str]] = {
         "resterait {left}",
         "refusal_seats": "une table a 3, 4 ou 5 places",
         "refusal_no_open_table": "aucune table ouverte n'a cet identifiant",
-        "refusal_not_an_invite_code": "« {code} » n'est pas un code d'invitation : il compte "
+        "refusal_not_an_invite_code": "« {invite} » n'est pas un code d'invitation : il compte "
         "{length} lettres et chiffres, comme {example}",
-        "refusal_invite_too_easy": "le code « {code} » est trop facile à deviner : laissez l'hôte "
-        "en tirer un, ou inventez-en un comme {example}",
+        "refusal_invite_too_easy": "le code « {invite} » est trop facile à deviner : laissez "
+        "l'hôte en tirer un, ou inventez-en un comme {example}",
         "refusal_opener_unknown": "la table « {table} » est ouverte par un démon que le vôtre ne "
         "connaît pas : tapez i et son code d'invitation, affiché chez qui l'a ouverte",
         "refusal_invite_refused": "ce n'est pas le code d'invitation de la table « {table} » : son "
@@ -663,10 +663,10 @@ _TEXT: dict[str, dict[str, str]] = {
         "left",
         "refusal_seats": "a table has 3, 4 or 5 seats",
         "refusal_no_open_table": "no open table has this id",
-        "refusal_not_an_invite_code": "“{code}” is not an invite code: {length} letters and "
+        "refusal_not_an_invite_code": "“{invite}” is not an invite code: {length} letters and "
         "digits, such as {example}",
-        "refusal_invite_too_easy": "the invite code “{code}” is too easy to guess: let the opener "
-        "draw one, or make up one such as {example}",
+        "refusal_invite_too_easy": "the invite code “{invite}” is too easy to guess: let the "
+        "opener draw one, or make up one such as {example}",
         "refusal_opener_unknown": "the table “{table}” was opened by a daemon yours does not know: "
         "type i and its invite code, which its opener's screen shows",
         "refusal_invite_refused": "that is not the invite code of the table “{table}”: its opener "
