@@ -188,6 +188,17 @@ def _moving() -> SimpleNamespace:
     return SimpleNamespace(table_id=TABLE, bots=set(), act=lambda seat, action: [])
 
 
+def _with(lobby: object) -> Any:
+    """A daemon with room for a table, in ``lobby``."""
+    return SimpleNamespace(
+        lobby=lobby,
+        send_lobby=lambda outs: None,
+        peers=SimpleNamespace(learn_keys=lambda: None),
+        hosting=SimpleNamespace(playing=lambda: 0, start_ready_tables=lambda: None),
+        options=SimpleNamespace(max_tables=4, timeout=1.0),
+    )
+
+
 def _knocked(answer: str) -> Any:
     """A daemon whose join by invite code its opener answered with ``answer``."""
     offer = SimpleNamespace(name="salon", refused=answer)
@@ -197,14 +208,11 @@ def _knocked(answer: str) -> Any:
         refusal=lambda table: f"the opener of the table 'salon' said {answer}",
         offers={TABLE: offer},
     )
-    return SimpleNamespace(
-        lobby=lobby,
-        send_lobby=lambda outs: None,
-        peers=SimpleNamespace(learn_keys=lambda: None),
-        hosting=SimpleNamespace(playing=lambda: 0, start_ready_tables=lambda: None),
-        options=SimpleNamespace(max_tables=4, timeout=1.0),
-    )
+    return _with(lobby)
 
+
+#: A join with an invite code, which the table's opener answers.
+KNOCK = {"op": "join", "table": TABLE.hex(), "invite": "K"}
 
 #: A daemon and a request for each refusal of the table, the request and the lobby's answers.
 TABLE_CASES: list[tuple[Refusal, Callable[[], Any], bytes | dict[str, Any]]] = [
@@ -276,25 +284,14 @@ TABLE_CASES: list[tuple[Refusal, Callable[[], Any], bytes | dict[str, Any]]] = [
     ),
     (Refusal.NOBODY_GONE, lambda: _regrouping({1: 3.0}, 4), {"op": "regroup"}),
     (Refusal.TOO_FEW_LEFT, lambda: _regrouping({1: 30.0, 2: 25.0}, 4), {"op": "regroup"}),
-    (
-        Refusal.INVITE_WAIT,
-        lambda: _knocked("wait"),
-        {"op": "join", "table": TABLE.hex(), "invite": "K"},
-    ),
-    (
-        Refusal.INVITE_LOCKED,
-        lambda: _knocked("locked"),
-        {"op": "join", "table": TABLE.hex(), "invite": "K"},
-    ),
-    (
-        Refusal.INVITE_REFUSED,
-        lambda: _knocked("code"),
-        {"op": "join", "table": TABLE.hex(), "invite": "K"},
-    ),
-    (
-        Refusal.INVITE_REFUSED,
-        lambda: _knocked("silent"),
-        {"op": "join", "table": TABLE.hex(), "invite": "K"},
+    *(
+        (refusal, functools.partial(_knocked, answer), KNOCK)
+        for refusal, answer in (
+            (Refusal.INVITE_WAIT, "wait"),
+            (Refusal.INVITE_LOCKED, "locked"),
+            (Refusal.INVITE_REFUSED, "code"),
+            (Refusal.INVITE_REFUSED, "silent"),
+        )
     ),
 ]
 
@@ -443,13 +440,7 @@ def _in_lobby(seats: int = 1, stranger: bool = False) -> Any:
         theirs = lobby(1)
         for _, frame in theirs.open("salon", 3):
             ours.receive(theirs.daemon_key, msgpack.unpackb(msgpack.packb(frame)))
-    return SimpleNamespace(
-        lobby=ours,
-        send_lobby=lambda outs: None,
-        peers=SimpleNamespace(learn_keys=lambda: None),
-        hosting=SimpleNamespace(playing=lambda: 0, start_ready_tables=lambda: None),
-        options=SimpleNamespace(max_tables=4, timeout=1.0),
-    )
+    return _with(ours)
 
 
 def _joining(invite: str | None) -> tuple[Any, dict[str, Any]]:
