@@ -100,7 +100,6 @@ def test_a_refusal_falls_back_to_the_daemons_english_only_when_it_cannot_say_it(
         RuleError("", Rule.POIGNEE_TOO_FEW, size=PoigneeSize.DOUBLE),
         RuleError("", Rule.POIGNEE_SIZE, counts="8/10/13", players=4),
         RuleError("", Rule.ECART_SIZE, size=6),
-        RuleError("not this seat's turn to decide"),
     ],
 )
 def test_a_rule_refusal_crosses_the_wire_whole(error: RuleError) -> None:
@@ -109,6 +108,15 @@ def test_a_rule_refusal_crosses_the_wire_whole(error: RuleError) -> None:
     assert back is not None and back.code is error.code and back.params == error.params
     for lang in LANGUAGES:
         assert Texts(lang).refusal(str(error), "rule", wired) == Texts(lang).rule(error)
+
+
+def test_a_rule_refusal_with_no_code_is_the_daemons_text_as_any_refusal() -> None:
+    """A seat's own machine refuses by text only (its Rule.OTHER): shown as the daemon said it,
+    as a refusal."""
+    error = RuleError("it is not this seat's turn to decide")
+    assert Texts("fr").refusal(str(error), "rule", rule_params(error)) == (
+        "Refusé : it is not this seat's turn to decide"
+    )
 
 
 # --- The request path: what the daemon sends for each refusal --------------------------------

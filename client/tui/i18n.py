@@ -10,6 +10,7 @@ its English words, which it sends beside them for older clients and scripts.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Mapping
 
@@ -944,13 +945,12 @@ class Texts:
         refusal = next((r for r in Refusal if r.value == code), Refusal.OTHER)
         if refusal is Refusal.RULE:
             error = rule_error(message, params)
-            return self.rule(error) if error is not None else self("refused", reason=message)
-        if refusal is Refusal.OTHER:
-            return self("refused", reason=message)
-        try:
-            return self("refused", reason=self(refusal_key(refusal), **params))
-        except (KeyError, IndexError):  # a parameter missing: the daemon's own words then
-            return self("refused", reason=message)
+            if error is not None and error.code is not Rule.OTHER:
+                return self.rule(error)
+        elif refusal is not Refusal.OTHER:
+            with contextlib.suppress(KeyError, IndexError):  # a parameter missing: its words
+                return self("refused", reason=self(refusal_key(refusal), **params))
+        return self("refused", reason=message)
 
 
 def language_from_environment(environ: Mapping[str, str] | None = None) -> str:
