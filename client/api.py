@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any, cast
 
@@ -22,7 +22,26 @@ class DaemonUnavailable(Exception):
 
 
 class DaemonRefused(Exception):
-    """The daemon answered with an error; the message is the daemon's, for the player."""
+    """The daemon answered with an error: the message is the daemon's English text (what the
+    command-line tools print), ``code`` and ``params`` what the screen translates
+    (:meth:`client.tui.i18n.Texts.refusal`) — None and empty from a daemon older than them."""
+
+    def __init__(
+        self, message: str, code: str | None = None, params: Mapping[str, object] | None = None
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.params: Mapping[str, object] = params or {}
+
+    @classmethod
+    def of(cls, reply: Reply, default: str) -> DaemonRefused:
+        """The refusal ``reply`` says; ``default`` is its text if it has none."""
+        code, params = reply.get("code"), reply.get("params")
+        return cls(
+            str(reply.get("error", default)),
+            code if isinstance(code, str) else None,
+            params if isinstance(params, dict) else None,
+        )
 
 
 def default_home() -> Path:
@@ -38,6 +57,9 @@ def socket_path(home: Path) -> Path:
     return home / "api.sock"
 
 
+_TURNED_AWAY = "the daemon refused the connection"
+
+
 class DaemonClient:
     def __init__(self, home: Path) -> None:
         self.home = home
@@ -48,7 +70,8 @@ class DaemonClient:
         self._waiting: dict[int, asyncio.Future[Reply]] = {}
         self._pump: asyncio.Task[None] | None = None
         self._closed = False
-        self._refusal: str | None = None  #: why the daemon turned this connection away, if it said
+        #: why the daemon turned this connection away, if it said
+        self._refusal: Reply | None = None
 
     async def connect(self) -> None:
         path = socket_path(self.home)
@@ -74,7 +97,7 @@ class DaemonClient:
     async def request(self, op: str, **params: Any) -> Any:
         if self._writer is None or self._closed:
             if self._refusal is not None:
-                raise DaemonRefused(self._refusal)
+                raise DaemonRefused.of(self._refusal, _TURNED_AWAY)
             raise DaemonUnavailable("not connected to the daemon (it may have stopped)")
         self._next_id += 1
         future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
@@ -89,7 +112,7 @@ class DaemonClient:
             raise DaemonUnavailable("the daemon closed the connection") from None
         reply = await future
         if not reply.get("ok"):
-            raise DaemonRefused(str(reply.get("error", "the daemon refused")))
+            raise DaemonRefused.of(reply, "the daemon refused")
         return reply.get("result")
 
     async def events(self) -> AsyncIterator[ApiEvent]:
@@ -116,13 +139,13 @@ class DaemonClient:
                     self._waiting.pop(message["id"]).set_result(cast(Reply, message))
                 # Turned away, and told why.
                 elif "id" not in message and message.get("ok") is False:
-                    self._refusal = str(message.get("error", "the daemon refused the connection"))
+                    self._refusal = cast(Reply, message)
         except (OSError, ValueError):
             pass  # a broken connection, or not the daemon at the other end: as if it closed
         self._closed = True
         error: Exception = DaemonUnavailable("the daemon closed the connection")
         if self._refusal is not None:
-            error = DaemonRefused(self._refusal)
+            error = DaemonRefused.of(self._refusal, _TURNED_AWAY)
         for future in self._waiting.values():
             if not future.done():
                 future.set_exception(error)

@@ -16,13 +16,17 @@ from typing import Any, Literal, TypedDict
 
 
 class Reply(TypedDict, total=False):
-    """The answer to a request, with its ``id``: ``ok`` and the ``result``, or the ``error``
-    the player reads.  A connection turned away gets one reply with no ``id``."""
+    """The answer to a request, with its ``id``: ``ok`` and the ``result``, or why not — the
+    ``code`` of a :class:`~protocol.refusal.Refusal` and its ``params``, which a client
+    translates, beside the ``error`` in English, which older clients and scripts show.  A
+    connection turned away gets one reply with no ``id``."""
 
     id: Any  #: the request's own id, whatever it was
     ok: bool
     result: Any
     error: str
+    code: str  #: a Refusal value
+    params: dict[str, Any]
 
 
 #: What the daemon streams to every client between replies (``trick``, ``verdict``,

@@ -3,7 +3,8 @@ into a typed request (:mod:`tarotd.requests`) and the handler that answers it.
 
 h11's way: every request is looked up in :data:`ROUTES`, an ``op`` not there is refused by
 name, and a handler never sees a field it would have to doubt.  A refusal is an
-:class:`~tarotd.api.ApiError`, its text shown to the player as it is.
+:class:`~tarotd.api.ApiError`: a :class:`~protocol.refusal.Refusal` code and its parameters,
+which the client translates, and an English text (:func:`refused`).
 """
 
 from __future__ import annotations
@@ -18,8 +19,10 @@ from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
 from protocol.event.event import EventError
 from protocol.localapi import StateDocument, Status, TableOffer
+from protocol.refusal import Refusal, Refused, rule_params
 from protocol.rules.rules import RuleError
 from tarotd.api import ApiError
+from tarotd.guesses import Answer
 from tarotd.home import load_or_create_identity
 from tarotd.requests import (
     Bare,
@@ -68,11 +71,11 @@ class Answers:
         op = request["op"]
         route = ROUTES.get(op)
         if route is None:
-            raise ApiError(f"unknown request {op!r}")
+            raise ApiError(f"unknown request {op!r}", Refusal.UNKNOWN_REQUEST, op=op)
         try:
             return await route.answer(self, route.parse(request))
         except route.refused as error:
-            raise ApiError(str(error)) from None
+            raise refused(error) from None
 
     # --- The table ----------------------------------------------------------------------
 
@@ -104,17 +107,18 @@ class Answers:
         runner = self._at_table()
         seat = self.daemon.hosting.own_seat(runner)
         if seat is None:
-            raise ApiError("this daemon has no seat of its own at the table")
+            raise ApiError("this daemon has no seat of its own at the table", Refusal.NO_OWN_SEAT)
         if seat in runner.bots:
             raise ApiError(
                 "this daemon's seat is played by a bot (tarotd --bot): it takes no moves from a "
-                "client"
+                "client",
+                Refusal.SEAT_IS_A_BOT,
             )
         act = functools.partial(runner.act, seat, request.action(seat))
         try:
             moved = self.daemon.hosting.drive(runner, act)
-        except (RuleError, ValueError) as error:
-            raise ApiError(str(error)) from None
+        except ValueError as error:  # a RuleError among them
+            raise refused(error) from None
         self._refuse_if_paused(runner, moved)
         return {"done": request.op.value}
 
@@ -123,7 +127,7 @@ class Answers:
         try:
             moved = self.daemon.hosting.drive(runner, runner.next_deal)
         except ValueError as error:
-            raise ApiError(str(error)) from None
+            raise refused(error) from None
         self._refuse_if_paused(runner, moved)
         return {"deal": runner.deal_number}
 
@@ -133,12 +137,12 @@ class Answers:
     def _at_table(self) -> TableRunner:
         runner = self.daemon.hosting.current()
         if runner is None:
-            raise ApiError("you are not at a table yet: open or join one")
+            raise ApiError("you are not at a table yet: open or join one", Refusal.NOT_AT_TABLE)
         return runner
 
     def _refuse_if_paused(self, runner: TableRunner, moved: bool) -> None:
         if not moved:
-            raise ApiError(self.daemon.hosting.paused[runner.table_id].refusal)
+            raise ApiError(self.daemon.hosting.paused[runner.table_id].refusal, Refusal.PAUSED)
 
     # --- The lobby ------------------------------------------------------------------------
 
@@ -166,7 +170,7 @@ class Answers:
         try:
             daemon.send_lobby(daemon.lobby.open(request.name, request.seats))
         except ValueError as error:
-            raise ApiError(str(error)) from None
+            raise refused(error) from None
         return {"opened": True}
 
     async def join(self, request: JoinTable) -> dict[str, Any]:
@@ -179,14 +183,16 @@ class Answers:
         try:
             daemon.send_lobby(daemon.lobby.join(request.table, request.invite))
         except ValueError as error:
-            raise ApiError(str(error)) from None
+            raise refused(error) from None
         daemon.hosting.start_ready_tables()
         deadline = time.monotonic() + daemon.options.timeout
         while daemon.lobby.proving(request.table) and time.monotonic() < deadline:
             await asyncio.sleep(0.05)
         refusal = daemon.lobby.refusal(request.table) if request.invite is not None else None
         if refusal is not None:
-            raise ApiError(refusal)
+            offer = daemon.lobby.offers[request.table]
+            why = _KNOCK_REFUSED.get(offer.refused or "", Refusal.INVITE_REFUSED)
+            raise ApiError(refusal, why, table=offer.name)
         return {"joined": True}
 
     async def leave(self, _: Bare) -> dict[str, Any]:
@@ -194,7 +200,7 @@ class Answers:
         try:
             daemon.send_lobby(daemon.lobby.leave())
         except ValueError as error:
-            raise ApiError(str(error)) from None
+            raise refused(error) from None
         return {"left": True}
 
     async def unlock(self, _: Bare) -> dict[str, Any]:
@@ -207,7 +213,7 @@ class Answers:
         try:
             daemon.lobby.filling()
         except ValueError as error:
-            raise ApiError(str(error)) from None
+            raise refused(error) from None
         k = len(daemon.seats)
         identity = load_or_create_identity(daemon.home, f"bot-{k}")
         name = bot_name(daemon.options.name, k)
@@ -222,7 +228,9 @@ class Answers:
         if daemon.hosting.playing() >= daemon.options.max_tables:
             raise ApiError(
                 f"this daemon already plays {daemon.hosting.playing()} tables, its limit (tarotd "
-                "--max-tables)"
+                "--max-tables)",
+                Refusal.MAX_TABLES,
+                playing=daemon.hosting.playing(),
             )
 
     # --- Events (tarotd/event_glue.py) --------------------------------------------------------
@@ -258,6 +266,24 @@ class Answers:
         return self.daemon.event_glue.record(request)
 
 
+def refused(error: ValueError) -> ApiError:
+    """``error`` as the player's refusal: by the rules engine's code, by its own, or — a
+    refusal no one gave a code yet — by its text alone."""
+    if isinstance(error, RuleError):
+        return ApiError(str(error), Refusal.RULE, **rule_params(error))
+    if isinstance(error, Refused):
+        return ApiError.of(error)
+    return ApiError(str(error))
+
+
+#: What the opener of a table answered to our invite code (``Offer.refused``), as a refusal;
+#: any other answer ("code", or none in time) is a code refused.
+_KNOCK_REFUSED: Final = {
+    Answer.WAIT.value: Refusal.INVITE_WAIT,
+    Answer.LOCKED.value: Refusal.INVITE_LOCKED,
+}
+
+
 @dataclass(frozen=True)
 class Route(Generic[R]):
     """An ``op``: how its fields are read, who answers it, and which exceptions of the
@@ -265,7 +291,7 @@ class Route(Generic[R]):
 
     parse: Callable[[Fields], R]
     answer: Callable[[Answers, R], Awaitable[Any]]
-    refused: tuple[type[Exception], ...] = ()
+    refused: tuple[type[ValueError], ...] = ()
 
 
 def _move(op: MoveOp) -> Route[Move]:

@@ -5,11 +5,13 @@ the peer's credentials checked on every connection (``SO_PEERCRED``): only the d
 Unix user gets in, whatever the file modes say.  Nothing of it is reachable from the network.
 
 The protocol is one JSON object per line.  A request ``{"id": 7, "op": "play", "card": "KH"}``
-gets a response ``{"id": 7, "ok": true, "result": …}`` or ``{"id": 7, "ok": false, "error":
-"…"}``; events (``{"event": "trick", …}``) stream to every connected client between
-responses.  A client may drop and reconnect at any time: the ``state`` request returns its
-seat's whole view.  A malformed line gets an error response and changes nothing; a line
-longer than :data:`MAX_LINE` closes the connection.
+gets a response ``{"id": 7, "ok": true, "result": …}`` or ``{"id": 7, "ok": false, "code":
+"not-at-table", "params": {}, "error": "…"}`` — a :class:`~protocol.refusal.Refusal` code the
+client translates, and the English text older clients show.  Events (``{"event": "trick",
+…}``) stream to every connected client between responses.  A client may drop and reconnect
+at any time: the ``state`` request returns its seat's whole view.  A malformed line gets an
+error response and changes nothing; a line longer than :data:`MAX_LINE` closes the
+connection.
 
 At most :data:`MAX_CLIENTS` clients at once.  Only the daemon's own user can connect, so only
 that user's own programs can take every place (a script left running, windows of ``tarot``):
@@ -31,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from protocol.localapi import ApiEvent, Reply
+from protocol.refusal import Refusal, Refused
 
 log = logging.getLogger("tarotd.api")
 
@@ -45,8 +48,21 @@ _SOL_LOCAL, _LOCAL_PEERCRED, _XUCRED_SIZE = 0, 1, 76
 Handler = Callable[[dict[str, Any]], Awaitable[Any]]
 
 
-class ApiError(Exception):
-    """A request the daemon refuses; the message is shown to the player as it is."""
+class ApiError(Refused):
+    """A request the daemon refuses: its code and parameters, which the client translates,
+    and its English text.  Only the dispatcher (:mod:`tarotd.answers`) makes one of another
+    exception — a :class:`~protocol.refusal.Refused` of the lobby or an event is a refusal for
+    the player only where it says so; elsewhere it is a bug, and logged."""
+
+    @classmethod
+    def of(cls, error: Refused) -> ApiError:
+        return cls(str(error), error.code, **error.params)
+
+
+def refusal(error: Refused) -> Reply:
+    """The reply that says ``error``."""
+    params = dict(error.params)
+    return {"ok": False, "code": error.code.value, "params": params, "error": str(error)}
 
 
 def peer_uid(sock: socket.socket) -> int | None:
@@ -136,16 +152,13 @@ class ApiServer:
                 "refused a local API connection: %d clients of this user are connected already",
                 MAX_CLIENTS,
             )
-            writer.write(
-                _line(
-                    {
-                        "ok": False,
-                        "error": f"this daemon already serves {MAX_CLIENTS} clients of yours "
-                        "(other "
-                        "tarot windows or scripts): close one of them and try again",
-                    }
-                )
+            turned_away = Refused(
+                f"this daemon already serves {MAX_CLIENTS} clients of yours (other tarot "
+                "windows or scripts): close one of them and try again",
+                Refusal.TOO_MANY_CLIENTS,
+                limit=MAX_CLIENTS,
             )
+            writer.write(_line(refusal(turned_away)))
             writer.close()
             return
         self._clients.add(writer)
@@ -154,9 +167,12 @@ class ApiServer:
                 try:
                     raw = await reader.readline()
                 except (asyncio.LimitOverrunError, ValueError):
-                    writer.write(
-                        _line({"ok": False, "error": f"request longer than {MAX_LINE} bytes"})
+                    too_long = Refused(
+                        f"request longer than {MAX_LINE} bytes",
+                        Refusal.LINE_TOO_LONG,
+                        limit=MAX_LINE,
                     )
+                    writer.write(_line(refusal(too_long)))
                     break
                 if not raw:
                     break
@@ -173,17 +189,22 @@ class ApiServer:
             request = json.loads(raw)
         except (ValueError, RecursionError):  # not JSON or not UTF-8; also an integer of
             # thousands of digits (ValueError) and nesting deeper than the parser's stack
-            return {"ok": False, "error": "not a JSON object: send one JSON object per line"}
+            return refusal(
+                Refused("not a JSON object: send one JSON object per line", Refusal.NOT_JSON)
+            )
         if not isinstance(request, dict) or not isinstance(request.get("op"), str):
-            return {"ok": False, "error": 'a request is a JSON object with an "op"'}
+            no_op = Refused('a request is a JSON object with an "op"', Refusal.NOT_A_REQUEST)
+            return refusal(no_op)
         reply: Reply = {"id": request.get("id")} if "id" in request else {}
         try:
             reply.update({"ok": True, "result": await self.handler(request)})
         except ApiError as error:
-            reply.update({"ok": False, "error": str(error)})
+            reply.update(refusal(error))
         except Exception:  # a bug must not take the daemon, nor the game, down
             log.exception("local API request %r failed", request.get("op"))
-            reply.update({"ok": False, "error": "internal error in the daemon; see its log"})
+            reply.update(
+                refusal(Refused("internal error in the daemon; see its log", Refusal.INTERNAL))
+            )
         return reply
 
 

@@ -36,6 +36,7 @@ from typing import Final, Protocol
 
 from protocol.bots.bots import BOTS
 from protocol.event.event import EventError
+from protocol.refusal import Refusal
 from protocol.replication.identity import fingerprint
 from protocol.replication.manifest import MAX_NAME
 from tarotd.event_desk import EventDesk, Heard, Held
@@ -113,9 +114,16 @@ class EventBots:
         first, then new ones (EventError, and nothing done, past :data:`MAX_EVENT_BOTS`).
         Their names."""
         if level not in BOTS:
-            raise EventError(f"a bot's level is one of {', '.join(sorted(BOTS))}")
+            levels = ", ".join(sorted(BOTS))
+            raise EventError(
+                f"a bot's level is one of {levels}", Refusal.EVENT_BOT_LEVEL, levels=levels
+            )
         if not 1 <= count <= MAX_EVENT_BOTS:
-            raise EventError(f"--bots is from 1 to {MAX_EVENT_BOTS}")
+            raise EventError(
+                f"--bots is from 1 to {MAX_EVENT_BOTS}",
+                Refusal.EVENT_BOTS_COUNT,
+                most=MAX_EVENT_BOTS,
+            )
         host = heard.endpoint.removeprefix("tcp://").rpartition(":")[0]
         # A wildcard address says nothing of where the organiser is: discovery finds it then.
         peers = [] if host in WILDCARD_HOSTS else [(heard.endpoint, heard.config.organiser)]
@@ -125,7 +133,11 @@ class EventBots:
         if len(self.hosted) + new > MAX_EVENT_BOTS:
             raise EventError(
                 f"this daemon hosts {len(self.hosted)} event bots, {len(free)} of them free: "
-                f"at most {MAX_EVENT_BOTS} in all"
+                f"at most {MAX_EVENT_BOTS} in all",
+                Refusal.EVENT_BOTS_FULL,
+                hosted=len(self.hosted),
+                free=len(free),
+                most=MAX_EVENT_BOTS,
             )
         taken = {h.number for h in self.hosted}
         numbers = [n for n in range(1, MAX_EVENT_BOTS * 2) if n not in taken][:new]

@@ -70,6 +70,7 @@ from protocol.event.event import (
 )
 from protocol.event.movement import Movement, MovementError
 from protocol.event.ranking import RoundResult
+from protocol.refusal import Refusal
 from protocol.replication.audit import DealAudit
 from protocol.replication.identity import Identity, fingerprint, verify
 from protocol.replication.manifest import (
@@ -260,9 +261,11 @@ class EventDesk:
             return self._join_own(organised, name)
         heard = self.heard.get(event_id)
         if heard is None:
-            raise EventError("no event of that id is heard here (tarot event list)")
+            raise EventError(
+                "no event of that id is heard here (tarot event list)", Refusal.EVENT_NOT_HEARD
+            )
         if event_id in self.held:
-            raise EventError("this daemon is in that event already")
+            raise EventError("this daemon is in that event already", Refusal.EVENT_IN_ALREADY)
         record = EventRecord(read_entries([heard.wire]))
         self._store(event_id, 0, heard.wire)
         self.store.set_event_note(event_id, "role", Role.PLAYER.value.encode())
@@ -284,7 +287,10 @@ class EventDesk:
         is seated by the movement and signs its rows like any member — the organiser's key
         gives it no say over a row it did not sign with its table."""
         if self.key in held.report.names:
-            raise EventError("this daemon's player is registered in that event already")
+            raise EventError(
+                "this daemon's player is registered in that event already",
+                Refusal.EVENT_REGISTERED_ALREADY,
+            )
         entry = register(self.identity, held.event_id, name[:MAX_NAME])
         frame = {
             "t": "register",
@@ -308,11 +314,11 @@ class EventDesk:
         """The organiser opens round 1 with the players registered (EventError: too few)."""
         held = self._organised(event_id)
         if held.report.plans:
-            raise EventError("the event has started already")
+            raise EventError("the event has started already", Refusal.EVENT_STARTED)
         try:
             entry = open_round(self.identity, held.record)
         except MovementError as error:
-            raise EventError(str(error)) from None
+            raise EventError(str(error), error.code, **error.params) from None
         return self._append(held, [entry])
 
     def close_now(self, event_id: bytes) -> list[FrameOut]:
@@ -321,7 +327,7 @@ class EventDesk:
         who hold them signed by all can show the claim false."""
         held = self._organised(event_id)
         if held.open_round is None:
-            raise EventError("no round is open")
+            raise EventError("no round is open", Refusal.EVENT_NO_ROUND_OPEN)
         lost = [(table, deal) for _, table, deal in held.report.pending]
         log.warning(
             "event %s: round %d closed by the organiser, %d rows declared lost",
@@ -348,7 +354,11 @@ class EventDesk:
         new, old = _player(held, newcomer), _player(held, player)
         places = _last_places(held)
         if new in places or new in held.substitutes.values():
-            raise EventError(f"{held.report.names[new]} holds a place already")
+            raise EventError(
+                f"{held.report.names[new]} holds a place already",
+                Refusal.EVENT_PLACE_HELD,
+                player=held.report.names[new],
+            )
         self.store.set_event_note(event_id, f"substitute/{old.hex()}", new)
         held.substitutes[old] = new
         return held.report.names[new], held.report.names[old]
@@ -356,7 +366,9 @@ class EventDesk:
     def _organised(self, event_id: bytes) -> Held:
         held = self.held.get(event_id)
         if held is None or held.role is not Role.ORGANISER:
-            raise EventError("no event of that id is organised here")
+            raise EventError(
+                "no event of that id is organised here", Refusal.EVENT_NOT_ORGANISED_HERE
+            )
         return held
 
     def find(self, prefix: str) -> bytes:
@@ -364,11 +376,13 @@ class EventDesk:
         known = [*self.held, *(e for e in self.heard if e not in self.held)]
         matches = [event_id for event_id in known if event_id.hex().startswith(prefix.lower())]
         if not matches:
-            raise EventError("no event has that id")
+            raise EventError("no event has that id", Refusal.EVENT_NO_SUCH_ID)
         if len(matches) > 1:
+            events = ", ".join(f"{e.hex()[:8]} ({self._name_of(e)})" for e in matches)
             raise EventError(
-                "several events: give more of the id — "
-                + ", ".join(f"{e.hex()[:8]} ({self._name_of(e)})" for e in matches)
+                f"several events: give more of the id — {events}",
+                Refusal.EVENT_AMBIGUOUS_ID,
+                events=events,
             )
         return matches[0]
 
@@ -1063,8 +1077,16 @@ def _player(held: Held, who: str) -> bytes:
         for key, name in held.report.names.items()
         if name == who or (digits and fingerprint(key).replace("-", "").startswith(digits))
     ]
-    if len(matches) != 1:
-        raise EventError(f"{who!r} is {'no' if not matches else 'more than one'} registered player")
+    if not matches:
+        raise EventError(
+            f"{who!r} is no registered player", Refusal.EVENT_PLAYER_UNKNOWN, player=who
+        )
+    if len(matches) > 1:
+        raise EventError(
+            f"{who!r} is more than one registered player",
+            Refusal.EVENT_PLAYER_AMBIGUOUS,
+            player=who,
+        )
     return matches[0]
 
 

@@ -16,6 +16,7 @@ import msgpack
 
 from protocol import wire
 from protocol.event.event import EventError
+from protocol.refusal import Refusal
 from tarotd.event_desk import CHANNEL as EVENT
 from tarotd.event_desk import EventDesk, Heard, Held, Role
 from tarotd.lobby import BROADCAST, FrameOut
@@ -124,7 +125,9 @@ class EventGlue:
         elif event_id in daemon.events.heard:
             heard = daemon.events.heard[event_id]
         else:
-            raise EventError("no event of that id is heard here (tarot event list)")
+            raise EventError(
+                "no event of that id is heard here (tarot event list)", Refusal.EVENT_NOT_HEARD
+            )
         assert daemon.event_bots is not None  # made at the start
         names = await daemon.event_bots.add(event_id, heard, request.count, level)
         return {"joined": event_id.hex(), "bots": names}
@@ -171,5 +174,7 @@ class EventGlue:
         if held is None and daemon.event_bots is not None:  # our bots play it, we do not
             desk, held = daemon.event_bots.holding(event_id) or (desk, None)
         if held is None:
-            raise EventError("this daemon is not in that event: tarot event join")
+            raise EventError(
+                "this daemon is not in that event: tarot event join", Refusal.EVENT_NOT_IN
+            )
         return desk, held

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from protocol.refusal import Refusal
 from protocol.replication.public import Stage
 from tarotd.api import ApiError
 from tarotd.runner import TableRunner
@@ -74,12 +75,14 @@ class Regroup:
         daemon = self.daemon
         runner = daemon.hosting.current()
         if runner is None:
-            raise ApiError("you are not at a table")
+            raise ApiError("you are not at a table", Refusal.NOT_AT_TABLE)
         gone, names = self.gone(runner), runner.ready.setup.names
         if not gone:
             raise ApiError(
                 f"no member has been silent for {daemon.options.timeout:.0f} s (--timeout) yet: "
-                "the table waits for them"
+                "the table waits for them",
+                Refusal.NOBODY_GONE,
+                seconds=round(daemon.options.timeout),
             )
         if daemon.events.seating_of(runner.table_id) is not None:
             return self._abandon_event_table(runner, gone)
@@ -87,7 +90,10 @@ class Regroup:
         without = ", ".join(names[seat] for seat in gone)
         if len(left) < 3:
             raise ApiError(
-                f"a table needs three players: without {without}, {len(left)} would be left"
+                f"a table needs three players: without {without}, {len(left)} would be left",
+                Refusal.TOO_FEW_LEFT,
+                without=without,
+                left=len(left),
             )
         daemon.hosting.drop(runner)
         own = daemon.identity.public_key

@@ -2,8 +2,9 @@
 
 A request is one JSON object from a program of the daemon's own user, which may be a script
 with a typo or a fuzzer: every field a request takes is checked here, once, and turned into a
-typed value — a malformed one refused with an :class:`~tarotd.api.ApiError` that names the
-field and says what it should be, before anything is looked up or moved.  The handlers
+typed value — a malformed one refused with an :class:`~tarotd.api.ApiError`
+(:attr:`~protocol.refusal.Refusal.MALFORMED`) that names the field and says what it should be,
+before anything is looked up or moved.  The handlers
 (:mod:`tarotd.answers`) then take typed requests only.  Pure: no daemon, no socket.
 
 >>> parse_move("play", {"op": "play", "card": "KH"}).action(2)
@@ -25,6 +26,7 @@ from typing import Any
 
 from protocol.event.event import FFT_FORMATS
 from protocol.event.movement import Movement
+from protocol.refusal import Refusal
 from protocol.rules.cards import Card, card, cards
 from protocol.rules.deal import Action, AnnounceChelem, Bid, Call, Ecart, Play, ShowPoignee
 from protocol.rules.variants import Contract
@@ -139,6 +141,11 @@ class OpenEvent:
     movement: Movement
 
 
+def malformed(message: str, field: str) -> ApiError:
+    """The refusal of a request whose ``field`` is not what ``message`` says it should be."""
+    return ApiError(message, Refusal.MALFORMED, field=field)
+
+
 def parse_bare(request: Fields) -> Bare:
     """A request whose other fields, if any, are ignored."""
     return BARE
@@ -147,9 +154,9 @@ def parse_bare(request: Fields) -> Bare:
 def parse_open(request: Fields) -> OpenTable:
     name, seats = request.get("name", ""), request.get("seats", 5)
     if not isinstance(name, str) or len(name) > 64 or not name.isprintable():
-        raise ApiError('"name" is the table\'s name: at most 64 printable characters')
+        raise malformed('"name" is the table\'s name: at most 64 printable characters', "name")
     if type(seats) is not int:
-        raise ApiError('"seats" is the number of seats: 3, 4 or 5')
+        raise malformed('"seats" is the number of seats: 3, 4 or 5', "seats")
     return OpenTable(name, seats)
 
 
@@ -157,10 +164,14 @@ def parse_join(request: Fields) -> JoinTable:
     try:
         table = bytes.fromhex(str(request.get("table", "")))
     except ValueError:
-        raise ApiError('"table" is a table id in hexadecimal, as "tables" lists it') from None
+        raise malformed(
+            '"table" is a table id in hexadecimal, as "tables" lists it', "table"
+        ) from None
     invite = request.get("invite")
     if invite is not None and not isinstance(invite, str):
-        raise ApiError("\"invite\" is the table's invite code, as its opener's screen shows it")
+        raise malformed(
+            "\"invite\" is the table's invite code, as its opener's screen shows it", "invite"
+        )
     return JoinTable(table, invite)
 
 
@@ -178,7 +189,18 @@ def parse_move(op: str, request: Fields) -> Move:
             return Move(move, cards=tuple(cards(_codes(request))))
         return Move(move, announce=request.get("announce") is True)
     except ValueError as error:
-        raise ApiError(str(error)) from None
+        raise malformed(str(error), _FIELDS[move]) from None
+
+
+#: The field a move reads.
+_FIELDS = {
+    MoveOp.BID: "contract",
+    MoveOp.CALL: "card",
+    MoveOp.PLAY: "card",
+    MoveOp.ECART: "cards",
+    MoveOp.POIGNEE: "cards",
+    MoveOp.CHELEM: "announce",
+}
 
 
 def _codes(request: Fields) -> list[str]:
@@ -199,7 +221,7 @@ def parse_event_join(request: Fields) -> EventNamed | HostEventBots:
         return parse_event(request)
     level = request.get("level")
     if type(count) is not int or ("level" in request and not isinstance(level, str)):
-        raise ApiError('"bots" is a number, "level" a bot\'s level')
+        raise malformed('"bots" is a number, "level" a bot\'s level', "bots, level")
     return HostEventBots(str(request.get("event", "")), count, level)
 
 
@@ -222,12 +244,17 @@ def parse_open_event(request: Fields) -> OpenEvent:
     fmt = request.get("format")
     if isinstance(fmt, str):
         if fmt not in FFT_FORMATS:
-            raise ApiError(f"format {fmt!r}: one of {', '.join(FFT_FORMATS)}")
+            raise malformed(f"format {fmt!r}: one of {', '.join(FFT_FORMATS)}", "format")
         rounds, deals = FFT_FORMATS[fmt]
     if not isinstance(name, str) or type(rounds) is not int or type(deals) is not int:
-        raise ApiError('"name", and "format" or "rounds" and "deals", give the event')
+        raise malformed(
+            '"name", and "format" or "rounds" and "deals", give the event',
+            "name, format, rounds, deals",
+        )
     size, movement = request.get("tables", 4), request.get("movement", Movement.FFT.value)
     moves = {m.value: m for m in Movement} | {"best": Movement.BEST}
     if type(size) is not int or movement not in moves:
-        raise ApiError(f'"tables" is 4 or 5, "movement" one of {", ".join(moves)}')
+        raise malformed(
+            f'"tables" is 4 or 5, "movement" one of {", ".join(moves)}', "tables, movement"
+        )
     return OpenEvent(name, rounds, deals, size, moves[movement])

@@ -43,6 +43,7 @@ from protocol.bots.bots import make_bot
 from protocol.bots.players import Policy, decide
 from protocol.deck.proofs import frame
 from protocol.plugins import Cheater, required_cheat_lab
+from protocol.refusal import Refusal, Refused
 from protocol.replication.agreement import void_certified
 from protocol.replication.audit import Audits, DealAudit
 from protocol.replication.identity import Identity
@@ -53,7 +54,6 @@ from protocol.replication.public import Stage
 from protocol.replication.transcript import proof_file
 from protocol.replication.verdict import Fault, Verdict
 from protocol.rules.deal import Action
-from protocol.rules.rules import RuleError
 from protocol.rules.scoring import ScoreSheet
 from protocol.rules.view import SeatView
 from tarotd.ahead import FileAhead
@@ -386,10 +386,10 @@ class TableRunner:
 
     def next_deal(self) -> list[WireOut]:
         """The player has read the score sheet: deal again."""
+        if self.finished:
+            raise Refused("the table has finished", Refusal.TABLE_FINISHED)
         if not self.between_deals:
-            raise ValueError(
-                "the table has finished" if self.finished else "the deal is not over yet"
-            )
+            raise Refused("the deal is not over yet", Refusal.DEAL_NOT_SCORED)
         self.between_deals = False
         return self.start_deal()
 
@@ -429,13 +429,20 @@ class TableRunner:
         )
 
     def act(self, seat: int, action: Action) -> list[WireOut]:
-        """A human player's decision for a hosted seat (RuleError if not allowed)."""
+        """A human player's decision for a hosted seat (RuleError if the rules forbid it,
+        :class:`~protocol.refusal.Refused` if the seat has no decision here)."""
         machine = self.machines.get(seat)
         if seat not in self.hosted_seats:
-            raise ValueError(f"seat {seat} is not played from this daemon")
+            raise Refused(
+                f"seat {seat} is not played from this daemon", Refusal.NOT_PLAYED_HERE, seat=seat
+            )
+        if machine is None and not self.between_deals:
+            raise Refused("the deal is scored and the table has finished", Refusal.TABLE_FINISHED)
         if machine is None:
-            later = "ask for the next deal" if self.between_deals else "the table has finished"
-            raise RuleError(f"it is not this seat's turn to decide: the deal is scored; {later}")
+            raise Refused(
+                "it is not this seat's turn to decide: the deal is scored; ask for the next deal",
+                Refusal.DEAL_SCORED,
+            )
         return self._dispatch(machine.act(action)) + self.step(self._decisions)
 
     def stall(self, reachable: Collection[bytes] | None = None) -> list[WireOut]:

@@ -182,8 +182,10 @@ def test_a_client_beyond_the_places_is_told_why_and_a_place_freed_serves_it(tmp_
             await asyncio.sleep(0.1)
             with pytest.raises(
                 DaemonRefused, match=f"already serves {MAX_CLIENTS} clients of yours"
-            ):
+            ) as refused:
                 await ask(tmp_path, "status")
+            assert refused.value.code == "too-many-clients"
+            assert refused.value.params == {"limit": MAX_CLIENTS}
             held.pop()[1].close()
             await asyncio.sleep(0.1)
             assert await ask(tmp_path, "status") == {"name": "test"}
@@ -300,6 +302,7 @@ async def oversized_line(path: Path) -> None:
     replies, closed = await raw_exchange(path, payload, 1)
     if replies:
         assert replies[0]["ok"] is False and f"longer than {MAX_LINE}" in replies[0]["error"]
+        assert replies[0]["code"] == "line-too-long" and replies[0]["params"] == {"limit": MAX_LINE}
         replies, closed = [], True  # and the daemon must hang up after it
     assert closed
 

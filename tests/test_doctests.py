@@ -15,6 +15,7 @@ MODULES = [
     "protocol.rules.rules",
     "protocol.rules.deal",
     "protocol.rules.scoring",
+    "protocol.refusal",
     "client.tui.i18n",
 ]
 

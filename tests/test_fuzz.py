@@ -81,6 +81,7 @@ from wire import (
 )
 
 from client.api import ask
+from protocol.refusal import Refusal
 from protocol.replication.identity import Identity
 from tarotd.api import MAX_LINE
 from tarotd.mesh import LINK_KINDS, MiB, decode, encode, encode_signed
@@ -104,6 +105,7 @@ SEND_WAIT_MS = 1000  #: how long a peer frame may wait for room in our socket be
 
 READ_ONLY = frozenset({"status", "state", "tables", "scores"})
 LOBBY_OPS = frozenset({"next", "bot", "open", "join", "leave"})
+CODES = frozenset(refusal.value for refusal in Refusal)  #: what a refusal's "code" may be
 FRAME_FIELDS = (
     "t",
     "s",
@@ -617,6 +619,7 @@ def check_answer(line: bytes, answer: dict[str, Any], tally: ApiTally) -> None:
     error = answer.get("error")
     assert answer.get("ok") is False and isinstance(error, str) and error, (line[:300], answer)
     assert "internal error" not in error, (line[:300], answer)
+    assert answer.get("code") in CODES - {Refusal.INTERNAL.value}, (line[:300], answer)
     tally.refused[" ".join(error.split()[:4])] += 1
 
 

@@ -14,13 +14,14 @@ ROOT = Path(__file__).resolve().parent.parent
 PROTOCOL = ROOT / "protocol"
 
 #: What each sub-package may import of ``protocol``: sub-packages whole, or single modules.
-#: ``wire``, the one gate for untrusted bytes, is below them all.
+#: ``wire``, the one gate for untrusted bytes, is below them all; ``refusal``, why a request
+#: is refused, is the code an event's errors carry to the player.
 ALLOWED: dict[str, frozenset[str]] = {
     "rules": frozenset({"wire", "rules"}),
     "deck": frozenset({"wire", "rules", "deck", "replication.verdict", "replication.identity"}),
     "replication": frozenset({"wire", "rules", "deck", "replication"}),
     "bots": frozenset({"wire", "rules", "bots"}),
-    "event": frozenset({"wire", "rules", "replication", "event"}),
+    "event": frozenset({"wire", "rules", "replication", "event", "refusal"}),
 }
 
 
@@ -60,8 +61,9 @@ def test_a_sub_package_imports_only_the_ideas_below_it(path: Path) -> None:
 def test_every_module_of_protocol_has_its_place() -> None:
     loose = sorted(p.name for p in PROTOCOL.glob("*.py") if p.name != "__init__.py")
     # wire.py is below every idea: the gate each of them parses a peer's bytes through;
-    # plugins.py is where the programs find the lab's commands and cheats.
-    assert loose == ["localapi.py", "pake.py", "plugins.py", "wire.py"], (
+    # plugins.py is where the programs find the lab's commands and cheats; refusal.py, beside
+    # the local API's documents, says why a request is refused.
+    assert loose == ["localapi.py", "pake.py", "plugins.py", "refusal.py", "wire.py"], (
         "a module belongs in a sub-package by its idea"
     )
     assert {p.name for p in PROTOCOL.iterdir() if p.is_dir() and p.name != "__pycache__"} == set(

@@ -4,6 +4,7 @@ refused instead of working the rule out again, so the two cannot disagree."""
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Callable
 
@@ -12,6 +13,7 @@ import pytest
 from client.tui.choose import Refusal, card_refusal
 from client.tui.i18n import LANGUAGES, Texts
 from protocol.bots.players import RandomPolicy, decide
+from protocol.refusal import rule_params
 from protocol.rules import rules
 from protocol.rules.cards import EXCUSE, Card, Suit, card, cards
 from protocol.rules.deal import (
@@ -313,10 +315,11 @@ PLAY_WORDS = {
 
 @pytest.mark.parametrize("rule", list(PLAY_WORDS), ids=lambda r: r.value)
 def test_a_daemons_refusal_of_a_card_names_the_rule_the_screen_names(rule: Rule) -> None:
-    """The daemon replies with the engine's English text, which the client puts in French by
-    its fragments: it must name the same rule as the screen does from the code (trumps led
-    were once said « il faut couper », as if the player were void in a colour)."""
+    """The daemon replies with the engine's code and parameters, which the client says as the
+    screen does (trumps led were once said « il faut couper », as if the player were void in a
+    colour, when the client read the daemon's English)."""
     error = refusal(rule)
     texts = Texts("fr")
     assert PLAY_WORDS[rule] in texts.rule(error).lower()
-    assert PLAY_WORDS[rule] in texts.refusal(str(error)).lower()
+    wired = json.loads(json.dumps(rule_params(error)))
+    assert texts.refusal(str(error), "rule", wired) == texts.rule(error)

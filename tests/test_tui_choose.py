@@ -94,16 +94,15 @@ def test_a_poignee_starts_with_the_trumps_of_the_takers_ecart() -> None:
     assert picker.size == "triple" and picker.problem() is None
 
 
-def test_every_sentence_exists_in_both_languages_and_common_refusals_are_translated() -> None:
+def test_every_sentence_exists_in_both_languages_and_refusals_are_said_by_their_code() -> None:
     assert set(_TEXT["fr"]) == set(_TEXT["en"])
     fr, en = Texts("fr"), Texts("en")
     message = "a trump may go to the écart only when you have no other card to put there"
-    assert (
-        fr.refusal(message)
-        == "Refusé : un atout ne va à l'écart que si vous ne pouvez faire autrement"
+    assert fr.refusal(message, "rule", {"rule": "ecart-trump"}) == (
+        "Un atout ne va à l'écart que si vous ne pouvez faire autrement."
     )
-    assert en.refusal(message) == f"Refused: {message}"
-    assert fr.refusal("something new") == "Refusé : something new"
+    assert en.refusal(message) == f"Refused: {message}"  # an older daemon: its words
+    assert fr.refusal(message) == f"Refusé : {message}"  # never read back from them
     with pytest.raises(ValueError):
         Texts("de")
 

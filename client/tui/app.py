@@ -278,7 +278,7 @@ class TarotApp:
         try:
             result = await self.client.request(op, **params)
         except DaemonRefused as error:
-            self.model.say(self.texts.refusal(str(error)), error=True)
+            self.model.say(self.texts.refusal(str(error), error.code, error.params), error=True)
         except DaemonUnavailable:
             self._daemon_gone()
         else:

@@ -3,15 +3,18 @@
 The game's own words stay French in both languages — preneur, chien, écart, poignée, garde,
 petit au bout — as players say them at any table; only the sentences around them change.
 The rules engine's refusals are translated from their :class:`~protocol.rules.rules.Rule`
-code and parameters (:meth:`Texts.rule`).  The daemon's refusals reach the client as English
-text only: the common ones are given a French sentence here, the others are shown as they are.
+code and parameters (:meth:`Texts.rule`), and the daemon's from their
+:class:`~protocol.refusal.Refusal` code and parameters (:meth:`Texts.refusal`) — never from
+its English words, which it sends beside them for older clients and scripts.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Mapping
 
+from protocol.refusal import Refusal, rule_error
 from protocol.rules.cards import Card, Suit
 from protocol.rules.deal import Phase
 from protocol.rules.rules import Rule, RuleError
@@ -35,6 +38,12 @@ SUIT_SYMBOLS = {Suit.SPADES: "♠", Suit.HEARTS: "♥", Suit.DIAMONDS: "♦", Su
 def rule_key(rule: Rule) -> str:
     """The sentence that says ``rule``: ``Rule.FOLLOW_SUIT`` → ``rule_follow_suit``."""
     return f"rule_{rule.name.lower()}"
+
+
+def refusal_key(refusal: Refusal) -> str:
+    """The words that say the daemon's ``refusal``: ``Refusal.TABLE_FULL`` →
+    ``refusal_table_full``."""
+    return f"refusal_{refusal.name.lower()}"
 
 
 _TEXT: dict[str, dict[str, str]] = {
@@ -210,6 +219,77 @@ _TEXT: dict[str, dict[str, str]] = {
         "{seconds} s) : la table est "
         "en pause ici et reprend d'elle-même ; rien n'est perdu.",
         "refused": "Refusé : {reason}",
+        # The daemon's refusals, by Refusal code (see Texts.refusal): what follows "Refusé : ".
+        "refusal_too_many_clients": "ce démon sert déjà {limit} clients à vous (d'autres fenêtres "
+        "de tarot ou des scripts) : fermez-en un et réessayez",
+        "refusal_line_too_long": "une requête de plus de {limit} octets",
+        "refusal_not_json": "ce n'est pas un objet JSON : envoyez un objet JSON par ligne",
+        "refusal_not_a_request": "une requête est un objet JSON avec un « op »",
+        "refusal_unknown_request": "requête inconnue : {op} (votre démon est-il d'une autre "
+        "version ?)",
+        "refusal_malformed": "requête mal formée : voyez son champ {field}",
+        "refusal_internal": "erreur interne du démon : voyez son journal",
+        "refusal_not_at_table": "vous n'êtes pas encore à une table : ouvrez-en une ou "
+        "rejoignez-en une",
+        "refusal_no_own_seat": "ce démon n'a pas de place à lui à cette table",
+        "refusal_seat_is_a_bot": "la place de ce démon est jouée par un bot (tarotd --bot) : elle "
+        "ne prend pas de coup d'un client",
+        "refusal_not_played_here": "la place {seat} n'est pas jouée depuis ce démon",
+        "refusal_deal_scored": "la donne est marquée : demandez la suivante (n)",
+        "refusal_deal_not_scored": "la donne n'est pas finie",
+        "refusal_table_finished": "la partie de cette table est finie",
+        "refusal_paused": "la table est en pause ici (voyez pourquoi au-dessus de la table) : "
+        "votre coup n'a pas été pris",
+        "refusal_max_tables": "ce démon joue déjà {playing} tables, sa limite (tarotd "
+        "--max-tables)",
+        "refusal_nobody_gone": "personne n'est resté muet {seconds} s (--timeout) : la table "
+        "attend encore",
+        "refusal_too_few_left": "une table demande trois joueurs : sans {without}, il en "
+        "resterait {left}",
+        "refusal_seats": "une table a 3, 4 ou 5 places",
+        "refusal_no_open_table": "aucune table ouverte n'a cet identifiant",
+        "refusal_not_an_invite_code": "« {invite} » n'est pas un code d'invitation : il compte "
+        "{length} lettres et chiffres, comme {example}",
+        "refusal_invite_too_easy": "le code « {invite} » est trop facile à deviner : laissez "
+        "l'hôte en tirer un, ou inventez-en un comme {example}",
+        "refusal_opener_unknown": "la table « {table} » est ouverte par un démon que le vôtre ne "
+        "connaît pas : tapez i et son code d'invitation, affiché chez qui l'a ouverte",
+        "refusal_invite_refused": "ce n'est pas le code d'invitation de la table « {table} » : son "
+        "hôte l'a refusé",
+        "refusal_invite_wait": "l'hôte de la table « {table} » demande d'attendre : trop de codes "
+        "faux sont venus d'ici ; réessayez dans une minute",
+        "refusal_invite_locked": "l'hôte de la table « {table} » ne répond plus à ce démon après "
+        "trop de codes faux : demandez à son joueur de taper tarot unlock",
+        "refusal_no_table_to_fill": "ouvrez ou rejoignez d'abord une table : un bot s'assied à une "
+        "table qui se remplit",
+        "refusal_table_full": "la table est complète",
+        "refusal_table_started": "la partie a commencé : on ne peut plus quitter la table",
+        "refusal_event_not_heard": "aucun tournoi de cet identifiant n'est entendu ici (tarot "
+        "event list)",
+        "refusal_event_no_such_id": "aucun tournoi n'a cet identifiant",
+        "refusal_event_ambiguous_id": "plusieurs tournois : donnez davantage de l'identifiant — "
+        "{events}",
+        "refusal_event_not_organised_here": "aucun tournoi de cet identifiant n'est organisé ici",
+        "refusal_event_not_in": "ce démon n'est pas dans ce tournoi : tarot event join",
+        "refusal_event_in_already": "ce démon est déjà dans ce tournoi",
+        "refusal_event_registered_already": "votre joueur est déjà inscrit à ce tournoi",
+        "refusal_event_started": "le tournoi a déjà commencé",
+        "refusal_event_no_round_open": "aucune position n'est ouverte",
+        "refusal_event_player_unknown": "« {player} » n'est pas un joueur inscrit",
+        "refusal_event_player_ambiguous": "« {player} » désigne plus d'un joueur inscrit",
+        "refusal_event_place_held": "{player} a déjà une place",
+        "refusal_event_name": "le nom d'un tournoi compte au plus {most} caractères",
+        "refusal_event_rounds": "un tournoi compte de 1 à {most} positions",
+        "refusal_event_deals": "une position compte de 1 à {most} donnes par table",
+        "refusal_event_table_size": "les tables d'un tournoi sont de 4 ou de 5",
+        "refusal_event_too_few_players": "une position demande au moins 3 joueurs inscrits, pas "
+        "{players}",
+        "refusal_event_too_many_players": "{players} joueurs, c'est plus que les {tables} tables "
+        "d'un tournoi",
+        "refusal_event_bot_level": "le niveau d'un bot est l'un de : {levels}",
+        "refusal_event_bots_count": "de 1 à {most} bots à la fois",
+        "refusal_event_bots_full": "ce démon héberge {hosted} bots de tournoi, dont {free} "
+        "libres : au plus {most} en tout",
         "pick_more": "Il faut encore {count} carte(s).",
         "ecart_full": "L'écart compte déjà {size} cartes : retirez-en une d'abord.",
         "ecart_trumps_enough": "Vous écartez déjà les {needed} atout(s) nécessaires.",
@@ -557,6 +637,73 @@ _TEXT: dict[str, dict[str, str]] = {
         "table is paused here and "
         "goes on by itself; nothing is lost.",
         "refused": "Refused: {reason}",
+        # The daemon's refusals, by Refusal code (see Texts.refusal): what follows "Refused: ".
+        "refusal_too_many_clients": "this daemon already serves {limit} clients of yours (other "
+        "tarot windows or scripts): close one of them and try again",
+        "refusal_line_too_long": "a request longer than {limit} bytes",
+        "refusal_not_json": "not a JSON object: send one JSON object per line",
+        "refusal_not_a_request": "a request is a JSON object with an “op”",
+        "refusal_unknown_request": "unknown request: {op} (is your daemon of another version?)",
+        "refusal_malformed": "a malformed request: see its field {field}",
+        "refusal_internal": "internal error in the daemon: see its log",
+        "refusal_not_at_table": "you are not at a table yet: open or join one",
+        "refusal_no_own_seat": "this daemon has no seat of its own at the table",
+        "refusal_seat_is_a_bot": "this daemon's seat is played by a bot (tarotd --bot): it takes "
+        "no moves from a client",
+        "refusal_not_played_here": "seat {seat} is not played from this daemon",
+        "refusal_deal_scored": "the deal is scored: ask for the next one (n)",
+        "refusal_deal_not_scored": "the deal is not over yet",
+        "refusal_table_finished": "the game at this table has finished",
+        "refusal_paused": "the table is paused here (see why above the table): your move was not "
+        "taken",
+        "refusal_max_tables": "this daemon already plays {playing} tables, its limit (tarotd "
+        "--max-tables)",
+        "refusal_nobody_gone": "no member has been silent for {seconds} s (--timeout) yet: the "
+        "table waits for them",
+        "refusal_too_few_left": "a table needs three players: without {without}, {left} would be "
+        "left",
+        "refusal_seats": "a table has 3, 4 or 5 seats",
+        "refusal_no_open_table": "no open table has this id",
+        "refusal_not_an_invite_code": "“{invite}” is not an invite code: {length} letters and "
+        "digits, such as {example}",
+        "refusal_invite_too_easy": "the invite code “{invite}” is too easy to guess: let the "
+        "opener draw one, or make up one such as {example}",
+        "refusal_opener_unknown": "the table “{table}” was opened by a daemon yours does not know: "
+        "type i and its invite code, which its opener's screen shows",
+        "refusal_invite_refused": "that is not the invite code of the table “{table}”: its opener "
+        "refused it",
+        "refusal_invite_wait": "the opener of the table “{table}” asks you to wait: too many wrong "
+        "invite codes came from here; try again in a minute",
+        "refusal_invite_locked": "the opener of the table “{table}” no longer answers this daemon "
+        "after too many wrong invite codes: ask its player to run tarot unlock",
+        "refusal_no_table_to_fill": "open or join a table first: a bot takes a seat at a table "
+        "that is filling",
+        "refusal_table_full": "the table is full",
+        "refusal_table_started": "the table has started: it can no longer be left",
+        "refusal_event_not_heard": "no event of that id is heard here (tarot event list)",
+        "refusal_event_no_such_id": "no event has that id",
+        "refusal_event_ambiguous_id": "several events: give more of the id — {events}",
+        "refusal_event_not_organised_here": "no event of that id is organised here",
+        "refusal_event_not_in": "this daemon is not in that event: tarot event join",
+        "refusal_event_in_already": "this daemon is in that event already",
+        "refusal_event_registered_already": "your player is registered in that event already",
+        "refusal_event_started": "the event has started already",
+        "refusal_event_no_round_open": "no round is open",
+        "refusal_event_player_unknown": "“{player}” is no registered player",
+        "refusal_event_player_ambiguous": "“{player}” is more than one registered player",
+        "refusal_event_place_held": "{player} holds a place already",
+        "refusal_event_name": "an event's name is at most {most} characters",
+        "refusal_event_rounds": "an event has 1 to {most} rounds",
+        "refusal_event_deals": "a round has 1 to {most} deals a table",
+        "refusal_event_table_size": "an event's tables are of 4 or of 5",
+        "refusal_event_too_few_players": "a round needs at least 3 registered players, not "
+        "{players}",
+        "refusal_event_too_many_players": "{players} players is over the {tables} tables an event "
+        "seats",
+        "refusal_event_bot_level": "a bot's level is one of: {levels}",
+        "refusal_event_bots_count": "1 to {most} bots at a time",
+        "refusal_event_bots_full": "this daemon hosts {hosted} event bots, {free} of them free: at "
+        "most {most} in all",
         "pick_more": "{count} more card(s) needed.",
         "ecart_full": "The écart already holds {size} cards: take one back first.",
         "ecart_trumps_enough": "You already put the {needed} trump(s) needed in the écart.",
@@ -729,63 +876,6 @@ _TEXT: dict[str, dict[str, str]] = {
     },
 }
 
-#: The rules engine's common refusals (a fragment of the English sentence) in French.
-_REFUSALS_FR: tuple[tuple[str, str], ...] = (
-    (
-        "trump may go to the écart only when",
-        "un atout ne va à l'écart que si vous ne pouvez faire autrement",
-    ),
-    ("neither a king nor a bout may go to the écart", "ni roi ni bout à l'écart"),
-    ("the écart must be exactly", "l'écart doit compter exactement le nombre de cartes du chien"),
-    ("is not your turn", "ce n'est pas à vous"),
-    (
-        "(--timeout) yet: the table waits for them",
-        "personne n'est encore resté muet le temps de --timeout : la table l'attend",
-    ),
-    ("a table needs three players", "une table demande trois joueurs : il en resterait moins"),
-    ("is not in your hand", "cette carte n'est pas dans votre main"),
-    (
-        "the excuse may be shown in a poignée only",
-        "l'Excuse ne complète une poignée que si vous n'avez pas d'autre atout",
-    ),
-    ("a poignée shows exactly", "une poignée compte exactement le nombre d'atouts du seuil"),
-    ("a poignée is shown once", "une poignée se montre une fois, juste avant votre première carte"),
-    ("you must follow suit", "il faut fournir à la couleur demandée"),
-    ("you must play a trump higher", "il faut monter à l'atout"),
-    ("trumps were led", "il faut jouer atout : l'entame est à l'atout"),
-    ("you must play a trump", "il faut couper"),
-    (
-        "the first lead may not be in the called suit",
-        "pas d'entame dans la couleur appelée, sauf avec la carte appelée",
-    ),
-    ("cannot be called", "cette carte ne peut pas être appelée"),
-    ("a bid must be higher", "il faut annoncer plus haut"),
-    ("the table is full", "la table est complète"),
-    ("open or join a table first", "ouvrez ou rejoignez d'abord une table"),
-    (
-        "not at a table yet",
-        "vous n'êtes pas encore à une table : ouvrez-en une ou rejoignez-en une",
-    ),
-    ("not over", "la donne n'est pas finie"),
-    (
-        "opened by a daemon you do not know",
-        "cette table est ouverte par un démon que le vôtre ne connaît pas : "
-        "tapez i et son code d'invitation, affiché chez qui l'a ouverte",
-    ),
-    ("is not the invite code of the table", "ce n'est pas le code d'invitation de cette table"),
-    (
-        "is too easy to guess",
-        "ce code d'invitation est trop facile à deviner : laissez l'hôte en tirer un",
-    ),
-    ("is not an invite code", "un code d'invitation compte 8 lettres et chiffres, comme 7KQ2-M9XD"),
-    (
-        "the table is paused",
-        "la table est en pause ici (voyez pourquoi au-dessus de la table) : votre coup n'a pas "
-        "été pris",
-    ),
-)
-
-
 class Texts:
     """The sentences of one language: ``texts("prompt_bid")``, ``texts("away", seconds=3)``."""
 
@@ -836,13 +926,30 @@ class Texts:
         one = count <= 1 if self.lang == "fr" else count == 1
         return self(f"{key}_{'one' if one else 'many'}", count=count)
 
-    def refusal(self, message: str) -> str:
-        """The daemon's refusal, in the player's language when it is a common one."""
-        if self.lang == "fr":
-            lowered = message.lower()
-            for fragment, french in _REFUSALS_FR:
-                if fragment.lower() in lowered:
-                    return self("refused", reason=french)
+    def refusal(
+        self, message: str, code: str | None = None, params: Mapping[str, object] | None = None
+    ) -> str:
+        """The daemon's refusal in this language, by its :class:`~protocol.refusal.Refusal`
+        code and parameters — a rule of play as :meth:`rule` says it.  A code this client does
+        not know (a newer daemon's), or none (an older one), leaves the daemon's English
+        ``message``.
+
+        >>> Texts("fr").refusal("you are not at a table yet", "not-at-table", {})
+        "Refusé : vous n'êtes pas encore à une table : ouvrez-en une ou rejoignez-en une"
+        >>> Texts("fr").refusal("KH: not in hand", "rule", {"rule": "not-in-hand", "card": "KH"})
+        "Roi de cœur n'est pas dans votre main."
+        >>> Texts("fr").refusal("a newer daemon's words", "new-code", {})
+        "Refusé : a newer daemon's words"
+        """
+        params = params or {}
+        refusal = next((r for r in Refusal if r.value == code), Refusal.OTHER)
+        if refusal is Refusal.RULE:
+            error = rule_error(message, params)
+            if error is not None and error.code is not Rule.OTHER:
+                return self.rule(error)
+        elif refusal is not Refusal.OTHER:
+            with contextlib.suppress(KeyError, IndexError):  # a parameter missing: its words
+                return self("refused", reason=self(refusal_key(refusal), **params))
         return self("refused", reason=message)
 
 

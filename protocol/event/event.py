@@ -68,6 +68,7 @@ from protocol.event.movement import (
     plan_round,
 )
 from protocol.event.ranking import Mark, RoundResult, Standing, order, rank
+from protocol.refusal import Param, Refusal, Refused
 from protocol.replication.agreement import settled
 from protocol.replication.audit import DealAudit
 from protocol.replication.identity import Identity, fingerprint, is_valid_public_key, verify
@@ -104,8 +105,9 @@ _HEAD_DOMAIN: Final = b"tarot/v2/event-record\x00"
 Value: TypeAlias = "bytes | int | str | None | list[Value]"
 
 
-class EventError(ValueError):
-    """Bytes that are not a well-formed event record, or an entry that cannot be made."""
+class EventError(Refused):
+    """Bytes that are not a well-formed event record, or an entry that cannot be made: for
+    the player, a request about an event refused (its code and parameters, its text)."""
 
 
 class EntryKind(enum.Enum):
@@ -156,14 +158,33 @@ class EventConfig:
             type(self.nonce) is bytes and len(self.nonce) == NONCE_SIZE,
             f"the nonce is {NONCE_SIZE} bytes",
         )
-        _need(_is_name(self.name), f"the event's name is a string of at most {MAX_NAME} characters")
+        _need(
+            _is_name(self.name),
+            f"the event's name is a string of at most {MAX_NAME} characters",
+            Refusal.EVENT_NAME,
+            most=MAX_NAME,
+        )
         _need(
             type(self.organiser) is bytes and is_valid_public_key(self.organiser),
             "the organiser's key is not a key",
         )
-        _need(_is_int(self.rounds, 1, MAX_ROUNDS), f"rounds are 1 to {MAX_ROUNDS}")
-        _need(_is_int(self.deals, 1, MAX_DEALS), f"deals per round are 1 to {MAX_DEALS}")
-        _need(self.table_size in TABLE_SIZES, "the table size preferred is 4 or 5")
+        _need(
+            _is_int(self.rounds, 1, MAX_ROUNDS),
+            f"rounds are 1 to {MAX_ROUNDS}",
+            Refusal.EVENT_ROUNDS,
+            most=MAX_ROUNDS,
+        )
+        _need(
+            _is_int(self.deals, 1, MAX_DEALS),
+            f"deals per round are 1 to {MAX_DEALS}",
+            Refusal.EVENT_DEALS,
+            most=MAX_DEALS,
+        )
+        _need(
+            self.table_size in TABLE_SIZES,
+            "the table size preferred is 4 or 5",
+            Refusal.EVENT_TABLE_SIZE,
+        )
 
     def document(self) -> bytes:
         return _pack(
@@ -1109,6 +1130,8 @@ def _is_int(value: object, low: int, high: int) -> bool:
     return type(value) is int and low <= value <= high
 
 
-def _need(condition: bool, message: str) -> None:
+def _need(
+    condition: bool, message: str, code: Refusal = Refusal.OTHER, **params: Param
+) -> None:
     if not condition:
-        raise EventError(message)
+        raise EventError(message, code, **params)

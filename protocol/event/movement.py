@@ -79,13 +79,15 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Final
 
+from protocol.refusal import Refusal, Refused
+
 DRAW_DOMAIN: Final = b"tarot/v2/event-draw\x00"
 MAX_TABLES: Final = 200  #: the guide's movement goes « jusqu'à 200 TABLES »
 FFT_MAX_POSITIONS: Final = 7  #: « dans la limite de 7 positions jouées »
 TABLE_SIZES: Final = (4, 5)  #: what an organiser may prefer
 
 
-class MovementError(ValueError):
+class MovementError(Refused):
     """A round that cannot be seated: too few players, an unknown table size."""
 
 
@@ -222,11 +224,22 @@ def table_sizes(players: int, preference: int) -> tuple[int, ...]:
     """Tables of ``preference`` (4 or 5) and of the other size, as few of the other as can be;
     tables of 3 only where 4 and 5 cannot make the count (3, 6, 7, 11 players)."""
     if preference not in TABLE_SIZES:
-        raise MovementError(f"a table size preference is 4 or 5, not {preference!r}")
+        raise MovementError(
+            f"a table size preference is 4 or 5, not {preference!r}", Refusal.EVENT_TABLE_SIZE
+        )
     if players < 3:
-        raise MovementError(f"a round needs at least 3 players, not {players}")
+        raise MovementError(
+            f"a round needs at least 3 players, not {players}",
+            Refusal.EVENT_TOO_FEW_PLAYERS,
+            players=players,
+        )
     if players > 5 * MAX_TABLES:
-        raise MovementError(f"{players} players is over the {MAX_TABLES} tables an event seats")
+        raise MovementError(
+            f"{players} players is over the {MAX_TABLES} tables an event seats",
+            Refusal.EVENT_TOO_MANY_PLAYERS,
+            players=players,
+            tables=MAX_TABLES,
+        )
     other = 9 - preference
     for odd in range(players // other + 1):
         rest = players - odd * other
