@@ -20,7 +20,7 @@ from protocol.replication.identity import Identity
 from protocol.replication.manifest import SilenceCost
 from tarotd.coin import Reveal
 from tarotd.lobby import frames
-from tarotd.lobby.frames import Member, OfferState, Refusal
+from tarotd.lobby.frames import Member, OfferState, WhyRefused
 
 #: Each kind's frames in the order the formation of tests/formation.py sends them, packed and
 #: concatenated: the first 16 bytes of their SHA-256, as main sent them at 8da5732, before the
@@ -131,7 +131,7 @@ GOLDEN: list[tuple[frames.LobbyFrame, dict[str, object]]] = [
     (frames.Prove(TABLE, SID, TAG), {"t": "prove", "table": TABLE, "sid": SID, "tag": TAG}),
     (frames.Proven(TABLE, SID, TAG), {"t": "proven", "table": TABLE, "sid": SID, "tag": TAG}),
     (
-        frames.Refused(TABLE, SID, Refusal.WAIT),
+        frames.Refused(TABLE, SID, WhyRefused.WAIT),
         {"t": "refused", "table": TABLE, "sid": SID, "why": "wait"},
     ),
 ]

@@ -428,12 +428,6 @@ def test_each_refusal_about_an_event_goes_to_the_client_as_its_code(
 
 # The lobby: the real one, a stranger's table offered to it.
 
-#: tarotd/lobby.py raises these as plain ValueErrors, their code still to be given there
-#: (its raise sites, with the codes, are listed in the change's report): strict, so that the
-#: mark goes once they have it.
-LOBBY_UNCODED = pytest.mark.xfail(strict=True, reason="tarotd/lobby.py gives no code yet")
-
-
 def _in_lobby(seats: int = 1, stranger: bool = False) -> Any:
     """A daemon hosting ``seats`` seats in a real lobby — which a stranger's table was offered
     to, if asked."""
@@ -475,7 +469,6 @@ LOBBY_CASES: list[tuple[Refusal, Callable[[], tuple[Any, dict[str, Any]]]]] = [
 ]
 
 
-@LOBBY_UNCODED
 @pytest.mark.parametrize(
     ("refusal", "asking"), LOBBY_CASES, ids=[case[0].value for case in LOBBY_CASES]
 )

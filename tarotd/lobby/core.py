@@ -79,13 +79,14 @@ from typing import Any, Final
 
 from protocol import wire
 from protocol.pake import Admitting, Joining, PakeError, channel
+from protocol.refusal import Refusal, Refused
 from protocol.replication.identity import Identity, fingerprint, verify
 from protocol.replication.manifest import MANIFEST_DOMAIN, SilenceCost
 from protocol.replication.public import TableSetup
 from tarotd.coin import COIN_SIZE, CoinToss, Reveal, commitment
 from tarotd.guesses import Answer, Guesses, Kind
 from tarotd.lobby import frames
-from tarotd.lobby.frames import NONCE_SIZE, Member, OfferState, Refusal
+from tarotd.lobby.frames import NONCE_SIZE, Member, OfferState, WhyRefused
 from tarotd.lobby.invite import Invite
 from tarotd.lobby.tables import EventSlot, Offer, ReadyTable, manifest_bytes, table_id_of
 
@@ -224,7 +225,7 @@ class Lobby:
         """Open a table under ``invite``, or a code drawn now.  The nonce, then our coin, then
         the code: a test's ``--deal-seed`` gives the same id and coin it always did."""
         if seats not in (3, 4, 5):
-            raise ValueError("a table has 3, 4 or 5 seats")
+            raise Refused("a table has 3, 4 or 5 seats", Refusal.SEATS)
         nonce = self._entropy(NONCE_SIZE)
         table_id = table_id_of(self.daemon_key, nonce)
         self._coins[table_id] = self._entropy(COIN_SIZE)
@@ -263,7 +264,7 @@ class Lobby:
         opener, ``offers[table_id].refused``).  ValueError saying what is wrong."""
         offer = self.offers.get(table_id)
         if offer is None or offer.state is not OfferState.OPEN:
-            raise ValueError("no open table with this id")
+            raise Refused("no open table with this id", Refusal.NO_OPEN_TABLE)
         if invite is not None and not self._trusted(offer):
             given = Invite.parse(invite)
             self._join_proved, self._join_invite = table_id, given
@@ -273,10 +274,12 @@ class Lobby:
                 return []  # its run is under way: a second would count as a wrong guess
             return self._knock(offer, given)
         if not self._trusted(offer):
-            raise ValueError(
+            raise Refused(
                 f"the table {offer.name!r} was opened by a daemon you do not know (not one of "
                 "your --peer): "
-                "give its invite code, which its opener's screen shows"
+                "give its invite code, which its opener's screen shows",
+                Refusal.OPENER_UNKNOWN,
+                table=offer.name,
             )
         self.joined = table_id
         return [(offer.opener, self._join_frame(offer, self.members_here()))]
@@ -315,11 +318,15 @@ class Lobby:
         """The table we joined, if it is still taking seats (ValueError saying why not)."""
         offer = self.offers.get(self.joined) if self.joined is not None else None
         if offer is None:
-            raise ValueError(
-                "open or join a table first: a bot takes a seat at a table that is filling"
+            raise Refused(
+                "open or join a table first: a bot takes a seat at a table that is filling",
+                Refusal.NO_TABLE_TO_FILL,
             )
         if offer.state is not OfferState.OPEN or offer.full:
-            raise ValueError("the table is full: a bot takes a seat at a table that is filling")
+            raise Refused(
+                "the table is full: a bot takes a seat at a table that is filling",
+                Refusal.TABLE_FULL,
+            )
         return offer
 
     def add_seat(self, identity: Identity, name: str, level: str) -> list[FrameOut]:
@@ -373,7 +380,9 @@ class Lobby:
             return []
         offer = self.offers[self.joined]
         if offer.state is not OfferState.OPEN:
-            raise ValueError("the table has started: it can no longer be left")
+            raise Refused(
+                "the table has started: it can no longer be left", Refusal.TABLE_STARTED
+            )
         self.joined = None
         if offer.opener == self.daemon_key:
             offer.state = OfferState.WITHDRAWN
@@ -801,7 +810,7 @@ class Lobby:
         answer, locked = self.guesses.may_answer(sender, host, now)
         self._tell_lockouts(offer, locked, "knocks while told to wait")
         if answer is not Answer.ANSWER:
-            return [(sender, frames.Refused(table_id, sid, Refusal(answer.value)).to_wire())]
+            return [(sender, frames.Refused(table_id, sid, WhyRefused(answer.value)).to_wire())]
         ci = channel(table_id, sender, self.daemon_key)
         try:
             run = Admitting.answer(offer.invite.secret, ci, sid, frame.share, self._secrets)
@@ -843,7 +852,7 @@ class Lobby:
         tag = run.proved(frame.tag)
         if tag is None:
             self._count_wrong(offer, sender, host, self._now or 0.0)
-            why = Refusal.LOCKED if self.guesses.is_locked(sender, host) else Refusal.CODE
+            why = WhyRefused.LOCKED if self.guesses.is_locked(sender, host) else WhyRefused.CODE
             return [(sender, frames.Refused(table_id, run.sid, why).to_wire())]
         self.guesses.count_right(sender)
         offer.invited.add(sender)
@@ -914,7 +923,7 @@ class Lobby:
         if frame.sid != knock[0].sid:
             return []
         del self._knocks[table_id]
-        if why is Refusal.WAIT:
+        if why is WhyRefused.WAIT:
             self._knock_after[table_id] = (self._now or 0.0) + KNOCK_AGAIN
             return self._pursue()
         self._failed_knocks += 1
@@ -927,7 +936,7 @@ class Lobby:
             table_id.hex()[:8],
             fingerprint(sender),
             "we are locked out (too many wrong codes from this daemon or its host)"
-            if why is Refusal.LOCKED
+            if why is WhyRefused.LOCKED
             else "it is not the table's code",
         )
         return self._pursue()  # a --peer's offer is joined all the same

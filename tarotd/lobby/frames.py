@@ -54,7 +54,7 @@ class Kind(enum.StrEnum):
     ANSWER = "answer"  #: the opener's share
     PROVE = "prove"  #: the joiner's confirmation tag: its proof of the invite code
     PROVEN = "proven"  #: the opener's tag, once the joiner's proof holds
-    REFUSED = "refused"  #: the opener refuses the knock or its proof (:class:`Refusal`)
+    REFUSED = "refused"  #: the opener refuses the knock or its proof (:class:`WhyRefused`)
 
 
 class OfferState(enum.StrEnum):
@@ -67,7 +67,7 @@ class OfferState(enum.StrEnum):
     WITHDRAWN = "withdrawn"  #: its opener took it back before it filled
 
 
-class Refusal(enum.StrEnum):
+class WhyRefused(enum.StrEnum):
     """Why an opener refused a knock: a ``refused`` frame's ``why``."""
 
     CODE = "code"  #: the joiner's proof is not of the table's code
@@ -240,7 +240,7 @@ class Refused:
     kind: ClassVar[Kind] = Kind.REFUSED
     table_id: bytes
     sid: bytes
-    why: Refusal
+    why: WhyRefused
 
     def to_wire(self) -> dict[str, object]:
         return {
@@ -422,7 +422,7 @@ def _refused(f: dict[str, Any]) -> Refused:
 _KINDS: Final = {kind.value: kind for kind in Kind}
 _STATES: Final = {state.value: state for state in OfferState}
 _SILENCES: Final = {cost.value: cost for cost in SilenceCost}
-_REFUSALS: Final = {why.value: why for why in Refusal}
+_REFUSALS: Final = {why.value: why for why in WhyRefused}
 _OPTIONAL: Final = frozenset({"silence"})
 #: Each kind's fields, ``t`` aside, and how its map is read once they are all there.
 _SHAPES: Final[Mapping[Kind, tuple[tuple[str, ...], Callable[[dict[str, Any]], LobbyFrame]]]] = {

@@ -12,6 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final
 
+from protocol.refusal import Refusal, Refused
+
 #: Crockford's base 32: no I, L, O or U, which read as 1, 1, 0 and V — a code is read off a
 #: screen and typed.
 INVITE_ALPHABET: Final = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
@@ -25,9 +27,13 @@ def invite_code(text: str) -> str:
     read as 0 and I, L as 1 (ValueError saying what a code is)."""
     code = text.upper().replace("-", "").replace(" ", "").translate(str.maketrans("OIL", "011"))
     if len(code) != INVITE_LENGTH or any(symbol not in INVITE_ALPHABET for symbol in code):
-        raise ValueError(
+        raise Refused(
             f"{text!r} is not an invite code: {INVITE_LENGTH} letters and digits, such as "
-            f"{INVITE_EXAMPLE}"
+            f"{INVITE_EXAMPLE}",
+            Refusal.NOT_AN_INVITE_CODE,
+            invite=text,
+            length=INVITE_LENGTH,
+            example=INVITE_EXAMPLE,
         )
     return code
 
@@ -68,9 +74,12 @@ class Invite:
         code = invite_code(text)
         why = weakness(code)
         if why is not None:
-            raise ValueError(
+            raise Refused(
                 f"the invite code {text!r} is too easy to guess: {why}; let the opener draw "
-                f"one (start it without --invite), or make up one such as {INVITE_EXAMPLE}"
+                f"one (start it without --invite), or make up one such as {INVITE_EXAMPLE}",
+                Refusal.INVITE_TOO_EASY,
+                invite=text,
+                example=INVITE_EXAMPLE,
             )
         return cls(code)
 

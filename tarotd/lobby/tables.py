@@ -45,7 +45,7 @@ class Offer:
     #: The daemons that proved its invite code to us, its opener: their joins are taken.
     invited: set[bytes] = field(default_factory=set)
     #: Why its opener refused the code we knocked with, if it did: ``code`` (not its code),
-    #: ``wait`` or ``locked`` (:class:`~tarotd.lobby.frames.Refusal`) — or ``silent``, when it
+    #: ``wait`` or ``locked`` (:class:`~tarotd.lobby.frames.WhyRefused`) — or ``silent``, when it
     #: never answered.
     refused: str | None = None
     #: The table's rule for a seat timed out mid-deal: its opener's, in the manifest.
