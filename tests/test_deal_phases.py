@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import random
+from typing import get_args
 
 import pytest
 
@@ -14,6 +15,7 @@ from protocol.bots.players import RandomPolicy, decide
 from protocol.rules import rules
 from protocol.rules.cards import card
 from protocol.rules.deal import (
+    PHASES,
     Action,
     AnnounceChelem,
     Bid,
@@ -30,10 +32,10 @@ from protocol.rules.variants import Contract, variant
 FIVE = variant(5)
 
 
-def at(phase: Phase) -> Deal:
+def at(phase: Phase, seed: int = 3) -> Deal:
     """A deal at five at ``phase``: the first seat takes (a Garde Sans, skipping the écart,
     but for the écart itself), calls its first callable card, and nobody announces a chelem."""
-    deal = Deal.from_seed(FIVE, 0, 3)
+    deal = Deal.from_seed(FIVE, 0, seed)
     if phase is Phase.BIDDING:
         return deal
     first = deal.to_act
@@ -155,3 +157,39 @@ def test_a_replica_records_a_hidden_ecart_only_at_the_ecart(phase: Phase) -> Non
     assert (error.code.value, str(error), dict(error.params)) == out_of(
         phase, "the écart", Phase.ECART
     )
+
+
+# --- The table itself -------------------------------------------------------------------------
+
+
+def test_every_phase_is_listed_and_every_kind_of_action_taken_at_one_phase() -> None:
+    assert set(PHASES) == set(Phase)
+    taken = [kind for kinds in PHASES.values() for kind in kinds]
+    assert sorted(taken, key=str) == sorted(get_args(Action), key=str)
+    assert not PHASES[Phase.DONE] and not PHASES[Phase.VOID]
+
+
+def a_legal(phase: Phase, kind: type[Action]) -> tuple[Deal, Action]:
+    """A deal at ``phase`` and an action of ``kind`` it takes: the taker's first écart, its
+    "no chelem", the first eight trumps of a seat that holds them (seed 41)."""
+    deal = at(phase, seed=41)
+    seat = deal.to_act
+    assert seat is not None
+    if kind is Ecart:
+        allowed, _ = deal.ecart_candidates()
+        return deal, Ecart(seat, tuple(allowed[: FIVE.chien_size]))
+    if kind is AnnounceChelem:
+        return deal, AnnounceChelem(seat, False)
+    assert kind is ShowPoignee
+    return deal, ShowPoignee(seat, tuple(c for c in deal.hand(seat) if c.is_trump)[:8])
+
+
+@pytest.mark.parametrize(
+    ("phase", "kind"),
+    [(phase, kind) for phase, kinds in PHASES.items() for kind, after in kinds.items() if after],
+)
+def test_an_action_goes_to_the_phase_its_table_names(phase: Phase, kind: type[Action]) -> None:
+    deal, action = a_legal(phase, kind)
+    deal.push(action)
+    assert deal.phase is PHASES[phase][kind]
+    assert deal.history[-1] == action
