@@ -87,19 +87,16 @@ class Say(enum.Enum):
     """What a seat may still sign in a deal and whose word it waits for, besides what the
     deal's stage asks for: one value, changed only through :data:`SAY`.
 
-    Three facts make it.  What the seat signs: its steps and decisions, nothing while it replays
-    the others' closing chain (:meth:`SeatMachine.follow`), nothing more once it voted to void
-    the deal.  Whether it is *outvoted*: it timed out as many seats as answered, so it did not
-    stall them and waits for their word (their next message, or their closing) — a wait the
-    chain's next move ends.  Whether its signed score is a *dead end*: a seat that score needs
-    signed another head or voted, so it can never be closed.  They were three flags; one value
-    because they decide together what the seat may do — a vote needs the wait or an earlier
-    vote, and a signed score that may still close forbids it — and because a flag can be set
-    where a table refuses a move.  Each fact stays its own member's part (a seat that voted may
-    be outvoted again, a dead end outlives the wait), so the members are the nine states a deal
-    reaches, no fewer: folding any two would change when a seat votes or when its daemon asks
-    the others to close the deal (:attr:`SeatMachine.outvoted`).  A seat replaying a closing
-    neither waits nor has signed anything of its own.
+    Three facts, once three flags: what it signs (its steps and decisions; nothing while it
+    replays the others' closing, :meth:`SeatMachine.follow`; nothing more once it voted to void
+    the deal); whether it is *outvoted* (it timed out as many seats as answered, so it waits for
+    their word until its chain moves); whether its signed score is a *dead end* (a seat that
+    score needs signed another head or voted).  One value because together they decide what
+    the seat may do — it votes only when outvoted or voted already, and never while a score it
+    signed may still close — and one table then lists every change.  Nine members, no fewer:
+    each fact outlives the others' changes (a seat that voted may be outvoted again, a dead end
+    outlives the wait), and merging any two would change when a seat votes or when its daemon
+    asks the others for their closing (``TableRunner.unsettled``).
     """
 
     PLAYING = "playing"  #: its steps and its player's decisions
