@@ -494,7 +494,7 @@ class TableRunner:
     def vote_void(self) -> dict[int, bytes]:
         """The hosted seats' votes to void the deal, if every one of them may vote
         (:meth:`SeatMachine.vote_void`); none otherwise — a daemon's seats vote together."""
-        if not self.machines or not all(m.outvoted or m.voted for m in self.machines.values()):
+        if not self.machines or not all(m.cannot_settle for m in self.machines.values()):
             return {}
         votes = {seat: m.vote_void() for seat, m in self.machines.items()}
         return {seat: vote for seat, vote in votes.items() if vote is not None}

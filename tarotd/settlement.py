@@ -222,7 +222,7 @@ class Settlement:
             return []
         self._asked_at = now
         runner = self.runner
-        outvoted = tuple(s for s, m in runner.machines.items() if m.outvoted or m.voted)
+        outvoted = tuple(s for s, m in runner.machines.items() if m.cannot_settle)
         for seat in outvoted:
             self._stuck[seat] = now
         want = SettleFrame(FrameKind.WANT, runner.table_id, runner.deal_number, outvoted=outvoted)

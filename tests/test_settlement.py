@@ -200,8 +200,8 @@ def stuck_table() -> list[TableRunner]:
     runners = make_runners([1, 1, 1], deals=2)
     for runner in runners:
         runner.start_deal()
-        for machine in runner.machines.values():
-            machine.outvoted = True
+        for machine in runner.machines.values():  # one against two: it waits for their word
+            assert machine.stall(unreachable={0, 1, 2} - {machine.seat}) == []
     return runners
 
 

@@ -10,7 +10,17 @@ import itertools
 import pytest
 
 from protocol.replication.identity import Identity
-from protocol.replication.machine import SAY, Say, SayError, SayEvent, SeatMachine
+from protocol.replication.machine import (
+    DEAD_END_SAYS,
+    OUTVOTED_SAYS,
+    SAY,
+    SIGNING,
+    VOTED_SAYS,
+    Say,
+    SayError,
+    SayEvent,
+    SeatMachine,
+)
 from protocol.replication.messages import Kind, Message, sign_message
 from protocol.replication.payloads import has_payload
 from protocol.replication.public import (
@@ -98,9 +108,52 @@ def test_a_seats_say_changes_only_as_its_table_lists(say: Say, event: SayEvent) 
         assert machine.say is say
 
 
+def _facts(say: Say) -> tuple[bool, bool, bool]:
+    """Whether a seat in ``say`` voted, is outvoted, and signed a dead end."""
+    return say in VOTED_SAYS, say in OUTVOTED_SAYS, say in DEAD_END_SAYS
+
+
+def test_each_say_is_its_own_combination_of_facts() -> None:
+    assert len({(say in SIGNING, *_facts(say)) for say in Say}) == len(Say)
+    assert not SIGNING & VOTED_SAYS
+    assert set(Say) - SIGNING - VOTED_SAYS == {Say.FOLLOWING}
+    assert not {Say.FOLLOWING} & (OUTVOTED_SAYS | DEAD_END_SAYS)
+
+
+#: What an event does to a seat's facts (voted, outvoted, dead end): sets one (True), clears
+#: it (False) or leaves it (None) — and leaves the others as they were.
+EFFECTS = {
+    SayEvent.VOTE: (True, None, None),
+    SayEvent.OUTVOTED: (None, True, None),
+    SayEvent.MOVED: (None, False, None),
+    SayEvent.DEAD_END: (None, None, True),
+}
+
+
+@pytest.mark.parametrize(("say", "event"), [pair for pair in SAY if pair[1] in EFFECTS])
+def test_an_event_changes_its_own_fact_and_no_other(say: Say, event: SayEvent) -> None:
+    after = SAY[say, event]
+    expected = tuple(
+        fact if effect is None else effect
+        for fact, effect in zip(_facts(say), EFFECTS[event], strict=True)
+    )
+    assert _facts(after) == expected
+    assert (after is Say.FOLLOWING) == (say is Say.FOLLOWING)
+
+
+def test_every_say_is_reached_from_a_fresh_seat() -> None:
+    reached, frontier = {Say.PLAYING}, [Say.PLAYING]
+    while frontier:
+        say = frontier.pop()
+        for (source, _), target in SAY.items():
+            if source is say and target not in reached:
+                reached.add(target)
+                frontier.append(target)
+    assert reached == set(Say)
+
+
 def test_a_muted_seat_has_voted_and_sends_nothing_but_may_vote_again() -> None:
     muted = SeatMachine.mute(TABLE, 0, 0, 1, IDENTITIES[1], bytes(32), [])
     assert muted.say is Say.VOTED and muted.voted
     assert muted.start() == []
-    muted.outvoted = True
     assert muted.vote_void() is not None and muted.say is Say.VOTED

@@ -84,27 +84,100 @@ _DECIDING = frozenset({Stage.BIDDING, Stage.CALL, Stage.ECART, Stage.CHELEM, Sta
 
 
 class Say(enum.Enum):
-    """What a seat may still sign in a deal, besides what the deal's stage asks for."""
+    """What a seat may still sign in a deal and whose word it waits for, besides what the
+    deal's stage asks for: one value, changed only through :data:`SAY`.
+
+    Three facts, once three flags: what it signs (its steps and decisions; nothing while it
+    replays the others' closing, :meth:`SeatMachine.follow`; nothing more once it voted to void
+    the deal); whether it is *outvoted* (it timed out as many seats as answered, so it waits for
+    their word until its chain moves); whether its signed score is a *dead end* (a seat that
+    score needs signed another head or voted).  One value because together they decide what
+    the seat may do — it votes only when outvoted or voted already, and never while a score it
+    signed may still close — and one table then lists every change.  Nine members, no fewer:
+    each fact outlives the others' changes (a seat that voted may be outvoted again, a dead end
+    outlives the wait), and merging any two would change when a seat votes or when its daemon
+    asks the others for their closing (``TableRunner.unsettled``).
+    """
 
     PLAYING = "playing"  #: its steps and its player's decisions
-    FOLLOWING = "following"  #: nothing: it replays the others' closing chain (:meth:`follow`)
+    OUTVOTED = "outvoted"  #: as playing, and it waits for the others' word: it may vote
+    DEAD_END = "dead end"  #: as playing; the score it signed can never be closed
+    OUTVOTED_DEAD_END = "outvoted, dead end"  #: both: it may vote
+    FOLLOWING = "following"  #: nothing: it replays the others' closing chain
     VOTED = "voted"  #: nothing more: it voted to void the deal (:meth:`vote_void`, :meth:`mute`)
+    VOTED_OUTVOTED = "voted, outvoted"  #: voted, and it waits for the others' word
+    VOTED_DEAD_END = "voted, dead end"  #: voted; a score it had signed can never be closed
+    VOTED_OUTVOTED_DEAD_END = "voted, outvoted, dead end"
 
 
 class SayEvent(enum.Enum):
     FOLLOW = "follow"  #: it starts replaying a closing chain
     FOLLOWED = "followed"  #: the closing chain is replayed
     VOTE = "vote"  #: it votes to void the deal (again: a vote is given once, asked many times)
+    OUTVOTED = "outvoted"  #: its timeout found as many seats silent as answering
+    MOVED = "moved"  #: its chain moved on: a message fitted, the others' word came
+    DEAD_END = "dead end"  #: a seat its signed score needs will never sign it
 
 
-#: (say, event) → the next say, as h11 does it: any other pair raises :class:`SayError`.
+#: (say, event) → the next say, as h11 does it: any other pair raises :class:`SayError`.  A
+#: seat follows a closing from a fresh machine, and votes only once outvoted or voted (or
+#: from a fresh machine, muted); a seat replaying a closing is never timed out nor has signed.
 SAY: Final[Mapping[tuple[Say, SayEvent], Say]] = MappingProxyType(
     {
         (Say.PLAYING, SayEvent.FOLLOW): Say.FOLLOWING,
         (Say.FOLLOWING, SayEvent.FOLLOWED): Say.PLAYING,
+        # a vote keeps the wait and the dead end
         (Say.PLAYING, SayEvent.VOTE): Say.VOTED,
+        (Say.OUTVOTED, SayEvent.VOTE): Say.VOTED_OUTVOTED,
+        (Say.OUTVOTED_DEAD_END, SayEvent.VOTE): Say.VOTED_OUTVOTED_DEAD_END,
         (Say.VOTED, SayEvent.VOTE): Say.VOTED,
+        (Say.VOTED_OUTVOTED, SayEvent.VOTE): Say.VOTED_OUTVOTED,
+        (Say.VOTED_DEAD_END, SayEvent.VOTE): Say.VOTED_DEAD_END,
+        (Say.VOTED_OUTVOTED_DEAD_END, SayEvent.VOTE): Say.VOTED_OUTVOTED_DEAD_END,
+        # outvoted, whatever it signs
+        (Say.PLAYING, SayEvent.OUTVOTED): Say.OUTVOTED,
+        (Say.OUTVOTED, SayEvent.OUTVOTED): Say.OUTVOTED,
+        (Say.DEAD_END, SayEvent.OUTVOTED): Say.OUTVOTED_DEAD_END,
+        (Say.OUTVOTED_DEAD_END, SayEvent.OUTVOTED): Say.OUTVOTED_DEAD_END,
+        (Say.VOTED, SayEvent.OUTVOTED): Say.VOTED_OUTVOTED,
+        (Say.VOTED_OUTVOTED, SayEvent.OUTVOTED): Say.VOTED_OUTVOTED,
+        (Say.VOTED_DEAD_END, SayEvent.OUTVOTED): Say.VOTED_OUTVOTED_DEAD_END,
+        (Say.VOTED_OUTVOTED_DEAD_END, SayEvent.OUTVOTED): Say.VOTED_OUTVOTED_DEAD_END,
+        # the chain moves: the wait ends, nothing else does
+        (Say.PLAYING, SayEvent.MOVED): Say.PLAYING,
+        (Say.OUTVOTED, SayEvent.MOVED): Say.PLAYING,
+        (Say.DEAD_END, SayEvent.MOVED): Say.DEAD_END,
+        (Say.OUTVOTED_DEAD_END, SayEvent.MOVED): Say.DEAD_END,
+        (Say.FOLLOWING, SayEvent.MOVED): Say.FOLLOWING,
+        (Say.VOTED, SayEvent.MOVED): Say.VOTED,
+        (Say.VOTED_OUTVOTED, SayEvent.MOVED): Say.VOTED,
+        (Say.VOTED_DEAD_END, SayEvent.MOVED): Say.VOTED_DEAD_END,
+        (Say.VOTED_OUTVOTED_DEAD_END, SayEvent.MOVED): Say.VOTED_DEAD_END,
+        # a dead end, for good (a rewind that drops the signature does not undo it)
+        (Say.PLAYING, SayEvent.DEAD_END): Say.DEAD_END,
+        (Say.OUTVOTED, SayEvent.DEAD_END): Say.OUTVOTED_DEAD_END,
+        (Say.DEAD_END, SayEvent.DEAD_END): Say.DEAD_END,
+        (Say.OUTVOTED_DEAD_END, SayEvent.DEAD_END): Say.OUTVOTED_DEAD_END,
+        (Say.VOTED, SayEvent.DEAD_END): Say.VOTED_DEAD_END,
+        (Say.VOTED_OUTVOTED, SayEvent.DEAD_END): Say.VOTED_OUTVOTED_DEAD_END,
+        (Say.VOTED_DEAD_END, SayEvent.DEAD_END): Say.VOTED_DEAD_END,
+        (Say.VOTED_OUTVOTED_DEAD_END, SayEvent.DEAD_END): Say.VOTED_OUTVOTED_DEAD_END,
     }
+)
+
+#: The says in which a seat signs its steps and its player's decisions.
+SIGNING: Final = frozenset({Say.PLAYING, Say.OUTVOTED, Say.DEAD_END, Say.OUTVOTED_DEAD_END})
+#: The says of a seat that voted to void the deal.
+VOTED_SAYS: Final = frozenset(
+    {Say.VOTED, Say.VOTED_OUTVOTED, Say.VOTED_DEAD_END, Say.VOTED_OUTVOTED_DEAD_END}
+)
+#: The says of a seat that waits for the others' word.
+OUTVOTED_SAYS: Final = frozenset(
+    {Say.OUTVOTED, Say.OUTVOTED_DEAD_END, Say.VOTED_OUTVOTED, Say.VOTED_OUTVOTED_DEAD_END}
+)
+#: The says of a seat whose signed score can never be closed.
+DEAD_END_SAYS: Final = frozenset(
+    {Say.DEAD_END, Say.OUTVOTED_DEAD_END, Say.VOTED_DEAD_END, Say.VOTED_OUTVOTED_DEAD_END}
 )
 
 
@@ -162,16 +235,9 @@ class SeatMachine:
         self._events: list[Event] = []
         self._rejected: list[Verdict] = []
         self._stall_point: bytes | None = None  #: the head at this seat's first timeout in the deal
-        #: What this seat may still sign in the deal (:data:`SAY`); the deal's own course is
-        #: ``public.stage``.
+        #: What this seat may still sign in the deal and whose word it waits for (:data:`SAY`);
+        #: the deal's own course is ``public.stage``.
         self.say = Say.PLAYING
-        #: It timed out as many seats as answered, so did not stall them: it waits for the
-        #: others' word (their next message, or their closing).  Cleared as the chain moves —
-        #: a wait, not a say: a seat that voted may still be outvoted.
-        self.outvoted = False
-        #: The score it signed can never be closed: a seat it needs signed another head or
-        #: voted to void the deal.
-        self.signed_dead_end = False
 
     # --- The caller's side ------------------------------------------------------------
 
@@ -194,7 +260,26 @@ class SeatMachine:
     def voted(self) -> bool:
         """It voted to void the deal (:func:`~protocol.replication.agreement.void_vote`): it
         signs nothing more in it, and ends on a void certificate or the others' closing."""
-        return self.say is Say.VOTED
+        return self.say in VOTED_SAYS
+
+    @property
+    def outvoted(self) -> bool:
+        """It timed out as many seats as answered, so did not stall them: it waits for the
+        others' word (their next message, or their closing) — until its chain moves.  Its
+        daemon asks the others for their closing meanwhile (``TableRunner.unsettled``)."""
+        return self.say in OUTVOTED_SAYS
+
+    @property
+    def signed_dead_end(self) -> bool:
+        """The score it signed can never be closed: a seat it needs signed another head or
+        voted to void the deal (:meth:`note_voters`)."""
+        return self.say in DEAD_END_SAYS
+
+    @property
+    def cannot_settle(self) -> bool:
+        """It cannot end the deal with the others' signatures: it is outvoted or voted (its
+        daemon says so when it asks for their closing, and its seats vote together)."""
+        return self.outvoted or self.voted
 
     def _turn(self, event: SayEvent) -> None:
         """Change this seat's say by :data:`SAY`; a pair not there raises."""
@@ -251,7 +336,7 @@ class SeatMachine:
                 # silence from its own cut cable, and a record of its own could not stand.
                 # It waits for their word — their messages, or their closing of the deal.
                 # (A deal stopped by a proof goes on to its reveal: every seat holds the proof.)
-                self.outvoted = True
+                self._turn(SayEvent.OUTVOTED)
                 return self._flush()
             if self._stall_point is None:
                 self._stall_point = self.transcript.head
@@ -271,7 +356,7 @@ class SeatMachine:
         nothing more in the deal."""
         if self.done or (Kind.SCORE_SIGN in self._sent_rounds and not self.signed_dead_end):
             return None
-        if not (self.outvoted or self.voted):
+        if not self.cannot_settle:
             return None
         self._turn(SayEvent.VOTE)
         return void_vote(self.identity, self.table.table_id, self.public.deal_number)
@@ -578,7 +663,7 @@ class SeatMachine:
             if before is None and self.public.verdict is not None:
                 self._event_verdict(self.public.verdict)
         if added:
-            self.outvoted = False
+            self._turn(SayEvent.MOVED)
             self._sync()
             self._retry_early()
 
@@ -615,7 +700,7 @@ class SeatMachine:
             seat for seat, stage in self.public.stalled_at.items() if stage is Stage.SIGN
         }
         if needed & set(seats):
-            self.signed_dead_end = True
+            self._turn(SayEvent.DEAD_END)
 
     def _adopt(self) -> None:
         """Take the chain of the members that timed this seat out, if they all say so
@@ -744,7 +829,7 @@ class SeatMachine:
             self._score_signature()
         if self.public.stage is Stage.DONE and self.audit is not None:
             self._check_signatures()
-        if self.say is not Say.PLAYING:
+        if self.say not in SIGNING:
             return
         try:
             self._automatic()

@@ -17,7 +17,10 @@ from __future__ import annotations
 
 import enum
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Final
 
 from protocol.rules import rules
 from protocol.rules.cards import DECK, EXCUSE, PETIT, VALET, Card, Suit
@@ -77,6 +80,35 @@ class Play:
 
 
 Action = Bid | Call | Ecart | AnnounceChelem | ShowPoignee | Play
+
+#: What each phase accepts: the kinds of action it takes, each with the phase it leads to where
+#: that is fixed — None where the action decides (the last bid ends the bidding, the call leads
+#: to the écart or not, the last card ends the deal).  :meth:`Deal.check` looks every action up
+#: here, and :meth:`Deal.push` moves on by it: a kind its phase does not list is refused
+#: (:attr:`Rule.WRONG_PHASE`), and a deal over takes nothing (:attr:`Rule.DEAL_OVER`).
+PHASES: Final[Mapping[Phase, Mapping[type[Action], Phase | None]]] = MappingProxyType(
+    {
+        Phase.BIDDING: {Bid: None},
+        Phase.CALL: {Call: None},
+        Phase.ECART: {Ecart: Phase.CHELEM},
+        Phase.CHELEM: {AnnounceChelem: Phase.PLAYING},
+        Phase.PLAYING: {ShowPoignee: Phase.PLAYING, Play: None},
+        Phase.DONE: {},
+        Phase.VOID: {},
+    }
+)
+
+#: Each kind of action as a refusal out of phase names it.
+_WHAT: Final[Mapping[type[Action], str]] = MappingProxyType(
+    {
+        Bid: "bidding",
+        Call: "calling a card",
+        Ecart: "the écart",
+        AnnounceChelem: "announcing a chelem",
+        ShowPoignee: "showing a poignée",
+        Play: "playing a card",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -325,6 +357,7 @@ class Deal:
         long as the player holds it: the audit scores a deal with a renonce as it was played.
         """
         self.check(action, strict=strict)
+        after = PHASES[self.phase][type(action)]
         if isinstance(action, Bid):
             self._bid(action)
         elif isinstance(action, Call):
@@ -340,10 +373,23 @@ class Deal:
             )
         else:
             self._play(action)
+        self._go(after)
         self.history.append(action)
 
     def check(self, action: Action, *, strict: bool = True) -> None:
-        """:class:`RuleError` if ``action`` may not be pushed now; changes nothing."""
+        """:class:`RuleError` if ``action`` may not be pushed now; changes nothing.  Its phase
+        must take its kind (:data:`PHASES`):
+
+        >>> from protocol.rules.variants import variant
+        >>> deal = Deal.from_seed(variant(4), 0, 1)
+        >>> [kind.__name__ for kind in PHASES[deal.phase]]
+        ['Bid']
+        >>> try:
+        ...     deal.check(Play(1, deal.hand(1)[0]))
+        ... except RuleError as error:
+        ...     print(error)
+        playing a card is not possible now: the deal is at the bidding phase
+        """
         if self.finished:
             raise RuleError("the deal is over", Rule.DEAL_OVER)
         if action.seat != self.to_act:
@@ -353,8 +399,10 @@ class Deal:
                 seat=action.seat,
                 to_act=self.to_act,
             )
+        if type(action) not in _WHAT:  # pragma: no cover - the Action union is closed
+            raise RuleError(f"unknown action {action!r}")
+        self._expect(type(action))
         if isinstance(action, Bid):
-            self._expect(Phase.BIDDING, "bidding")
             highest = self._highest_bid()
             if action.contract is not None and action.contract not in rules.higher_contracts(
                 highest
@@ -367,16 +415,12 @@ class Deal:
         elif isinstance(action, Call):
             self._check_call(action)
         elif isinstance(action, Ecart):
-            self._expect(Phase.ECART, "the écart")
             if self.chien is None:
                 raise RuleError(
                     "the écart is made once the chien is turned", Rule.ECART_BEFORE_CHIEN
                 )
             rules.check_ecart(self.hand(action.seat), action.cards, self.variant.chien_size)
-        elif isinstance(action, AnnounceChelem):
-            self._expect(Phase.CHELEM, "announcing a chelem")
         elif isinstance(action, ShowPoignee):
-            self._expect(Phase.PLAYING, "showing a poignée")
             if self.tricks or any(p.seat == action.seat for p in self.poignees):
                 raise RuleError(
                     "a poignée is shown once, just before your first card", Rule.POIGNEE_LATE
@@ -384,15 +428,20 @@ class Deal:
             self._poignee_size(action)
         elif isinstance(action, Play):
             self._check_play(action, strict)
-        else:  # pragma: no cover - the Action union is closed
-            raise RuleError(f"unknown action {action!r}")
 
-    def _expect(self, phase: Phase, what: str) -> None:
-        if self.phase is not phase:
+    def _go(self, after: Phase | None) -> None:
+        """On to the phase :data:`PHASES` leads to, if it names one (else the action moved it)."""
+        if after is not None:
+            self.phase = after
+
+    def _expect(self, kind: type[Action]) -> None:
+        """:class:`RuleError` unless this phase takes ``kind`` (:data:`PHASES`)."""
+        if kind not in PHASES[self.phase]:
+            expected = next(phase for phase, kinds in PHASES.items() if kind in kinds)
             raise RuleError(
-                f"{what} is not possible now: the deal is at the {self.phase.value} phase",
+                f"{_WHAT[kind]} is not possible now: the deal is at the {self.phase.value} phase",
                 Rule.WRONG_PHASE,
-                expected=phase,
+                expected=expected,
                 phase=self.phase,
             )
 
@@ -415,7 +464,6 @@ class Deal:
             self._after_call()
 
     def _check_call(self, call: Call) -> None:
-        self._expect(Phase.CALL, "calling a card")
         hand = self.hands[call.seat]
         if hand is not None:
             rules.check_call(hand, call.card)
@@ -441,11 +489,11 @@ class Deal:
         hand = self.hand(ecart.seat)
         self.ecart = tuple(ecart.cards)
         self.hands[ecart.seat] = [c for c in hand if c not in ecart.cards]
-        self.phase = Phase.CHELEM
 
     def hidden_ecart(self, shown_trumps: tuple[Card, ...]) -> None:
         """A replica's record of another seat's écart: it sees only the trumps shown in it."""
-        self._expect(Phase.ECART, "the écart")
+        self._expect(Ecart)
+        after = PHASES[self.phase][Ecart]
         if self.taker is None or self.hands[self.taker] is not None:
             raise RuleError("the taker's own écart is pushed as an Ecart action", Rule.ECART_OWN)
         if any(not c.is_trump or c.is_bout for c in shown_trumps):
@@ -453,14 +501,13 @@ class Deal:
                 "only trumps other than bouts are shown from the écart", Rule.ECART_SHOWN_NOT_TRUMP
             )
         self.ecart = tuple(shown_trumps)
-        self.phase = Phase.CHELEM
+        self._go(after)
 
     def _announce(self, announcement: AnnounceChelem) -> None:
         assert self.taker is not None
         self.chelem_announced = announcement.announce
         # An announced chelem gives the taker the first lead, whoever deals.
         self.leader = self.taker if announcement.announce else self.variant.next_seat(self.dealer)
-        self.phase = Phase.PLAYING
 
     def _poignee_size(self, poignee: ShowPoignee) -> PoigneeSize:
         hand = self.hands[poignee.seat]
@@ -488,7 +535,6 @@ class Deal:
         return (called.suit, called) if called is not None else (None, None)
 
     def _check_play(self, play: Play, strict: bool) -> None:
-        self._expect(Phase.PLAYING, "playing a card")
         hand = self.hands[play.seat]
         if hand is not None:
             if strict or play.card not in hand:
