@@ -9,6 +9,7 @@ import random
 from collections.abc import Callable
 
 import pytest
+from test_deal_tamper import PLAYERS, Table
 
 from client.tui.choose import Refusal, card_refusal
 from client.tui.i18n import LANGUAGES, Texts
@@ -175,9 +176,31 @@ def chelem_during_the_bidding() -> None:
     deal.push(AnnounceChelem(deal.to_act, True))
 
 
-def voted_to_void() -> None:
-    """A refusal from outside the rules (here a seat's machine): text only."""
-    raise RuleError("this seat voted to void the deal: it plays no more in it")
+def from_outside_the_rules() -> None:
+    """A refusal with no rule of its own (a caller's): text only."""
+    raise RuleError("the table is paused")
+
+
+# A seat's own machine refuses before the rules are asked: no decision is owed, the seat voted
+# the deal void, the action is another seat's.  Four real seats, pumped by hand.
+
+
+def not_the_seats_decision() -> None:
+    Table().machines[0].act(Bid(0, Contract.PETITE))
+
+
+def after_its_vote() -> None:
+    machine = Table().machines[0]
+    machine.stall(unreachable=range(1, PLAYERS))  # one against three: it waits, and may vote
+    assert machine.vote_void() is not None
+    machine.act(Bid(0, Contract.PETITE))
+
+
+def for_another_seat() -> None:
+    table = Table()
+    table.run_until(lambda: any(m.decision() is not None for m in table.machines))
+    deciding = next(m for m in table.machines if m.decision() is not None)
+    deciding.act(Bid((deciding.seat + 1) % PLAYERS, Contract.PETITE))
 
 
 HAND = cards("T1 T2 T3 T4 T5 T6 T7 T8 T9 T10 KS 5S 3H")
@@ -226,7 +249,10 @@ POSITIONS: dict[Rule, Callable[[], object]] = {
     Rule.DEAL_OVER: everybody_passed_then_bid,
     Rule.DEAL_NOT_OVER: lambda: Deal.from_seed(FOUR, 0, 1).piles(),
     Rule.PILES_UNKNOWN: lambda: played_out(2)[0].piles(),
-    Rule.OTHER: voted_to_void,
+    Rule.NOT_TO_DECIDE: not_the_seats_decision,
+    Rule.VOTED_VOID: after_its_vote,
+    Rule.OTHER_SEAT: for_another_seat,
+    Rule.OTHER: from_outside_the_rules,
 }
 
 
@@ -240,7 +266,15 @@ def test_every_rule_has_a_position() -> None:
     assert set(POSITIONS) == set(Rule)
 
 
-@pytest.mark.parametrize("rule", list(Rule), ids=lambda r: r.value)
+#: The positions that run a deck to a seat's decision: seconds of CPU.
+DEALT = (Rule.OTHER_SEAT,)
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [pytest.param(r, marks=pytest.mark.heavy) if r in DEALT else r for r in Rule],
+    ids=lambda r: r.value,
+)
 def test_the_engine_refuses_by_each_rule_and_the_screen_says_it_in_both_languages(
     rule: Rule,
 ) -> None:

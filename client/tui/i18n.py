@@ -446,6 +446,9 @@ _TEXT: dict[str, dict[str, str]] = {
         "rule_deal_not_over": "La donne n'est pas finie.",
         "rule_piles_unknown": "Les plis se comptent sur toute la donne, une fois les mains "
         "révélées.",
+        "rule_not_to_decide": "Ce n'est pas à vous de décider maintenant.",
+        "rule_voted_void": "Vous avez voté l'annulation de la donne : vous n'y jouez plus.",
+        "rule_other_seat": "Cette machine joue la place {plays}, pas la place {seat}.",
         "rule_other": "{message}",
         "phase_bidding": "annonces",
         "phase_call": "appel",
@@ -843,6 +846,9 @@ _TEXT: dict[str, dict[str, str]] = {
         "rule_deal_not_over": "The deal is not over.",
         "rule_piles_unknown": "The piles are counted from the whole deal, once the hands are "
         "revealed.",
+        "rule_not_to_decide": "It is not your turn to decide.",
+        "rule_voted_void": "You voted to void the deal: you play no more in it.",
+        "rule_other_seat": "This machine plays seat {plays}, not seat {seat}.",
         "rule_other": "{message}",
         "phase_bidding": "the bidding",
         "phase_call": "the call",

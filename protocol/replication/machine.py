@@ -74,7 +74,7 @@ from protocol.rules.deal import (
     Play,
     ShowPoignee,
 )
-from protocol.rules.rules import RuleError, has_petit_sec
+from protocol.rules.rules import Rule, RuleError, has_petit_sec
 from protocol.rules.view import SeatView, seat_view
 
 #: The kinds that carry a decision of the seat's player (the rest the machine sends itself).
@@ -394,11 +394,18 @@ class SeatMachine:
         """This seat's decision.  RuleError (and nothing sent) if the rules forbid it."""
         game = self.public.mine
         if self.voted:
-            raise RuleError("this seat voted to void the deal: it plays no more in it")
+            raise RuleError(
+                "this seat voted to void the deal: it plays no more in it", Rule.VOTED_VOID
+            )
         if self.decision() is None or game is None:
-            raise RuleError("it is not this seat's turn to decide")
+            raise RuleError("it is not this seat's turn to decide", Rule.NOT_TO_DECIDE)
         if action.seat != self.seat:
-            raise RuleError(f"this machine plays seat {self.seat}, not seat {action.seat}")
+            raise RuleError(
+                f"this machine plays seat {self.seat}, not seat {action.seat}",
+                Rule.OTHER_SEAT,
+                plays=self.seat,
+                seat=action.seat,
+            )
         game.check(action)  # refuse an illegal action before signing anything
         return self._send_action(action)
 

@@ -72,6 +72,10 @@ class Rule(enum.Enum):
     DEAL_OVER = "deal-over"
     DEAL_NOT_OVER = "deal-not-over"
     PILES_UNKNOWN = "piles-unknown"  #: the piles need every hand, after the reveal
+    # A seat's own machine (protocol/replication/machine.py).
+    NOT_TO_DECIDE = "not-to-decide"  #: the seat has no decision to make now
+    VOTED_VOID = "voted-void"  #: the seat voted to void the deal: it plays no more in it
+    OTHER_SEAT = "other-seat"  #: plays, seat — a machine asked to act for another seat
     #: A refusal outside the rules of play (a seat's own machine, the daemon): only its text.
     OTHER = "other"
 
