@@ -53,8 +53,12 @@ def test_every_seed_ends_with_one_sheet() -> None:
 #: five (signatures on two heads: a seat whose head can never close may vote it void), and a
 #: seat that voted while the others went on to sign (a voter signs nothing: their head too is
 #: one that can never close), and three members killed at five, one of which could not retrace
-#: its journal (it now takes the deal up mute: SeatMachine.mute).
-FOUND = {3: (1050, 1237, 1343, 1557, 1641, 1657, 1671), 4: (2764, 1571), 5: (1219, 2671)}
+#: its journal (it now takes the deal up mute: SeatMachine.mute).  And at four, seed 280
+#: (found by the first 1,000 seeds, below the long run's): a seat that signed a score heard one
+#: seat vote, took its head for one that could never close and voted — while three of four
+#: closed it by a timeout of the voter.  A head is a dead end only once those that will not sign
+#: it leave no quorum (SeatMachine.note_voters).
+FOUND = {3: (1050, 1237, 1343, 1557, 1641, 1657, 1671), 4: (2764, 1571, 280), 5: (1219, 2671)}
 
 
 def test_the_seeds_the_long_run_found_end_with_one_sheet() -> None:
@@ -66,17 +70,6 @@ def test_the_seeds_the_long_run_found_end_with_one_sheet() -> None:
         for run in started_runs:
             code, summary, failures = finished(run)
             assert code == 0 and summary["failed"] == 0, (players, failures)
-
-
-@pytest.mark.xfail(strict=True, reason="a seat votes to void a deal whose score it signed")
-def test_a_seat_does_not_vote_to_void_a_score_a_quorum_may_still_close() -> None:
-    """Found by 1,000 seeds a size from seed 0 (the long run starts at 1,000), failing on main
-    as it is: at four, seat 2 votes before the signatures; seats 0, 1, 3 sign one head, and 0
-    hears 2's vote — a seat its head still awaits — so takes that head for a dead end
-    (``SeatMachine.note_voters``), is outvoted, and votes.  But 3's daemon times 2 out at the
-    signatures and closes the deal on 0, 1, 3, a quorum; 0 and 2 certify its void: two rows."""
-    code, summary, failures = fault_sim("--players", "4", "--seed", "280")
-    assert code == 0 and summary["failed"] == 0, failures
 
 
 def test_a_failing_seed_says_how_to_replay_it() -> None:

@@ -235,6 +235,9 @@ class SeatMachine:
         self._events: list[Event] = []
         self._rejected: list[Verdict] = []
         self._stall_point: bytes | None = None  #: the head at this seat's first timeout in the deal
+        #: The head this seat signed its score on, and the seats it needs that will never sign
+        #: it (they voted, or signed another head): :meth:`note_voters`.
+        self._wont_sign: tuple[bytes | None, frozenset[int]] = (None, frozenset())
         #: What this seat may still sign in the deal and whose word it waits for (:data:`SAY`);
         #: the deal's own course is ``public.stage``.
         self.say = Say.PLAYING
@@ -699,14 +702,22 @@ class SeatMachine:
             self.note_voters({signature.seat})
 
     def note_voters(self, seats: Collection[int]) -> None:
-        """``seats`` will sign no score this seat's signed head still needs (they signed
-        another head, or voted to void the deal): that head can never be closed."""
-        if Kind.SCORE_SIGN not in self._sent_rounds:
+        """``seats`` will sign no score on the head this seat signed (they signed another
+        head, or voted to void the deal).  The head is a dead end once those, with the seats
+        out of its chain before the signatures, leave no quorum that could close it: a closing
+        of the signatures counts a strict majority of members, so a head short of one signer
+        is not dead while the others may still close it without that seat."""
+        signed_on = self._sent_rounds.get(Kind.SCORE_SIGN)
+        if signed_on is None:
             return
         needed = {slot.seat for slot in self.transcript.awaiting} | {
             seat for seat, stage in self.public.stalled_at.items() if stage is Stage.SIGN
         }
-        if needed & set(seats):
+        head, known = self._wont_sign
+        refusing = (known if head == signed_on else frozenset()) | (needed & set(seats))
+        self._wont_sign = (signed_on, refusing)
+        out = {seat for seat, stage in self.public.stalled_at.items() if stage is not Stage.SIGN}
+        if refusing and not settled(self.players, out | refusing, tie_break=False):
             self._turn(SayEvent.DEAD_END)
 
     def _adopt(self) -> None:
