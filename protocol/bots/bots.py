@@ -426,18 +426,18 @@ class PlayStyle:
     (queens, cavaliers) instead of making voids the hand has too few trumps to ruff with: the
     defence leads the voids and shortens the taker's trumps.  0 is off."""
 
-    spare_majors: int = 0
-    """Ruffing or over-trumping a trick worth fewer half points than this, a major (16 to 20)
-    that would keep it stays in the hand and the lowest trump goes, as the 21 always does on an
-    empty trick: a major spent on a few low cards is missing later to draw the defence's trumps,
-    catch a king or save the Petit, and the low trump risks only the few points on the trick.
-    0 is off."""
+    spare_high_trumps: int = 0
+    """Ruffing or over-trumping a trick worth fewer half points than this (the play of before: 5,
+    for the 21 alone), neither the 21 nor a major (16 to 20) that would keep it is spent: the
+    lowest trump goes.  A high trump spent on a few low cards is missing later to draw the
+    defence's trumps, catch a king or save the Petit; the low trump risks only the few points on
+    the trick.  0 is off."""
 
 
 #: The play of the bots before issue 37: every refinement off.
 CAUTIOUS_PLAY = PlayStyle()
 #: The play of ``basic`` and ``strong`` now.
-CLUB_PLAY = PlayStyle(bank_when_short=6, spare_majors=12)
+CLUB_PLAY = PlayStyle(bank_when_short=6, spare_high_trumps=12)
 
 
 class BasicPolicy:
@@ -586,7 +586,7 @@ class BasicPolicy:
         Following suit or discarding, the richest card goes ("charger" a partner's trick, or cash
         an honour that wins).  Trumping, the lowest trump that keeps the trick: the 21 only on a
         trick worth it, since it can always wait for one — it can never be caught — and with
-        :attr:`PlayStyle.spare_majors` a major (16 to 20) neither: the lowest trump goes instead.
+        :attr:`PlayStyle.spare_high_trumps` a major (16 to 20) neither: the lowest trump goes.
         """
         if not all(c.is_trump for c in keeping):
             return _richest(c for c in keeping if not c.is_trump)
@@ -594,9 +594,9 @@ class BasicPolicy:
         if PETIT in view.current or len(view.hand) <= 2:
             return lowest
         points = _trick_points(view)
-        if lowest is VINGT_ET_UN and points < 5:
+        if lowest is VINGT_ET_UN and points < max(5, self.style.spare_high_trumps):
             spared = 21  # it can never be caught: it waits for a trick worth it
-        elif 16 <= lowest.rank <= 20 and points < self.style.spare_majors:
+        elif 16 <= lowest.rank <= 20 and points < self.style.spare_high_trumps:
             spared = 16
         else:
             return lowest
