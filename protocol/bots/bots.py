@@ -14,7 +14,8 @@ Three levels are registered in :data:`BOTS`:
   count to bid (:mod:`protocol.bots.bidding`, taking as often as people do), a call in a short
   suit, an écart that makes voids (or, for a taker short of trumps, banks its honours: see
   :class:`PlayStyle`), the bouts kept safe, the Petit hunted by a long taker and saved by its
-  holder, points fed to tricks the own camp is sure to win and never thrown to the opponents;
+  holder, points fed to tricks the own camp is sure to win and never thrown to the opponents,
+  the 21 and the majors kept for tricks worth them;
 * ``strong`` — :class:`protocol.bots.strong.StrongPolicy`, which samples the deals its view allows
   and plays every choice out in each of them (``strong:N`` for N samples a decision).
 
