@@ -5,12 +5,13 @@ from __future__ import annotations
 import random
 
 from protocol.bots.bidding import EARLY_MARGIN, TAKE_THRESHOLDS, choose_bid, hand_points
-from protocol.bots.bots import CAUTIOUS_PLAY, CLUB_PLAY, BasicPolicy, make_bot
-from protocol.rules.cards import DECK, Card, Suit, cards
+from protocol.bots.bots import CAUTIOUS_PLAY, CLUB_PLAY, BasicPolicy, PlayStyle, make_bot
+from protocol.rules.cards import DECK, Card, Suit, card, cards
 from protocol.rules.deal import Bid, Deal, Phase
 from protocol.rules.rules import check_ecart
 from protocol.rules.variants import Contract, variant
 from protocol.rules.view import seat_view
+from tests.test_bots import build_deal, push_plays, take_garde_sans
 
 #: Four small trumps and no bout: a taker this short has too few trumps to ruff with.
 SHORT_TAKER = cards("T3 T5 T9 T12 KH 2H 3H 4H 5H KS QS 2S 3S QD ND 2D 1C 2C")
@@ -76,3 +77,34 @@ def test_the_margin_a_seat_grows_with_the_seats_still_to_speak() -> None:
     for players, margins in EARLY_MARGIN.items():
         assert len(margins) == players and margins[0] == 0
         assert list(margins) == sorted(margins), players
+
+
+#: A taker void in hearts with a small trump, a major and the 21: every trump above the major is
+#: its own, so the major surely keeps a heart trick, the small trump may be over-ruffed.
+VOID_IN_HEARTS = "T5 T20 T21 2S 3S 4S 5S 6S 7S 2D 3D 4D 5D 6D 7D 2C 3C 4C"
+
+
+def ruff_of(style: PlayStyle, lead: str, taker: str = VOID_IN_HEARTS) -> Card:
+    """The card the taker (seat 1, second to play) ruffs ``lead`` with."""
+    deal = build_deal(4, 3, {0: lead, 1: taker})
+    take_garde_sans(deal, 1)
+    push_plays(deal, lead)
+    view = seat_view(deal, 1)
+    return BasicPolicy(style=style).play(view, list(view.legal))
+
+
+def test_a_major_is_not_spent_on_an_empty_trick() -> None:
+    """Fails on the play of before (kept by the baselines), which ruffs a lone 2 of hearts with
+    the 20 because it surely keeps the trick: the small trump risks one point, the 20 is worth
+    more later (measured at four players, duplicate, about +1 point a deal)."""
+    assert ruff_of(CLUB_PLAY, "2H") == card("T5")
+    assert ruff_of(CAUTIOUS_PLAY, "2H") == card("T20")
+
+
+def test_the_21_waits_for_a_trick_worth_more_than_a_cavalier() -> None:
+    """The 21 can never be caught, so it waits for a trick worth it: before, any trick worth
+    five half points (a cavalier) had it; now a trick worth fewer than twelve (measured, about
+    +0.8 a deal more at four players)."""
+    taker = VOID_IN_HEARTS.replace("T20", "8C")
+    assert ruff_of(CLUB_PLAY, "NH", taker) == card("T5")
+    assert ruff_of(CAUTIOUS_PLAY, "NH", taker) == card("T21")

@@ -14,7 +14,8 @@ Three levels are registered in :data:`BOTS`:
   count to bid (:mod:`protocol.bots.bidding`, taking as often as people do), a call in a short
   suit, an écart that makes voids (or, for a taker short of trumps, banks its honours: see
   :class:`PlayStyle`), the bouts kept safe, the Petit hunted by a long taker and saved by its
-  holder, points fed to tricks the own camp is sure to win and never thrown to the opponents;
+  holder, points fed to tricks the own camp is sure to win and never thrown to the opponents,
+  the 21 and the majors kept for tricks worth them;
 * ``strong`` — :class:`protocol.bots.strong.StrongPolicy`, which samples the deals its view allows
   and plays every choice out in each of them (``strong:N`` for N samples a decision).
 
@@ -426,11 +427,18 @@ class PlayStyle:
     (queens, cavaliers) instead of making voids the hand has too few trumps to ruff with: the
     defence leads the voids and shortens the taker's trumps.  0 is off."""
 
+    spare_high_trumps: int = 0
+    """Ruffing or over-trumping a trick worth fewer half points than this (the play of before: 5,
+    for the 21 alone), neither the 21 nor a major (16 to 20) that would keep it is spent: the
+    lowest trump goes.  A high trump spent on a few low cards is missing later to draw the
+    defence's trumps, catch a king or save the Petit; the low trump risks only the few points on
+    the trick.  0 is off."""
+
 
 #: The play of the bots before issue 37: every refinement off.
 CAUTIOUS_PLAY = PlayStyle()
 #: The play of ``basic`` and ``strong`` now.
-CLUB_PLAY = PlayStyle(bank_when_short=6)
+CLUB_PLAY = PlayStyle(bank_when_short=6, spare_high_trumps=12)
 
 
 class BasicPolicy:
@@ -578,16 +586,23 @@ class BasicPolicy:
 
         Following suit or discarding, the richest card goes ("charger" a partner's trick, or cash
         an honour that wins).  Trumping, the lowest trump that keeps the trick: the 21 only on a
-        trick worth it, since it can always wait for one — it can never be caught.
+        trick worth it, since it can always wait for one — it can never be caught — and with
+        :attr:`PlayStyle.spare_high_trumps` a major (16 to 20) neither: the lowest trump goes.
         """
         if not all(c.is_trump for c in keeping):
             return _richest(c for c in keeping if not c.is_trump)
         lowest = min(keeping, key=lambda c: c.rank)
-        if lowest is VINGT_ET_UN and _trick_points(view) < 5 and PETIT not in view.current:
-            cheaper = [c for c in choices if c.is_trump and c is not VINGT_ET_UN and c is not PETIT]
-            if cheaper and len(view.hand) > 2:
-                return min(cheaper, key=lambda c: c.rank)
-        return lowest
+        if PETIT in view.current or len(view.hand) <= 2:
+            return lowest
+        points = _trick_points(view)
+        if lowest is VINGT_ET_UN and points < max(5, self.style.spare_high_trumps):
+            spared = 21  # it can never be caught: it waits for a trick worth it
+        elif 16 <= lowest.rank <= 20 and points < self.style.spare_high_trumps:
+            spared = 16
+        else:
+            return lowest
+        cheaper = [c for c in choices if c.is_trump and c.rank < spared and c is not PETIT]
+        return min(cheaper, key=lambda c: c.rank) if cheaper else lowest
 
     # -- leading --
 
