@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import enum
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -25,6 +25,7 @@ from protocol.event.event import (
     read_entries,
     verify_event,
 )
+from protocol.replication.identity import Identity
 from tarotd.event_frames import EventFrame, FrameError, Refused, decode
 from tarotd.store import Store
 
@@ -213,3 +214,17 @@ def _take_note(held: Held, key: str, value: bytes) -> None:
             held.outbox[key] = decode(value)
         except FrameError as why:
             log.error("event %s: %s in the store left aside: %s", held.event_id.hex()[:8], key, why)
+
+
+@dataclass
+class Side:
+    """What each side of the desk, the organiser's and the player's, works with: our
+    identity, where our daemon listens, and the book of our events."""
+
+    identity: Identity
+    endpoint: Callable[[], str]
+    book: EventBook
+
+    @property
+    def key(self) -> bytes:
+        return self.identity.public_key

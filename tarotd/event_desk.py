@@ -20,14 +20,11 @@ the log once per cause and sender, and changes nothing.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any, Final
 
 from protocol.event.event import EventError
-from protocol.event.movement import Movement
-from protocol.replication.audit import DealAudit
 from protocol.replication.identity import Identity, fingerprint
-from protocol.replication.manifest import DEFAULT_SILENCE, SilenceCost
 from tarotd import event_documents
 from tarotd.event_book import EventBook, Heard, Held, Role
 from tarotd.event_frames import (
@@ -44,9 +41,9 @@ from tarotd.event_frames import (
     Want,
     decode,
 )
-from tarotd.event_member import Member, Seating
+from tarotd.event_member import Member
 from tarotd.event_organiser import Organiser
-from tarotd.lobby import BROADCAST, ReadyTable
+from tarotd.lobby import BROADCAST
 from tarotd.store import Store
 
 log = logging.getLogger(__name__)
@@ -65,6 +62,23 @@ class EventDesk:
         self.organiser = Organiser(identity, endpoint, self.book)
         self.member = Member(identity, endpoint, self.book, self.dispatch)
         self._said: set[tuple[str, bytes, str]] = set()
+        # What the daemon asks of its events, answered by the part that knows.
+        self.load = self.book.load
+        self.find = self.book.find
+        self.open = self.organiser.open
+        self.start = self.organiser.start
+        self.close_now = self.organiser.close_now
+        self.withdraw = self.organiser.withdraw
+        self.substitute = self.organiser.substitute
+        self.seatings = self.member.seatings
+        self.seating_of = self.member.seating_of
+        self.deals_of = self.member.deals_of
+        self.endpoints = self.member.endpoints
+        self.fellows = self.member.fellows
+        self.needs = self.member.needs
+        self.table_ready = self.member.table_ready
+        self.scored = self.member.scored
+        self.abandon = self.member.abandon
 
     @property
     def key(self) -> bytes:
@@ -78,72 +92,12 @@ class EventDesk:
     def heard(self) -> dict[bytes, Heard]:
         return self.book.heard
 
-    def load(self) -> None:
-        self.book.load()
-
-    def find(self, prefix: str) -> bytes:
-        return self.book.find(prefix)
-
-    # --- What the organiser asks (the local API) ---------------------------------------------
-
-    def open(
-        self,
-        name: str,
-        rounds: int,
-        deals: int,
-        table_size: int,
-        movement: Movement,
-        silence: SilenceCost = DEFAULT_SILENCE,
-    ) -> Held:
-        return self.organiser.open(name, rounds, deals, table_size, movement, silence)
-
-    def start(self, event_id: bytes) -> list[EventOut]:
-        return self.organiser.start(event_id)
-
-    def close_now(self, event_id: bytes) -> list[EventOut]:
-        return self.organiser.close_now(event_id)
-
-    def withdraw(self, event_id: bytes, player: str) -> str:
-        return self.organiser.withdraw(event_id, player)
-
-    def substitute(self, event_id: bytes, newcomer: str, player: str) -> tuple[str, str]:
-        return self.organiser.substitute(event_id, newcomer, player)
-
-    # --- What our player does ----------------------------------------------------------------
-
     def join(self, event_id: bytes, name: str) -> list[EventOut]:
         """Register our player: with an event heard on the LAN, or with our own."""
         organised = self.held.get(event_id)
         if organised is not None and organised.role is Role.ORGANISER:
             return self.organiser.join_own(organised, name)
         return self.member.join(event_id, name)
-
-    def seatings(self) -> list[Seating]:
-        return self.member.seatings()
-
-    def seating_of(self, table_id_: bytes) -> Seating | None:
-        return self.member.seating_of(table_id_)
-
-    def deals_of(self, table_id_: bytes) -> int | None:
-        return self.member.deals_of(table_id_)
-
-    def endpoints(self, keys: Sequence[bytes]) -> list[tuple[bytes, str]]:
-        return self.member.endpoints(keys)
-
-    def fellows(self) -> frozenset[bytes]:
-        return self.member.fellows()
-
-    def needs(self, key: bytes) -> bool:
-        return self.member.needs(key)
-
-    def table_ready(self, ready: ReadyTable) -> list[EventOut]:
-        return self.member.table_ready(ready)
-
-    def scored(self, table_id_: bytes, deal: int, head: bytes, audit: DealAudit) -> list[EventOut]:
-        return self.member.scored(table_id_, deal, head, audit)
-
-    def abandon(self, table_id_: bytes, completed: int, gone: Sequence[int]) -> list[EventOut]:
-        return self.member.abandon(table_id_, completed, gone)
 
     # --- What the local API shows ------------------------------------------------------------
 

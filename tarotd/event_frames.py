@@ -142,15 +142,20 @@ class Entries(_Frame):
 
 
 @dataclass(frozen=True)
-class Table(_Frame):
-    """``table``: a table's signed manifest entry, from a member."""
+class _OfEntry(_Frame):
+    """A frame that carries one entry for the organiser's record."""
 
-    KIND: ClassVar = FrameKind.TABLE
     event: bytes
     entry: Entry
 
     def fields(self) -> dict[str, object]:
         return {"event": self.event, "entry": self.entry.wire}
+
+
+class Table(_OfEntry):
+    """``table``: a table's signed manifest entry, from a member."""
+
+    KIND: ClassVar = FrameKind.TABLE
 
 
 @dataclass(frozen=True)
@@ -168,16 +173,10 @@ class RowSig(_Frame):
         return {"event": self.event, "row": self.document, "seat": self.seat, "sig": self.sig}
 
 
-@dataclass(frozen=True)
-class Row(_Frame):
+class Row(_OfEntry):
     """``row``: a row whole, signed by every member that must, from a member."""
 
     KIND: ClassVar = FrameKind.ROW
-    event: bytes
-    entry: Entry
-
-    def fields(self) -> dict[str, object]:
-        return {"event": self.event, "entry": self.entry.wire}
 
 
 EventFrame: TypeAlias = Announce | Register | Want | Entries | Table | RowSig | Row

@@ -33,9 +33,8 @@ from protocol.event.event import (
     verify_event,
 )
 from protocol.replication.audit import DealAudit
-from protocol.replication.identity import Identity
 from protocol.replication.manifest import MAX_NAME, SignedManifest
-from tarotd.event_book import EventBook, Heard, Held, Role
+from tarotd.event_book import Heard, Held, Role, Side
 from tarotd.event_frames import (
     Announce,
     Entries,
@@ -72,24 +71,11 @@ class Seating:
     slot: EventSlot
 
 
-class Member:
+@dataclass
+class Member(Side):
     """Our player in the events held here: where it sits, what it signs, what it sends."""
 
-    def __init__(
-        self,
-        identity: Identity,
-        endpoint: Callable[[], str],
-        book: EventBook,
-        own_record: OwnRecord,
-    ) -> None:
-        self.identity = identity
-        self.endpoint = endpoint
-        self.book = book
-        self.own_record = own_record
-
-    @property
-    def key(self) -> bytes:
-        return self.identity.public_key
+    own_record: OwnRecord
 
     def join(self, event_id: bytes, name: str) -> list[EventOut]:
         """Register our player with an event heard on the LAN."""

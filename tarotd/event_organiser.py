@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Final
 
 import msgpack
@@ -27,9 +27,9 @@ from protocol.event.event import (
     register,
 )
 from protocol.event.movement import Movement, MovementError
-from protocol.replication.identity import Identity, fingerprint
+from protocol.replication.identity import fingerprint
 from protocol.replication.manifest import DEFAULT_SILENCE, MAX_NAME, Manifest, SilenceCost
-from tarotd.event_book import EventBook, Held, Role
+from tarotd.event_book import Held, Role, Side
 from tarotd.event_frames import (
     Announce,
     Entries,
@@ -48,13 +48,8 @@ log = logging.getLogger(__name__)
 MAX_BATCH: Final = 512 * 1024  #: bytes of entries in one ``entries`` frame (the mesh takes 2 MiB)
 
 
-class Organiser:
+class Organiser(Side):
     """The events organised here: what the organiser asks, and what the players send."""
-
-    def __init__(self, identity: Identity, endpoint: Callable[[], str], book: EventBook) -> None:
-        self.identity = identity
-        self.endpoint = endpoint
-        self.book = book
 
     # --- What the organiser asks (the local API) ---------------------------------------------
 
@@ -71,7 +66,7 @@ class Organiser:
         config = EventConfig(
             os.urandom(16),
             name,
-            self.identity.public_key,
+            self.key,
             rounds,
             deals,
             table_size,
@@ -95,7 +90,7 @@ class Organiser:
         gate as anyone's (:meth:`on_register`, on this daemon), and from then on its player
         is seated by the movement and signs its rows like any member — the organiser's key
         gives it no say over a row it did not sign with its table."""
-        key = self.identity.public_key
+        key = self.key
         if key in held.report.names:
             raise EventError("this daemon's player is registered in that event already")
         entry = register(self.identity, held.event_id, name[:MAX_NAME])
@@ -228,7 +223,7 @@ class Organiser:
             start = len(held.record.entries)
             self.book.extend(held, entries, "it would not verify")
             for player in held.report.names:
-                if player != self.identity.public_key:
+                if player != self.key:
                     outs += self.entries_from(held, player, start)
             entries = self._next_step(held)
         return outs
