@@ -109,6 +109,12 @@ class Register(_Frame):
     def fields(self) -> dict[str, object]:
         return {"event": self.event, "entry": self.entry.wire, "endpoint": self.endpoint}
 
+    @property
+    def player(self) -> bytes:
+        """The key the registration is of (:func:`decode` checked it is one)."""
+        key: bytes = msgpack.unpackb(self.entry.document, raw=False)[1]
+        return key
+
 
 @dataclass(frozen=True)
 class Want(_Frame):
@@ -227,7 +233,12 @@ def _read_announce(frame: Mapping[str, object]) -> Announce:
 
 
 def _read_register(frame: Mapping[str, object]) -> Register:
+    """The registration's document read too, [event, player, name]: its signature and its
+    name are for the record to check, the player's key for the handler to compare."""
     entry = _entry(frame, "entry", EntryKind.REGISTER)
+    document = wire.unpack(entry.document, max_size=MAX_FRAME, what="the registration")
+    player = wire.array("the registration", document, length=3)[1]
+    wire.blob("the registration's player", player, PUBLIC_KEY_SIZE)
     return Register(_event(frame), entry, _endpoint(frame))
 
 

@@ -167,11 +167,9 @@ class Organiser(Side):
     # --- What the players send ----------------------------------------------------------------
 
     def on_register(self, sender: bytes, held: Held, frame: Register) -> list[EventOut]:
-        player = msgpack.unpackb(frame.entry.document, raw=False)[1]
-        if player != sender:
+        if frame.player != sender:
             raise Refused(
-                f"a registration of {fingerprint(player) if isinstance(player, bytes) else '?'} "
-                "sent by "
+                f"a registration of {fingerprint(frame.player)} sent by "
                 "another daemon: a daemon registers its own player"
             )
         self.book.set_endpoint(held, sender, frame.endpoint)

@@ -17,6 +17,7 @@ from typing import Any
 import msgpack
 import pytest
 
+from protocol.event.event import Entry, EntryKind
 from protocol.replication.identity import Identity
 from tarotd import event_organiser
 from tarotd.event_desk import EventDesk
@@ -128,10 +129,28 @@ def junk(value: object) -> object:
     return [[b"\x00" * 32, 7], {"deep": [[[[[1]]]]]}]
 
 
+def registrations_of_no_one(genuine: dict[str, Any]) -> Iterator[tuple[str, object]]:
+    """Registration entries, well formed, whose document is no registration (its signature
+    is the record's to check): the handler reads the player's key before the record does."""
+    documents = {
+        "an-integer": 7,
+        "empty": [],
+        "key-an-integer": [genuine["event"], 5, "usurpateur"],
+        "key-short": [genuine["event"], b"\x01" * 8, "usurpateur"],
+    }
+    for name, document in documents.items():
+        packed = msgpack.packb(document, use_bin_type=True)
+        entry = Entry(EntryKind.REGISTER, packed, (bytes(64),))
+        yield f"document-{name}", {**genuine, "entry": entry.wire}
+
+
 def hostile_cases() -> Iterator[Any]:
     for kind, golden in GOLDEN["frames"].items():
         genuine = msgpack.unpackb(bytes.fromhex(golden), raw=False)
-        for name, mutant in mutants(genuine):
+        cases = [*mutants(genuine)]
+        if kind == FrameKind.REGISTER:
+            cases += registrations_of_no_one(genuine)
+        for name, mutant in cases:
             body = mutant if type(mutant) is bytes else msgpack.packb(mutant, use_bin_type=True)
             yield pytest.param(kind, body, id=f"{kind}-{name}")
 
