@@ -39,7 +39,8 @@ from protocol.event.event import EventError
 from protocol.refusal import Refusal
 from protocol.replication.identity import fingerprint
 from protocol.replication.manifest import MAX_NAME
-from tarotd.event_desk import EventDesk, Heard, Held
+from tarotd.event_book import Heard, Held
+from tarotd.event_desk import EventDesk
 from tarotd.mesh import WILDCARD_HOSTS
 
 log = logging.getLogger(__name__)

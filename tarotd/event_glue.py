@@ -12,16 +12,14 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
-import msgpack
-
-from protocol import wire
 from protocol.event.event import EventError
 from protocol.refusal import Refusal
+from tarotd.event_book import Heard, Held, Role
 from tarotd.event_desk import CHANNEL as EVENT
-from tarotd.event_desk import EventDesk, Heard, Held, Role
-from tarotd.lobby import BROADCAST, FrameOut
+from tarotd.event_desk import EventDesk
+from tarotd.event_frames import EventOut
+from tarotd.lobby import BROADCAST
 from tarotd.mesh import WILDCARD_HOSTS
-from tarotd.mesh.wire import MAX_FRAME
 from tarotd.requests import EventNamed, HostEventBots, OpenEvent, SubstitutePlayer, WithdrawPlayer
 
 if TYPE_CHECKING:
@@ -36,11 +34,11 @@ class EventGlue:
     def __init__(self, daemon: Daemon) -> None:
         self.daemon = daemon
 
-    def send(self, outs: list[FrameOut]) -> None:
+    def send(self, outs: list[EventOut]) -> None:
         """Event frames: to one daemon, or to every peer we know."""
         mesh, own = self.daemon.mesh, self.daemon.identity.public_key
         for destination, frame in outs:
-            body = msgpack.packb(frame, use_bin_type=True)
+            body = frame.to_wire()
             targets = [p.key for p in mesh.peers()] if destination == BROADCAST else [destination]
             for target in targets:
                 if target != own:
@@ -48,11 +46,7 @@ class EventGlue:
 
     def receive(self, peer: bytes, body: bytes) -> None:
         """A frame of the event channel, to the desk (which refuses, and says, a malformed one)."""
-        try:
-            frame: object = wire.unpack(body, max_size=MAX_FRAME, what="an event frame")
-        except wire.FieldError:
-            frame = None  # refused by the desk, and said
-        self.send(self.daemon.events.receive(peer, frame))
+        self.send(self.daemon.events.receive(peer, body))
         self.seat_tables()
 
     def seat_tables(self) -> None:

@@ -15,8 +15,9 @@ import pytest
 from protocol.event.event import EventError
 from protocol.event.movement import Movement
 from protocol.replication.identity import Identity
+from tarotd.event_book import Heard
 from tarotd.event_bots import MAX_EVENT_BOTS, SPEC, EventBots
-from tarotd.event_desk import EventDesk, Heard
+from tarotd.event_desk import EventDesk
 from tarotd.store import Store
 
 

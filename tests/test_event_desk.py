@@ -3,6 +3,7 @@ eight players' desks exchanging frames in memory, each with its own store."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
 import random
@@ -18,7 +19,8 @@ from protocol.replication.audit import DealAudit
 from protocol.replication.identity import Identity
 from protocol.replication.manifest import MANIFEST_DOMAIN, manifest_document
 from tarotd.event_desk import EventDesk
-from tarotd.lobby import BROADCAST, FrameOut, ReadyTable
+from tarotd.event_frames import Announce, EventOut, RowSig
+from tarotd.lobby import BROADCAST, ReadyTable
 from tarotd.store import Store
 
 pytestmark = pytest.mark.heavy
@@ -31,7 +33,7 @@ class Room:
         self.identities = [Identity.generate() for _ in range(players + 1)]
         self.stores = [Store(tmp_path / f"d{n}.db") for n in range(players + 1)]
         self.desks = [self.desk(n) for n in range(players + 1)]
-        self.queue: list[tuple[bytes, bytes, dict[str, Any]]] = []
+        self.queue: list[tuple[bytes, bytes, bytes]] = []
 
     def desk(self, n: int) -> EventDesk:
         return EventDesk(self.identities[n], lambda: f"tcp://127.0.0.1:{9200 + n}", self.stores[n])
@@ -47,15 +49,14 @@ class Room:
     def by_key(self, key: bytes) -> EventDesk:
         return next(desk for desk in self.desks if desk.key == key)
 
-    def post(self, sender: bytes, outs: list[FrameOut]) -> None:
+    def post(self, sender: bytes, outs: list[EventOut]) -> None:
         for destination, frame in outs:
             targets = (
                 [d.key for d in self.desks if d.key != sender]
                 if destination == BROADCAST
                 else [destination]
             )
-            wire = msgpack.unpackb(msgpack.packb(frame, use_bin_type=True), raw=False)
-            self.queue += [(sender, target, wire) for target in targets]
+            self.queue += [(sender, target, frame.to_wire()) for target in targets]
 
     def run(self) -> None:
         while self.queue:
@@ -94,6 +95,12 @@ class Room:
                         ),
                     )
                 self.run()
+
+
+def packed(frame: object) -> bytes:
+    """A frame as a stranger's daemon puts it on the wire."""
+    body: bytes = msgpack.packb(frame, use_bin_type=True)
+    return body
 
 
 def ready_table(table_id_: bytes, name: str, members: list[Identity]) -> ReadyTable:
@@ -187,25 +194,19 @@ def test_bad_frames_are_refused_said_and_change_nothing(
         "entry": b"\xc1 not an entry",
     }
     with caplog.at_level(logging.WARNING):
-        assert room.organiser.receive(stranger.public_key, forged) == []
-        assert room.organiser.receive(stranger.public_key, {"t": "rowsig"}) == []
-        assert room.organiser.receive(stranger.public_key, [1, 2]) == []
-        assert (
-            room.organiser.receive(stranger.public_key, {"t": "entries", "event": event_id}) == []
-        )
+        assert room.organiser.receive(stranger.public_key, packed(forged)) == []
+        assert room.organiser.receive(stranger.public_key, packed({"t": "rowsig"})) == []
+        assert room.organiser.receive(stranger.public_key, packed([1, 2])) == []
+        entries = packed({"t": "entries", "event": event_id})
+        assert room.organiser.receive(stranger.public_key, entries) == []
         someone_else = register(Identity.generate(), event_id, "usurpateur")
-        assert (
-            room.organiser.receive(
-                stranger.public_key,
-                {
-                    "t": "register",
-                    "event": event_id,
-                    "entry": someone_else.wire,
-                    "endpoint": "tcp://x:1",
-                },
-            )
-            == []
-        )
+        usurped = {
+            "t": "register",
+            "event": event_id,
+            "entry": someone_else.wire,
+            "endpoint": "tcp://x:1",
+        }
+        assert room.organiser.receive(stranger.public_key, packed(usurped)) == []
         seating = victim.seatings()[0]
         ready = ready_table(
             seating.slot.table_id,
@@ -220,17 +221,19 @@ def test_bad_frames_are_refused_said_and_change_nothing(
             seating.slot.table_id, 0, head, DealAudit(None, (30, -10, -10, -10), None, None, False)
         )
         frame = next(f for d, f in outs if d == room.organiser.key)
+        assert isinstance(frame, RowSig)
         # the victim's signature passed off as another member's
-        frame = dict(frame, seat=(frame["seat"] + 1) % 4)
-        assert room.organiser.receive(victim.key, frame) == []
-        intruder = dict(frame, sig=stranger.sign(b"tarot/v2/event-row\x00" + frame["row"]))
-        assert room.organiser.receive(stranger.public_key, intruder) == []
+        frame = dataclasses.replace(frame, seat=(frame.seat + 1) % 4)
+        assert room.organiser.receive(victim.key, frame.to_wire()) == []
+        sig = stranger.sign(b"tarot/v2/event-row\x00" + frame.document)
+        intruder = dataclasses.replace(frame, sig=sig)
+        assert room.organiser.receive(stranger.public_key, intruder.to_wire()) == []
     assert held.record.to_bytes() == before
     said = caplog.text
     assert (
         "refused a register frame" in said
         and "not an event frame" in said
-        and "the field 'event' is missing" in said
+        and "rowsig frame misses the fields 'event', 'row', 'seat', 'sig'" in said
     )
     assert "sent by another daemon: a daemon registers its own player" in said
     assert "that is not the member's of seat" in said
@@ -350,9 +353,8 @@ def test_members_signing_different_rows_are_said_and_bounded(
     with caplog.at_level(logging.WARNING):
         for n in range(12):  # one member, twelve heads for one deal
             outs = members[0].scored(seating.slot.table_id, 0, bytes([n]) * 32, audit)
-            room.organiser.receive(
-                members[0].key, next(f for d, f in outs if d == room.organiser.key)
-            )
+            frame = next(f for d, f in outs if d == room.organiser.key)
+            room.organiser.receive(members[0].key, frame.to_wire())
     assert "sign different rows for deal 1 of round 1" in caplog.text
     assert "more than 8 versions of the row of round 1" in caplog.text
     assert len(room.organiser.held[event_id].signatures[1, seating.table, 1]) == 8
@@ -368,8 +370,8 @@ def test_every_member_holds_its_tables_rows_whole_and_can_hand_them_in(tmp_path:
     organiser = room.organiser.key
     post = room.post
 
-    def no_signatures_to_the_organiser(sender: bytes, outs: list[FrameOut]) -> None:
-        post(sender, [(d, f) for d, f in outs if not (d == organiser and f.get("t") == "rowsig")])
+    def no_signatures_to_the_organiser(sender: bytes, outs: list[EventOut]) -> None:
+        post(sender, [(d, f) for d, f in outs if not (d == organiser and isinstance(f, RowSig))])
 
     room.post = no_signatures_to_the_organiser  # type: ignore[method-assign]  # the network made to lose the row signatures
     room.play_open_round()
@@ -451,8 +453,9 @@ def test_a_player_asks_for_entries_only_once_its_registration_is_in(tmp_path: Pa
     player = room.players[0]
     player.join(held.event_id, "joueur")  # its registration not delivered yet
     ((_, announcement),) = room.organiser.heartbeat(1.0)
-    announcement["count"] = 3
-    assert player.receive(room.organiser.key, announcement) == []
+    assert isinstance(announcement, Announce)
+    announcement = dataclasses.replace(announcement, count=3)
+    assert player.receive(room.organiser.key, announcement.to_wire()) == []
 
 
 def test_the_organisers_own_row_signature_survives_its_restart(tmp_path: Path) -> None:

@@ -50,7 +50,7 @@ def test_the_daemon_lists_its_events_in_the_order_it_took_them_up(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ids = iter(bytes([n]) * 16 for n in (0x90, 0x10, 0xF0, 0x50))  # ids in no order
-    monkeypatch.setattr("tarotd.event_desk.os", SimpleNamespace(urandom=lambda n: next(ids)))
+    monkeypatch.setattr("tarotd.event_organiser.os", SimpleNamespace(urandom=lambda n: next(ids)))
     identity = Identity.generate()
     desk = EventDesk(identity, lambda: "tcp://127.0.0.1:9999", Store(tmp_path / "d.db"))
     names = [f"night {n}" for n in range(4)]

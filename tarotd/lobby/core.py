@@ -380,9 +380,7 @@ class Lobby:
             return []
         offer = self.offers[self.joined]
         if offer.state is not OfferState.OPEN:
-            raise Refused(
-                "the table has started: it can no longer be left", Refusal.TABLE_STARTED
-            )
+            raise Refused("the table has started: it can no longer be left", Refusal.TABLE_STARTED)
         self.joined = None
         if offer.opener == self.daemon_key:
             offer.state = OfferState.WITHDRAWN
