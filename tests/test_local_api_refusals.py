@@ -333,7 +333,7 @@ class Club:
     def _sender(self, sender: bytes) -> Callable[[bytes, str, bytes], None]:
         def send(target: bytes, channel: str, body: bytes) -> None:
             daemon = next(d for d in self.daemons if d.identity.public_key == target)
-            daemon.event_glue.send(daemon.events.receive(sender, msgpack.unpackb(body)))
+            daemon.event_glue.send(daemon.events.receive(sender, body))
 
         return send
 
@@ -346,8 +346,7 @@ class Club:
         organiser = self.daemons[0]
         for _, frame in organiser.events.heartbeat(0.0):
             for daemon in self.daemons[1:]:
-                body = msgpack.packb(frame, use_bin_type=True)
-                organiser.mesh.send(daemon.identity.public_key, "event", body)
+                organiser.mesh.send(daemon.identity.public_key, "event", frame.to_wire())
         for n in range(1, players + 1):
             assert self.ask(n, {"op": "event-join", "event": ""})["ok"]
         return self
