@@ -90,10 +90,11 @@ class Say(enum.Enum):
     Three facts, once three flags: what it signs (its steps and decisions; nothing while it
     replays the others' closing, :meth:`SeatMachine.follow`; nothing more once it voted to void
     the deal); whether it is *outvoted* (it timed out as many seats as answered, so it waits for
-    their word until its chain moves); whether its signed score is a *dead end* (a seat that
-    score needs signed another head or voted).  One value because together they decide what
-    the seat may do — it votes only when outvoted or voted already, and never while a score it
-    signed may still close — and one table then lists every change.  Nine members, no fewer:
+    their word until its chain moves); whether its signed score is a *dead end* (the seats that
+    will not sign its head — they signed another or voted — leave no quorum to close it).
+    One value because together they decide what the seat may do — it votes only when outvoted
+    or voted already, and never while a score it signed may still close — and one table then
+    lists every change.  Nine members, no fewer:
     each fact outlives the others' changes (a seat that voted may be outvoted again, a dead end
     outlives the wait), and merging any two would change when a seat votes or when its daemon
     asks the others for their closing (``TableRunner.unsettled``).
@@ -116,7 +117,7 @@ class SayEvent(enum.Enum):
     VOTE = "vote"  #: it votes to void the deal (again: a vote is given once, asked many times)
     OUTVOTED = "outvoted"  #: its timeout found as many seats silent as answering
     MOVED = "moved"  #: its chain moved on: a message fitted, the others' word came
-    DEAD_END = "dead end"  #: a seat its signed score needs will never sign it
+    DEAD_END = "dead end"  #: too few seats are left that may sign its signed score
 
 
 #: (say, event) → the next say, as h11 does it: any other pair raises :class:`SayError`.  A
@@ -274,8 +275,8 @@ class SeatMachine:
 
     @property
     def signed_dead_end(self) -> bool:
-        """The score it signed can never be closed: a seat it needs signed another head or
-        voted to void the deal (:meth:`note_voters`)."""
+        """The score it signed can never be closed: the seats it needs that signed another
+        head or voted to void the deal leave no quorum (:meth:`note_voters`)."""
         return self.say in DEAD_END_SAYS
 
     @property
