@@ -196,7 +196,13 @@ class Daemon:
         if options.table is not None and not self.hosting.runners:  # one taken up is the one
             self._want_the_table(options.table)
         self.peers.want_tables()  # before discovery hears a beacon: the players' come first
-        self.event_bots = EventBots(self.home.path, options.name, options.bots + 1, self._event_bot)
+        self.event_bots = EventBots(
+            self.home.path,
+            options.name,
+            options.bots + 1,
+            self._event_bot,
+            options.listen.rpartition(":")[0],
+        )
         await self.event_bots.resume()
         asyncio.get_running_loop().set_exception_handler(self._on_loop_error)  # not a bot's
         log.info(
@@ -360,11 +366,10 @@ class Daemon:
         self.hosting.heartbeat(now, up)
 
     def _event_bot(
-        self, home: Path, name: str, level: str, peers: Sequence[tuple[str, bytes]]
+        self, home: Path, name: str, level: str, listen: str, peers: Sequence[tuple[str, bytes]]
     ) -> Daemon:
         """A hosted event bot's daemon: this one's options, but its own home and name, its
         own seat played by the bot, on this machine's address (a port of its own)."""
-        listen = self.options.listen.rpartition(":")[0] + ":0"
         return Daemon(
             dataclasses.replace(
                 self.options,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import enum
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -158,14 +158,18 @@ class EventBook:
             self.heard.pop(next(iter(self.heard)))
         self.heard[event_id] = heard
 
-    def find(self, prefix: str) -> bytes:
-        """The event whose id starts with the hexadecimal ``prefix`` (empty: the only one)."""
-        known = [*self.held, *(e for e in self.heard if e not in self.held)]
+    def find(self, prefix: str, elsewhere: Mapping[bytes, str] | None = None) -> bytes:
+        """The event whose id starts with the hexadecimal ``prefix`` (empty: the only one).
+        ``elsewhere``: the names of events known beside this book, by id (those the bots a
+        daemon hosts play, when it does not)."""
+        names = {e: h.config.name for e, h in self.heard.items()}
+        names |= dict(elsewhere or {}) | {e: h.config.name for e, h in self.held.items()}
+        known = [*self.held, *(e for e in names if e not in self.held)]
         matches = [event_id for event_id in known if event_id.hex().startswith(prefix.lower())]
         if not matches:
             raise EventError("no event has that id", Refusal.EVENT_NO_SUCH_ID)
         if len(matches) > 1:
-            events = ", ".join(f"{e.hex()[:8]} ({self._name_of(e)})" for e in matches)
+            events = ", ".join(f"{e.hex()[:8]} ({names[e]})" for e in matches)
             raise EventError(
                 f"several events: give more of the id — {events}",
                 Refusal.EVENT_AMBIGUOUS_ID,
@@ -173,16 +177,15 @@ class EventBook:
             )
         return matches[0]
 
-    def _name_of(self, event_id: bytes) -> str:
-        held = self.held.get(event_id)
-        return (held.config if held is not None else self.heard[event_id].config).name
-
     # --- The notes beside a record ---------------------------------------------------------
 
-    def set_endpoint(self, held: Held, player: bytes, endpoint: str) -> None:
-        if held.endpoints.get(player) != endpoint:
+    def set_endpoint(self, held: Held, player: bytes, endpoint: str) -> bool:
+        """Where ``player``'s daemon listens, kept; whether it listened elsewhere before."""
+        before = held.endpoints.get(player)
+        if before != endpoint:
             self.store.set_event_note(held.event_id, f"endpoint/{player.hex()}", endpoint.encode())
             held.endpoints[player] = endpoint
+        return before is not None and before != endpoint
 
     def withdraw(self, held: Held, player: bytes) -> None:
         self.store.set_event_note(held.event_id, f"withdrawn/{player.hex()}", b"")

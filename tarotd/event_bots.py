@@ -19,9 +19,11 @@ trusted not to tell a person at the bot's table.  The record says nothing of who
 the names do (``NAME-botK``: :func:`tarotd.daemon.bot_name`), in every ranking and page.
 
 A hosted bot stays: restarted, the host takes every bot of its home up again (``bot.json``:
-its level and the organiser's daemon it links to) and each goes on from its store.  A bot in no
-unfinished event is taken again for the ``--bots`` of its level at an event of the organiser
-it links to.
+its level, the organiser's daemon it links to, and its port) and each goes on from its store,
+listening where it did — the record's players reach it there.  If another program took that
+port meanwhile, it listens on another and tells the organiser, who tells the players
+(:meth:`tarotd.event_member.Member.resend`).  A bot in no unfinished event is taken again for
+the ``--bots`` of its level at an event of the organiser it links to.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import socket
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,8 +65,9 @@ class HostedDaemon(Protocol):
     def interrupt(self) -> None: ...
 
 
-#: Makes a bot's daemon: its home, name, level and the ``--peer`` daemons it links to.
-MakeBot = Callable[[Path, str, str, Sequence[tuple[str, bytes]]], HostedDaemon]
+#: Makes a bot's daemon: its home, name, level, where it listens (``tcp://HOST:PORT``) and the
+#: ``--peer`` daemons it links to.
+MakeBot = Callable[[Path, str, str, str, Sequence[tuple[str, bytes]]], HostedDaemon]
 
 
 @dataclass
@@ -87,13 +91,15 @@ class Hosted:
 class EventBots:
     """The event bots of one daemon (module docstring)."""
 
-    def __init__(self, home: Path, host_name: str, first: int, make: MakeBot) -> None:
+    def __init__(self, home: Path, host_name: str, first: int, make: MakeBot, address: str) -> None:
         """``first``: the number of the first event bot's name (after the daemon's table
-        bots, ``tarotd --bots``, so that no two of its bots share a name)."""
+        bots, ``tarotd --bots``, so that no two of its bots share a name); ``address``:
+        ``tcp://HOST`` of the host's ``--listen``, where its bots listen too."""
         self.root = home / DIRECTORY
         self.host_name = host_name
         self.first = first
         self.make = make
+        self.address = address
         self.hosted: list[Hosted] = []
 
     async def resume(self) -> None:
@@ -105,10 +111,11 @@ class EventBots:
                 spec = json.loads((path / SPEC).read_text(encoding="utf-8"))
                 number, level = int(path.name), str(spec["level"])
                 peers = [(str(endpoint), bytes.fromhex(key)) for endpoint, key in spec["peers"]]
-            except (OSError, ValueError, KeyError, TypeError) as error:
+                port = int(spec.get("port", 0))
+            except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
                 log.error("event bots: %s left aside, it cannot be read (%s)", path, error)
                 continue
-            await self._start(number, level, peers)
+            await self._start(number, level, peers, port)
 
     async def add(self, event_id: bytes, heard: Heard, count: int, level: str) -> list[str]:
         """Register ``count`` bots of ``level`` with the event: bots in no unfinished event
@@ -143,7 +150,6 @@ class EventBots:
         taken = {h.number for h in self.hosted}
         numbers = [n for n in range(1, MAX_EVENT_BOTS * 2) if n not in taken][:new]
         for number in numbers:
-            self._write_spec(number, level, peers)
             free.append(await self._start(number, level, peers))
         for bot in free:
             bot.daemon.events.heard[event_id] = heard
@@ -159,17 +165,28 @@ class EventBots:
         )
         return [bot.name for bot in free]
 
-    def _write_spec(self, number: int, level: str, peers: Sequence[tuple[str, bytes]]) -> None:
-        path = self.root / str(number)
-        path.mkdir(parents=True, exist_ok=True, mode=0o700)
-        spec = {"level": level, "peers": [[endpoint, key.hex()] for endpoint, key in peers]}
-        (path / SPEC).write_text(json.dumps(spec), encoding="utf-8")
-
-    async def _start(self, number: int, level: str, peers: Sequence[tuple[str, bytes]]) -> Hosted:
+    async def _start(
+        self, number: int, level: str, peers: Sequence[tuple[str, bytes]], port: int = 0
+    ) -> Hosted:
+        """Bot ``number``'s daemon started and served, on ``port`` if it is free (0: any);
+        its spec written, with the port it listens on."""
         suffix = f"-bot{self.first + number - 1}"
         name = self.host_name[: MAX_NAME - len(suffix)] + suffix
-        daemon = self.make(self.root / str(number), name, level, peers)
+        home = self.root / str(number)
+        home.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if port and not can_listen(self.address, port):
+            log.warning(
+                "event bot %s: its port %d is taken by another program; it listens on another "
+                "and tells its events' organisers",
+                name,
+                port,
+            )
+            port = 0
+        daemon = self.make(home, name, level, f"{self.address}:{port}", peers)
         await daemon.start()
+        port = int(daemon.events.endpoint().rpartition(":")[2])
+        spec = {"level": level, "peers": [[e, key.hex()] for e, key in peers], "port": port}
+        (home / SPEC).write_text(json.dumps(spec), encoding="utf-8")
         bot = Hosted(number, name, level, daemon, asyncio.create_task(daemon.serve()), peers)
         self.hosted.append(bot)
         log.info("event bot %s (%s) hosted here [%s]", name, level, fingerprint(daemon.events.key))
@@ -183,6 +200,14 @@ class EventBots:
             if held is not None:
                 return bot.daemon.events, held
         return None
+
+    def events(self) -> dict[bytes, str]:
+        """The events our bots are in, by id, with their names."""
+        return {
+            event_id: held.config.name
+            for bot in self.hosted
+            for event_id, held in bot.daemon.events.held.items()
+        }
 
     def keys(self) -> frozenset[bytes]:
         """The keys of the bots hosted here."""
@@ -198,3 +223,19 @@ class EventBots:
             except Exception:  # one bot's fault must not keep the host from closing
                 log.exception("event bot %s: error while it stopped", bot.name)
         self.hosted.clear()
+
+
+def can_listen(address: str, port: int) -> bool:
+    """Whether ``port`` is free to listen on at ``address`` (``tcp://HOST``), as ZeroMQ binds
+    it (``SO_REUSEADDR``: a port whose connections linger after a crash is free).  A host
+    that is not an address (an interface's name) is not tried: False."""
+    host = address.removeprefix("tcp://").strip("[]")
+    host = "" if host == "*" else host
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError:
+            return False
+    return True

@@ -58,6 +58,7 @@ class EventDesk:
 
     def __init__(self, identity: Identity, endpoint: Callable[[], str], store: Store) -> None:
         self.identity = identity
+        self.endpoint = endpoint  #: where our daemon listens (its mesh), as it tells others
         self.book = EventBook(store)
         self.organiser = Organiser(identity, endpoint, self.book)
         self.member = Member(identity, endpoint, self.book, self.dispatch)

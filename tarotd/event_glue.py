@@ -19,7 +19,7 @@ from tarotd.event_desk import CHANNEL as EVENT
 from tarotd.event_desk import EventDesk
 from tarotd.event_frames import EventOut
 from tarotd.lobby import BROADCAST
-from tarotd.mesh import WILDCARD_HOSTS
+from tarotd.mesh import WILDCARD_HOSTS, PeerState
 from tarotd.requests import EventNamed, HostEventBots, OpenEvent, SubstitutePlayer, WithdrawPlayer
 
 if TYPE_CHECKING:
@@ -55,6 +55,9 @@ class EventGlue:
         daemon = self.daemon
         events, lobby = daemon.events, daemon.lobby
         lobby.fellows = events.fellows()
+        # A peer linked already is left to the mesh, which follows it wherever it restarted:
+        # the endpoint its registration gave may be the one it left.
+        linked = {peer.key for peer in daemon.mesh.peers() if peer.state is PeerState.UP}
         for seating in events.seatings():
             table_id = seating.slot.table_id
             if table_id in daemon.hosting.runners or daemon.store.table(table_id) is not None:
@@ -69,7 +72,7 @@ class EventGlue:
                 )
             for key, endpoint in events.endpoints(seating.slot.keys):
                 host = endpoint[len("tcp://") :].rpartition(":")[0]
-                if host not in WILDCARD_HOSTS:
+                if host not in WILDCARD_HOSTS and key not in linked:
                     daemon.mesh.connect(endpoint, expected_key=key, keep=True)
             daemon.send_lobby(lobby.expect(seating.slot))
         daemon.hosting.start_ready_tables()
@@ -163,7 +166,8 @@ class EventGlue:
     def _held(self, request: EventNamed) -> tuple[EventDesk, Held]:
         """The event as held here, and by which desk: ours, or that of a bot we host."""
         daemon = self.daemon
-        event_id = daemon.events.find(request.event)
+        bots = {} if daemon.event_bots is None else daemon.event_bots.events()
+        event_id = daemon.events.find(request.event, bots)
         held, desk = daemon.events.held.get(event_id), daemon.events
         if held is None and daemon.event_bots is not None:  # our bots play it, we do not
             desk, held = daemon.event_bots.holding(event_id) or (desk, None)

@@ -20,6 +20,7 @@ from typing import Final
 
 from protocol.event.event import (
     DealStatus,
+    EntryKind,
     EventError,
     EventRecord,
     EventRow,
@@ -247,17 +248,39 @@ class Member(Side):
         return [(held.config.organiser, frame)]
 
     def resend(self, held: Held, now: float) -> list[EventOut]:
-        """What the record does not hold yet, sent again every :data:`RESEND_EVERY` seconds."""
-        if not held.outbox or now < held.resent_at + RESEND_EVERY:
+        """What the record does not hold yet, sent again every :data:`RESEND_EVERY` seconds;
+        and our registration, while the organiser tells the players another address of ours."""
+        moved = self._moved(held)
+        if (not held.outbox and moved is None) or now < held.resent_at + RESEND_EVERY:
             return []
         held.resent_at = now
-        outs: list[EventOut] = []
+        outs: list[EventOut] = [] if moved is None else self._to_organiser(held, moved)
         for note in list(held.outbox):
             if _holds(held, self.key, note):
                 del held.outbox[note]
             else:
                 outs += self._to_organiser(held, held.outbox[note])
         return outs
+
+    def _moved(self, held: Held) -> Register | None:
+        """Our registration again, with where we listen now, if the organiser gives the
+        players another address of ours (our daemon restarted on another port, or its
+        machine got another address): our table mates would reach for it in vain.  The
+        organiser answers with the endpoints, ours the new one, and tells the others."""
+        told = held.endpoints.get(self.key)
+        if (
+            held.role is not Role.PLAYER
+            or told is None
+            or told == self.endpoint()
+            or held.report.closed >= held.config.rounds
+        ):
+            return None
+        for entry in held.record.entries:
+            if entry.kind is EntryKind.REGISTER:
+                frame = Register(held.event_id, entry, self.endpoint())
+                if frame.player == self.key:
+                    return frame
+        return None
 
     # --- What the organiser and our table mates send -------------------------------------------
 

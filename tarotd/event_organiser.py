@@ -182,10 +182,11 @@ class Organiser(Side):
                 f"a registration of {fingerprint(frame.player)} sent by "
                 "another daemon: a daemon registers its own player"
             )
-        self.book.set_endpoint(held, sender, frame.endpoint)
+        moved = self.book.set_endpoint(held, sender, frame.endpoint)
         if any(e.wire == frame.entry.wire for e in held.record.entries):
-            # registered before: it may have lost what it had
-            return self.entries_from(held, sender, 0)
+            # registered before: it may have lost what it had, or listen elsewhere now
+            outs = self.entries_from(held, sender, 0)
+            return outs + (self.endpoints_to_players(held, sender) if moved else [])
         if sender in held.report.names:
             raise FrameRefused("the player is registered already, under another name")
         outs = self.append(held, [frame.entry])
@@ -256,6 +257,13 @@ class Organiser(Side):
                     error,
                 )
         return []
+
+    def endpoints_to_players(self, held: Held, moved: bytes) -> list[EventOut]:
+        """The players' endpoints, and no entry, to every player but ``moved``, whose
+        daemon listens elsewhere now: its table mates link to it there."""
+        endpoints = tuple(held.endpoints.items())
+        frame = Entries(held.event_id, len(held.record.entries), (), endpoints)
+        return [(p, frame) for p in held.report.names if p not in (moved, self.key)]
 
     def entries_from(self, held: Held, player: bytes, start: int) -> list[EventOut]:
         """The entries from ``start`` for ``player``'s daemon, in frames of at most

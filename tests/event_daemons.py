@@ -63,10 +63,12 @@ class EventRoom:
         self.processes[index].kill()
         self.processes[index].wait()
 
-    def crash_and_restart(self, index: int) -> None:
-        """``kill -9`` the daemon ``index``, as a power cut would, and start it again."""
+    def crash_and_restart(self, index: int, meanwhile: Callable[[], None] = lambda: None) -> None:
+        """``kill -9`` the daemon ``index``, as a power cut would, and start it again; what
+        happens ``meanwhile``, while it is down."""
         self.processes[index].kill()
         self.processes[index].wait()
+        meanwhile()
         self.processes[index] = spawn(self.argvs[index], log_path(self.tmp_path, index))
         self.wait(
             f"daemon {index} back", lambda: answer(self.homes[index], "status") is not None, 30

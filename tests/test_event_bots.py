@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import logging
+import socket
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -16,19 +18,25 @@ from protocol.event.event import EventError
 from protocol.event.movement import Movement
 from protocol.replication.identity import Identity
 from tarotd.event_book import Heard
-from tarotd.event_bots import MAX_EVENT_BOTS, SPEC, EventBots
+from tarotd.event_bots import MAX_EVENT_BOTS, SPEC, EventBots, can_listen
 from tarotd.event_desk import EventDesk
 from tarotd.store import Store
 
 
 class StandIn:
-    """A bot's daemon as the host sees it: its desk; started, served until interrupted."""
+    """A bot's daemon as the host sees it: its desk; started, served until interrupted.  It
+    "listens" where it is told, a port chosen for it if told 0."""
 
-    def __init__(self, home: Path, name: str, level: str, peers: Sequence[tuple[str, bytes]]):
+    def __init__(
+        self, home: Path, name: str, level: str, listen: str, peers: Sequence[tuple[str, bytes]]
+    ):
         home.mkdir(parents=True, exist_ok=True)
         self.home, self.name, self.level, self.peers = home, name, level, list(peers)
+        self.listen = listen
+        port = int(listen.rpartition(":")[2]) or 40000 + len(list(home.parent.iterdir()))
+        endpoint = f"{listen.rpartition(':')[0]}:{port}"
         self.store = Store(home / "db")
-        self.events = EventDesk(Identity.generate(), lambda: "tcp://127.0.0.1:1", self.store)
+        self.events = EventDesk(Identity.generate(), lambda: endpoint, self.store)
         self.events.load()  # what it registered with before a restart
         self.stopped = asyncio.Event()
 
@@ -47,12 +55,12 @@ class StandIn:
 class Host:
     def __init__(self, home: Path, table_bots: int = 0) -> None:
         self.made: list[StandIn] = []
-        self.bots = EventBots(home, "Claire", table_bots + 1, self.make)
+        self.bots = EventBots(home, "Claire", table_bots + 1, self.make, "tcp://127.0.0.1")
 
     def make(
-        self, home: Path, name: str, level: str, peers: Sequence[tuple[str, bytes]]
+        self, home: Path, name: str, level: str, listen: str, peers: Sequence[tuple[str, bytes]]
     ) -> StandIn:
-        self.made.append(StandIn(home, name, level, peers))
+        self.made.append(StandIn(home, name, level, listen, peers))
         return self.made[-1]
 
 
@@ -76,7 +84,12 @@ def test_bots_are_players_of_their_own_named_after_the_table_bots(tmp_path: Path
             held = bot.events.held[heard.config.event_id]
             assert held.outbox  # its registration, sent at its daemon's next heartbeat
         spec = json.loads((tmp_path / "home" / "event-bots" / "2" / SPEC).read_text())
-        assert spec == {"level": "strong", "peers": [[heard.endpoint, organiser.key.hex()]]}
+        assert spec == {
+            "level": "strong",
+            "peers": [[heard.endpoint, organiser.key.hex()]],
+            "port": 40002,  # where it listens: a port of its own, chosen at its start
+        }
+        assert [bot.listen for bot in host.made] == ["tcp://127.0.0.1:0"] * 3
         with pytest.raises(EventError, match="level"):
             await host.bots.add(heard.config.event_id, heard, 1, "grandmaster")
         with pytest.raises(EventError, match="at most 16"):
@@ -148,3 +161,48 @@ def test_a_bot_whose_event_is_over_is_taken_for_the_same_organisers_next(
         await host.bots.close()
 
     asyncio.run(go())
+
+
+def test_a_restarted_host_takes_its_bots_up_on_their_ports_or_others_if_taken(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The record's players reach a bot at the endpoint it registered: taken up again, it
+    listens there — unless another program took the port meanwhile."""
+    _, heard = an_event(tmp_path)
+    held = socket.socket()
+    held.bind(("127.0.0.1", 0))
+    held.listen()
+    taken = held.getsockname()[1]
+
+    async def go() -> None:
+        host = Host(tmp_path / "home")
+        await host.bots.add(heard.config.event_id, heard, 2, "basic")
+        assert [b.events.endpoint() for b in host.made] == [
+            "tcp://127.0.0.1:40001",
+            "tcp://127.0.0.1:40002",
+        ]
+        await host.bots.close()
+        spec = tmp_path / "home" / "event-bots" / "2" / SPEC
+        spec.write_text(json.dumps(json.loads(spec.read_text()) | {"port": taken}))
+        again = Host(tmp_path / "home")
+        await again.bots.resume()
+        assert [b.listen for b in again.made] == ["tcp://127.0.0.1:40001", "tcp://127.0.0.1:0"]
+        assert json.loads(spec.read_text())["port"] == 40002  # where it listens now
+        assert f"its port {taken} is taken" in caplog.text
+        # what it plays in, for the host to find by id (it does not play it itself)
+        assert again.bots.events() == {heard.config.event_id: "Soirée du club"}
+        await again.bots.close()
+
+    with held, caplog.at_level(logging.WARNING):
+        asyncio.run(go())
+
+
+def test_a_port_is_free_to_listen_on_unless_a_program_listens_there() -> None:
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        port = held.getsockname()[1]
+        held.listen()
+        assert not can_listen("tcp://127.0.0.1", port)
+        assert not can_listen("tcp://*", port)
+    assert can_listen("tcp://127.0.0.1", port)
+    assert not can_listen("tcp://eth-nowhere", port)  # not an address: not tried

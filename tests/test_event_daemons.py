@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import subprocess
 import sys
 import time
@@ -34,6 +35,7 @@ from protocol.event.event import EntryKind, EventReport, read_event, register, v
 from protocol.event.movement import Movement
 from protocol.replication.identity import Identity
 from protocol.replication.manifest import Manifest
+from tarotd.event_bots import SPEC
 
 pytestmark = pytest.mark.daemons
 
@@ -404,15 +406,21 @@ def test_the_organiser_plays_and_one_daemon_hosts_four_event_bots(tmp_path: Path
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("ports", ["kept", "taken"])
 def test_a_daemon_hosting_event_bots_killed_mid_round_takes_them_up_again(
-    tmp_path: Path,
+    tmp_path: Path, ports: str
 ) -> None:
     """The same, the bots' host killed (``kill -9``) once round 1's first row is in and
-    started again: it takes its four bots up from their homes, each goes on from its store."""
-    play_with_hosted_bots(tmp_path, crash_host=True)
+    started again: it takes its four bots up from their homes, each goes on from its store
+    and listens where it did — or, its port taken meanwhile by another program (two of the
+    four), elsewhere: it tells the organiser, who tells the players, and round 2's tables
+    still form."""
+    play_with_hosted_bots(tmp_path, crash_host=True, take_ports=ports == "taken")
 
 
-def play_with_hosted_bots(tmp_path: Path, crash_host: bool = False) -> None:
+def play_with_hosted_bots(
+    tmp_path: Path, crash_host: bool = False, take_ports: bool = False
+) -> None:
     ports = free_ports(5)
     homes = [tmp_path / f"d{i}" for i in range(5)]
     organiser = [(homes[0], ports[0])]
@@ -422,6 +430,7 @@ def play_with_hosted_bots(tmp_path: Path, crash_host: bool = False) -> None:
     ]
     processes = [spawn(argv, log_path(tmp_path, i)) for i, argv in enumerate(argvs)]
     room = EventRoom(tmp_path, homes, processes, ports, argvs)
+    squatters: list[socket.socket] = []  # programs holding ports the bots listened on
     try:
         for home, process in zip(homes, processes):
             wait_for_path(home / "api.sock", process)
@@ -459,7 +468,9 @@ def play_with_hosted_bots(tmp_path: Path, crash_host: bool = False) -> None:
                 lambda: len(room.ask(homes[0], "event", event=event)["pending"]) < 2,
                 120,
             )
-            room.crash_and_restart(1)
+            room.crash_and_restart(
+                1, lambda: squatters.extend(take_bot_ports(homes[1], 4 if take_ports else 0))
+            )
         players = [homes[0], *(homes[1] / "event-bots" / str(k) for k in range(1, 5)), *homes[2:]]
         room.wait(
             "both rounds closed, on every player's daemon",
@@ -490,9 +501,29 @@ def play_with_hosted_bots(tmp_path: Path, crash_host: bool = False) -> None:
             shown.append(json.loads(out.stdout)["ranking"])
         assert all(ranking == shown[0] for ranking in shown) and len(shown[0]) == 8
         assert {line["name"] for line in shown[0]} >= {"organisatrice", *bots}
+        if take_ports:
+            said = log_path(tmp_path, 1).read_text()
+            for squatter in squatters:
+                assert f"its port {squatter.getsockname()[1]} is taken" in said
     finally:
         room.stop()
+        for squatter in squatters:
+            squatter.close()
     assert_no_traceback(tmp_path, len(homes))
+
+
+def take_bot_ports(host: Path, count: int) -> list[socket.socket]:
+    """Another program listening on the ports the first ``count`` event bots of ``host``
+    listened on."""
+    squatters = []
+    for k in range(1, count + 1):
+        port = json.loads((host / "event-bots" / str(k) / SPEC).read_text())["port"]
+        squatter = socket.socket()
+        squatter.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # past TIME_WAIT
+        squatter.bind(("127.0.0.1", port))
+        squatter.listen()
+        squatters.append(squatter)
+    return squatters
 
 
 @pytest.mark.slow

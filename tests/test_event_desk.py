@@ -176,6 +176,29 @@ def test_what_a_player_sent_is_sent_again_until_the_record_holds_it(tmp_path: Pa
     assert any(e.kind.value == "table" for e in room.organiser.held[event_id].record.entries)
 
 
+def test_a_player_restarted_elsewhere_is_sought_there_by_every_player(tmp_path: Path) -> None:
+    """A daemon that comes back on another port (or another address) says so to the
+    organiser, who tells the players: its table mates link to where it listens now."""
+    room = Room(tmp_path, 8)
+    event_id = opened(room)
+    room.post(room.organiser.key, room.organiser.start(event_id))
+    room.run()
+    moved = room.players[0].key
+    others = room.desks[2:]
+    assert {d.endpoints([moved])[0][1] for d in others} == {"tcp://127.0.0.1:9201"}
+    again = EventDesk(room.identities[1], lambda: "tcp://127.0.0.1:9301", room.stores[1])
+    again.load()
+    room.desks[1] = again
+    room.beat(10.0)
+    assert {d.endpoints([moved])[0][1] for d in others} == {"tcp://127.0.0.1:9301"}
+    assert room.organiser.held[event_id].endpoints[moved] == "tcp://127.0.0.1:9301"
+    told = room.desk(2)  # a mate restarted after: the new endpoint is in its store
+    told.load()
+    assert told.endpoints([moved]) == [(moved, "tcp://127.0.0.1:9301")]
+    # told: it says it no more — nor does a player that never moved
+    assert all(desk.heartbeat(20.0) == [] for desk in room.players)
+
+
 def test_bad_frames_are_refused_said_and_change_nothing(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

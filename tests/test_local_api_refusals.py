@@ -325,7 +325,9 @@ class Club:
                 mesh=SimpleNamespace(
                     peers=list, send=self._sender(identity.public_key), endpoint="tcp://[::1]:1"
                 ),
-                event_bots=EventBots(tmp_path / f"bots{n}", "hote", 1, cast(Any, None)),
+                event_bots=EventBots(
+                    tmp_path / f"bots{n}", "hote", 1, cast(Any, None), "tcp://[::1]"
+                ),
             )
             daemon.event_glue = EventGlue(cast(Any, daemon))
             self.daemons.append(daemon)
@@ -426,6 +428,7 @@ def test_each_refusal_about_an_event_goes_to_the_client_as_its_code(
 
 
 # The lobby: the real one, a stranger's table offered to it.
+
 
 def _in_lobby(seats: int = 1, stranger: bool = False) -> Any:
     """A daemon hosting ``seats`` seats in a real lobby — which a stranger's table was offered

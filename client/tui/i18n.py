@@ -882,6 +882,7 @@ _TEXT: dict[str, dict[str, str]] = {
     },
 }
 
+
 class Texts:
     """The sentences of one language: ``texts("prompt_bid")``, ``texts("away", seconds=3)``."""
 

@@ -1130,8 +1130,6 @@ def _is_int(value: object, low: int, high: int) -> bool:
     return type(value) is int and low <= value <= high
 
 
-def _need(
-    condition: bool, message: str, code: Refusal = Refusal.OTHER, **params: Param
-) -> None:
+def _need(condition: bool, message: str, code: Refusal = Refusal.OTHER, **params: Param) -> None:
     if not condition:
         raise EventError(message, code, **params)
