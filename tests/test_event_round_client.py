@@ -19,7 +19,7 @@ from client.tui.app import TarotApp
 pytestmark = pytest.mark.daemons
 
 
-async def _follow(home: Path) -> tuple[str, str, str, bool]:
+async def _follow(home: Path) -> tuple[str, str, str, bool, bool]:
     with create_pipe_input() as pipe:
         ui = TarotApp(home, "en", input=pipe, output=Sized(120, 40), poll=0.2)
         task = asyncio.create_task(ui.run())
@@ -35,7 +35,8 @@ async def _follow(home: Path) -> tuple[str, str, str, bool]:
             ui.confirm()  # Enter
             ui.toggle_replay()
             replay = ui.screen_text()
-            return held, still, replay, ui.model.holding
+            last = ((ui.model.earlier or {}).get("results") or [{}])[-1]
+            return held, still, replay, ui.model.holding, last.get("contract") is not None
         finally:
             ui.app.exit(result=0)
             await asyncio.wait_for(task, 10)
@@ -45,14 +46,16 @@ def test_the_last_deal_of_a_round_stays_on_the_players_screen(tmp_path: Path) ->
     room = start_event_room(tmp_path, 4, think=0)
     try:
         open_event(room, rounds=2, deals=1, movement="random", tables=4)
-        held, still, replay, holding = asyncio.run(_follow(room.players[0]))
+        held, still, replay, holding, played = asyncio.run(_follow(room.players[0]))
     finally:
         room.stop()
     texts = TarotApp(tmp_path, "en", output=Sized(120, 40)).texts
     hint = texts("round_over_next")
     assert hint in held and "Score sheet" in held and "Deal 1" in held, held
     assert hint in still, still  # two seconds on, round 2 going: still there
-    assert not holding and "Deal 1 replayed (1/1)" in replay, replay
+    # the bots pass a deal by all now and then: no trick to replay then, and r says why
+    replayed = "Deal 1 replayed (1/1)" if played else texts("no_replay_unplayed")
+    assert not holding and replayed in replay, replay
 
 
 async def _connect_late(home: Path) -> tuple[str, bool]:

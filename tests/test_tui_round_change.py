@@ -205,3 +205,25 @@ def test_an_all_pass_that_ends_an_events_round_says_the_round_is_over(lang: str)
     assert texts("summary_passed", deal=1) not in text
     said = "the round is over" if lang == "en" else "la position est finie"
     assert said in text
+
+
+@pytest.mark.parametrize("lang", ["fr", "en"])
+def test_r_after_a_round_whose_last_deal_everybody_passed_says_why_nothing_replays(
+    lang: str,
+) -> None:
+    """A round's last deal passed by all has no trick to replay: ``r`` at the new table says
+    so, not that no deal was scored (one was: the sheet shows it)."""
+    ui = app(lang)
+    state = finished()
+    row = dict(state["results"][0])
+    row.update(contract=None, taker=None, breakdown={**row["breakdown"], "tricks": []})
+    ui.model.update({**state, "results": [row]})
+    ui.model.update(next_round())
+    ui.confirm()  # the finished table read
+    ui.toggle_replay()
+    assert ui.model.replay is None and ui.model.error
+    assert ui.model.message == ui.texts("no_replay_unplayed")
+    fresh = app(lang)  # a table with no deal scored anywhere: the plain answer
+    fresh.model.update(next_round())
+    fresh.toggle_replay()
+    assert fresh.model.message == fresh.texts("no_replay")

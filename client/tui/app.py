@@ -47,7 +47,7 @@ from client.tui.i18n import CONTRACTS, Texts
 from client.tui.journal import deal_log
 from client.tui.lobby import lobby_fragments, our_table
 from client.tui.model import EVENT_PANEL, TABLE, Model, Quitting
-from client.tui.replay import replay_fragments
+from client.tui.replay import any_scored, replay_fragments
 from client.tui.replay import start as start_replay
 from client.tui.replay import step as replay_step
 from client.tui.sheet import sheet_fragments
@@ -623,7 +623,8 @@ class TarotApp:
         if model.replay is not None:
             model.replay = None
         elif not model.at_table or (replay := start_replay(model)) is None:
-            model.say(self.texts("no_replay"), error=True)
+            unplayed = model.at_table and any_scored(model)
+            model.say(self.texts("no_replay_unplayed" if unplayed else "no_replay"), error=True)
         else:
             model.replay = replay
 

@@ -319,6 +319,8 @@ _TEXT: dict[str, dict[str, str]] = {
         "poignee_late": "Une poignée se montre juste avant votre première carte : c'est passé.",
         "poignee_not_now": "Une poignée se montre quand vous jouez votre première carte.",
         "no_replay": "Aucune donne marquée à rejouer pour l'instant.",
+        "no_replay_unplayed": "Rien à rejouer : les donnes marquées jusqu'ici n'ont pas été "
+        "jouées (tout le monde a passé, ou donne annulée).",
         "bell_on": "Alerte remise : le terminal sonne quand c'est à vous (a la coupe).",
         "bell_off": "Alerte coupée : le terminal ne sonne plus (a la remet).",
         "too_small": "Agrandissez le terminal à au moins {columns}×{rows} (il fait {now}) : la "
@@ -734,6 +736,8 @@ _TEXT: dict[str, dict[str, str]] = {
         "poignee_late": "A poignée is shown just before your first card: that is past.",
         "poignee_not_now": "A poignée is shown when you play your first card.",
         "no_replay": "No deal scored yet to replay.",
+        "no_replay_unplayed": "Nothing to replay: the deals scored so far were not played "
+        "(everybody passed, or the deal was void).",
         "bell_on": "Turn alert on: the terminal rings when it is your turn (a silences it).",
         "bell_off": "Turn alert off: the terminal stays silent (a switches it on again).",
         "too_small": "Enlarge the terminal to at least {columns}×{rows} (it is {now}): the table "

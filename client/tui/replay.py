@@ -42,6 +42,12 @@ def start(model: Model) -> Replay | None:
     return None
 
 
+def any_scored(model: Model) -> bool:
+    """Whether a deal was scored where :func:`start` looks — here, or at the table before —
+    though none can be replayed: every one passed by all, or void."""
+    return any((state or {}).get("results") for state in (model.shown().state, model.earlier))
+
+
 def replayable(model: Model) -> list[int]:
     """The indexes of the results that can be replayed: the deals played, breakdown kept."""
     results = (model.state or {}).get("results", ())
