@@ -250,8 +250,10 @@ class Member(Side):
     def resend(self, held: Held, now: float) -> list[EventOut]:
         """What the record does not hold yet, sent again every :data:`RESEND_EVERY` seconds;
         and our registration, while the organiser tells the players another address of ours."""
+        if now < held.resent_at + RESEND_EVERY:
+            return []
         moved = self._moved(held)
-        if (not held.outbox and moved is None) or now < held.resent_at + RESEND_EVERY:
+        if not held.outbox and moved is None:
             return []
         held.resent_at = now
         outs: list[EventOut] = [] if moved is None else self._to_organiser(held, moved)
