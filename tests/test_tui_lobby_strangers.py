@@ -16,6 +16,7 @@ from client.tui.app import TarotApp
 from client.tui.i18n import Texts
 from client.tui.lobby import lobby_fragments
 from client.tui.model import Model
+from tarotd.lobby import OfferState
 
 FRIEND = {
     "table": "ab" * 16,
@@ -83,3 +84,12 @@ def test_enter_on_an_unverified_offer_asks_for_its_code_and_never_joins_without(
     app, sent = joining(FRIEND)
     TarotApp._join_selected(app)  # type: ignore[arg-type]
     assert sent == [{"op": "join", "table": FRIEND["table"], "invite": None}]
+
+
+@pytest.mark.parametrize("lang", ["fr", "en"])
+def test_every_state_of_a_table_in_the_lobby_is_said_in_the_players_language(lang: str) -> None:
+    """The lobby shows each table's state (:class:`tarotd.lobby.OfferState`) by its text: a
+    state without one reached a French player as the daemon's English word."""
+    texts = Texts(lang)
+    for state in OfferState:
+        assert f"lobby_state_{state.value}" in texts.keys(), state

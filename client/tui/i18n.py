@@ -115,6 +115,7 @@ _TEXT: dict[str, dict[str, str]] = {
         "lobby_state_open": "ouverte",
         "lobby_state_full": "complète",
         "lobby_state_ready": "prête",
+        "lobby_state_withdrawn": "retirée",
         "lobby_ours": " ← votre table",
         "lobby_invite": "  code d'invitation : {code}",
         "lobby_unverified": "Non vérifiées — ouvertes par des inconnus : rien ne dit qu'elles sont "
@@ -544,6 +545,7 @@ _TEXT: dict[str, dict[str, str]] = {
         "lobby_state_open": "open",
         "lobby_state_full": "full",
         "lobby_state_ready": "ready",
+        "lobby_state_withdrawn": "withdrawn",
         "lobby_ours": " ← your table",
         "lobby_invite": "  invite code: {code}",
         "lobby_unverified": "Unverified — opened by daemons you do not know: nothing says they are "
